@@ -1,0 +1,196 @@
+/* The network model: allocation, fitting, prediction, merging. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rw_stat empty_stat(void)
+{
+    rw_stat s = {NAN, NAN, NAN, NAN, 0};
+    return s;
+}
+
+rw_probe_settings rw_probe_settings_default(void)
+{
+    rw_probe_settings s = {RW_MODE_CONCURRENT, 5, 3, 1, 10.0, 0.0};
+    return s;
+}
+
+rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *ranks_per_node,
+                          int n_sizes, const int64_t *sizes, rw_model **out)
+{
+    *out = NULL;
+    if (n_nodes < 1)
+        return rw_fail(RW_ERR_ARG, "a model needs at least one node (got %d)", n_nodes);
+    if (n_sizes < 1)
+        return rw_fail(RW_ERR_ARG, "a model needs at least one message size");
+    for (int s = 0; s < n_sizes; s++)
+        if (sizes[s] < 0 || (s > 0 && sizes[s] <= sizes[s - 1]))
+            return rw_fail(RW_ERR_ARG, "message sizes must be non-negative and increasing");
+
+    rw_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return rw_fail(RW_ERR_NOMEM, "out of memory for the model");
+    size_t n = (size_t)n_nodes, pairs = n * n;
+    m->n_nodes = n_nodes;
+    m->n_sizes = n_sizes;
+    m->node_names = calloc(n, sizeof *m->node_names);
+    m->ranks_per_node = calloc(n, sizeof *m->ranks_per_node);
+    m->sizes = calloc((size_t)n_sizes, sizeof *m->sizes);
+    m->pair_stats = malloc(pairs * (size_t)n_sizes * sizeof *m->pair_stats);
+    m->alpha = malloc(pairs * sizeof *m->alpha);
+    m->beta = malloc(pairs * sizeof *m->beta);
+    m->measured_at = malloc(pairs * sizeof *m->measured_at);
+    m->pair_state = calloc(pairs, sizeof *m->pair_state);
+    m->intra_stats = malloc(n * (size_t)n_sizes * sizeof *m->intra_stats);
+    m->intra_alpha = malloc(n * sizeof *m->intra_alpha);
+    m->intra_beta = malloc(n * sizeof *m->intra_beta);
+    m->intra_state = calloc(n, sizeof *m->intra_state);
+    if (!m->node_names || !m->ranks_per_node || !m->sizes || !m->pair_stats || !m->alpha ||
+        !m->beta || !m->measured_at || !m->pair_state || !m->intra_stats || !m->intra_alpha ||
+        !m->intra_beta || !m->intra_state) {
+        rw_model_free(m);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a model of %d nodes", n_nodes);
+    }
+    for (size_t i = 0; i < n; i++) {
+        char fallback[32];
+        snprintf(fallback, sizeof fallback, "node%zu", i);
+        m->node_names[i] = strdup(names && names[i] ? names[i] : fallback);
+        if (!m->node_names[i]) {
+            rw_model_free(m);
+            return rw_fail(RW_ERR_NOMEM, "out of memory for node names");
+        }
+        m->ranks_per_node[i] = ranks_per_node ? ranks_per_node[i] : 1;
+        m->intra_alpha[i] = m->intra_beta[i] = NAN;
+    }
+    memcpy(m->sizes, sizes, (size_t)n_sizes * sizeof *sizes);
+    for (size_t k = 0; k < pairs * (size_t)n_sizes; k++)
+        m->pair_stats[k] = empty_stat();
+    for (size_t k = 0; k < n * (size_t)n_sizes; k++)
+        m->intra_stats[k] = empty_stat();
+    for (size_t p = 0; p < pairs; p++)
+        m->alpha[p] = m->beta[p] = m->measured_at[p] = NAN;
+    m->settings = rw_probe_settings_default();
+    m->created = NAN;
+    *out = m;
+    return RW_OK;
+}
+
+void rw_model_free(rw_model *m)
+{
+    if (!m)
+        return;
+    if (m->node_names)
+        for (int i = 0; i < m->n_nodes; i++)
+            free(m->node_names[i]);
+    free(m->node_names);
+    free(m->ranks_per_node);
+    free(m->sizes);
+    free(m->pair_stats);
+    free(m->alpha);
+    free(m->beta);
+    free(m->measured_at);
+    free(m->pair_state);
+    free(m->intra_stats);
+    free(m->intra_alpha);
+    free(m->intra_beta);
+    free(m->intra_state);
+    free(m);
+}
+
+int rw_model_find_node(const rw_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_nodes; i++)
+        if (strcmp(m->node_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Fit alpha/beta from the median column of n_sizes statistics. */
+static rw_status fit_stats(const rw_model *m, const rw_stat *st, double *alpha, double *beta)
+{
+    double x[m->n_sizes], y[m->n_sizes];
+    int n = 0;
+    for (int s = 0; s < m->n_sizes; s++) {
+        if (st[s].count > 0 && st[s].median > 0) {
+            x[n] = (double)m->sizes[s];
+            y[n] = st[s].median;
+            n++;
+        }
+    }
+    if (n == 0) {
+        *alpha = *beta = NAN;
+        return rw_fail(RW_ERR_STATE, "no timings to fit");
+    }
+    return rw_fit_hockney(x, y, n, alpha, beta);
+}
+
+rw_status rw_model_fit_pair(rw_model *m, int p)
+{
+    if (p < 0 || p >= m->n_nodes * m->n_nodes)
+        return rw_fail(RW_ERR_ARG, "pair index %d out of range", p);
+    return fit_stats(m, m->pair_stats + (size_t)p * m->n_sizes, &m->alpha[p], &m->beta[p]);
+}
+
+rw_status rw_model_fit_intra(rw_model *m, int node)
+{
+    if (node < 0 || node >= m->n_nodes)
+        return rw_fail(RW_ERR_ARG, "node index %d out of range", node);
+    return fit_stats(m, m->intra_stats + (size_t)node * m->n_sizes, &m->intra_alpha[node],
+                     &m->intra_beta[node]);
+}
+
+double rw_model_time(const rw_model *m, int i, int j, double bytes)
+{
+    if (i < 0 || j < 0 || i >= m->n_nodes || j >= m->n_nodes)
+        return -1.0;
+    if (i == j)
+        return m->intra_state[i] == RW_PAIR_MEASURED
+                   ? m->intra_alpha[i] + m->intra_beta[i] * bytes
+                   : -1.0;
+    size_t p = (size_t)i * m->n_nodes + j;
+    if (m->pair_state[p] != RW_PAIR_MEASURED)
+        return -1.0;
+    return m->alpha[p] + m->beta[p] * bytes;
+}
+
+rw_status rw_model_merge(rw_model *base, const rw_model *update)
+{
+    if (base->n_sizes != update->n_sizes ||
+        memcmp(base->sizes, update->sizes, (size_t)base->n_sizes * sizeof *base->sizes) != 0)
+        return rw_fail(RW_ERR_ARG, "cannot merge models probed with different message sizes");
+    int map[update->n_nodes];
+    for (int i = 0; i < update->n_nodes; i++) {
+        map[i] = rw_model_find_node(base, update->node_names[i]);
+        if (map[i] < 0)
+            return rw_fail(RW_ERR_ARG, "node '%s' of the re-probe is not in the model",
+                           update->node_names[i]);
+    }
+    int ns = base->n_sizes, nb = base->n_nodes, nu = update->n_nodes;
+    for (int i = 0; i < nu; i++) {
+        base->ranks_per_node[map[i]] = update->ranks_per_node[i];
+        if (update->intra_state[i] != RW_PAIR_UNPROBED) {
+            int bi = map[i];
+            base->intra_state[bi] = update->intra_state[i];
+            base->intra_alpha[bi] = update->intra_alpha[i];
+            base->intra_beta[bi] = update->intra_beta[i];
+            memcpy(base->intra_stats + (size_t)bi * ns, update->intra_stats + (size_t)i * ns,
+                   (size_t)ns * sizeof(rw_stat));
+        }
+        for (int j = 0; j < nu; j++) {
+            size_t pu = (size_t)i * nu + j, pb = (size_t)map[i] * nb + map[j];
+            if (update->pair_state[pu] == RW_PAIR_UNPROBED)
+                continue;
+            base->pair_state[pb] = update->pair_state[pu];
+            base->alpha[pb] = update->alpha[pu];
+            base->beta[pb] = update->beta[pu];
+            base->measured_at[pb] = update->measured_at[pu];
+            memcpy(base->pair_stats + pb * ns, update->pair_stats + pu * ns,
+                   (size_t)ns * sizeof(rw_stat));
+        }
+    }
+    base->settings = update->settings;
+    return RW_OK;
+}

@@ -1,0 +1,474 @@
+/* Model file reader and writer (format: docs/formats.md, "Model file").
+ * Line oriented text: a keyword, then whitespace-separated fields. The
+ * header (sizes, nodes) comes before the per-pair lines. */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_FIELDS 64
+
+/* ------------------------------------------------------------------ write */
+
+static const char *state_name(uint8_t s)
+{
+    return s == RW_PAIR_MEASURED ? "measured" : s == RW_PAIR_MISSING ? "missing" : "unprobed";
+}
+
+static void write_stat_line(FILE *f, const char *kw, const char *who, int64_t size, const rw_stat *st)
+{
+    fprintf(f, "%s %s %lld %.10g %.10g %.10g %.6g %d\n", kw, who, (long long)size, st->min,
+            st->median, st->max, st->jitter, st->count);
+}
+
+static int write_body(const rw_model *m, FILE *f)
+{
+    int n = m->n_nodes, ns = m->n_sizes;
+    fprintf(f, "rankwise-model %d\n", RW_MODEL_FORMAT_VERSION);
+    fprintf(f, "created %.3f\n", m->created);
+    fprintf(f, "source %s\n", m->source[0] ? m->source : "-");
+    fprintf(f, "settings mode=%s repetitions=%d rounds=%d warmup=%d timeout=%g time_budget=%g\n",
+            m->settings.mode == RW_MODE_ISOLATED ? "isolated" : "concurrent",
+            m->settings.repetitions, m->settings.rounds, m->settings.warmup, m->settings.timeout,
+            m->settings.time_budget);
+    fprintf(f, "sizes");
+    for (int s = 0; s < ns; s++)
+        fprintf(f, " %lld", (long long)m->sizes[s]);
+    fprintf(f, "\nnodes %d\n", n);
+    fprintf(f, "# node <index> <name> <ranks>\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "node %d %s %d\n", i, m->node_names[i], m->ranks_per_node[i]);
+
+    fprintf(f, "# intra <node> <state> <alpha_s> <beta_s_per_byte>\n"
+               "# intra-rtt <node> <size_B> <min_s> <median_s> <max_s> <jitter> <samples>\n");
+    for (int i = 0; i < n; i++) {
+        if (m->intra_state[i] == RW_PAIR_UNPROBED)
+            continue;
+        fprintf(f, "intra %d %s %.10g %.10g\n", i, state_name(m->intra_state[i]),
+                m->intra_alpha[i], m->intra_beta[i]);
+        char who[16];
+        snprintf(who, sizeof who, "%d", i);
+        for (int s = 0; s < ns; s++)
+            if (m->intra_stats[(size_t)i * ns + s].count > 0)
+                write_stat_line(f, "intra-rtt", who, m->sizes[s], &m->intra_stats[(size_t)i * ns + s]);
+    }
+
+    fprintf(f, "# pair <src> <dst> <state> <alpha_s> <beta_s_per_byte> <measured_at>\n"
+               "# rtt <src> <dst> <size_B> <min_s> <median_s> <max_s> <jitter> <samples>\n");
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            size_t p = (size_t)i * n + j;
+            if (i == j || m->pair_state[p] == RW_PAIR_UNPROBED)
+                continue;
+            fprintf(f, "pair %d %d %s %.10g %.10g %.3f\n", i, j, state_name(m->pair_state[p]),
+                    m->alpha[p], m->beta[p], m->measured_at[p]);
+            char who[32];
+            snprintf(who, sizeof who, "%d %d", i, j);
+            for (int s = 0; s < ns; s++)
+                if (m->pair_stats[p * ns + s].count > 0)
+                    write_stat_line(f, "rtt", who, m->sizes[s], &m->pair_stats[p * ns + s]);
+        }
+    return ferror(f) ? -1 : 0;
+}
+
+rw_status rw_model_write(const rw_model *m, const char *path)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 32);
+    if (!tmp)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        rw_status st = rw_fail(RW_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    int bad = write_body(m, f);
+    bad |= fflush(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        rw_status st = rw_fail(RW_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return st;
+    }
+    free(tmp);
+    return RW_OK;
+}
+
+/* ------------------------------------------------------------------- read */
+
+typedef struct reader {
+    const char *path;
+    int line;
+    char *fields[MAX_FIELDS];
+    int nfields;
+} reader;
+
+#define PARSE_ERROR(r, ...) parse_error(r, __VA_ARGS__)
+
+static rw_status parse_error(const reader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static rw_status parse_error(const reader *r, const char *fmt, ...)
+{
+    char msg[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return rw_fail(RW_ERR_PARSE, "%s:%d: %s", r->path, r->line, msg);
+}
+
+static int split(char *line, char **fields)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == MAX_FIELDS)
+            return -1;
+        fields[n++] = tok;
+    }
+    return n;
+}
+
+static rw_status get_long(const reader *r, int k, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(r->fields[k], &end, 10);
+    if (errno || *end || end == r->fields[k] || v < lo || v > hi)
+        return PARSE_ERROR(r, "'%s': field %d ('%s') must be an integer in [%lld, %lld]",
+                           r->fields[0], k, r->fields[k], lo, hi);
+    *out = v;
+    return RW_OK;
+}
+
+/* A double, or NaN written as "nan" / "-". */
+static rw_status get_double(const reader *r, int k, double *out)
+{
+    const char *s = r->fields[k];
+    if (strcmp(s, "-") == 0 || strcmp(s, "nan") == 0 || strcmp(s, "-nan") == 0) {
+        *out = NAN;
+        return RW_OK;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno == ERANGE || *end || end == s || isinf(v))
+        return PARSE_ERROR(r, "'%s': field %d ('%s') is not a number", r->fields[0], k, s);
+    *out = v;
+    return RW_OK;
+}
+
+static rw_status want_fields(const reader *r, int n)
+{
+    if (r->nfields != n)
+        return PARSE_ERROR(r, "'%s' takes %d fields, found %d", r->fields[0], n - 1, r->nfields - 1);
+    return RW_OK;
+}
+
+static rw_status get_state(const reader *r, int k, uint8_t *out)
+{
+    const char *s = r->fields[k];
+    if (strcmp(s, "measured") == 0)
+        *out = RW_PAIR_MEASURED;
+    else if (strcmp(s, "missing") == 0)
+        *out = RW_PAIR_MISSING;
+    else
+        return PARSE_ERROR(r, "unknown state '%s' (expected measured or missing)", s);
+    return RW_OK;
+}
+
+/* Everything read before the per-pair lines. */
+typedef struct header {
+    int version;
+    double created;
+    char source[256];
+    rw_probe_settings settings;
+    int n_sizes;
+    int64_t sizes[MAX_FIELDS];
+    int n_nodes; /* -1 until "nodes" */
+    char **names;
+    int32_t *ranks;
+    int names_seen;
+} header;
+
+static rw_status parse_settings(const reader *r, rw_probe_settings *st)
+{
+    for (int k = 1; k < r->nfields; k++) {
+        char *eq = strchr(r->fields[k], '=');
+        if (!eq)
+            return PARSE_ERROR(r, "settings: expected key=value, found '%s'", r->fields[k]);
+        *eq = '\0';
+        const char *key = r->fields[k], *val = eq + 1;
+        char *end;
+        double v = strtod(val, &end);
+        int numeric = *val && !*end;
+        if (strcmp(key, "mode") == 0) {
+            if (strcmp(val, "concurrent") == 0)
+                st->mode = RW_MODE_CONCURRENT;
+            else if (strcmp(val, "isolated") == 0)
+                st->mode = RW_MODE_ISOLATED;
+            else
+                return PARSE_ERROR(r, "settings: unknown mode '%s'", val);
+        } else if (!numeric || v < 0) {
+            return PARSE_ERROR(r, "settings: %s must be a non-negative number, found '%s'", key, val);
+        } else if (strcmp(key, "repetitions") == 0) {
+            st->repetitions = (int32_t)v;
+        } else if (strcmp(key, "rounds") == 0) {
+            st->rounds = (int32_t)v;
+        } else if (strcmp(key, "warmup") == 0) {
+            st->warmup = (int32_t)v;
+        } else if (strcmp(key, "timeout") == 0) {
+            st->timeout = v;
+        } else if (strcmp(key, "time_budget") == 0) {
+            st->time_budget = v;
+        } else {
+            return PARSE_ERROR(r, "settings: unknown key '%s'", key);
+        }
+    }
+    return RW_OK;
+}
+
+static rw_status parse_header_line(reader *r, header *h)
+{
+    const char *kw = r->fields[0];
+    rw_status st;
+    long long v = 0;
+    if (strcmp(kw, "created") == 0) {
+        if ((st = want_fields(r, 2)) || (st = get_double(r, 1, &h->created)))
+            return st;
+    } else if (strcmp(kw, "source") == 0) {
+        h->source[0] = '\0';
+        for (int k = 1; k < r->nfields; k++) {
+            if (k > 1)
+                strncat(h->source, " ", sizeof h->source - strlen(h->source) - 1);
+            strncat(h->source, r->fields[k], sizeof h->source - strlen(h->source) - 1);
+        }
+        if (strcmp(h->source, "-") == 0)
+            h->source[0] = '\0';
+    } else if (strcmp(kw, "settings") == 0) {
+        return parse_settings(r, &h->settings);
+    } else if (strcmp(kw, "sizes") == 0) {
+        if (r->nfields < 2)
+            return PARSE_ERROR(r, "'sizes' needs at least one size");
+        h->n_sizes = r->nfields - 1;
+        for (int k = 1; k < r->nfields; k++) {
+            if ((st = get_long(r, k, 0, INT64_MAX / 2, &v)))
+                return st;
+            h->sizes[k - 1] = v;
+            if (k > 1 && h->sizes[k - 1] <= h->sizes[k - 2])
+                return PARSE_ERROR(r, "'sizes' must be increasing");
+        }
+    } else if (strcmp(kw, "nodes") == 0) {
+        if (h->n_nodes >= 0)
+            return PARSE_ERROR(r, "'nodes' given twice");
+        if ((st = want_fields(r, 2)) || (st = get_long(r, 1, 1, 1 << 20, &v)))
+            return st;
+        h->n_nodes = (int)v;
+        h->names = calloc((size_t)v, sizeof *h->names);
+        h->ranks = calloc((size_t)v, sizeof *h->ranks);
+        if (!h->names || !h->ranks)
+            return rw_fail(RW_ERR_NOMEM, "out of memory");
+    } else if (strcmp(kw, "node") == 0) {
+        if (h->n_nodes < 0)
+            return PARSE_ERROR(r, "'node' before 'nodes'");
+        if ((st = want_fields(r, 4)) || (st = get_long(r, 1, 0, h->n_nodes - 1, &v)))
+            return st;
+        int i = (int)v;
+        if (h->names[i])
+            return PARSE_ERROR(r, "node %d declared twice", i);
+        for (int k = 0; k < h->n_nodes; k++)
+            if (h->names[k] && strcmp(h->names[k], r->fields[2]) == 0)
+                return PARSE_ERROR(r, "duplicate node name '%s'", r->fields[2]);
+        h->names[i] = strdup(r->fields[2]);
+        if ((st = get_long(r, 3, 1, 1 << 20, &v)))
+            return st;
+        h->ranks[i] = (int32_t)v;
+        h->names_seen++;
+    } else {
+        return PARSE_ERROR(r, "unknown keyword '%s'", kw);
+    }
+    return RW_OK;
+}
+
+static rw_status make_model(reader *r, header *h, rw_model **out)
+{
+    if (h->n_sizes == 0)
+        return PARSE_ERROR(r, "per-pair data before 'sizes'");
+    if (h->n_nodes < 0)
+        return PARSE_ERROR(r, "per-pair data before 'nodes'");
+    if (h->names_seen != h->n_nodes)
+        return PARSE_ERROR(r, "'nodes %d' but %d 'node' lines before the per-pair data",
+                           h->n_nodes, h->names_seen);
+    rw_status st = rw_model_create(h->n_nodes, (const char *const *)h->names, h->ranks,
+                                   h->n_sizes, h->sizes, out);
+    if (st)
+        return st;
+    (*out)->created = h->created;
+    (*out)->settings = h->settings;
+    memcpy((*out)->source, h->source, sizeof h->source);
+    return RW_OK;
+}
+
+static rw_status find_size(const reader *r, const rw_model *m, int k, int *s_out)
+{
+    long long v;
+    rw_status st = get_long(r, k, 0, INT64_MAX / 2, &v);
+    if (st)
+        return st;
+    for (int s = 0; s < m->n_sizes; s++)
+        if (m->sizes[s] == v) {
+            *s_out = s;
+            return RW_OK;
+        }
+    return PARSE_ERROR(r, "size %lld is not in 'sizes'", v);
+}
+
+static rw_status get_stat(const reader *r, int k, rw_stat *s)
+{
+    rw_status st;
+    long long c;
+    if ((st = get_double(r, k, &s->min)) || (st = get_double(r, k + 1, &s->median)) ||
+        (st = get_double(r, k + 2, &s->max)) || (st = get_double(r, k + 3, &s->jitter)) ||
+        (st = get_long(r, k + 4, 0, INT32_MAX, &c)))
+        return st;
+    s->count = (int32_t)c;
+    return RW_OK;
+}
+
+static rw_status parse_data_line(reader *r, rw_model *m)
+{
+    const char *kw = r->fields[0];
+    int n = m->n_nodes;
+    long long i, j;
+    int s;
+    rw_status st;
+    if (strcmp(kw, "pair") == 0) {
+        uint8_t state = RW_PAIR_UNPROBED;
+        size_t p;
+        if ((st = want_fields(r, 7)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
+            (st = get_long(r, 2, 0, n - 1, &j)) || (st = get_state(r, 3, &state)))
+            return st;
+        if (i == j)
+            return PARSE_ERROR(r, "pair %lld %lld: a node with itself is an 'intra' line", i, j);
+        p = (size_t)i * n + j;
+        m->pair_state[p] = state;
+        if ((st = get_double(r, 4, &m->alpha[p])) || (st = get_double(r, 5, &m->beta[p])) ||
+            (st = get_double(r, 6, &m->measured_at[p])))
+            return st;
+    } else if (strcmp(kw, "rtt") == 0) {
+        if ((st = want_fields(r, 9)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
+            (st = get_long(r, 2, 0, n - 1, &j)) || (st = find_size(r, m, 3, &s)))
+            return st;
+        size_t p = (size_t)i * n + j;
+        if (m->pair_state[p] == RW_PAIR_UNPROBED)
+            return PARSE_ERROR(r, "rtt %lld %lld before its 'pair' line", i, j);
+        return get_stat(r, 4, &m->pair_stats[p * m->n_sizes + s]);
+    } else if (strcmp(kw, "intra") == 0) {
+        if ((st = want_fields(r, 5)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
+            (st = get_state(r, 2, &m->intra_state[i])) || (st = get_double(r, 3, &m->intra_alpha[i])) ||
+            (st = get_double(r, 4, &m->intra_beta[i])))
+            return st;
+    } else if (strcmp(kw, "intra-rtt") == 0) {
+        if ((st = want_fields(r, 8)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
+            (st = find_size(r, m, 2, &s)))
+            return st;
+        if (m->intra_state[i] == RW_PAIR_UNPROBED)
+            return PARSE_ERROR(r, "intra-rtt %lld before its 'intra' line", i);
+        return get_stat(r, 3, &m->intra_stats[(size_t)i * m->n_sizes + s]);
+    } else {
+        return PARSE_ERROR(r, "unknown or misplaced keyword '%s'", kw);
+    }
+    return RW_OK;
+}
+
+static int is_data_keyword(const char *kw)
+{
+    return !strcmp(kw, "pair") || !strcmp(kw, "rtt") || !strcmp(kw, "intra") || !strcmp(kw, "intra-rtt");
+}
+
+static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    rw_status st = RW_OK;
+    rw_model *m = NULL;
+    int seen_magic = 0;
+    while (getline(&line, &cap, f) != -1) {
+        r->line++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        r->nfields = split(line, r->fields);
+        if (r->nfields < 0) {
+            st = PARSE_ERROR(r, "too many fields");
+            break;
+        }
+        if (r->nfields == 0)
+            continue;
+        if (!seen_magic) {
+            long long v;
+            if (strcmp(r->fields[0], "rankwise-model") != 0 || r->nfields != 2) {
+                st = PARSE_ERROR(r, "not a rankwise model (expected 'rankwise-model %d')",
+                                 RW_MODEL_FORMAT_VERSION);
+                break;
+            }
+            if ((st = get_long(r, 1, 1, 1000, &v)))
+                break;
+            if (v > RW_MODEL_FORMAT_VERSION) {
+                st = PARSE_ERROR(r, "model format version %lld is newer than this rankwise (%d)",
+                                 v, RW_MODEL_FORMAT_VERSION);
+                break;
+            }
+            seen_magic = 1;
+            continue;
+        }
+        if (!m && is_data_keyword(r->fields[0]) && (st = make_model(r, h, &m)))
+            break;
+        if ((st = m ? parse_data_line(r, m) : parse_header_line(r, h)))
+            break;
+    }
+    free(line);
+    if (!st && ferror(f))
+        st = rw_fail(RW_ERR_IO, "%s: read error", r->path);
+    if (!st && !seen_magic)
+        st = rw_fail(RW_ERR_PARSE, "%s:%d: empty file, not a rankwise model", r->path, r->line);
+    if (!st && !m) {
+        r->line++;
+        st = make_model(r, h, &m); /* a model with no pair measured yet */
+    }
+    if (st) {
+        rw_model_free(m);
+        return st;
+    }
+    *out = m;
+    return RW_OK;
+}
+
+rw_status rw_model_read(const char *path, rw_model **out)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return rw_fail(RW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    reader r = {.path = path};
+    header h = {.n_nodes = -1, .created = NAN};
+    h.settings = rw_probe_settings_default();
+    rw_status st = read_stream(f, &r, &h, out);
+    fclose(f);
+    if (h.names)
+        for (int i = 0; i < h.n_nodes; i++)
+            free(h.names[i]);
+    free(h.names);
+    free(h.ranks);
+    return st;
+}

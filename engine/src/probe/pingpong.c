@@ -1,0 +1,90 @@
+/* Timed point-to-point primitives of the probe.
+ *
+ * Under a real MPI, waits spin on MPI_Test* against a wall-clock deadline
+ * so that a node that stops answering cannot hang the probe. Under SMPI
+ * every MPI_Test injects simulated time (smpi/test, 0.1 ms by default),
+ * which would distort the measurement, so waits block: simulated time is
+ * free, and the caller still records pairs slower than the timeout as
+ * missing. */
+#include "pingpong.h"
+
+#define PROBE_TAG 7321
+
+static int wait_all(MPI_Request *req, int n, double deadline)
+{
+#ifdef RW_SMPI
+    (void)deadline;
+    MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    return 0;
+#else
+    int done = 0;
+    for (;;) {
+        MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+        if (done)
+            return 0;
+        if (MPI_Wtime() > deadline)
+            return -1;
+    }
+#endif
+}
+
+/* Give up on requests after a timeout: receives are cancelled, sends are
+ * released (they may still complete in the background). */
+static void abandon(MPI_Request *req, int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (req[k] == MPI_REQUEST_NULL)
+            continue;
+        int flag = 0;
+        MPI_Test(&req[k], &flag, MPI_STATUS_IGNORE);
+        if (!flag)
+            MPI_Request_free(&req[k]);
+    }
+}
+
+double rw_ping(MPI_Comm comm, int peer, const char *buf, int64_t size, double timeout)
+{
+    MPI_Request req[2];
+    char ack;
+    double t0 = MPI_Wtime();
+    MPI_Irecv(&ack, 0, MPI_BYTE, peer, PROBE_TAG, comm, &req[0]);
+    MPI_Isend(buf, (int)size, MPI_BYTE, peer, PROBE_TAG, comm, &req[1]);
+    if (wait_all(req, 2, t0 + timeout) != 0) {
+        MPI_Cancel(&req[0]);
+        abandon(req, 2);
+        return -1.0;
+    }
+    return MPI_Wtime() - t0;
+}
+
+int rw_pong(MPI_Comm comm, int peer, char *buf, int64_t size, double timeout)
+{
+    MPI_Request req;
+    double deadline = MPI_Wtime() + timeout;
+    MPI_Irecv(buf, (int)size, MPI_BYTE, peer, PROBE_TAG, comm, &req);
+    if (wait_all(&req, 1, deadline) != 0) {
+        MPI_Cancel(&req);
+        abandon(&req, 1);
+        return -1;
+    }
+    MPI_Isend(buf, 0, MPI_BYTE, peer, PROBE_TAG, comm, &req);
+    if (wait_all(&req, 1, deadline) != 0) {
+        abandon(&req, 1);
+        return -1;
+    }
+    return 0;
+}
+
+int rw_sync_flag(MPI_Comm comm, int *flag, double timeout)
+{
+    int in = *flag;
+    MPI_Request req;
+    MPI_Iallreduce(&in, flag, 1, MPI_INT, MPI_MAX, comm, &req);
+    if (wait_all(&req, 1, MPI_Wtime() + timeout) != 0) {
+        /* A pending collective can be neither cancelled nor freed: it is
+         * left behind, and the caller stops using collectives. */
+        *flag = in;
+        return -1;
+    }
+    return 0;
+}

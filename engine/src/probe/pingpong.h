@@ -1,0 +1,21 @@
+/* Timed point-to-point primitives of the probe. */
+#ifndef RW_PINGPONG_H
+#define RW_PINGPONG_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+/* One ping-pong, initiator side: `size` bytes to peer, an empty message
+ * back. Returns the round-trip time, or -1 when the peer did not answer
+ * before `timeout` seconds. */
+double rw_ping(MPI_Comm comm, int peer, const char *buf, int64_t size, double timeout);
+
+/* Responder side of rw_ping. Returns 0, or -1 on timeout. */
+int rw_pong(MPI_Comm comm, int peer, char *buf, int64_t size, double timeout);
+
+/* Barrier that also agrees on a flag (max over ranks). Returns 0, or -1
+ * when not every rank arrived within `timeout` (then the caller must stop
+ * using collectives on comm). */
+int rw_sync_flag(MPI_Comm comm, int *flag, double timeout);
+
+#endif
