@@ -52,6 +52,7 @@ int rw_model_groups(const rw_model *m, int32_t *group_of)
     }
     for (int i = 0; i < n; i++)
         parent[i] = i;
+    int rows_with_gap = 0;
     for (int i = 0; i < n; i++) {
         int k = 0;
         for (int j = 0; j < n; j++) {
@@ -59,21 +60,27 @@ int rw_model_groups(const rw_model *m, int32_t *group_of)
             if (!isnan(d))
                 row[k++] = d;
         }
-        if (k == 0)
-            continue;
         qsort(row, (size_t)k, sizeof *row, cmp_double);
-        double cut = row[k - 1];
+        double cut = NAN;
         for (int t = 0; t + 1 < k; t++)
             if (row[t + 1] > LEVEL_GAP * row[t]) {
                 cut = row[t];
                 break;
             }
+        /* A node at the same distance from all others (alone in its rack)
+         * names no neighbours; others may still name it. */
+        if (isnan(cut))
+            continue;
+        rows_with_gap++;
         for (int j = 0; j < n; j++) {
             double d = j == i ? NAN : distance(m, i, j);
             if (!isnan(d) && d <= cut)
                 parent[find(parent, i)] = find(parent, j);
         }
     }
+    if (rows_with_gap == 0) /* no structure at all: one group */
+        for (int i = 0; i < n; i++)
+            parent[i] = 0;
     /* Number groups in order of their first node. */
     int groups = 0;
     int *label = (int *)row; /* row is no longer needed; same size */

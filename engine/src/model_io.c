@@ -23,7 +23,7 @@ static const char *state_name(uint8_t s)
 
 static void write_stat_line(FILE *f, const char *kw, const char *who, int64_t size, const rw_stat *st)
 {
-    fprintf(f, "%s %s %lld %.10g %.10g %.10g %.6g %d\n", kw, who, (long long)size, st->min,
+    fprintf(f, "%s %s %lld %.10g %.10g %.10g %.10g %d\n", kw, who, (long long)size, st->min,
             st->median, st->max, st->jitter, st->count);
 }
 

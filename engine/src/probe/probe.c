@@ -392,9 +392,33 @@ static rw_status check_options(const rw_probe_options *o)
     return RW_OK;
 }
 
+/* The payload's content never matters. Under SMPI a shared buffer also
+ * spares the simulator a real copy of every message. */
+static char *payload_alloc(size_t bytes)
+{
+#ifdef RW_SMPI
+    return SMPI_SHARED_MALLOC(bytes);
+#else
+    char *b = malloc(bytes);
+    if (b)
+        memset(b, 1, bytes);
+    return b;
+#endif
+}
+
+static void payload_free(char *b)
+{
+#ifdef RW_SMPI
+    if (b)
+        SMPI_SHARED_FREE(b);
+#else
+    free(b);
+#endif
+}
+
 static void probe_free(probe *p)
 {
-    free(p->buf);
+    payload_free(p->buf);
     free(p->want);
     free(p->samples);
     free(p->state);
@@ -434,11 +458,9 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         return st;
     }
     p.max_size = opt->sizes[opt->n_sizes - 1];
-    p.buf = malloc((size_t)p.max_size + 1);
+    p.buf = payload_alloc((size_t)p.max_size + 1);
     if (!p.buf)
         st = rw_fail(RW_ERR_NOMEM, "out of memory for a %lld-byte buffer", (long long)p.max_size);
-    else
-        memset(p.buf, 1, (size_t)p.max_size + 1);
     if (!st)
         st = select_pairs(&p);
     if (!st && p.nodes.is_leader) {

@@ -1,0 +1,66 @@
+# rankwise — set-up, build, demo and tests in one place.
+#   make demo   install what is missing, build, run the main job on the simulated cluster
+#   make test   install what is missing, build, run every test (pytest + ctest)
+# Both are idempotent: a second run only rebuilds what changed.
+
+VENV      ?= .venv
+PYTHON    ?= python3
+PY        := $(VENV)/bin/python
+RANKWISE  := $(VENV)/bin/rankwise
+APT_PKGS  := build-essential cmake ninja-build python3-venv python3-dev \
+             openmpi-bin libopenmpi-dev libsimgrid-dev
+PY_DEPS   := numpy matplotlib typer rich pytest hypothesis scikit-build-core
+SOURCES   := $(shell find engine python -type f -not -path '*/__pycache__/*') \
+             CMakeLists.txt pyproject.toml
+TESTBUILD := build/engine-tests
+DEMO_OUT  ?= rankwise-demo
+
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: demo test build system clean bench
+
+demo: build
+	$(RANKWISE) demo --out $(DEMO_OUT)
+
+test: build $(TESTBUILD)/.built
+	ctest --test-dir $(TESTBUILD) --output-on-failure
+	$(PY) -m pytest -q
+
+bench: build
+	$(PY) bench/probe_accuracy.py
+	$(PY) bench/probe_cost.py
+	$(PY) bench/probe_real_mpi.py
+
+build: $(VENV)/.installed
+
+# System packages: only what is missing, and only once.
+build/.system:
+	@mkdir -p build
+	@missing=""; \
+	for c in cc cmake ninja mpicc mpirun smpicc smpirun; do command -v $$c >/dev/null || missing=1; done; \
+	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing=1; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "rankwise: run 'make' as root once (apt-get install $(APT_PKGS))"; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS); \
+	fi
+	@touch $@
+
+$(VENV)/.deps: build/.system
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q $(PY_DEPS)
+	@touch $@
+
+# The package with its C engine (scikit-build-core; incremental in build/).
+$(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+	$(PY) -m pip install -q --no-build-isolation --no-deps .
+	@touch $@
+
+$(TESTBUILD)/.built: build/.system $(SOURCES) $(shell find tests/engine -type f)
+	cmake -S engine -B $(TESTBUILD) -G Ninja -DRW_ENGINE_TESTS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(TESTBUILD)
+	@touch $@
+
+clean:
+	rm -rf build $(VENV) $(DEMO_OUT)

@@ -1,0 +1,3 @@
+from rankwise.cli import main
+
+main()

@@ -1,0 +1,101 @@
+"""Thin ctypes binding to librankwise: the C engine stays the single
+implementation of the model file, fitting and grouping."""
+
+from __future__ import annotations
+
+import ctypes as C
+from functools import lru_cache
+
+from rankwise.errors import RankwiseError
+from rankwise.paths import engine_library
+
+RW_OK = 0
+RW_ERR_PARSE = 2
+
+
+class Stat(C.Structure):
+    _fields_ = [
+        ("min", C.c_double),
+        ("median", C.c_double),
+        ("max", C.c_double),
+        ("jitter", C.c_double),
+        ("count", C.c_int32),
+    ]
+
+
+class ProbeSettings(C.Structure):
+    _fields_ = [
+        ("mode", C.c_int),
+        ("repetitions", C.c_int32),
+        ("rounds", C.c_int32),
+        ("warmup", C.c_int32),
+        ("timeout", C.c_double),
+        ("time_budget", C.c_double),
+    ]
+
+
+class CModel(C.Structure):
+    _fields_ = [
+        ("n_nodes", C.c_int32),
+        ("node_names", C.POINTER(C.c_char_p)),
+        ("ranks_per_node", C.POINTER(C.c_int32)),
+        ("n_sizes", C.c_int32),
+        ("sizes", C.POINTER(C.c_int64)),
+        ("settings", ProbeSettings),
+        ("source", C.c_char * 256),
+        ("created", C.c_double),
+        ("pair_stats", C.POINTER(Stat)),
+        ("alpha", C.POINTER(C.c_double)),
+        ("beta", C.POINTER(C.c_double)),
+        ("measured_at", C.POINTER(C.c_double)),
+        ("pair_state", C.POINTER(C.c_uint8)),
+        ("intra_stats", C.POINTER(Stat)),
+        ("intra_alpha", C.POINTER(C.c_double)),
+        ("intra_beta", C.POINTER(C.c_double)),
+        ("intra_state", C.POINTER(C.c_uint8)),
+    ]
+
+
+ModelPtr = C.POINTER(CModel)
+
+
+@lru_cache(maxsize=1)
+def lib() -> C.CDLL:
+    """Load librankwise once and declare the signatures used from Python."""
+    so = C.CDLL(str(engine_library()))
+    so.rw_last_error.restype = C.c_char_p
+    so.rw_version.restype = C.c_char_p
+    so.rw_model_create.argtypes = [
+        C.c_int,
+        C.POINTER(C.c_char_p),
+        C.POINTER(C.c_int32),
+        C.c_int,
+        C.POINTER(C.c_int64),
+        C.POINTER(ModelPtr),
+    ]
+    so.rw_model_free.argtypes = [ModelPtr]
+    so.rw_model_free.restype = None
+    so.rw_model_read.argtypes = [C.c_char_p, C.POINTER(ModelPtr)]
+    so.rw_model_write.argtypes = [ModelPtr, C.c_char_p]
+    so.rw_model_fit_pair.argtypes = [ModelPtr, C.c_int]
+    so.rw_model_fit_intra.argtypes = [ModelPtr, C.c_int]
+    so.rw_model_merge.argtypes = [ModelPtr, ModelPtr]
+    so.rw_model_groups.argtypes = [ModelPtr, C.POINTER(C.c_int32)]
+    so.rw_fit_hockney.argtypes = [
+        C.POINTER(C.c_double),
+        C.POINTER(C.c_double),
+        C.c_int,
+        C.POINTER(C.c_double),
+        C.POINTER(C.c_double),
+    ]
+    return so
+
+
+def check(status: int) -> None:
+    """Raise the engine's one-line message when a call failed."""
+    if status != RW_OK:
+        raise RankwiseError(lib().rw_last_error().decode(errors="replace"))
+
+
+def version() -> str:
+    return lib().rw_version().decode()

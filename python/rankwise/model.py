@@ -1,0 +1,295 @@
+"""The network model in Python: numpy arrays over the C engine's model.
+
+Reading and writing go through the C engine (one implementation of the
+file format, docs/formats.md); this module only copies arrays across."""
+
+from __future__ import annotations
+
+import ctypes as C
+from dataclasses import dataclass, field, fields
+from os import PathLike, fspath
+
+import numpy as np
+
+from rankwise import engine
+from rankwise.errors import RankwiseError
+
+UNPROBED, MEASURED, MISSING = 0, 1, 2
+MODES = ("concurrent", "isolated")
+
+
+@dataclass
+class Settings:
+    mode: str = "concurrent"
+    repetitions: int = 5
+    rounds: int = 3
+    warmup: int = 1
+    timeout: float = 10.0
+    time_budget: float = 0.0
+
+
+@dataclass
+class Model:
+    """A complete directed graph of nodes weighted by measured timings.
+
+    Per ordered pair (i, j) and message size s, ``rtt_*[i, j, s]`` hold the
+    round-trip statistics of ``sizes[s]`` bytes i -> j with an empty reply;
+    ``alpha``/``beta`` are the Hockney fit (one-way time = alpha + beta *
+    bytes). ``state`` says which pairs were measured, missing or unprobed.
+    """
+
+    names: list[str]
+    sizes: np.ndarray
+    ranks_per_node: np.ndarray
+    rtt_min: np.ndarray
+    rtt_median: np.ndarray
+    rtt_max: np.ndarray
+    jitter: np.ndarray
+    samples: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    measured_at: np.ndarray
+    state: np.ndarray
+    intra_min: np.ndarray
+    intra_median: np.ndarray
+    intra_max: np.ndarray
+    intra_jitter: np.ndarray
+    intra_samples: np.ndarray
+    intra_alpha: np.ndarray
+    intra_beta: np.ndarray
+    intra_state: np.ndarray
+    settings: Settings = field(default_factory=Settings)
+    source: str = ""
+    created: float = float("nan")
+
+    # ------------------------------------------------------------ building
+    @classmethod
+    def empty(cls, names, sizes, ranks_per_node=None) -> "Model":
+        """A model with every pair unprobed."""
+        n, k = len(names), len(sizes)
+        nan = lambda *shape: np.full(shape, np.nan)  # noqa: E731
+        return cls(
+            names=list(names),
+            sizes=np.asarray(sizes, dtype=np.int64),
+            ranks_per_node=np.asarray(
+                ranks_per_node if ranks_per_node is not None else np.ones(n), dtype=np.int32
+            ),
+            rtt_min=nan(n, n, k),
+            rtt_median=nan(n, n, k),
+            rtt_max=nan(n, n, k),
+            jitter=nan(n, n, k),
+            samples=np.zeros((n, n, k), np.int32),
+            alpha=nan(n, n),
+            beta=nan(n, n),
+            measured_at=nan(n, n),
+            state=np.zeros((n, n), np.uint8),
+            intra_min=nan(n, k),
+            intra_median=nan(n, k),
+            intra_max=nan(n, k),
+            intra_jitter=nan(n, k),
+            intra_samples=np.zeros((n, k), np.int32),
+            intra_alpha=nan(n),
+            intra_beta=nan(n),
+            intra_state=np.zeros(n, np.uint8),
+        )
+
+    # ----------------------------------------------------------- properties
+    @property
+    def n_nodes(self) -> int:
+        return len(self.names)
+
+    @property
+    def bandwidth(self) -> np.ndarray:
+        """Bytes per second i -> j (NaN where unknown or infinite)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bw = 1.0 / self.beta
+        bw[~np.isfinite(bw)] = np.nan
+        return bw
+
+    @property
+    def pair_jitter(self) -> np.ndarray:
+        """Per pair, the median jitter over message sizes (NaN if unknown)."""
+        out = np.full(self.state.shape, np.nan)
+        ok = self.state == MEASURED
+        if ok.any():
+            out[ok] = np.nanmedian(self.jitter[ok], axis=-1)
+        return out
+
+    def missing_pairs(self) -> list[tuple[int, int]]:
+        return [tuple(map(int, p)) for p in np.argwhere(self.state == MISSING)]
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise RankwiseError(f"node '{name}' is not in the model") from None
+
+    def time(self, i: int, j: int, nbytes: float) -> float:
+        """Predicted one-way time of nbytes from node i to node j (NaN if unknown)."""
+        if i == j:
+            return float(self.intra_alpha[i] + self.intra_beta[i] * nbytes)
+        if self.state[i, j] != MEASURED:
+            return float("nan")
+        return float(self.alpha[i, j] + self.beta[i, j] * nbytes)
+
+    # -------------------------------------------------------- C round trip
+    def _to_c(self) -> engine.ModelPtr:
+        n, k = self.n_nodes, len(self.sizes)
+        so = engine.lib()
+        names = (C.c_char_p * n)(*[s.encode() for s in self.names])
+        ranks = np.ascontiguousarray(self.ranks_per_node, dtype=np.int32)
+        sizes = np.ascontiguousarray(self.sizes, dtype=np.int64)
+        ptr = engine.ModelPtr()
+        engine.check(
+            so.rw_model_create(
+                n,
+                names,
+                ranks.ctypes.data_as(C.POINTER(C.c_int32)),
+                k,
+                sizes.ctypes.data_as(C.POINTER(C.c_int64)),
+                C.byref(ptr),
+            )
+        )
+        m = ptr.contents
+        st = m.settings
+        st.mode = MODES.index(self.settings.mode)
+        for name in ("repetitions", "rounds", "warmup", "timeout", "time_budget"):
+            setattr(st, name, getattr(self.settings, name))
+        m.source = self.source.encode()[:255]
+        m.created = self.created
+        _view(m.alpha, (n, n))[:] = self.alpha
+        _view(m.beta, (n, n))[:] = self.beta
+        _view(m.measured_at, (n, n))[:] = self.measured_at
+        _view(m.pair_state, (n, n))[:] = self.state
+        pair = _view(m.pair_stats, (n, n, k))
+        for col, arr in _stat_columns(self, "pair"):
+            pair[col] = arr
+        _view(m.intra_alpha, (n,))[:] = self.intra_alpha
+        _view(m.intra_beta, (n,))[:] = self.intra_beta
+        _view(m.intra_state, (n,))[:] = self.intra_state
+        intra = _view(m.intra_stats, (n, k))
+        for col, arr in _stat_columns(self, "intra"):
+            intra[col] = arr
+        return ptr
+
+    @classmethod
+    def _from_c(cls, ptr: engine.ModelPtr) -> "Model":
+        m = ptr.contents
+        n, k = m.n_nodes, m.n_sizes
+        names = [m.node_names[i].decode() for i in range(n)]
+        model = cls.empty(names, _view(m.sizes, (k,)).copy(), _view(m.ranks_per_node, (n,)).copy())
+        st = m.settings
+        model.settings = Settings(
+            mode=MODES[st.mode],
+            repetitions=st.repetitions,
+            rounds=st.rounds,
+            warmup=st.warmup,
+            timeout=st.timeout,
+            time_budget=st.time_budget,
+        )
+        model.source = m.source.decode(errors="replace")
+        model.created = m.created
+        model.alpha = _view(m.alpha, (n, n)).copy()
+        model.beta = _view(m.beta, (n, n)).copy()
+        model.measured_at = _view(m.measured_at, (n, n)).copy()
+        model.state = _view(m.pair_state, (n, n)).copy()
+        pair = _view(m.pair_stats, (n, n, k))
+        model.rtt_min, model.rtt_median, model.rtt_max = (pair[c].copy() for c in ("min", "median", "max"))
+        model.jitter, model.samples = pair["jitter"].copy(), pair["count"].copy()
+        model.intra_alpha = _view(m.intra_alpha, (n,)).copy()
+        model.intra_beta = _view(m.intra_beta, (n,)).copy()
+        model.intra_state = _view(m.intra_state, (n,)).copy()
+        intra = _view(m.intra_stats, (n, k))
+        model.intra_min, model.intra_median, model.intra_max = (
+            intra[c].copy() for c in ("min", "median", "max")
+        )
+        model.intra_jitter, model.intra_samples = intra["jitter"].copy(), intra["count"].copy()
+        return model
+
+    # ----------------------------------------------------------------- I/O
+    @classmethod
+    def load(cls, path: str | PathLike) -> "Model":
+        ptr = engine.ModelPtr()
+        engine.check(engine.lib().rw_model_read(fspath(path).encode(), C.byref(ptr)))
+        try:
+            return cls._from_c(ptr)
+        finally:
+            engine.lib().rw_model_free(ptr)
+
+    def save(self, path: str | PathLike) -> None:
+        """Write atomically (the engine renames a complete temporary file)."""
+        ptr = self._to_c()
+        try:
+            engine.check(engine.lib().rw_model_write(ptr, fspath(path).encode()))
+        finally:
+            engine.lib().rw_model_free(ptr)
+
+    def refit(self) -> None:
+        """Recompute alpha/beta of every measured pair from the median RTTs."""
+        ptr = self._to_c()
+        try:
+            n = self.n_nodes
+            for p in np.flatnonzero(self.state.ravel() == MEASURED):
+                engine.check(engine.lib().rw_model_fit_pair(ptr, int(p)))
+            for i in np.flatnonzero(self.intra_state == MEASURED):
+                engine.check(engine.lib().rw_model_fit_intra(ptr, int(i)))
+            fitted = Model._from_c(ptr)
+        finally:
+            engine.lib().rw_model_free(ptr)
+        for name in ("alpha", "beta", "intra_alpha", "intra_beta"):
+            setattr(self, name, getattr(fitted, name))
+        assert fitted.n_nodes == n
+
+    def groups(self) -> np.ndarray:
+        """Group index per node: nodes that are close to each other (C engine)."""
+        ptr = self._to_c()
+        out = np.zeros(self.n_nodes, dtype=np.int32)
+        try:
+            count = engine.lib().rw_model_groups(ptr, out.ctypes.data_as(C.POINTER(C.c_int32)))
+        finally:
+            engine.lib().rw_model_free(ptr)
+        if count < 0:
+            engine.check(1)
+        return out
+
+    def equals(self, other: "Model", rtol: float = 1e-9) -> bool:
+        """Same nodes, sizes, settings and numbers (NaN equal to NaN)."""
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(a, np.ndarray):
+                if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=0, equal_nan=True):
+                    return False
+            elif f.name == "created":
+                if not (np.isnan(a) and np.isnan(b)) and abs(a - b) > 1e-3:
+                    return False
+            elif a != b:
+                return False
+        return True
+
+
+_STAT_DTYPE = np.dtype(
+    {
+        "names": ["min", "median", "max", "jitter", "count"],
+        "formats": ["<f8", "<f8", "<f8", "<f8", "<i4"],
+        "offsets": [0, 8, 16, 24, 32],
+        "itemsize": C.sizeof(engine.Stat),
+    }
+)
+
+
+def _view(ptr, shape) -> np.ndarray:
+    """A numpy view of C memory (no copy): valid while the C model lives."""
+    count = int(np.prod(shape))
+    if isinstance(ptr._type_, type) and issubclass(ptr._type_, engine.Stat):
+        raw = (C.c_char * (count * C.sizeof(engine.Stat))).from_address(C.addressof(ptr.contents))
+        return np.frombuffer(raw, dtype=_STAT_DTYPE).reshape(shape)
+    return np.ctypeslib.as_array(ptr, shape=(count,)).reshape(shape)
+
+
+def _stat_columns(model: Model, which: str):
+    prefix = "rtt" if which == "pair" else "intra"
+    yield "min", getattr(model, f"{prefix}_min")
+    yield "median", getattr(model, f"{prefix}_median")
+    yield "max", getattr(model, f"{prefix}_max")
+    yield "jitter", model.jitter if which == "pair" else model.intra_jitter
+    yield "count", model.samples if which == "pair" else model.intra_samples

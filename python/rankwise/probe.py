@@ -1,0 +1,113 @@
+"""`rankwise probe`: run the engine's MPI probe on a simulated or real cluster."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+
+from rankwise import launch, paths
+from rankwise.errors import RankwiseError
+from rankwise.model import Model
+from rankwise.sim import smpi
+from rankwise.sim.platform_file import read_platform, write_hostfile
+
+PROBE = "rankwise-probe"
+
+
+@dataclass
+class ProbeOptions:
+    """What the probe measures; None leaves the engine's default."""
+
+    sizes: str | None = None  # "8,1K,64K,4M"
+    repetitions: int | None = None
+    rounds: int | None = None
+    warmup: int | None = None
+    mode: str | None = None  # concurrent | isolated
+    timeout: float | None = None
+    time_budget: float | None = None
+    group_by: str | None = None  # host | rank
+    intra: bool = True
+    pairs: list[tuple[str, str]] | None = None  # partial re-probe
+    update: Path | None = None  # merge into this model
+
+    def args(self) -> list[str]:
+        out: list[str] = []
+        for flag, value in (
+            ("--sizes", self.sizes),
+            ("--repetitions", self.repetitions),
+            ("--rounds", self.rounds),
+            ("--warmup", self.warmup),
+            ("--mode", self.mode),
+            ("--timeout", self.timeout),
+            ("--time-budget", self.time_budget),
+            ("--group-by", self.group_by),
+            ("--update", self.update),
+        ):
+            if value is not None:
+                out += [flag, str(value)]
+        if not self.intra:
+            out.append("--no-intra")
+        if self.pairs:
+            out += ["--pairs", ",".join(f"{a}:{b}" for a, b in self.pairs)]
+        return out
+
+
+def pairs_touching(model_path: str | PathLike, nodes: list[str]) -> list[tuple[str, str]]:
+    """Every ordered pair of the model that involves one of `nodes` (a re-probe)."""
+    model = Model.load(model_path)
+    wanted = {model.names[model.index(n)] for n in nodes}
+    return [(a, b) for a in model.names for b in model.names if a != b and (a in wanted or b in wanted)]
+
+
+def _finish(result: launch.RunResult, what: str, output: Path) -> Model:
+    if result.returncode != 0:
+        raise RankwiseError(launch.failure_message(what, result), exit_code=1)
+    if not output.exists():
+        raise RankwiseError(f"{what} ended without writing {output}", exit_code=1)
+    return Model.load(output)
+
+
+def probe_sim(
+    platform: str | PathLike,
+    output: str | PathLike,
+    options: ProbeOptions,
+    ranks_per_node: int = 1,
+    nodes: int | None = None,
+    show_progress: bool = True,
+) -> Model:
+    """Probe the simulated cluster described by a SimGrid platform."""
+    platform, output = Path(platform), Path(output)
+    hosts = read_platform(platform)
+    if hosts is None:
+        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give an XML platform")
+    if nodes is not None:
+        if not 2 <= nodes <= len(hosts):
+            raise RankwiseError(f"--nodes {nodes}: the platform has {len(hosts)} hosts (need 2 or more)")
+        hosts = hosts[:nodes]
+    if ranks_per_node < 1:
+        raise RankwiseError("--ranks-per-node must be >= 1")
+    small = [name for name, cores in hosts if cores < ranks_per_node]
+    if small:
+        raise RankwiseError(f"--ranks-per-node {ranks_per_node}: host {small[0]} has fewer cores")
+    lines = [name for name, _ in hosts for _ in range(ranks_per_node)]
+    args = ["--output", str(output), "--progress", "--source", f"smpi:{platform}", *options.args()]
+    with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
+        hostfile = Path(tmp) / "hostfile"
+        write_hostfile(hostfile, lines)
+        cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines))
+        result = launch.run_with_progress(cmd, f"probing {len(hosts)} simulated nodes", show_progress, cwd=tmp)
+    return _finish(result, "the simulated probe", output)
+
+
+def probe_launcher(
+    launcher: str, output: str | PathLike, options: ProbeOptions, show_progress: bool = True
+) -> Model:
+    """Probe a real cluster through an MPI launcher ('mpirun -np 8 ...', 'srun ...')."""
+    output = Path(output).resolve()
+    words = launch.parse_launcher(launcher)
+    args = ["--output", str(output), "--progress", "--source", f"mpi:{launcher}", *options.args()]
+    cmd = [*words, str(paths.program(PROBE, "mpi")), *args]
+    result = launch.run_with_progress(cmd, "probing", show_progress)
+    return _finish(result, "the probe", output)

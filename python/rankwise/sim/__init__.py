@@ -1,0 +1,1 @@
+"""Simulated clusters: SimGrid platforms, hostfiles and their ground truth."""
