@@ -99,6 +99,7 @@ typedef struct rw_model {
     rw_probe_settings settings;
     char source[256];       /* where the numbers come from (free text) */
     double created;         /* unix time the model was first written */
+    double duration;        /* seconds the probe took (simulated under SMPI) */
 
     /* Ordered pair (i, j) is index p = i * n_nodes + j; per size s the
      * statistics of round-trip times are at p * n_sizes + s. */

@@ -74,6 +74,7 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
         m->alpha[p] = m->beta[p] = m->measured_at[p] = NAN;
     m->settings = rw_probe_settings_default();
     m->created = NAN;
+    m->duration = NAN;
     *out = m;
     return RW_OK;
 }

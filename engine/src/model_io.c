@@ -33,6 +33,7 @@ static int write_body(const rw_model *m, FILE *f)
     fprintf(f, "rankwise-model %d\n", RW_MODEL_FORMAT_VERSION);
     fprintf(f, "created %.3f\n", m->created);
     fprintf(f, "source %s\n", m->source[0] ? m->source : "-");
+    fprintf(f, "duration %.10g\n", m->duration);
     fprintf(f, "settings mode=%s repetitions=%d rounds=%d warmup=%d timeout=%g time_budget=%g\n",
             m->settings.mode == RW_MODE_ISOLATED ? "isolated" : "concurrent",
             m->settings.repetitions, m->settings.rounds, m->settings.warmup, m->settings.timeout,
@@ -191,6 +192,7 @@ static rw_status get_state(const reader *r, int k, uint8_t *out)
 typedef struct header {
     int version;
     double created;
+    double duration;
     char source[256];
     rw_probe_settings settings;
     int n_sizes;
@@ -245,6 +247,9 @@ static rw_status parse_header_line(reader *r, header *h)
     long long v = 0;
     if (strcmp(kw, "created") == 0) {
         if ((st = want_fields(r, 2)) || (st = get_double(r, 1, &h->created)))
+            return st;
+    } else if (strcmp(kw, "duration") == 0) {
+        if ((st = want_fields(r, 2)) || (st = get_double(r, 1, &h->duration)))
             return st;
     } else if (strcmp(kw, "source") == 0) {
         h->source[0] = '\0';
@@ -314,6 +319,7 @@ static rw_status make_model(reader *r, header *h, rw_model **out)
     if (st)
         return st;
     (*out)->created = h->created;
+    (*out)->duration = h->duration;
     (*out)->settings = h->settings;
     memcpy((*out)->source, h->source, sizeof h->source);
     return RW_OK;
@@ -461,7 +467,7 @@ rw_status rw_model_read(const char *path, rw_model **out)
     if (!f)
         return rw_fail(RW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     reader r = {.path = path};
-    header h = {.n_nodes = -1, .created = NAN};
+    header h = {.n_nodes = -1, .created = NAN, .duration = NAN};
     h.settings = rw_probe_settings_default();
     rw_status st = read_stream(f, &r, &h, out);
     fclose(f);

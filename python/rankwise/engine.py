@@ -44,6 +44,7 @@ class CModel(C.Structure):
         ("settings", ProbeSettings),
         ("source", C.c_char * 256),
         ("created", C.c_double),
+        ("duration", C.c_double),
         ("pair_stats", C.POINTER(Stat)),
         ("alpha", C.POINTER(C.c_double)),
         ("beta", C.POINTER(C.c_double)),

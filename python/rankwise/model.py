@@ -61,6 +61,7 @@ class Model:
     settings: Settings = field(default_factory=Settings)
     source: str = ""
     created: float = float("nan")
+    duration: float = float("nan")  # seconds the probe took (simulated under SMPI)
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -157,6 +158,7 @@ class Model:
             setattr(st, name, getattr(self.settings, name))
         m.source = self.source.encode()[:255]
         m.created = self.created
+        m.duration = self.duration
         _view(m.alpha, (n, n))[:] = self.alpha
         _view(m.beta, (n, n))[:] = self.beta
         _view(m.measured_at, (n, n))[:] = self.measured_at
@@ -189,6 +191,7 @@ class Model:
         )
         model.source = m.source.decode(errors="replace")
         model.created = m.created
+        model.duration = m.duration
         model.alpha = _view(m.alpha, (n, n)).copy()
         model.beta = _view(m.beta, (n, n)).copy()
         model.measured_at = _view(m.measured_at, (n, n)).copy()
@@ -259,7 +262,7 @@ class Model:
             if isinstance(a, np.ndarray):
                 if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=0, equal_nan=True):
                     return False
-            elif f.name == "created":
+            elif f.name in ("created", "duration"):
                 if not (np.isnan(a) and np.isnan(b)) and abs(a - b) > 1e-3:
                     return False
             elif a != b:

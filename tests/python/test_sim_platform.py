@@ -333,6 +333,12 @@ def test_read_hostfile_forms(tmp_path):
     assert read_hostfile(path) == [("alpha", 1), ("beta", 4), ("gamma", 8), ("delta", 2), ("epsilon", 1)]
 
 
+def test_read_hostfile_repeated_bare_lines_add_slots(tmp_path):
+    path = tmp_path / "hosts"
+    path.write_text("a\nb\na\na\n")
+    assert read_hostfile(path) == [("a", 3), ("b", 1)]
+
+
 @pytest.mark.parametrize(
     "text, line, message",
     [
@@ -343,7 +349,8 @@ def test_read_hostfile_forms(tmp_path):
         ("a\n\nb cpus=3\n", 3, "unexpected 'cpus=3'"),
         ("a slots=4 max_slots=2\n", 1, "max_slots=2 is below slots=4"),
         ("a:2 slots=2\n", 1, "slots given twice"),
-        ("a\n# c\na\n", 3, "duplicate host 'a' (first listed on line 1)"),
+        ("a slots=2\n# c\na\n", 3, "duplicate host 'a' (first listed on line 1)"),
+        ("a\na:2\n", 2, "duplicate host 'a' (first listed on line 1)"),
         (":3\n", 1, "missing host name"),
     ],
 )

@@ -312,6 +312,7 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
     }
     m->settings = p->opt->settings;
     m->created = p->wall0;
+    m->duration = MPI_Wtime() - p->wtime0;
     unpack_row(p, m, 0, mine);
     double *row = mine;
     for (int i = 1; i < p->n; i++) {

@@ -139,7 +139,9 @@ def read_hostfile(path: str | PathLike) -> Hosts:
     """(host, slots) from an MPI hostfile.
 
     Accepted per line: 'host', 'host:N', 'host slots=N [max_slots=M]'; '#' starts a comment.
-    A host listed twice is an error (give it slots instead).
+    A bare host repeated on several lines (one line per rank, as SMPI and MPICH
+    machinefiles have it) adds one slot per line; a host listed twice where
+    either line gives a slot count is an error.
     """
     try:
         text = Path(path).read_text()
@@ -150,6 +152,7 @@ def read_hostfile(path: str | PathLike) -> Hosts:
 
     hosts: Hosts = []
     first_line: dict[str, int] = {}
+    explicit: dict[str, bool] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         tokens = raw.split("#", 1)[0].split()
         if not tokens:
@@ -171,11 +174,17 @@ def read_hostfile(path: str | PathLike) -> Hosts:
                 max_slots = _positive(value, "max_slots", path, lineno)
         if max_slots is not None and max_slots < slots:
             raise file_error(path, lineno, f"max_slots={max_slots} is below slots={slots}")
+        counted = bool(colon) or any(t.startswith("slots=") for t in tokens[1:])
         if name in first_line:
-            raise file_error(
-                path, lineno, f"duplicate host '{name}' (first listed on line {first_line[name]}); use slots=N"
-            )
+            if counted or explicit[name]:
+                raise file_error(
+                    path, lineno, f"duplicate host '{name}' (first listed on line {first_line[name]}); use slots=N"
+                )
+            k = next(k for k, (h, _) in enumerate(hosts) if h == name)
+            hosts[k] = (name, hosts[k][1] + 1)
+            continue
         first_line[name] = lineno
+        explicit[name] = counted
         hosts.append((name, slots))
     if not hosts:
         raise file_error(path, None, "no host in hostfile")

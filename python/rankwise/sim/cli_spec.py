@@ -1,0 +1,67 @@
+"""Turning `rankwise sim platform` options into a PlatformSpec."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rankwise.errors import RankwiseError
+from rankwise.sim.platform import Degraded, PlatformSpec, Varying, default_spec
+
+KINDS = ("node", "uplink")
+
+
+def _fields(text: str, option: str, count: tuple[int, ...]) -> list[str]:
+    parts = text.split(":")
+    if len(parts) not in count or parts[0] not in KINDS:
+        raise RankwiseError(f"{option} '{text}': expected {'|'.join(KINDS)}:INDEX{'' if count == (2,) else ':BW_FACTOR[:LAT_FACTOR]'}")
+    return parts
+
+
+def _number(text: str, option: str, what: str, kind=float):
+    try:
+        return kind(text)
+    except ValueError:
+        raise RankwiseError(f"{option}: {what} '{text}' is not a number") from None
+
+
+def parse_degrade(text: str) -> Degraded:
+    """'node:5:0.25' or 'uplink:2:0.5:3' (bandwidth factor, latency factor)."""
+    kind, index, *factors = _fields(text, "--degrade", (3, 4))
+    bw = _number(factors[0], "--degrade", "bandwidth factor")
+    lat = _number(factors[1], "--degrade", "latency factor") if len(factors) > 1 else 1.0
+    return Degraded(kind, _number(index, "--degrade", "index", int), bw_factor=bw, lat_factor=lat)
+
+
+def parse_vary(text: str) -> Varying:
+    kind, index = _fields(text, "--vary", (2,))
+    return Varying(kind, _number(index, "--vary", "index", int))
+
+
+def spec_from_options(
+    default: bool = False,
+    racks: int | None = None,
+    nodes_per_rack: int | None = None,
+    cores: int | None = None,
+    degrade: list[str] = (),
+    vary: list[str] = (),
+    unreachable: list[int] = (),
+    oversubscription: float | None = None,
+    seed: int | None = None,
+) -> PlatformSpec:
+    """The default platform (with --default) or a plain one, with the options applied."""
+    base = default_spec() if default else PlatformSpec()
+    changes = {
+        k: v
+        for k, v in dict(
+            racks=racks, nodes_per_rack=nodes_per_rack, cores=cores,
+            oversubscription=oversubscription, seed=seed,
+        ).items()
+        if v is not None
+    }
+    if degrade:
+        changes["degraded"] = tuple(base.degraded) + tuple(parse_degrade(d) for d in degrade)
+    if vary:
+        changes["varying"] = tuple(base.varying) + tuple(parse_vary(v) for v in vary)
+    if unreachable:
+        changes["unreachable"] = tuple(base.unreachable) + tuple(unreachable)
+    return dataclasses.replace(base, **changes)
