@@ -33,6 +33,7 @@ typedef struct args {
     const char *output, *update, *source;
     int64_t sizes[MAX_SIZES];
     char **pair_src, **pair_dst;
+    char *pair_text;
     int progress;
 } args;
 
@@ -67,11 +68,14 @@ static int parse_int(const char *s, int lo, int *out)
 }
 
 /* "8,1K,64K,4M" -> bytes. */
-static int parse_sizes(char *list, int64_t *sizes, int *n)
+static int parse_sizes(const char *text, int64_t *sizes, int *n)
 {
     *n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *list = strdup(text), *save = NULL;
+    if (!list)
+        return -1;
+    int bad = 0;
+    for (char *tok = strtok_r(list, ",", &save); tok && !bad; tok = strtok_r(NULL, ",", &save)) {
         char *end;
         errno = 0;
         long long v = strtoll(tok, &end, 10);
@@ -85,14 +89,20 @@ static int parse_sizes(char *list, int64_t *sizes, int *n)
         else if (*end == 'B')
             end++;
         if (errno || *end || end == tok || v < 0 || *n == MAX_SIZES)
-            return -1;
-        sizes[(*n)++] = v * mult;
+            bad = 1;
+        else
+            sizes[(*n)++] = v * mult;
     }
-    return *n > 0 ? 0 : -1;
+    free(list);
+    return !bad && *n > 0 ? 0 : -1;
 }
 
-static int parse_pairs(char *list, args *a)
+/* Node names point into a copy of the list, kept until exit. */
+static int parse_pairs(const char *text, args *a)
 {
+    char *list = a->pair_text = strdup(text);
+    if (!list)
+        return -1;
     int n = 1;
     for (char *c = list; *c; c++)
         n += *c == ',';
@@ -270,6 +280,7 @@ int main(int argc, char **argv)
     rw_model_free(model);
     free(a.pair_src);
     free(a.pair_dst);
+    free(a.pair_text);
     /* The model is on disk before MPI_Finalize, which may wait for a node
      * that stopped answering. */
     MPI_Finalize();

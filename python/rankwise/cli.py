@@ -42,6 +42,7 @@ def probe(
     sim: Optional[Path] = typer.Option(None, "--sim", help="Probe the simulated cluster of this SimGrid platform."),
     launcher: Optional[str] = typer.Option(None, "--launcher", help="Probe a real cluster: e.g. 'mpirun -np 8 --hostfile h'."),
     nodes: Optional[int] = typer.Option(None, "--nodes", help="--sim: use the first N hosts of the platform."),
+    hostfile: Optional[Path] = typer.Option(None, "--hostfile", help="--sim: hosts (and slots = ranks) to use; --launcher: checked, then passed as -hostfile."),
     ranks_per_node: int = typer.Option(1, "--ranks-per-node", help="--sim: ranks on each host (>= 2 measures intra-node)."),
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Message sizes, e.g. 8,1K,64K,4M (default 8 B..4 MiB)."),
     repetitions: Optional[int] = typer.Option(None, "--repetitions", help="Timed ping-pongs per pair, size and round (5)."),
@@ -73,9 +74,9 @@ def probe(
         pairs=wanted or None, update=update,
     )
     if sim is not None:
-        model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes)
+        model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes, hostfile=hostfile)
     else:
-        model = probe_launcher(launcher, output, options)
+        model = probe_launcher(launcher, output, options, hostfile=hostfile)
     render(summarize(model), console)
     console.print(f"model written to [bold]{output}[/bold]")
 

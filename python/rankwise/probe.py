@@ -11,7 +11,7 @@ from rankwise import launch, paths
 from rankwise.errors import RankwiseError
 from rankwise.model import Model
 from rankwise.sim import smpi
-from rankwise.sim.platform_file import read_platform, write_hostfile
+from rankwise.sim.platform_file import read_hostfile, read_platform, write_hostfile
 
 PROBE = "rankwise-probe"
 
@@ -69,6 +69,16 @@ def _finish(result: launch.RunResult, what: str, output: Path) -> Model:
     return Model.load(output)
 
 
+def _hosts_from_hostfile(hostfile: Path, platform: Path, hosts) -> tuple[list[str], int]:
+    """Platform hosts chosen by a hostfile; its slots say the ranks per host."""
+    chosen = read_hostfile(hostfile)
+    known = {name for name, _ in hosts} if hosts is not None else None
+    for name, _ in chosen:
+        if known is not None and name not in known:
+            raise RankwiseError(f"{hostfile}: host '{name}' is not in the platform {platform}")
+    return [name for name, slots in chosen for _ in range(slots)], len(chosen)
+
+
 def probe_sim(
     platform: str | PathLike,
     output: str | PathLike,
@@ -76,12 +86,17 @@ def probe_sim(
     ranks_per_node: int = 1,
     nodes: int | None = None,
     show_progress: bool = True,
+    hostfile: str | PathLike | None = None,
 ) -> Model:
-    """Probe the simulated cluster described by a SimGrid platform."""
+    """Probe the simulated cluster described by a SimGrid platform (all its
+    hosts, the first `nodes`, or those of a hostfile)."""
     platform, output = Path(platform), Path(output)
     hosts = read_platform(platform)
+    if hostfile is not None:
+        lines, count = _hosts_from_hostfile(Path(hostfile), platform, hosts)
+        return _run_sim(platform, output, options, lines, count, show_progress)
     if hosts is None:
-        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give an XML platform")
+        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give --hostfile")
     if nodes is not None:
         if not 2 <= nodes <= len(hosts):
             raise RankwiseError(f"--nodes {nodes}: the platform has {len(hosts)} hosts (need 2 or more)")
@@ -92,21 +107,35 @@ def probe_sim(
     if small:
         raise RankwiseError(f"--ranks-per-node {ranks_per_node}: host {small[0]} has fewer cores")
     lines = [name for name, _ in hosts for _ in range(ranks_per_node)]
+    return _run_sim(platform, output, options, lines, len(hosts), show_progress)
+
+
+def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[str], n_hosts: int,
+             show_progress: bool) -> Model:
+    """smpirun the SMPI probe with one rank per hostfile line."""
     args = ["--output", str(output), "--progress", "--source", f"smpi:{platform}", *options.args()]
     with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
         hostfile = Path(tmp) / "hostfile"
         write_hostfile(hostfile, lines)
         cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines))
-        result = launch.run_with_progress(cmd, f"probing {len(hosts)} simulated nodes", show_progress, cwd=tmp)
+        result = launch.run_with_progress(cmd, f"probing {n_hosts} simulated nodes", show_progress, cwd=tmp)
     return _finish(result, "the simulated probe", output)
 
 
 def probe_launcher(
-    launcher: str, output: str | PathLike, options: ProbeOptions, show_progress: bool = True
+    launcher: str,
+    output: str | PathLike,
+    options: ProbeOptions,
+    show_progress: bool = True,
+    hostfile: str | PathLike | None = None,
 ) -> Model:
-    """Probe a real cluster through an MPI launcher ('mpirun -np 8 ...', 'srun ...')."""
+    """Probe a real cluster through an MPI launcher ('mpirun -np 8 ...', 'srun ...').
+    A hostfile is checked here, then handed to the launcher as -hostfile."""
     output = Path(output).resolve()
     words = launch.parse_launcher(launcher)
+    if hostfile is not None:
+        read_hostfile(hostfile)
+        words += ["-hostfile", str(Path(hostfile).resolve())]
     args = ["--output", str(output), "--progress", "--source", f"mpi:{launcher}", *options.args()]
     cmd = [*words, str(paths.program(PROBE, "mpi")), *args]
     result = launch.run_with_progress(cmd, "probing", show_progress)

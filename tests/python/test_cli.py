@@ -1,0 +1,87 @@
+"""The command line as a user meets it: results, and one-line errors."""
+
+from __future__ import annotations
+
+from conftest import run_cli
+
+from rankwise.model import Model
+
+
+def assert_one_line_error(result, text):
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert text in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_probe_show_and_plot_round_trip(small_platform, tmp_path):
+    out = tmp_path / "m.rwm"
+    r = run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--sizes", "8,64K",
+                "--repetitions", "2", "--rounds", "1", "--nodes", "4")
+    assert r.returncode == 0, r.stderr
+    assert Model.load(out).n_nodes == 4
+    png = tmp_path / "m.png"
+    r = run_cli("show", out, "--plot", png)
+    assert r.returncode == 0, r.stderr
+    assert "4 nodes" in r.stdout and "12/12 measured" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sim_platform_writes_platform_and_truth(tmp_path):
+    r = run_cli("sim", "platform", "--racks", "2", "--nodes-per-rack", "3", "--degrade", "node:1:0.5", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert {p.name for p in tmp_path.iterdir()} >= {"platform.xml", "hostfile", "ground_truth.json"}
+
+
+def test_bad_model_file(tmp_path):
+    bad = tmp_path / "bad.rwm"
+    bad.write_text("rankwise-model 1\nsizes 8\nnodes two\n")
+    assert_one_line_error(run_cli("show", bad), f"{bad}:3: 'nodes': field 1 ('two') must be an integer")
+
+
+def test_bad_platform_file(tmp_path):
+    bad = tmp_path / "p.xml"
+    bad.write_text("<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n<host id=\"a\"\n")
+    assert_one_line_error(run_cli("probe", "--sim", bad, "-o", tmp_path / "m.rwm"), f"{bad}:")
+    assert not (tmp_path / "m.rwm").exists()
+
+
+def test_hostfile_chooses_hosts_and_ranks(small_platform, tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node-6 slots=2\nnode-1\n")
+    out = tmp_path / "m.rwm"
+    r = run_cli("probe", "--sim", small_platform.platform_xml, "--hostfile", hosts, "-o", out, "--sizes", "8,1K")
+    assert r.returncode == 0, r.stderr
+    model = Model.load(out)
+    assert model.names == ["node-6", "node-1"] and list(model.ranks_per_node) == [2, 1]
+    hosts.write_text("node-6\nnode-99 slots=x\n")
+    assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "--hostfile", hosts, "-o", out),
+                          f"{hosts}:2: slots 'x' is not an integer")
+    hosts.write_text("node-6\nelsewhere\n")
+    assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "--hostfile", hosts, "-o", out),
+                          "host 'elsewhere' is not in the platform")
+
+
+def test_one_node_only(tmp_path):
+    r = run_cli("sim", "platform", "--racks", "1", "--nodes-per-rack", "1", "--cores", "2", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("probe", "--sim", tmp_path / "platform.xml", "--ranks-per-node", "2", "-o", tmp_path / "m.rwm")
+    assert_one_line_error(r, "only one node (node-0)")
+    assert not (tmp_path / "m.rwm").exists()
+
+
+def test_bad_probe_options(small_platform, tmp_path):
+    out = tmp_path / "m.rwm"
+    assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--sizes", "8,x"),
+                          "--sizes: '8,x' is not a list")
+    assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--mode", "fast"),
+                          "--mode: 'fast' is not concurrent or isolated")
+    assert_one_line_error(run_cli("probe", "-o", out), "give exactly one of --sim")
+    assert_one_line_error(run_cli("probe", "--launcher", "no-such-mpirun -np 2", "-o", out),
+                          "launcher 'no-such-mpirun' not found")
+    assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--pairs", "node-0:nowhere"),
+                          "node 'nowhere' is not part of this job")
+    assert not out.exists()
+    r = run_cli("probe", "--frobnicate")
+    assert r.returncode == 2 and "No such option" in r.stderr
