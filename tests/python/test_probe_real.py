@@ -30,5 +30,5 @@ def test_real_mpi_probe_on_localhost(tmp_path, ranks):
     lo, mid, hi = model.rtt_min[mask], model.rtt_median[mask], model.rtt_max[mask]
     assert (lo > 0).all() and (lo <= mid).all() and (mid <= hi).all()
     assert (model.samples[mask] >= 3).all()  # at least one round of 3 repetitions kept
-    assert np.isfinite(model.bandwidth[mask]).all()
+    assert (model.beta[mask] >= 0).all()  # the fit never returns a negative slope
     assert model.source.startswith("mpi:mpirun")
