@@ -15,6 +15,11 @@ SOURCES   := $(shell find engine python -type f -not -path '*/__pycache__/*') \
 TESTBUILD := build/engine-tests
 DEMO_OUT  ?= rankwise-demo
 
+# Any MPI: `make MPICC=/path/to/mpicc` builds the real-MPI programs with it.
+ifdef MPICC
+export CMAKE_ARGS += -DMPI_C_COMPILER=$(MPICC)
+endif
+
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
