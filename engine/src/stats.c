@@ -30,10 +30,12 @@ int rw_stat_from_rounds(double *samples, int rounds, int per_round, rw_stat *out
     if (rounds <= 0 || per_round <= 0)
         return 0;
 
-    double medians[rounds];
+    double *medians = malloc(2 * (size_t)rounds * sizeof *medians);
+    if (!medians)
+        return 0; /* count stays 0: no statistics rather than wrong ones */
+    double *sorted = medians + rounds;
     for (int r = 0; r < rounds; r++)
         medians[r] = rw_median(samples + (size_t)r * per_round, (size_t)per_round);
-    double sorted[rounds];
     for (int r = 0; r < rounds; r++)
         sorted[r] = medians[r];
     double typical = rw_median(sorted, (size_t)rounds);
@@ -50,6 +52,7 @@ int rw_stat_from_rounds(double *samples, int rounds, int per_round, rw_stat *out
                 samples[(size_t)kept * per_round + k] = samples[(size_t)r * per_round + k];
         kept++;
     }
+    free(medians);
     size_t n = (size_t)kept * per_round;
     double sum = 0;
     for (size_t k = 0; k < n; k++)

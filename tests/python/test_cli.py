@@ -78,6 +78,8 @@ def test_bad_probe_options(small_platform, tmp_path):
     assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--mode", "fast"),
                           "--mode: 'fast' is not concurrent or isolated")
     assert_one_line_error(run_cli("probe", "-o", out), "give exactly one of --sim")
+    assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--rounds", "100000"),
+                          "repetitions x rounds is 500000")
     assert_one_line_error(run_cli("probe", "--launcher", "no-such-mpirun -np 2", "-o", out),
                           "launcher 'no-such-mpirun' not found")
     assert_one_line_error(run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--pairs", "node-0:nowhere"),

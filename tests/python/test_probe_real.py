@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rankwise.model import MEASURED
+from rankwise import paths
+from rankwise.launch import mpi_environment
+from rankwise.model import MEASURED, MISSING, Model
 from rankwise.probe import ProbeOptions, probe_launcher
 
 pytestmark = pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun on this machine")
@@ -32,3 +39,56 @@ def test_real_mpi_probe_on_localhost(tmp_path, ranks):
     assert (model.samples[mask] >= 3).all()  # at least one round of 3 repetitions kept
     assert (model.beta[mask] >= 0).all()  # the fit never returns a negative slope
     assert model.source.startswith("mpi:mpirun")
+
+
+def _pid_of_rank(rank: int, deadline: float) -> int:
+    """The process of MPI rank `rank` of a running rankwise-probe (Open MPI)."""
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if b"rankwise-probe" not in (entry / "cmdline").read_bytes():
+                    continue
+                env = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+                return int(entry.name)
+        time.sleep(0.05)
+    raise AssertionError(f"rank {rank} not found")
+
+
+@pytest.mark.skipif(not shutil.which("ompi_info"), reason="finds ranks through Open MPI's environment")
+def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_path):
+    """SIGSTOP one rank mid-probe: the others time out on it, stop at the
+    time budget and rank 0 writes a complete model before MPI_Finalize."""
+    out, log = tmp_path / "m.rwm", tmp_path / "log"
+    cmd = ["mpirun", "-np", "3", "--oversubscribe", str(paths.program("rankwise-probe", "mpi")),
+           "--group-by", "rank", "--output", str(out), "--progress", "--sizes", "8,1K",
+           "--repetitions", "2", "--rounds", "50000", "--timeout", "1", "--time-budget", "4"]
+    with open(log, "w") as sink:
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=mpi_environment(),
+                                start_new_session=True)
+    stopped = None
+    try:
+        deadline = time.monotonic() + 60
+        while "RW-PROGRESS" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stopped = _pid_of_rank(2, deadline)
+        os.kill(stopped, signal.SIGSTOP)
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert out.exists(), log.read_text()[-2000:]
+        model = Model.load(out)  # complete: written atomically before MPI_Finalize
+    finally:
+        for pid, kill in ((stopped, os.kill), (proc.pid, os.killpg)):
+            try:
+                if pid:
+                    kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+    assert model.state[0, 1] == MEASURED and model.state[1, 0] == MEASURED
+    for i, j in [(0, 2), (2, 0), (1, 2), (2, 1)]:
+        assert model.state[i, j] == MISSING, (i, j)

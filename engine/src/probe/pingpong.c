@@ -8,6 +8,8 @@
  * missing. */
 #include "pingpong.h"
 
+#include <stdlib.h>
+
 #define PROBE_TAG 7321
 
 static int wait_all(MPI_Request *req, int n, double deadline)
@@ -45,7 +47,7 @@ static void abandon(MPI_Request *req, int n)
 double rw_ping(MPI_Comm comm, int peer, const char *buf, int64_t size, double timeout)
 {
     MPI_Request req[2];
-    char ack;
+    static char ack; /* 0 bytes: never written, but must outlive an abandoned receive */
     double t0 = MPI_Wtime();
     MPI_Irecv(&ack, 0, MPI_BYTE, peer, PROBE_TAG, comm, &req[0]);
     MPI_Isend(buf, (int)size, MPI_BYTE, peer, PROBE_TAG, comm, &req[1]);
@@ -77,21 +79,30 @@ int rw_pong(MPI_Comm comm, int peer, char *buf, int64_t size, double timeout)
 
 int rw_sync_flag(MPI_Comm comm, int *flag, double timeout)
 {
-    int in = *flag;
 #ifdef RW_SMPI
     /* SMPI's non-blocking allreduce sends O(n^2) messages; waits block
      * under SMPI anyway, so the blocking collective loses nothing. */
     (void)timeout;
+    int in = *flag;
     MPI_Allreduce(&in, flag, 1, MPI_INT, MPI_MAX, comm);
     return 0;
-#endif
+#else
+    /* The buffers live on the heap: an abandoned collective may still
+     * write into them after this function returned. */
+    int *buf = malloc(2 * sizeof *buf);
+    if (!buf)
+        return -1;
+    buf[0] = *flag;
     MPI_Request req;
-    MPI_Iallreduce(&in, flag, 1, MPI_INT, MPI_MAX, comm, &req);
+    MPI_Iallreduce(&buf[0], &buf[1], 1, MPI_INT, MPI_MAX, comm, &req);
     if (wait_all(&req, 1, MPI_Wtime() + timeout) != 0) {
         /* A pending collective can be neither cancelled nor freed: it is
-         * left behind, and the caller stops using collectives. */
-        *flag = in;
+         * left behind with its buffers, and the caller stops using
+         * collectives. */
         return -1;
     }
+    *flag = buf[1];
+    free(buf);
     return 0;
+#endif
 }

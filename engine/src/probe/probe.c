@@ -26,6 +26,9 @@ void rw_probe_options_default(rw_probe_options *opt)
     opt->measure_intra = 1;
 }
 
+/* Samples kept per pair and size (repetitions x rounds): bounds memory. */
+#define RW_MAX_SERIES 100000
+
 /* Values sent per peer from a leader to rank 0: state, measured_at, then
  * STAT_FIELDS per size. */
 #define STAT_FIELDS 5
@@ -41,6 +44,8 @@ typedef struct probe {
     int me;            /* node index (leaders only) */
     uint8_t *want;     /* n*n ordered pairs to measure */
     double *samples;   /* leader: [peer][size][round*reps + k] */
+    int *filled;       /* leader: [peer][size] rounds with samples (a time
+                        * budget may stop the schedule early) */
     uint8_t *state;    /* leader: per peer, rw_pair_state of me -> peer */
     uint8_t *dead;     /* leader: peer stopped answering */
     double *when;      /* leader: measured_at per peer */
@@ -76,6 +81,7 @@ static void initiate(probe *p, MPI_Comm comm, int peer_rank, int peer, int s, in
     }
     if (p->state[peer] == RW_PAIR_UNPROBED)
         p->state[peer] = RW_PAIR_MEASURED;
+    p->filled[(size_t)peer * p->ns + s] = round + 1;
     p->when[peer] = now_unix(p);
 }
 
@@ -251,7 +257,8 @@ static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_
             if (is_intra && intra_state == RW_PAIR_MEASURED)
                 st = intra[s];
             else if (!is_intra && p->state[j] == RW_PAIR_MEASURED)
-                rw_stat_from_rounds(sample_slot(p, j, s, 0), p->rounds, p->reps, &st);
+                rw_stat_from_rounds(sample_slot(p, j, s, 0), p->filled[(size_t)j * p->ns + s],
+                                    p->reps, &st);
             pack_stat(d + PEER_HEADER + (size_t)STAT_FIELDS * s, &st);
         }
     }
@@ -386,6 +393,9 @@ static rw_status check_options(const rw_probe_options *o)
             return rw_fail(RW_ERR_ARG, "message sizes must be increasing, between 0 and 1 GiB");
     if (s->repetitions < 1 || s->rounds < 1 || s->warmup < 0)
         return rw_fail(RW_ERR_ARG, "repetitions and rounds must be >= 1, warm-up >= 0");
+    if ((double)s->repetitions * s->rounds > RW_MAX_SERIES)
+        return rw_fail(RW_ERR_ARG, "repetitions x rounds is %.0f, at most %d samples per pair and size",
+                       (double)s->repetitions * s->rounds, RW_MAX_SERIES);
     if (!(s->timeout > 0))
         return rw_fail(RW_ERR_ARG, "the per-pair timeout must be positive");
     if (s->time_budget < 0)
@@ -422,6 +432,7 @@ static void probe_free(probe *p)
     payload_free(p->buf);
     free(p->want);
     free(p->samples);
+    free(p->filled);
     free(p->state);
     free(p->dead);
     free(p->when);
@@ -467,10 +478,11 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
     if (!st && p.nodes.is_leader) {
         MPI_Comm_rank(p.nodes.leaders, &p.me);
         p.samples = calloc((size_t)p.n * p.ns * p.rounds * p.reps, sizeof *p.samples);
+        p.filled = calloc((size_t)p.n * p.ns, sizeof *p.filled);
         p.state = calloc((size_t)p.n, 1);
         p.dead = calloc((size_t)p.n, 1);
         p.when = calloc((size_t)p.n, sizeof *p.when);
-        if (!p.samples || !p.state || !p.dead || !p.when)
+        if (!p.samples || !p.filled || !p.state || !p.dead || !p.when)
             st = rw_fail(RW_ERR_NOMEM, "out of memory for the probe's samples");
     }
     if ((st = agree(comm, st))) {
