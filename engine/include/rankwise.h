@@ -163,6 +163,72 @@ int rw_tournament_rounds(int n);
 /* Partner of participant `me` in `round`, or -1 for a bye. */
 int rw_tournament_partner(int n, int round, int me);
 
+/* ---------------------------------------------------------------------
+ * Communication matrix: who sends how much to whom in a job of N ranks
+ * ------------------------------------------------------------------- */
+
+#define RW_MATRIX_FORMAT_VERSION 1
+/* Largest job a matrix describes: guards against a mistyped rank count
+ * allocating gigabytes of row offsets. */
+#define RW_MATRIX_MAX_RANKS (1 << 26)
+
+/* A sparse directed matrix over ranks 0..n_ranks-1: entry (src, dst) holds
+ * the messages and bytes rank src sends to rank dst over the whole run
+ * (profiled, or generated from a pattern). Rows are compressed by source:
+ * the entries of rank i are k in [row_start[i], row_start[i+1]), with
+ * dst[k] strictly increasing inside a row. Invariants kept by every
+ * function below: each stored entry has msgs > 0 or bytes > 0 (zero-byte
+ * messages are traffic; an entry with neither is not stored), and the sums
+ * of all msgs and of all bytes fit in int64, so no sum of entries
+ * overflows. A rank sending to itself is allowed (src == dst). */
+typedef struct rw_matrix {
+    int32_t n_ranks;
+    int64_t nnz;        /* stored entries */
+    int64_t *row_start; /* n_ranks + 1 offsets into dst/msgs/bytes */
+    int32_t *dst;       /* nnz destination ranks */
+    int64_t *msgs;      /* nnz message counts */
+    int64_t *bytes;     /* nnz byte volumes */
+    char source[256];   /* where the traffic comes from (one line, may be empty) */
+    char pattern[256];  /* generator spec that made it (one line, may be empty) */
+} rw_matrix;
+
+/* Build a matrix from `count` COO triplets (src[k], dst[k], msgs[k],
+ * bytes[k]) in any order; duplicate (src, dst) pairs are summed and pairs
+ * that sum to no message and no byte are dropped. Refused (RW_ERR_ARG):
+ * n_ranks outside [1, RW_MATRIX_MAX_RANKS], a rank outside [0, n_ranks),
+ * a negative count or volume, totals beyond int64. Sorting is a two-pass
+ * counting sort, O(count + n_ranks); sorted input is copied as is.
+ * source and pattern start empty. */
+rw_status rw_matrix_create(int32_t n_ranks, int64_t count, const int32_t *src,
+                           const int32_t *dst, const int64_t *msgs, const int64_t *bytes,
+                           rw_matrix **out);
+void rw_matrix_free(rw_matrix *m);
+
+/* Index k of entry (src, dst), or -1 when absent or out of range
+ * (binary search in the row). */
+int64_t rw_matrix_find(const rw_matrix *m, int32_t src, int32_t dst);
+/* Messages and bytes src -> dst (0 and 0 when absent); RW_ERR_ARG when a
+ * rank is out of range. Either output may be NULL. */
+rw_status rw_matrix_get(const rw_matrix *m, int32_t src, int32_t dst, int64_t *msgs,
+                        int64_t *bytes);
+/* Number of distinct destinations of src (0 when out of range). */
+int32_t rw_matrix_out_degree(const rw_matrix *m, int32_t src);
+int64_t rw_matrix_total_msgs(const rw_matrix *m);
+int64_t rw_matrix_total_bytes(const rw_matrix *m);
+
+/* The undirected traffic graph a mapper partitions: entry (i, j), i != j,
+ * holds msgs(i,j) + msgs(j,i) and bytes(i,j) + bytes(j,i), and is stored in
+ * both rows i and j (symmetric CSR, the form Scotch and METIS take);
+ * traffic of a rank to itself is left out. source and pattern are copied.
+ * RW_ERR_ARG when the doubled totals would not fit in int64. */
+rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out);
+
+/* File format (docs/formats.md, "Communication matrix"). write is atomic
+ * like rw_model_write; it refuses (RW_ERR_ARG) a source or pattern holding
+ * a line break. read reports "path:line: message" on malformed input. */
+rw_status rw_matrix_read(const char *path, rw_matrix **out);
+rw_status rw_matrix_write(const rw_matrix *m, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,348 @@
+/* The communication matrix: building from COO triplets, accessors,
+ * symmetrisation, the file format and every way a file or an input can be
+ * refused. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "rankwise.h"
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+#define CHECK_MSG(text)                                                                  \
+    do {                                                                                 \
+        if (!strstr(rw_last_error(), (text))) {                                          \
+            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,      \
+                    rw_last_error(), (text));                                            \
+            check_failures++;                                                            \
+        }                                                                                \
+    } while (0)
+
+/* 4 ranks, unsorted triplets with duplicates, a zero-byte message, a
+ * self-message and one pair that sums to nothing. */
+static rw_matrix *sample(void)
+{
+    int32_t src[] = {2, 0, 1, 0, 2, 3, 0, 1, 3};
+    int32_t dst[] = {1, 3, 0, 1, 1, 3, 1, 2, 0};
+    int64_t msgs[] = {1, 4, 2, 1, 2, 1, 1, 3, 0};
+    int64_t bytes[] = {100, 40, 0, 10, 200, 8, 5, 30, 0};
+    rw_matrix *m = NULL;
+    CHECK(rw_matrix_create(4, 9, src, dst, msgs, bytes, &m) == RW_OK);
+    return m;
+}
+
+static void check_create(void)
+{
+    rw_matrix *m = sample();
+    if (!m)
+        return;
+    /* Rows: 0 -> {1: (2, 15), 3: (4, 40)}, 1 -> {0: (2, 0), 2: (3, 30)},
+     * 2 -> {1: (3, 300)}, 3 -> {3: (1, 8)}; (3, 0) held nothing. */
+    CHECK(m->n_ranks == 4 && m->nnz == 6);
+    int64_t want_start[] = {0, 2, 4, 5, 6};
+    int32_t want_dst[] = {1, 3, 0, 2, 1, 3};
+    int64_t want_msgs[] = {2, 4, 2, 3, 3, 1};
+    int64_t want_bytes[] = {15, 40, 0, 30, 300, 8};
+    for (int i = 0; i <= 4; i++)
+        CHECK(m->row_start[i] == want_start[i]);
+    for (int k = 0; k < 6; k++)
+        CHECK(m->dst[k] == want_dst[k] && m->msgs[k] == want_msgs[k] && m->bytes[k] == want_bytes[k]);
+    CHECK(rw_matrix_total_msgs(m) == 15 && rw_matrix_total_bytes(m) == 393);
+    CHECK(m->source[0] == '\0' && m->pattern[0] == '\0');
+
+    int64_t msgs = -1, bytes = -1;
+    CHECK(rw_matrix_get(m, 2, 1, &msgs, &bytes) == RW_OK && msgs == 3 && bytes == 300);
+    CHECK(rw_matrix_get(m, 1, 0, &msgs, &bytes) == RW_OK && msgs == 2 && bytes == 0);
+    CHECK(rw_matrix_get(m, 3, 0, &msgs, NULL) == RW_OK && msgs == 0);
+    CHECK(rw_matrix_get(m, 0, 4, &msgs, &bytes) == RW_ERR_ARG);
+    CHECK_MSG("rank pair 0 -> 4 is not in a matrix of 4 ranks");
+    CHECK(rw_matrix_find(m, 0, 3) == 1 && rw_matrix_find(m, 0, 2) == -1);
+    CHECK(rw_matrix_find(m, -1, 0) == -1 && rw_matrix_find(m, 3, 3) == 5);
+    CHECK(rw_matrix_out_degree(m, 0) == 2 && rw_matrix_out_degree(m, 3) == 1);
+    CHECK(rw_matrix_out_degree(m, 9) == 0);
+
+    /* Symmetrised: (0,1) = (2+0+..) both ways; the self-message 3 -> 3 is gone. */
+    rw_matrix *s = NULL;
+    CHECK(rw_matrix_symmetrize(m, &s) == RW_OK);
+    if (s) {
+        /* pairs: {0,1}: 0->1 (2,15) + 1->0 (2,0) = (4,15); {0,3}: (4,40);
+         * {1,2}: 1->2 (3,30) + 2->1 (3,300) = (6,330). */
+        CHECK(s->nnz == 6);
+        CHECK(rw_matrix_get(s, 0, 1, &msgs, &bytes) == RW_OK && msgs == 4 && bytes == 15);
+        CHECK(rw_matrix_get(s, 1, 0, &msgs, &bytes) == RW_OK && msgs == 4 && bytes == 15);
+        CHECK(rw_matrix_get(s, 3, 0, &msgs, &bytes) == RW_OK && msgs == 4 && bytes == 40);
+        CHECK(rw_matrix_get(s, 2, 1, &msgs, &bytes) == RW_OK && msgs == 6 && bytes == 330);
+        CHECK(rw_matrix_find(s, 3, 3) == -1);
+        CHECK(rw_matrix_total_bytes(s) == 2 * (393 - 8));
+        rw_matrix_free(s);
+    }
+    rw_matrix_free(m);
+
+    /* Sorted input takes the copy path and still merges duplicates. */
+    int32_t ss[] = {0, 0, 0, 1}, sd[] = {1, 1, 2, 0};
+    int64_t sm[] = {1, 1, 0, 1}, sb[] = {8, 8, 0, 4};
+    CHECK(rw_matrix_create(2, 4, ss, sd, sm, sb, &m) == RW_ERR_ARG); /* dst 2 of 2 ranks */
+    CHECK_MSG("entry 2: destination rank 2 is not in [0, 2)");
+    sd[2] = 0;
+    CHECK(rw_matrix_create(2, 4, ss, sd, sm, sb, &m) == RW_OK);
+    if (m) {
+        CHECK(m->nnz == 2 && m->row_start[1] == 1 && m->msgs[0] == 2 && m->bytes[0] == 16);
+        rw_matrix_free(m);
+    }
+
+    /* A matrix without traffic is valid: every row empty. */
+    CHECK(rw_matrix_create(3, 0, NULL, NULL, NULL, NULL, &m) == RW_OK);
+    if (m) {
+        CHECK(m->nnz == 0 && m->row_start[3] == 0 && rw_matrix_total_bytes(m) == 0);
+        rw_matrix_free(m);
+    }
+}
+
+static void check_create_errors(void)
+{
+    int32_t src[] = {0, 1}, dst[] = {1, 0};
+    int64_t msgs[] = {1, 1}, bytes[] = {10, 10};
+    rw_matrix *m = (rw_matrix *)1;
+    CHECK(rw_matrix_create(0, 0, NULL, NULL, NULL, NULL, &m) == RW_ERR_ARG && m == NULL);
+    CHECK_MSG("needs 1 to 67108864 ranks (got 0)");
+    CHECK(rw_matrix_create(RW_MATRIX_MAX_RANKS + 1, 0, NULL, NULL, NULL, NULL, &m) == RW_ERR_ARG);
+    CHECK(rw_matrix_create(2, -1, src, dst, msgs, bytes, &m) == RW_ERR_ARG);
+    CHECK_MSG("negative number of entries");
+    CHECK(rw_matrix_create(2, 2, src, NULL, msgs, bytes, &m) == RW_ERR_ARG);
+    CHECK_MSG("missing src, dst, msgs or bytes");
+    src[1] = 2;
+    CHECK(rw_matrix_create(2, 2, src, dst, msgs, bytes, &m) == RW_ERR_ARG);
+    CHECK_MSG("entry 1: source rank 2 is not in [0, 2)");
+    src[1] = 1;
+    dst[0] = -1;
+    CHECK(rw_matrix_create(2, 2, src, dst, msgs, bytes, &m) == RW_ERR_ARG);
+    CHECK_MSG("entry 0: destination rank -1 is not in [0, 2)");
+    dst[0] = 1;
+    msgs[1] = -3;
+    CHECK(rw_matrix_create(2, 2, src, dst, msgs, bytes, &m) == RW_ERR_ARG);
+    CHECK_MSG("entry 1 (1 -> 0): negative message count -3");
+    msgs[1] = 1;
+    bytes[0] = -1;
+    CHECK(rw_matrix_create(2, 2, src, dst, msgs, bytes, &m) == RW_ERR_ARG);
+    CHECK_MSG("entry 0 (0 -> 1): negative byte volume -1");
+    bytes[0] = INT64_MAX;
+    bytes[1] = 1;
+    CHECK(rw_matrix_create(2, 2, src, dst, msgs, bytes, &m) == RW_ERR_ARG);
+    CHECK_MSG("entry 1: total bytes exceed 64 bits");
+
+    /* Fits once, but not twice: symmetrising is refused, not wrapped. */
+    bytes[1] = 0;
+    CHECK(rw_matrix_create(2, 2, src, dst, msgs, bytes, &m) == RW_OK);
+    rw_matrix *s = (rw_matrix *)1;
+    CHECK(rw_matrix_symmetrize(m, &s) == RW_ERR_ARG && s == NULL);
+    CHECK_MSG("too large to symmetrise");
+    rw_matrix_free(m);
+}
+
+static void check_round_trip(void)
+{
+    rw_matrix *m = sample(), *r = NULL;
+    if (!m)
+        return;
+    snprintf(m->source, sizeof m->source, "pmpi:./app -n 4 # run 3");
+    snprintf(m->pattern, sizeof m->pattern, "ring:ranks=4,bytes=1K");
+    CHECK(rw_matrix_write(m, "rt.rwc") == RW_OK);
+    const char *text = read_all("rt.rwc");
+    CHECK(text && strcmp(text, "rankwise-matrix 1\n"
+                               "ranks 4\n"
+                               "source pmpi:./app -n 4 # run 3\n"
+                               "pattern ring:ranks=4,bytes=1K\n"
+                               "nonzeros 6\n"
+                               "# src dst msgs bytes\n"
+                               "0 1 2 15\n0 3 4 40\n1 0 2 0\n1 2 3 30\n2 1 3 300\n3 3 1 8\n") == 0);
+    CHECK(rw_matrix_read("rt.rwc", &r) == RW_OK);
+    if (r) {
+        CHECK(r->n_ranks == 4 && r->nnz == m->nnz);
+        for (int i = 0; i <= 4; i++)
+            CHECK(r->row_start[i] == m->row_start[i]);
+        for (int64_t k = 0; k < m->nnz; k++)
+            CHECK(r->dst[k] == m->dst[k] && r->msgs[k] == m->msgs[k] && r->bytes[k] == m->bytes[k]);
+        CHECK(strcmp(r->source, m->source) == 0 && strcmp(r->pattern, m->pattern) == 0);
+        rw_matrix_free(r);
+    }
+
+    /* A line break would make the file unreadable: refused, old file kept. */
+    snprintf(m->pattern, sizeof m->pattern, "ring\nranks 9");
+    CHECK(rw_matrix_write(m, "rt.rwc") == RW_ERR_ARG);
+    CHECK_MSG("matrix pattern holds a line break");
+    CHECK(rw_matrix_read("rt.rwc", &r) == RW_OK && r && strcmp(r->pattern, "ring:ranks=4,bytes=1K") == 0);
+    rw_matrix_free(r);
+
+    CHECK(rw_matrix_write(m, "no-such-dir/x.rwc") == RW_ERR_ARG); /* still the bad pattern */
+    m->pattern[0] = '\0';
+    CHECK(rw_matrix_write(m, "no-such-dir/x.rwc") == RW_ERR_IO);
+    CHECK_MSG("no-such-dir/x.rwc: cannot write");
+    CHECK(access("no-such-dir/x.rwc", F_OK) != 0);
+    rw_matrix_free(m);
+
+    /* Hand-written files: comments anywhere, CRLF, blank lines, duplicate
+     * lines summed, optional header lines absent. */
+    write_text("hand.rwc", "# made by hand\r\n\r\nrankwise-matrix 1  # version\r\n"
+                           "  ranks 3# three\r\n0 1 1 8 # first\r\n0 1 2 16\r\n\r\n2 0 0 0\r\n");
+    CHECK(rw_matrix_read("hand.rwc", &r) == RW_OK);
+    if (r) {
+        int64_t msgs, bytes;
+        CHECK(r->n_ranks == 3 && r->nnz == 1 && r->source[0] == '\0');
+        CHECK(rw_matrix_get(r, 0, 1, &msgs, &bytes) == RW_OK && msgs == 3 && bytes == 24);
+        rw_matrix_free(r);
+    }
+    write_text("empty.rwc", "rankwise-matrix 1\nranks 5\nnonzeros 0\n");
+    CHECK(rw_matrix_read("empty.rwc", &r) == RW_OK && r && r->n_ranks == 5 && r->nnz == 0);
+    rw_matrix_free(r);
+}
+
+/* Each malformed file is refused with exactly "path:line: message". */
+static void check_error(const char *text, const char *expect)
+{
+    write_text("bad.rwc", text);
+    rw_matrix *m = (rw_matrix *)1;
+    rw_status st = rw_matrix_read("bad.rwc", &m);
+    CHECK(st == RW_ERR_PARSE);
+    CHECK(m == NULL);
+    if (strcmp(rw_last_error(), expect) != 0) {
+        fprintf(stderr, "unexpected message: %s\n                (wanted %s)\n", rw_last_error(), expect);
+        check_failures++;
+    }
+}
+
+static void check_read_errors(void)
+{
+    const char *head = "rankwise-matrix 1\nranks 4\n";
+    char buf[1024], big[400];
+    check_error("", "bad.rwc:0: empty file, not a rankwise communication matrix");
+    check_error("# only a comment\n\n", "bad.rwc:2: empty file, not a rankwise communication matrix");
+    check_error("rankwise-model 1\n",
+                "bad.rwc:1: not a rankwise communication matrix (expected 'rankwise-matrix 1')");
+    check_error("rankwise-matrix\n",
+                "bad.rwc:1: not a rankwise communication matrix (expected 'rankwise-matrix 1')");
+    check_error("rankwise-matrix 2\n", "bad.rwc:1: matrix format version 2 is newer than this rankwise (1)");
+    check_error("rankwise-matrix one\n", "bad.rwc:1: the format version ('one') must be an integer in [1, 1000]");
+    check_error("rankwise-matrix 1\n", "bad.rwc:1: no 'ranks' line");
+    check_error("rankwise-matrix 1\n0 1 1 1\n", "bad.rwc:2: data line before 'ranks'");
+    check_error("rankwise-matrix 1\nranks 0\n", "bad.rwc:2: ranks ('0') must be an integer in [1, 67108864]");
+    check_error("rankwise-matrix 1\nranks 4 5\n", "bad.rwc:2: 'ranks' takes 1 field, found 2");
+    check_error("rankwise-matrix 1\nranks\n", "bad.rwc:2: 'ranks' takes 1 field, found 0");
+    snprintf(buf, sizeof buf, "%sranks 4\n", head);
+    check_error(buf, "bad.rwc:3: 'ranks' given twice");
+    snprintf(buf, sizeof buf, "%srankwise-matrix 1\n", head);
+    check_error(buf, "bad.rwc:3: 'rankwise-matrix' given twice");
+    snprintf(buf, sizeof buf, "%sweights 3\n", head);
+    check_error(buf, "bad.rwc:3: unknown keyword 'weights'");
+    snprintf(buf, sizeof buf, "%s0 1 1 1\nsource late\n", head);
+    check_error(buf, "bad.rwc:4: 'source' after the data lines (header lines come first)");
+    snprintf(buf, sizeof buf, "%ssource a\nsource b\n", head);
+    check_error(buf, "bad.rwc:4: 'source' given twice");
+    snprintf(buf, sizeof buf, "%spattern   \n", head);
+    check_error(buf, "bad.rwc:3: 'pattern' needs a text");
+    memset(big, 'x', 300);
+    big[300] = '\0';
+    snprintf(buf, sizeof buf, "%ssource %s\n", head, big);
+    check_error(buf, "bad.rwc:3: 'source' text is longer than 255 characters");
+    snprintf(buf, sizeof buf, "%snonzeros -1\n", head);
+    check_error(buf, "bad.rwc:3: nonzeros ('-1') must be an integer in [0, 9223372036854775807]");
+    snprintf(buf, sizeof buf, "%snonzeros 3\n0 1 1 1\n1 0 1 1\n", head);
+    check_error(buf, "bad.rwc:5: 'nonzeros 3' (line 3) but 2 data lines: truncated file?");
+    snprintf(buf, sizeof buf, "%snonzeros 1\nnonzeros 1\n", head);
+    check_error(buf, "bad.rwc:4: 'nonzeros' given twice");
+
+    /* Data lines. */
+    snprintf(buf, sizeof buf, "%s0 1 1\n", head);
+    check_error(buf, "bad.rwc:3: a data line has 4 fields (src dst msgs bytes), found 3");
+    snprintf(buf, sizeof buf, "%s0 1 1 # 8\n", head);
+    check_error(buf, "bad.rwc:3: a data line has 4 fields (src dst msgs bytes), found 3");
+    snprintf(buf, sizeof buf, "%s0 1 1 8 9\n", head);
+    check_error(buf, "bad.rwc:3: a data line has 4 fields (src dst msgs bytes), found more");
+    snprintf(buf, sizeof buf, "%s0 1 1 8\n4 0 1 8\n", head);
+    check_error(buf, "bad.rwc:4: src ('4') must be an integer in [0, 3]");
+    snprintf(buf, sizeof buf, "%s-1 0 1 8\n", head);
+    check_error(buf, "bad.rwc:3: src ('-1') must be an integer in [0, 3]");
+    snprintf(buf, sizeof buf, "%s0 12 1 8\n", head);
+    check_error(buf, "bad.rwc:3: dst ('12') must be an integer in [0, 3]");
+    snprintf(buf, sizeof buf, "%s0 1 -2 8\n", head);
+    check_error(buf, "bad.rwc:3: msgs ('-2') must be an integer in [0, 9223372036854775807]");
+    snprintf(buf, sizeof buf, "%s0 1 1 8.5\n", head);
+    check_error(buf, "bad.rwc:3: bytes ('8.5') must be an integer in [0, 9223372036854775807]");
+    snprintf(buf, sizeof buf, "%s0 1 1 1e6\n", head);
+    check_error(buf, "bad.rwc:3: bytes ('1e6') must be an integer in [0, 9223372036854775807]");
+    snprintf(buf, sizeof buf, "%s0 1 1 9223372036854775808\n", head);
+    check_error(buf, "bad.rwc:3: bytes ('9223372036854775808') must be an integer in [0, 9223372036854775807]");
+    snprintf(buf, sizeof buf, "%s0 1 1 9223372036854775807\n1 0 1 1\n", head);
+    check_error(buf, "bad.rwc:4: total bytes exceed 64 bits");
+    snprintf(buf, sizeof buf, "%s0 1 9223372036854775807 0\n0 1 1 0\n", head);
+    check_error(buf, "bad.rwc:4: total messages exceed 64 bits");
+
+    rw_matrix *m;
+    CHECK(rw_matrix_read("does-not-exist.rwc", &m) == RW_ERR_IO && m == NULL);
+    CHECK_MSG("does-not-exist.rwc: cannot open");
+}
+
+/* A few thousand random triplets: the CSR equals a dense accumulation. */
+static void check_against_dense(void)
+{
+    enum { N = 37, COUNT = 5000 };
+    static int64_t dense_msgs[N][N], dense_bytes[N][N];
+    static int32_t src[COUNT], dst[COUNT];
+    static int64_t msgs[COUNT], bytes[COUNT];
+    uint64_t x = 42;
+    for (int k = 0; k < COUNT; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        src[k] = (int32_t)((x >> 33) % N);
+        dst[k] = (int32_t)((x >> 17) % N);
+        msgs[k] = (int64_t)((x >> 7) % 3);
+        bytes[k] = msgs[k] ? (int64_t)((x >> 40) % 1000) : 0;
+        dense_msgs[src[k]][dst[k]] += msgs[k];
+        dense_bytes[src[k]][dst[k]] += bytes[k];
+    }
+    rw_matrix *m = NULL;
+    CHECK(rw_matrix_create(N, COUNT, src, dst, msgs, bytes, &m) == RW_OK);
+    if (!m)
+        return;
+    int64_t nonzero = 0, bad = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            int64_t a, b;
+            rw_matrix_get(m, i, j, &a, &b);
+            bad += a != dense_msgs[i][j] || b != dense_bytes[i][j];
+            nonzero += dense_msgs[i][j] || dense_bytes[i][j];
+        }
+    CHECK(bad == 0 && m->nnz == nonzero);
+    for (int i = 0; i < N; i++)
+        for (int64_t k = m->row_start[i] + 1; k < m->row_start[i + 1]; k++)
+            bad += m->dst[k] <= m->dst[k - 1];
+    CHECK(bad == 0);
+    rw_matrix_free(m);
+}
+
+int main(void)
+{
+    check_create();
+    check_create_errors();
+    check_round_trip();
+    check_read_errors();
+    check_against_dense();
+    CHECK_DONE();
+}
