@@ -100,3 +100,38 @@ def check(status: int) -> None:
 
 def version() -> str:
     return lib().rw_version().decode()
+
+
+# ---------------------------------------------------------------------------
+# Communication matrix (engine/src/matrix.c, matrix_io.c): declared apart
+# from lib() so the model's binding stays as it is; both share one CDLL.
+
+
+class CMatrix(C.Structure):
+    _fields_ = [
+        ("n_ranks", C.c_int32),
+        ("nnz", C.c_int64),
+        ("row_start", C.POINTER(C.c_int64)),
+        ("dst", C.POINTER(C.c_int32)),
+        ("msgs", C.POINTER(C.c_int64)),
+        ("bytes", C.POINTER(C.c_int64)),
+        ("source", C.c_char * 256),
+        ("pattern", C.c_char * 256),
+    ]
+
+
+MatrixPtr = C.POINTER(CMatrix)
+
+
+@lru_cache(maxsize=1)
+def matrix_lib() -> C.CDLL:
+    """librankwise with the communication-matrix functions declared."""
+    so = lib()
+    i32p, i64p = C.POINTER(C.c_int32), C.POINTER(C.c_int64)
+    so.rw_matrix_create.argtypes = [C.c_int32, C.c_int64, i32p, i32p, i64p, i64p, C.POINTER(MatrixPtr)]
+    so.rw_matrix_free.argtypes = [MatrixPtr]
+    so.rw_matrix_free.restype = None
+    so.rw_matrix_read.argtypes = [C.c_char_p, C.POINTER(MatrixPtr)]
+    so.rw_matrix_write.argtypes = [MatrixPtr, C.c_char_p]
+    so.rw_matrix_symmetrize.argtypes = [MatrixPtr, C.POINTER(MatrixPtr)]
+    return so

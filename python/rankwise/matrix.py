@@ -1,0 +1,325 @@
+"""The communication matrix in Python: who sends how much to whom.
+
+A job of N ranks is described by a sparse directed matrix: entry (src, dst)
+holds the messages and bytes rank src sends to rank dst. The C engine is the
+one implementation of its invariants (entries sorted by (src, dst), unique,
+never empty, totals within int64) and of the text file format (docs/formats.md,
+"Communication matrix"); this module holds the same entries as numpy COO
+arrays and copies them across. ``.npz`` files are a numpy alternative.
+"""
+
+from __future__ import annotations
+
+import ctypes as C
+import os
+import tempfile
+import zipfile
+from os import PathLike, fspath
+from pathlib import Path
+
+import numpy as np
+
+from rankwise import engine
+from rankwise.errors import RankwiseError
+
+NPZ_FORMAT = "rankwise-matrix 1"
+TEXT_MAX = 255  # bytes of source / pattern, as in the C struct
+DENSE_MAX_RANKS = 8192  # to_dense(): 8192^2 int64 is already 512 MiB
+
+
+class CommMatrix:
+    """Messages and bytes per ordered pair of ranks, as sorted COO arrays.
+
+    ``src``/``dst`` (int32) are sorted by (src, dst) without repeats;
+    ``msgs``/``bytes`` (int64) are the totals of each pair over the whole
+    run. Pairs without traffic are absent; zero-byte messages count.
+    ``pattern`` is the generator spec that made the matrix (empty when it
+    was measured), ``source`` free text about where it comes from.
+    """
+
+    __slots__ = ("n_ranks", "src", "dst", "msgs", "bytes", "source", "pattern")
+
+    def __init__(self, n_ranks, src, dst, msgs, bytes, *, source: str = "", pattern: str = ""):
+        """Triplets in any order; repeated pairs are summed (by the C engine,
+        which also refuses ranks outside [0, n_ranks) and negative volumes)."""
+        _check_text("source", source)
+        _check_text("pattern", pattern)
+        n_ranks = _int_scalar("n_ranks", n_ranks)
+        arrays = [
+            _int_array(name, a, dt)
+            for name, a, dt in (("src", src, np.int32), ("dst", dst, np.int32),
+                                ("msgs", msgs, np.int64), ("bytes", bytes, np.int64))
+        ]
+        if len({a.size for a in arrays}) != 1:
+            raise RankwiseError("src, dst, msgs and bytes must have the same length "
+                                f"(got {', '.join(str(a.size) for a in arrays)})")
+        ptr = _create_c(n_ranks, *arrays)
+        try:
+            _fill_from_c(self, ptr)
+        finally:
+            engine.matrix_lib().rw_matrix_free(ptr)
+        self.source, self.pattern = source, pattern
+
+    # ------------------------------------------------------------ building
+    @classmethod
+    def from_dense(cls, bytes, msgs=None, *, source: str = "", pattern: str = "") -> "CommMatrix":
+        """From an N x N array of bytes (and of message counts; by default
+        one message wherever bytes > 0)."""
+        volume = np.asarray(bytes)
+        if volume.ndim != 2 or volume.shape[0] != volume.shape[1]:
+            raise RankwiseError(f"a dense matrix must be square, got shape {volume.shape}")
+        count = (volume > 0).astype(np.int64) if msgs is None else np.asarray(msgs)
+        if count.shape != volume.shape:
+            raise RankwiseError(f"msgs has shape {count.shape}, bytes {volume.shape}")
+        src, dst = np.nonzero((volume != 0) | (count != 0))
+        return cls(volume.shape[0], src, dst, count[src, dst], volume[src, dst],
+                   source=source, pattern=pattern)
+
+    def to_dense(self, what: str = "bytes", max_ranks: int = DENSE_MAX_RANKS) -> np.ndarray:
+        """N x N int64 array of "bytes" or "msgs" (for small N: it is N^2)."""
+        if what not in ("bytes", "msgs"):
+            raise RankwiseError(f"to_dense: '{what}' is not bytes or msgs")
+        if self.n_ranks > max_ranks:
+            raise RankwiseError(f"to_dense: {self.n_ranks} ranks is more than {max_ranks}; "
+                                "use the sparse arrays")
+        out = np.zeros((self.n_ranks, self.n_ranks), dtype=np.int64)
+        out[self.src, self.dst] = getattr(self, what)
+        return out
+
+    def symmetrized(self) -> "CommMatrix":
+        """The undirected traffic graph: (i, j) and (j, i) both hold the sum
+        of both directions; traffic of a rank to itself is left out."""
+        so = engine.matrix_lib()
+        ptr = self._to_c()
+        out = engine.MatrixPtr()
+        try:
+            engine.check(so.rw_matrix_symmetrize(ptr, C.byref(out)))
+        finally:
+            so.rw_matrix_free(ptr)
+        try:
+            return _from_c(out)
+        finally:
+            so.rw_matrix_free(out)
+
+    # ---------------------------------------------------------- properties
+    @property
+    def nnz(self) -> int:
+        return int(self.src.size)
+
+    @property
+    def total_msgs(self) -> int:
+        return int(self.msgs.sum())
+
+    @property
+    def total_bytes(self) -> int:
+        return int(self.bytes.sum())
+
+    @property
+    def row_start(self) -> np.ndarray:
+        """CSR offsets: the entries of rank i are [row_start[i], row_start[i+1])."""
+        return np.concatenate(([0], np.cumsum(np.bincount(self.src, minlength=self.n_ranks))))
+
+    def out_degree(self) -> np.ndarray:
+        """Distinct destinations per rank."""
+        return np.bincount(self.src, minlength=self.n_ranks)
+
+    def in_degree(self) -> np.ndarray:
+        """Distinct sources per rank."""
+        return np.bincount(self.dst, minlength=self.n_ranks)
+
+    def sent_bytes(self) -> np.ndarray:
+        """Bytes each rank sends (exact int64: bincount's float weights are not)."""
+        out = np.zeros(self.n_ranks, dtype=np.int64)
+        np.add.at(out, self.src, self.bytes)
+        return out
+
+    def received_bytes(self) -> np.ndarray:
+        out = np.zeros(self.n_ranks, dtype=np.int64)
+        np.add.at(out, self.dst, self.bytes)
+        return out
+
+    def get(self, src: int, dst: int) -> tuple[int, int]:
+        """(msgs, bytes) from src to dst, (0, 0) without traffic."""
+        if not (0 <= src < self.n_ranks and 0 <= dst < self.n_ranks):
+            raise RankwiseError(f"rank pair {src} -> {dst} is not in a matrix of {self.n_ranks} ranks")
+        # Sorted by (src, dst): find the row, then the column inside it.
+        lo, hi = np.searchsorted(self.src, [src, src + 1])
+        k = lo + int(np.searchsorted(self.dst[lo:hi], dst))
+        if k < hi and self.dst[k] == dst:
+            return int(self.msgs[k]), int(self.bytes[k])
+        return 0, 0
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, CommMatrix):
+            return NotImplemented
+        return (self.n_ranks == other.n_ranks and self.source == other.source
+                and self.pattern == other.pattern
+                and all(np.array_equal(getattr(self, a), getattr(other, a))
+                        for a in ("src", "dst", "msgs", "bytes")))
+
+    __hash__ = None  # mutable arrays
+
+    def __repr__(self) -> str:
+        what = f", pattern={self.pattern!r}" if self.pattern else ""
+        return f"CommMatrix(n_ranks={self.n_ranks}, nnz={self.nnz}, total_bytes={self.total_bytes}{what})"
+
+    # ----------------------------------------------------------------- I/O
+    @classmethod
+    def load(cls, path: str | PathLike) -> "CommMatrix":
+        """Read a matrix: ``.npz`` with numpy, anything else as the text format (C engine)."""
+        if _is_npz(path):
+            return _load_npz(path)
+        so = engine.matrix_lib()
+        ptr = engine.MatrixPtr()
+        engine.check(so.rw_matrix_read(fspath(path).encode(), C.byref(ptr)))
+        try:
+            return _from_c(ptr)
+        finally:
+            so.rw_matrix_free(ptr)
+
+    def save(self, path: str | PathLike) -> None:
+        """Write atomically: ``.npz`` with numpy, anything else as text (C engine)."""
+        if _is_npz(path):
+            _save_npz(self, path)
+            return
+        so = engine.matrix_lib()
+        ptr = self._to_c()
+        try:
+            engine.check(so.rw_matrix_write(ptr, fspath(path).encode()))
+        finally:
+            so.rw_matrix_free(ptr)
+
+    # -------------------------------------------------------- C round trip
+    def _to_c(self) -> engine.MatrixPtr:
+        _check_text("source", self.source)
+        _check_text("pattern", self.pattern)
+        ptr = _create_c(self.n_ranks, self.src, self.dst, self.msgs, self.bytes)
+        ptr.contents.source = self.source.encode()
+        ptr.contents.pattern = self.pattern.encode()
+        return ptr
+
+
+def _create_c(n_ranks: int, src, dst, msgs, bytes) -> engine.MatrixPtr:
+    src, dst = (np.ascontiguousarray(a, dtype=np.int32) for a in (src, dst))
+    msgs, bytes = (np.ascontiguousarray(a, dtype=np.int64) for a in (msgs, bytes))
+    if not -(2**31) <= n_ranks < 2**31:
+        raise RankwiseError(f"a communication matrix needs 1 to 67108864 ranks (got {n_ranks})")
+    i32p, i64p = C.POINTER(C.c_int32), C.POINTER(C.c_int64)
+    ptr = engine.MatrixPtr()
+    engine.check(engine.matrix_lib().rw_matrix_create(
+        n_ranks, src.size, src.ctypes.data_as(i32p), dst.ctypes.data_as(i32p),
+        msgs.ctypes.data_as(i64p), bytes.ctypes.data_as(i64p), C.byref(ptr)))
+    return ptr
+
+
+def _fill_from_c(obj: CommMatrix, ptr: engine.MatrixPtr) -> None:
+    m = ptr.contents
+    n, nnz = m.n_ranks, m.nnz
+    row_start = np.ctypeslib.as_array(m.row_start, shape=(n + 1,))
+    obj.n_ranks = int(n)
+    obj.src = np.repeat(np.arange(n, dtype=np.int32), np.diff(row_start))
+    copy = lambda p, dt: (np.ctypeslib.as_array(p, shape=(nnz,)).copy() if nnz  # noqa: E731
+                          else np.empty(0, dtype=dt))
+    obj.dst = copy(m.dst, np.int32)
+    obj.msgs = copy(m.msgs, np.int64)
+    obj.bytes = copy(m.bytes, np.int64)
+    obj.source = m.source.decode(errors="replace")
+    obj.pattern = m.pattern.decode(errors="replace")
+
+
+def _from_c(ptr: engine.MatrixPtr) -> CommMatrix:
+    """A CommMatrix holding a copy of a C matrix (already canonical: no second pass)."""
+    obj = CommMatrix.__new__(CommMatrix)
+    _fill_from_c(obj, ptr)
+    return obj
+
+
+# --------------------------------------------------------------- checking
+def _check_text(name: str, text: str) -> None:
+    if not isinstance(text, str):
+        raise RankwiseError(f"matrix {name} must be text, got {type(text).__name__}")
+    if "\n" in text or "\r" in text:
+        raise RankwiseError(f"matrix {name} holds a line break")
+    if len(text.encode()) > TEXT_MAX:
+        raise RankwiseError(f"matrix {name} is longer than {TEXT_MAX} bytes: {text[:40]}...")
+    if text != text.strip():
+        # The file format trims the text: refuse what would not read back the same.
+        raise RankwiseError(f"matrix {name} '{text}' starts or ends with blanks")
+
+
+def _int_scalar(name: str, value) -> int:
+    try:
+        as_int = int(value)
+    except (TypeError, ValueError):
+        raise RankwiseError(f"{name} must be an integer, got {value!r}") from None
+    if as_int != value:
+        raise RankwiseError(f"{name} must be an integer, got {value!r}")
+    return as_int
+
+
+def _int_array(name: str, values, dtype) -> np.ndarray:
+    """A 1-D array of dtype holding exactly the given integers (no silent
+    wrap-around of 2**32 to 0, no truncation of 1.5 to 1)."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise RankwiseError(f"{name} must be a 1-D array, got shape {arr.shape}")
+    if arr.dtype == dtype:
+        return arr
+    if (arr.size and arr.dtype.kind not in "iuf") or (arr.dtype.kind == "f" and not np.isfinite(arr).all()):
+        raise RankwiseError(f"{name} must hold integers, got {arr.dtype}")
+    with np.errstate(invalid="ignore"):  # out-of-range floats: caught just below
+        cast = arr.astype(dtype)
+    if arr.size and not np.array_equal(cast, arr):
+        bad = arr[cast != arr][0]
+        raise RankwiseError(f"{name}: {bad!r} is not an integer that fits in {np.dtype(dtype).name}")
+    return cast
+
+
+# -------------------------------------------------------------------- npz
+def _is_npz(path) -> bool:
+    return Path(path).suffix.lower() == ".npz"
+
+
+def _save_npz(m: CommMatrix, path) -> None:
+    """Uncompressed (zlib would cost seconds on millions of entries); atomic
+    like the engine's writer: a complete temporary file renamed over path."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as exc:
+        raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, format=np.array(NPZ_FORMAT), n_ranks=np.int64(m.n_ranks), src=m.src,
+                     dst=m.dst, msgs=m.msgs, bytes=m.bytes, source=np.array(m.source),
+                     pattern=np.array(m.pattern))
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise RankwiseError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _load_npz(path) -> CommMatrix:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise RankwiseError(f"{path}: cannot open: No such file or directory") from None
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise RankwiseError(f"{path}: not a numpy .npz file ({exc})") from None
+    fmt = str(data.get("format", ""))
+    kind, _, version = fmt.partition(" ")
+    if kind != "rankwise-matrix" or not version.isdigit():
+        raise RankwiseError(f"{path}: not a rankwise communication matrix (no 'format' entry "
+                            f"'{NPZ_FORMAT}')")
+    if int(version) > 1:
+        raise RankwiseError(f"{path}: matrix format version {version} is newer than this rankwise (1)")
+    missing = [k for k in ("n_ranks", "src", "dst", "msgs", "bytes") if k not in data]
+    if missing:
+        raise RankwiseError(f"{path}: no '{missing[0]}' array")
+    try:
+        return CommMatrix(data["n_ranks"].item(), data["src"], data["dst"], data["msgs"],
+                          data["bytes"], source=str(data.get("source", "")),
+                          pattern=str(data.get("pattern", "")))
+    except RankwiseError as exc:
+        raise RankwiseError(f"{path}: {exc}") from None
