@@ -179,6 +179,9 @@ class CommMatrix:
 
     def save(self, path: str | PathLike) -> None:
         """Write atomically: ``.npz`` with numpy, anything else as text (C engine)."""
+        # Checked for both formats: a file must read back as what was saved.
+        _check_text("source", self.source)
+        _check_text("pattern", self.pattern)
         if _is_npz(path):
             _save_npz(self, path)
             return
@@ -191,7 +194,7 @@ class CommMatrix:
 
     # -------------------------------------------------------- C round trip
     def _to_c(self) -> engine.MatrixPtr:
-        _check_text("source", self.source)
+        _check_text("source", self.source)  # attributes may have been changed since __init__
         _check_text("pattern", self.pattern)
         ptr = _create_c(self.n_ranks, self.src, self.dst, self.msgs, self.bytes)
         ptr.contents.source = self.source.encode()
@@ -270,8 +273,8 @@ def _int_array(name: str, values, dtype) -> np.ndarray:
     with np.errstate(invalid="ignore"):  # out-of-range floats: caught just below
         cast = arr.astype(dtype)
     if arr.size and not np.array_equal(cast, arr):
-        bad = arr[cast != arr][0]
-        raise RankwiseError(f"{name}: {bad!r} is not an integer that fits in {np.dtype(dtype).name}")
+        bad = arr[cast != arr][0].item()
+        raise RankwiseError(f"{name}: {bad} is not an integer that fits in {np.dtype(dtype).name}")
     return cast
 
 
