@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes as C
 import os
-import tempfile
 import zipfile
 from os import PathLike, fspath
 from pathlib import Path
@@ -285,10 +284,13 @@ def _is_npz(path) -> bool:
 
 def _save_npz(m: CommMatrix, path) -> None:
     """Uncompressed (zlib would cost seconds on millions of entries); atomic
-    like the engine's writer: a complete temporary file renamed over path."""
+    like the engine's writer: a complete 'path.tmp.PID' renamed over path,
+    created with the usual 0666 & ~umask (mkstemp's 0600 would differ from
+    the text files)."""
     path = Path(path)
+    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     except OSError as exc:
         raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
     try:
@@ -298,7 +300,7 @@ def _save_npz(m: CommMatrix, path) -> None:
                      pattern=np.array(m.pattern))
         os.replace(tmp, path)
     except OSError as exc:
-        os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise RankwiseError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 

@@ -227,21 +227,29 @@ def _stencil(name: str, dims: tuple[int, ...], neighbours: int, periodic: bool,
     offsets = [o for o in offsets if np.count_nonzero(o) in volumes]
     _check(len(offsets) == neighbours, name, f"internal: {len(offsets)} offsets for {neighbours}")
     _room(name, n * neighbours)
-    extent = np.array(dims)[:, None]
-    coords = np.indices(dims).reshape(len(dims), n)
-    rank = np.arange(n)
+    rank = np.arange(n, dtype=np.int32)
     srcs, dsts, vols = [], [], []
     for off in offsets:
-        c = coords + off[:, None]
-        if periodic:
-            c %= extent
-            keep = slice(None)
+        # Per axis, the neighbour's coordinate (-1 off an open grid): tables
+        # of a few entries, broadcast into the grid in row-major order, much
+        # cheaper than shifting and wrapping N-long coordinate arrays.
+        axes = [np.arange(size) + o for size, o in zip(dims, off)]
+        axes = [a % size if periodic else np.where((a >= 0) & (a < size), a, -1)
+                for a, size in zip(axes, dims)]
+        grids = np.ix_(*axes)
+        dst, inside = grids[0], grids[0] >= 0
+        for g, size in zip(grids[1:], dims[1:]):
+            dst = dst * size + g
+            inside = inside & (g >= 0)
+        dst = dst.ravel().astype(np.int32)
+        if not periodic:
+            inside = np.broadcast_to(inside, dims).ravel()
+            srcs.append(rank[inside])
+            dst = dst[inside]
         else:
-            keep = ((c >= 0) & (c < extent)).all(axis=0)
-            c = c[:, keep]
-        srcs.append(rank[keep])
-        dsts.append(np.ravel_multi_index(tuple(c), dims))
-        vols.append(np.full(dsts[-1].size, volumes[np.count_nonzero(off)], np.int64))
+            srcs.append(rank)
+        dsts.append(dst)
+        vols.append(np.full(dst.size, volumes[np.count_nonzero(off)], np.int64))
     return _finish(n, np.concatenate(srcs), np.concatenate(dsts), iterations, np.concatenate(vols), spec)
 
 
