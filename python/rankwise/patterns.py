@@ -455,7 +455,6 @@ class Pattern:
     name: str
     generator: Callable[..., CommMatrix]
     params: tuple[Param, ...]
-    summary: str
 
 
 def _ranks(default=None):
@@ -469,34 +468,26 @@ def _bytes(key="bytes", default=_REQUIRED):
 _ITER = Param("iterations", "count", 1, minimum=1)
 
 PATTERNS: dict[str, Pattern] = {p.name: p for p in (
-    Pattern("alltoall", alltoall, (_ranks(_REQUIRED), _bytes(), _ITER),
-            "every rank sends `bytes` to every other rank"),
-    Pattern("alltoallv", alltoallv, (Param("sizes", "path", _REQUIRED), _ranks(), _ITER),
-            "sizes[i][j] bytes from i to j, read from a .npy or text matrix"),
+    Pattern("alltoall", alltoall, (_ranks(_REQUIRED), _bytes(), _ITER)),
+    Pattern("alltoallv", alltoallv, (Param("sizes", "path", _REQUIRED), _ranks(), _ITER)),
     Pattern("stencil3d", stencil3d, (Param("grid", "dims3"), _ranks(),
                                      Param("neighbours", "count", 6, words=("6", "18", "26")),
                                      Param("periodic", "flag", False), _bytes(),
-                                     _bytes("edge_bytes", None), _bytes("corner_bytes", None), _ITER),
-            "3-D halo exchange on a process grid"),
+                                     _bytes("edge_bytes", None), _bytes("corner_bytes", None), _ITER)),
     Pattern("stencil2d", stencil2d, (Param("grid", "dims2"), _ranks(),
                                      Param("neighbours", "count", 4, words=("4", "8")),
                                      Param("periodic", "flag", False), _bytes(),
-                                     _bytes("corner_bytes", None), _ITER),
-            "2-D halo exchange on a process grid"),
-    Pattern("ring", ring, (_ranks(_REQUIRED), _bytes(), Param("bidirectional", "flag", False), _ITER),
-            "rank i sends to i+1 (and i-1)"),
+                                     _bytes("corner_bytes", None), _ITER)),
+    Pattern("ring", ring, (_ranks(_REQUIRED), _bytes(), Param("bidirectional", "flag", False), _ITER)),
     Pattern("groups", groups, (Param("groups", "count", _REQUIRED, minimum=1, kwarg="n_groups"),
                                Param("per_group", "count", _REQUIRED, minimum=1), _bytes(),
                                _bytes("link_bytes"), Param("skip", "count", 0), _ITER,
-                               Param("seed", "count", 0), Param("shuffle", "flag", True)),
-            "all-to-all inside groups, a chain of links between them, ranks shuffled"),
+                               Param("seed", "count", 0), Param("shuffle", "flag", True))),
     Pattern("fft", fft, (Param("grid", "dims3", _REQUIRED), _ranks(),
                          Param("decomp", "word", "pencil", words=("slab", "pencil")),
-                         Param("pgrid", "dims2"), _ITER),
-            "transposes of a 3-D FFT of complex doubles (slab or pencil)"),
+                         Param("pgrid", "dims2"), _ITER)),
     Pattern("tree", tree, (_ranks(_REQUIRED), _bytes(), Param("op", "word", "bcast", words=("bcast", "reduce")),
-                           Param("root", "count", 0), _ITER),
-            "binomial-tree broadcast or reduce"),
+                           Param("root", "count", 0), _ITER)),
 )}
 _ALIASES = {"neighbors": "neighbours"}
 _FLAGS = {"1": True, "true": True, "yes": True, "on": True,
