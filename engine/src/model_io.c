@@ -327,7 +327,7 @@ static rw_status make_model(reader *r, header *h, rw_model **out)
 
 static rw_status find_size(const reader *r, const rw_model *m, int k, int *s_out)
 {
-    long long v;
+    long long v = 0;
     rw_status st = get_long(r, k, 0, INT64_MAX / 2, &v);
     if (st)
         return st;
@@ -355,8 +355,8 @@ static rw_status parse_data_line(reader *r, rw_model *m)
 {
     const char *kw = r->fields[0];
     int n = m->n_nodes;
-    long long i, j;
-    int s;
+    long long i = 0, j = 0;
+    int s = 0;
     rw_status st;
     if (strcmp(kw, "pair") == 0) {
         uint8_t state = RW_PAIR_UNPROBED;
