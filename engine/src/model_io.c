@@ -422,7 +422,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
         if (r->nfields == 0)
             continue;
         if (!seen_magic) {
-            long long v;
+            long long v = 0;
             if (strcmp(r->fields[0], "rankwise-model") != 0 || r->nfields != 2) {
                 st = PARSE_ERROR(r, "not a rankwise model (expected 'rankwise-model %d')",
                                  RW_MODEL_FORMAT_VERSION);
