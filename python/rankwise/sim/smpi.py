@@ -9,11 +9,14 @@ from pathlib import Path
 from rankwise.errors import RankwiseError
 
 # Simulated time must depend on the platform only: computation between MPI
-# calls is not timed (smpi/simulate-computation:no). CM02 without cross
-# traffic makes a route's latency the sum of its links' latencies and its
-# bandwidth the smallest link's, which is what the ground truth states.
+# calls is not timed (smpi/simulate-computation:no), nor is reading the
+# clock (smpi/wtime:0; SMPI charges 10 ns per MPI_Wtime by default, a bias
+# on every timing and an extra simulator event). CM02 without cross traffic
+# makes a route's latency the sum of its links' latencies and its bandwidth
+# the smallest link's, which is what the ground truth states.
 SMPI_SETTINGS = (
     "smpi/simulate-computation:no",
+    "smpi/wtime:0",
     "network/model:CM02",
     "network/crosstraffic:0",
 )
