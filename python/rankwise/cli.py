@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from rankwise.cli_import import import_command
 from rankwise.cli_pattern import pattern_app
 from rankwise.errors import RankwiseError
 
@@ -21,6 +22,7 @@ app = typer.Typer(
 sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid SMPI).")
 app.add_typer(sim_app, name="sim")
 app.add_typer(pattern_app, name="pattern")
+app.command("import", no_args_is_help=True)(import_command)
 
 console = Console()
 err_console = Console(stderr=True)

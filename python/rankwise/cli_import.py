@@ -1,0 +1,49 @@
+"""`rankwise import`: a communication matrix from what MPI tools write
+(Intel MPI statistics, Open MPI monitoring, lists, dense or Matrix Market
+matrices; docs/formats.md, "Importers"), saved as .rwc or .npz.
+
+Options are taken as text and checked by the importers, so that a bad
+value is one line (`rankwise: error: ...`), as everywhere in rankwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+console = Console()
+
+FORMAT_HELP = "Input format: auto (default: told by content, then name), " \
+              "intel, openmpi, list, dense, mtx, npz, rwc."
+
+
+def import_command(
+    source: str = typer.Argument(..., metavar="FILE_OR_DIR",
+                                 help="A file, a directory of Open MPI NAME.RANK.prof files, or a quoted glob."),
+    output: Path = typer.Option(..., "--output", "-o", help="Matrix file to write: .rwc (text) or .npz."),
+    format: str = typer.Option("auto", "--format", "-f", metavar="F", help=FORMAT_HELP),
+    ranks: Optional[str] = typer.Option(None, "--ranks", metavar="N",
+                                        help="Job size: ranks outside [0, N) are errors; must agree with "
+                                             "a file that states it."),
+    kinds: Optional[str] = typer.Option(None, "--kinds", metavar="EISRC",
+                                        help="Open MPI monitoring lines to import (default EISR: "
+                                             "point-to-point, internal, one-sided)."),
+):
+    """Import an application's traffic: Intel MPI stats, Open MPI monitoring, lists, matrices."""
+    from rankwise.importers import load_comm
+
+    matrix = load_comm(source, format, n_ranks=ranks, kinds=kinds)
+    matrix.save(output)
+    console.print(escape(summary_line(matrix, source, output)), highlight=False, soft_wrap=True)
+
+
+def summary_line(matrix, source, output) -> str:
+    """One line: ranks, nonzeros, messages, total bytes, where from."""
+    from rankwise.cli_pattern import _human
+
+    return (f"{output}: {matrix.n_ranks} ranks, {matrix.nnz} nonzeros, {matrix.total_msgs} messages, "
+            f"{matrix.total_bytes} bytes ({_human(matrix.total_bytes)}) from {source}"
+            + (f" [{matrix.source}]" if matrix.source else ""))
