@@ -124,7 +124,9 @@ def load(path, n_ranks: int | None = None, kinds: str | None = None) -> CommMatr
         n = job_size(where, n_ranks, count, "found files for")
         trip.check_ranks(n, f" (the run has files for ranks 0-{n - 1} only: are files missing?)")
     else:
-        n = job_size(where, n_ranks, trip.max_rank() + 1 if len(trip) else None, "the lines reach")
+        # with --ranks, add() has checked every rank already
+        found = trip.max_rank() + 1 if len(trip) and n_ranks is None else None
+        n = job_size(where, n_ranks, found, "the lines reach")
     note = "+".join(kinds) + " lines"
     return trip.matrix(n, source_text("openmpi-monitoring", where, note), where)
 
