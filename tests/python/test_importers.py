@@ -354,6 +354,22 @@ def test_list_blanks_commas_comments_and_repeats(tmp_path):
     assert load_comm(tmp_path / "pairs.txt", n_ranks=8).n_ranks == 8
 
 
+def test_list_fast_and_careful_readers_agree(tmp_path):
+    # Digits only: read with numpy at once. One '1e1' sends the file through
+    # the line-by-line reader; both must give the same matrix.
+    rng = np.random.default_rng(7)
+    rows = rng.integers(0, 50, size=(500, 4))
+    text = "".join(f"{s} {d} {b} {c}\n" for s, d, b, c in rows)
+    fast = load_comm(write(tmp_path / "fast.txt", text))
+    careful = load_comm(write(tmp_path / "careful.txt", text + "0 1 1e1 1\n"))
+    n = int(rows[:, :2].max()) + 1
+    extra = CommMatrix(n, [0], [1], [1], [10])
+    assert fast.n_ranks == careful.n_ranks == n
+    both = CommMatrix(n, np.concatenate([fast.src, extra.src]), np.concatenate([fast.dst, extra.dst]),
+                      np.concatenate([fast.msgs, extra.msgs]), np.concatenate([fast.bytes, extra.bytes]))
+    assert dense_of(careful) == dense_of(both)
+
+
 def test_list_without_messages_and_with_header(tmp_path):
     # three columns: one message per line with bytes > 0
     m = load_comm(write(tmp_path / "t.txt", "0 2 10\n0 2 5\n2 0 0\n"), "triplets")

@@ -128,8 +128,15 @@ def _detect(path) -> tuple[str, list[str] | None]:
 
 
 def _numeric_layout(path, lines: list[str]) -> str:
-    """list or dense, from the shape of the numbers."""
-    data = dense.rows(path, lines)
+    """list or dense, from the shape of the numbers (the first few data
+    lines are enough: only files of up to 8 lines can be ambiguous)."""
+    data = []
+    for no, raw in enumerate(lines, 1):
+        text = raw.split("#", 1)[0].strip()
+        if text:
+            data.append((no, dense.split_fields(text)))
+            if len(data) > 8:
+                break
     if not data:
         raise file_error(path, None, f"no data (only comments or blank lines): cannot tell its format "
                                      f"(known: {_known()})")

@@ -19,8 +19,12 @@ message. A pair on several lines is summed.
 
 from __future__ import annotations
 
-from rankwise.errors import file_error
+import numpy as np
+
+from rankwise.errors import RankwiseError, file_error
 from rankwise.importers._common import (
+    INT64_MAX,
+    MAX_RANKS,
     Triplets,
     job_size,
     parse_count,
@@ -46,6 +50,9 @@ KEYS = ("src", "dst", "bytes", "msgs")
 
 def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> CommMatrix:
     lines = read_lines(path) if lines is None else lines
+    fast = _fast(path, lines, n_ranks)
+    if fast is not None:
+        return fast
     trip = Triplets(n_ranks)
     columns = None  # index of each of KEYS in a line (msgs may be None)
     width = 0
@@ -77,6 +84,51 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
     n = job_size(path, n_ranks, found, "the list reaches")
     note = "" if columns is None or columns[3] is not None else "one message per line"
     return trip.matrix(n, source_text(NAME, path, note), path)
+
+
+_SEPARATORS = str.maketrans(",;", "  ")
+_FAST_DIGITS = 18  # a value of up to 18 digits fits in int64
+
+
+def _fast(path, lines: list[str], n_ranks: int | None) -> CommMatrix | None:
+    """The common case at numpy speed (1.5 million lines in about a second):
+    plain digits, every line of the same width, nothing out of range. None
+    when anything is unusual; the line-by-line reader then takes over and
+    names the line at fault."""
+    body = [line.split("#", 1)[0] if "#" in line else line for line in lines]
+    body = [line for line in body if line.strip()]
+    if not body:
+        return None
+    first = body[0].translate(_SEPARATORS).split()
+    columns = (0, 1, 2, 3 if len(first) == 4 else None)
+    if not _numeric(first[0]):
+        try:
+            columns = _header(path, 0, first)
+        except RankwiseError:
+            return None
+        body = body[1:]
+    width = len(first)
+    if width not in (3, 4) or not body:
+        return None
+    tokens = " ".join(body).translate(_SEPARATORS).split()
+    if len(tokens) != width * len(body):
+        return None
+    joined = "".join(tokens)
+    if not (joined.isascii() and joined.isdigit()) or max(map(len, tokens)) > _FAST_DIGITS:
+        return None
+    values = np.fromstring(" ".join(tokens), dtype=np.int64, sep=" ").reshape(len(body), width)
+    src, dst, nbytes = (values[:, columns[k]] for k in range(3))
+    msgs = values[:, columns[3]] if columns[3] is not None else (nbytes > 0).astype(np.int64)
+    n = n_ranks if n_ranks is not None else int(max(src.max(), dst.max())) + 1
+    if src.max() >= n or dst.max() >= n or n > MAX_RANKS:
+        return None
+    if sum(nbytes.tolist()) > INT64_MAX or sum(msgs.tolist()) > INT64_MAX:
+        return None
+    note = "" if columns[3] is not None else "one message per line"
+    try:
+        return CommMatrix(n, src, dst, msgs, nbytes, source=source_text(NAME, path, note))
+    except RankwiseError:
+        return None
 
 
 def _numeric(text: str) -> bool:
