@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gzip
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from conftest import run_cli
 
 from rankwise.errors import RankwiseError
 from rankwise.importers import FORMATS, detect_format, format_name, load_comm
+from rankwise.launch import mpi_environment
 from rankwise.matrix import CommMatrix
 
 MB = 1 << 20
@@ -336,6 +339,58 @@ def test_openmpi_directory_problems(tmp_path):
     fails(str(d), "holds the monitoring of several runs or phases (out.*.prof, phase_1.*.prof)", d)
     fails(str(tmp_path / "nothing.*.prof"), "no file matches this pattern", str(tmp_path / "nothing.*.prof"))
     fails(f"{d}/*.prof", "mixes the files of several runs or phases (out, phase_1)", f"{d}/*.prof")
+
+
+# A ring of known volumes and a broadcast, to be monitored by a real Open MPI.
+RING_C = r"""
+#include <mpi.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int rank, size, v[64] = {0};
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char *out = calloc(8000, 1), *in = calloc(8000, 1);
+    for (int it = 0; it < 3; it++)  /* rank r sends 1000 (r + 1) bytes to r + 1, 3 times */
+        MPI_Sendrecv(out, 1000 * (rank + 1), MPI_BYTE, (rank + 1) % size, 5, in, 8000, MPI_BYTE,
+                     (rank + size - 1) % size, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Bcast(v, 64, MPI_INT, 0, MPI_COMM_WORLD);  /* 256 bytes from rank 0 */
+    free(out);
+    free(in);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def _open_mpi_monitoring() -> bool:
+    if not all(shutil.which(tool) for tool in ("mpicc", "mpirun", "ompi_info")):
+        return False
+    info = subprocess.run(["ompi_info"], capture_output=True, text=True, env=mpi_environment())
+    return "MCA pml: monitoring" in info.stdout
+
+
+@pytest.mark.skipif(not _open_mpi_monitoring(), reason="no Open MPI with the monitoring components")
+def test_openmpi_monitoring_of_a_real_run(tmp_path):
+    (tmp_path / "ring.c").write_text(RING_C)
+    subprocess.run(["mpicc", "-o", tmp_path / "ring", tmp_path / "ring.c"], check=True, env=mpi_environment())
+    (tmp_path / "prof").mkdir()
+    run = subprocess.run(["mpirun", "-np", "4", "--oversubscribe", "--mca", "pml_monitoring_enable", "2",
+                          "--mca", "pml_monitoring_enable_output", "3", "--mca", "pml_monitoring_filename",
+                          "prof/run", "./ring"], cwd=tmp_path, env=mpi_environment(), capture_output=True,
+                         text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    ring = load_comm(tmp_path / "prof", kinds="E")
+    assert ring.n_ranks == 4
+    assert dense_of(ring) == ([[0, 3000, 0, 0], [0, 0, 6000, 0], [0, 0, 0, 9000], [12000, 0, 0, 0]],
+                              [[0, 3, 0, 0], [0, 0, 3, 0], [0, 0, 0, 3], [3, 0, 0, 0]])
+    # The broadcast reaches ranks 1-3 through whatever tree the library chose
+    # (I lines); the coll component counts it from the root (C lines).
+    everything = load_comm(tmp_path / "prof")
+    internal = everything.received_bytes() - ring.received_bytes()
+    assert internal[0] == 0 and (internal[1:] >= 256).all()
+    logical = load_comm(tmp_path / "prof", kinds="EC")
+    assert [logical.get(0, peer) for peer in (1, 2, 3)] == [(4, 3256), (1, 256), (1, 256)]
 
 
 # ============================================================ plain lists

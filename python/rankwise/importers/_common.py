@@ -40,7 +40,12 @@ def read_lines(path: str | PathLike) -> list[str]:
         raise file_error(path, None, f"not a text file (byte {exc.start} is not UTF-8)") from None
     if "\x00" in text:
         raise file_error(path, None, "not a text file (it holds NUL bytes)")
-    return text.splitlines()
+    # Lines end at \n (CRLF accepted), as editors and 'grep -n' count them:
+    # str.splitlines would also cut at form feeds and Unicode separators.
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def read_bytes(path: str | PathLike) -> bytes:
