@@ -8,7 +8,7 @@ value is one line (`rankwise: error: ...`), as everywhere in rankwise."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -21,8 +21,9 @@ FORMAT_HELP = "Input format: auto (default: told by content, then name), " \
 
 
 def import_command(
-    source: str = typer.Argument(..., metavar="FILE_OR_DIR",
-                                 help="A file, a directory of Open MPI NAME.RANK.prof files, or a quoted glob."),
+    sources: List[str] = typer.Argument(..., metavar="FILE_OR_DIR...",
+                                        help="A file, a directory of Open MPI NAME.RANK.prof files, a glob, "
+                                             "or several .prof files."),
     output: Path = typer.Option(..., "--output", "-o", help="Matrix file to write: .rwc (text) or .npz."),
     format: str = typer.Option("auto", "--format", "-f", metavar="F", help=FORMAT_HELP),
     ranks: Optional[str] = typer.Option(None, "--ranks", metavar="N",
@@ -35,8 +36,9 @@ def import_command(
     """Import an application's traffic: Intel MPI stats, Open MPI monitoring, lists, matrices."""
     from rankwise.importers import load_comm
 
-    matrix = load_comm(source, format, n_ranks=ranks, kinds=kinds)
+    matrix = load_comm(sources if len(sources) > 1 else sources[0], format, n_ranks=ranks, kinds=kinds)
     matrix.save(output)
+    source = sources[0] if len(sources) == 1 else f"{len(sources)} files ({sources[0]} ...)"
     console.print(escape(summary_line(matrix, source, output)), highlight=False, soft_wrap=True)
 
 

@@ -14,6 +14,8 @@ import subprocess
 import numpy as np
 import pytest
 from conftest import run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rankwise.errors import RankwiseError
 from rankwise.importers import FORMATS, detect_format, format_name, load_comm
@@ -265,6 +267,19 @@ def test_openmpi_directory_glob_and_single_file(tmp_path):
     one = write(tmp_path / "all.prof", OMPI_2 + OMPI_0 + OMPI_1)
     assert dense_of(load_comm(one)) == (OMPI_BYTES, OMPI_MSGS)
     assert load_comm(one, n_ranks=5).n_ranks == 5
+
+
+def test_openmpi_list_of_files(tmp_path):
+    # what a shell passes for an unquoted prof/out.*.prof
+    d = ompi_dir(tmp_path)
+    files = [d / f"out.{r}.prof" for r in (2, 0, 1)]
+    m = load_comm(files)
+    assert dense_of(m) == (OMPI_BYTES, OMPI_MSGS) and load_comm([d]) == load_comm(d)
+    fails(str(d / "out.1.prof"), "missing: the files are of ranks 0-2 with no file for rank 1",
+          [files[0], files[1]])
+    fails(str(d), "is not a file (several inputs must all be monitoring files)", [files[0], d])
+    with pytest.raises(RankwiseError, match="several inputs are only read as Open MPI monitoring files"):
+        load_comm(files, "list")
 
 
 def test_openmpi_kinds(tmp_path):
@@ -554,6 +569,27 @@ def test_rwc_and_npz_pass_through(tmp_path):
     fails(str(tmp_path / "m.rwc"), "the matrix has 3 ranks, but --ranks says 4", tmp_path / "m.rwc", n_ranks=4)
 
 
+# =========================================== round trips (property tests)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, 5),
+                                   st.integers(0, 2**40)), max_size=30))))
+def test_every_text_format_reads_back_what_was_written(tmp_path, case):
+    n, entries = case
+    src, dst, msgs, nbytes = (list(col) for col in zip(*entries)) if entries else ([], [], [], [])
+    m = CommMatrix(n, src, dst, msgs, nbytes)
+    body = "".join(f"{s},{d},{b},{c}\n" for s, d, c, b in zip(m.src, m.dst, m.msgs, m.bytes))
+    lst = load_comm(write(tmp_path / "l.csv", "src,dst,bytes,msgs\n" + body), n_ranks=n)
+    assert dense_of(lst) == dense_of(m)
+    two = "\n".join(" ".join(map(str, row)) for row in np.vstack([m.to_dense(), m.to_dense("msgs")]))
+    assert dense_of(load_comm(write(tmp_path / "d.mat", two + "\n"))) == dense_of(m)
+    # Matrix Market: one message per entry, so compare bytes only
+    mtx = "".join(f"{s + 1} {d + 1} {b}\n" for s, d, b in zip(m.src, m.dst, m.bytes))
+    mm = load_comm(write(tmp_path / "m.mtx", f"%%MatrixMarket matrix coordinate integer general\n"
+                                             f"{n} {n} {m.nnz}\n{mtx}"))
+    assert mm.to_dense().tolist() == m.to_dense().tolist()
+
+
 # ============================================================== detection
 def test_detection_by_content_then_name(tmp_path):
     files = {
@@ -609,6 +645,15 @@ def test_cli_import_writes_the_matrix_and_one_summary_line(tmp_path):
     r = run_cli("import", d, "--format", "openmpi", "--ranks", "3", "--kinds", "E", "-o", out)
     assert r.returncode == 0, r.stderr
     assert CommMatrix.load(out).total_bytes == 4364
+
+
+def test_cli_import_several_files(tmp_path):
+    d = ompi_dir(tmp_path)
+    out = tmp_path / "m.rwc"
+    r = run_cli("import", *sorted(d.iterdir()), "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert "3 ranks, 6 nonzeros" in r.stdout and f"from 3 files ({d / 'out.0.prof'} ...)" in r.stdout
+    assert dense_of(CommMatrix.load(out)) == (OMPI_BYTES, OMPI_MSGS)
 
 
 def test_cli_import_errors_are_one_line_and_write_nothing(tmp_path):

@@ -57,9 +57,10 @@ def format_name(format: str) -> str:
     raise RankwiseError(f"unknown format '{format}'; known formats: {_known()}")
 
 
-def load_comm(path: str | PathLike, format: str = "auto", *, n_ranks: int | None = None,
+def load_comm(path: str | PathLike | list, format: str = "auto", *, n_ranks: int | None = None,
               kinds: str | None = None) -> CommMatrix:
-    """Read a communication matrix from any supported input.
+    """Read a communication matrix from any supported input (a path; or a
+    list of paths: Open MPI monitoring files, as a shell expands a glob).
 
     ``format`` is "auto" (told by content, then by name) or one of FORMATS
     (or an alias); ``n_ranks`` is the job size when known (--ranks): ranks
@@ -69,6 +70,14 @@ def load_comm(path: str | PathLike, format: str = "auto", *, n_ranks: int | None
     ``path[:line]: message`` on anything wrong."""
     fmt = format_name(format)
     n = check_ranks_option(n_ranks)
+    if isinstance(path, (list, tuple)):
+        if len(path) == 1:
+            path = path[0]
+        elif fmt in ("auto", "openmpi"):
+            # several files (an unquoted glob): only monitoring output comes in pieces
+            return openmpi.load(list(path), n, kinds)
+        else:
+            raise RankwiseError(f"several inputs are only read as Open MPI monitoring files, not as '{fmt}'")
     lines = None
     if fmt == "auto":
         fmt, lines = _detect(path)
@@ -142,8 +151,8 @@ def _numeric_layout(path, lines: list[str]) -> str:
                                      f"(known: {_known()})")
     no, fields = data[0]
     if not _numbers(fields):
-        if _numbers(data[1][1] if len(data) > 1 else []) and 3 <= len(fields) <= 4:
-            return "list"  # a header line, then numbers
+        if 3 <= len(fields) <= 4 and all(f.lower() in plain.ALIASES for f in fields):
+            return "list"  # a header line naming the columns
         raise file_error(path, no, f"cannot tell the format of this file (known: {_known()}); "
                                    "give --format")
     width, rows = len(fields), len(data)

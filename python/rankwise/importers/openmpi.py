@@ -92,7 +92,18 @@ def is_glob(text: str) -> bool:
 
 
 def load(path, n_ranks: int | None = None, kinds: str | None = None) -> CommMatrix:
+    """path: a directory, a glob, a file, or a list of files (what a shell
+    makes of an unquoted glob)."""
     kinds = _check_kinds(kinds)
+    if isinstance(path, (list, tuple)):
+        if len(path) == 1:
+            path = path[0]
+        else:
+            for name in path:
+                if not Path(name).is_file():
+                    raise file_error(name, None, "is not a file (several inputs must all be monitoring files)")
+            files = _named(path[0], sorted(Path(name) for name in path))
+            return _finish(files, n_ranks, kinds, f"{Path(path[0]).parent}/{len(path)} files")
     target = Path(path)
     if target.is_dir():
         files = _rank_files_in(target)
@@ -108,6 +119,10 @@ def load(path, n_ranks: int | None = None, kinds: str | None = None) -> CommMatr
         where = str(path)
         _refuse_lone_rank_file(target, n_ranks)
 
+    return _finish(files, n_ranks, kinds, where)
+
+
+def _finish(files: list[tuple[Path, int | None]], n_ranks: int | None, kinds: str, where: str) -> CommMatrix:
     ranked = files[0][1] is not None
     trip = Triplets(n_ranks if not ranked else None)
     for file, rank in files:

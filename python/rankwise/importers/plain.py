@@ -44,7 +44,7 @@ COLUMN_NAMES = {
     "bytes": ("bytes", "volume", "size", "amount", "value", "weight"),
     "msgs": ("msgs", "messages", "count", "calls", "transfers", "n"),
 }
-_ALIAS = {alias: key for key, aliases in COLUMN_NAMES.items() for alias in aliases}
+ALIASES = {alias: key for key, aliases in COLUMN_NAMES.items() for alias in aliases}
 KEYS = ("src", "dst", "bytes", "msgs")
 
 
@@ -142,7 +142,7 @@ def _numeric(text: str) -> bool:
 def _header(path, no: int, fields: list[str]) -> tuple:
     index: dict[str, int] = {}
     for k, name in enumerate(fields):
-        key = _ALIAS.get(name.lower())
+        key = ALIASES.get(name.lower())
         if key is None:
             known = ", ".join("/".join(v) for v in COLUMN_NAMES.values())
             raise file_error(path, no, f"unknown column '{name}' in the header line (known: {known})")
