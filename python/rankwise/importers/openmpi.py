@@ -124,19 +124,19 @@ def load(path, n_ranks: int | None = None, kinds: str | None = None) -> CommMatr
 
 def _finish(files: list[tuple[Path, int | None]], n_ranks: int | None, kinds: str, where: str) -> CommMatrix:
     ranked = files[0][1] is not None
-    trip = Triplets(n_ranks if not ranked else None)
-    for file, rank in files:
-        _read(file, rank, kinds, trip)
-
-    if ranked:
-        count = len(files)
-        missing = sorted(set(range(count)) - {r for _, r in files})
+    if ranked:  # a gap in the ranks is seen before reading anything
+        missing = sorted(set(range(len(files))) - {r for _, r in files})
         if missing:
             stem = files[0][0].name.rsplit(".", 2)[0]
             raise file_error(files[0][0].parent / f"{stem}.{missing[0]}.prof", None,
                              f"missing: the files are of ranks 0-{files[-1][1]} with no file for rank "
                              f"{missing[0]}")
-        n = job_size(where, n_ranks, count, "found files for")
+    trip = Triplets(n_ranks if not ranked else None)
+    for file, rank in files:
+        _read(file, rank, kinds, trip)
+
+    if ranked:
+        n = job_size(where, n_ranks, len(files), "found files for")
         trip.check_ranks(n, f" (the run has files for ranks 0-{n - 1} only: are files missing?)")
     else:
         # with --ranks, add() has checked every rank already
