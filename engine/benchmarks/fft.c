@@ -297,7 +297,9 @@ static int bench_grid(rw_bench *b, fft *f, const int *grid, int *failed)
     }
     /* the largest local array, the same on every rank or not: agree on it */
     unsigned long long most = local_points(f);
+    rw_bench_pcontrol(0);
     MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, b->comm);
+    rw_bench_pcontrol(1);
     if (!rw_bench_fits(b, bytes, 3.0 * (double)most * POINT))
         return 0;
     if (most > INT_MAX) {

@@ -263,7 +263,10 @@ static int bench(rw_bench *b, groups *gr, const char *traffic)
              "link_bytes=%s,skip=%d,iterations=%d,seed=%lld,shuffle=%d",
              gr->n_groups, gr->per_group, sizes[0] ? sizes : "none", link, gr->skip, b->iterations,
              (long long)gr->seed, gr->shuffle);
-    return write_traffic(gr, traffic, source);
+    rw_bench_pcontrol(0);
+    int rc = write_traffic(gr, traffic, source);
+    rw_bench_pcontrol(1);
+    return rc;
 }
 
 static void groups_free(groups *gr)

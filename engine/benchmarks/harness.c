@@ -268,12 +268,24 @@ int rw_bench_init(rw_bench *b, const char *program, const char *usage_line,
 }
 
 /* ------------------------------------------------------------ buffers */
+/* Pauses nest: only the outermost pause and resume reach MPI_Pcontrol.
+ * (Under SMPI each rank has its own copy of this, smpi/privatization.) */
+static int paused;
+
+void rw_bench_pcontrol(int level)
+{
+    if (level == 0 && paused++ == 0)
+        pcontrol(0);
+    else if (level != 0 && paused > 0 && --paused == 0)
+        pcontrol(1);
+}
+
 int rw_bench_all_ok(const rw_bench *b, int ok)
 {
     int all = ok ? 1 : 0;
-    pcontrol(0);
+    rw_bench_pcontrol(0);
     MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, b->comm);
-    pcontrol(1);
+    rw_bench_pcontrol(1);
     return all;
 }
 
@@ -376,7 +388,7 @@ int rw_bench_time(rw_bench *b, rw_bench_op op, void *ctx, int64_t size, rw_bench
         return rw_bench_fail(b, "out of memory for %d timings", b->iterations);
     }
     int bad = 0;
-    pcontrol(0);
+    rw_bench_pcontrol(0);
     b->timed = 0;
     for (int i = 0; i < b->warmup; i++) {
         MPI_Barrier(b->comm);
@@ -385,16 +397,16 @@ int rw_bench_time(rw_bench *b, rw_bench_op op, void *ctx, int64_t size, rw_bench
     b->timed = 1;
     for (int i = 0; i < b->iterations; i++) {
         MPI_Barrier(b->comm);
-        pcontrol(1);
+        rw_bench_pcontrol(1);
         double t0 = MPI_Wtime();
         bad |= op(ctx, size, i) != 0;
         t[i] = MPI_Wtime() - t0;
-        pcontrol(0);
+        rw_bench_pcontrol(0);
     }
     b->timed = 0;
     MPI_Allreduce(MPI_IN_PLACE, t, b->iterations, MPI_DOUBLE, MPI_MAX, b->comm);
     MPI_Allreduce(&bad, &out->failed, 1, MPI_INT, MPI_SUM, b->comm);
-    pcontrol(1);
+    rw_bench_pcontrol(1);
     double lo = t[0], hi = t[0], sum = 0;
     for (int i = 0; i < b->iterations; i++) {
         lo = t[i] < lo ? t[i] : lo;

@@ -108,6 +108,11 @@ int rw_bench_fail(rw_bench *b, const char *fmt, ...) __attribute__((format(print
 /* On rank 0: "PROGRAM: error: MESSAGE" on stderr. Returns the exit code. */
 int rw_bench_report_error(const rw_bench *b);
 
+/* MPI_Pcontrol around the programs' own bookkeeping communication: 0
+ * before, 1 after; pauses nest (only the outermost pair reaches MPI).
+ * Nothing reaches MPI under SMPI, whose MPI_Pcontrol aborts. */
+void rw_bench_pcontrol(int level);
+
 /* Every rank says ok or not; 1 when all are ok (a collective). */
 int rw_bench_all_ok(const rw_bench *b, int ok);
 

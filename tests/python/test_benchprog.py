@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from rankwise import patterns
+from rankwise import paths, patterns
 from rankwise.benchprog import parse_output, program_name, run_benchmark
 from rankwise.errors import RankwiseError
 from rankwise.matrix import CommMatrix
@@ -325,3 +325,29 @@ def test_real_errors():
         run_benchmark("fft", ["--sizes", "1K"], launcher=LOCAL.format(2))
     with pytest.raises(RankwiseError, match="either sim"):
         run_benchmark("fft", [])
+
+
+PROFILER = paths.PACKAGE_DIR / "_lib" / "librankwise_profile.so"
+
+
+@real_mpi
+@pytest.mark.skipif(not PROFILER.exists(), reason="the PMPI profiler is not built")
+def test_real_profiled_traffic_is_the_generators_pattern(tmp_path):
+    """Under the PMPI profiler (LD_PRELOAD) the timed iterations are all it
+    records: the harness's barriers, timings and file writing run under
+    MPI_Pcontrol(0), the warm-up too."""
+    def profiled(program, args, ranks):
+        out = tmp_path / f"{program}.rwc"
+        run_benchmark(program, args, launcher=f"mpirun -np {ranks} --oversubscribe -x LD_PRELOAD={PROFILER} "
+                      f"-x RANKWISE_PROFILE_OUT={out}")
+        return CommMatrix.load(out)
+
+    groups = profiled("groups", ["--groups", "3", "--sizes", "1000", "--link-bytes", "64K", "--skip", "2",
+                                 "--iterations", "7", "--seed", "5", "--traffic", tmp_path / "own.rwc"], 6)
+    expected = patterns.groups(3, 2, 1000, 65536, skip=2, iterations=7, seed=5)
+    for what in ("bytes", "msgs"):
+        np.testing.assert_array_equal(groups.to_dense(what), expected.to_dense(what))
+    stencil = profiled("stencil", ["--mode", "1d", "--grid", "2x1x2", "--sizes", "1K", "--iterations", "3"], 4)
+    expected = patterns.stencil3d((2, 1, 2), neighbours=26, nbytes=1024, iterations=3)
+    for what in ("bytes", "msgs"):
+        np.testing.assert_array_equal(stencil.to_dense(what), expected.to_dense(what))
