@@ -11,6 +11,7 @@ from rich.console import Console
 
 from rankwise.cli_import import import_command
 from rankwise.cli_pattern import pattern_app
+from rankwise.cli_profile import profile_app
 from rankwise.errors import RankwiseError
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
 sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid SMPI).")
 app.add_typer(sim_app, name="sim")
 app.add_typer(pattern_app, name="pattern")
+app.add_typer(profile_app, name="profile")
 app.command("import", no_args_is_help=True)(import_command)
 
 console = Console()
