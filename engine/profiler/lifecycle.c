@@ -45,6 +45,28 @@ static void make_source(int argc, char **argv)
             *p = ' ';
 }
 
+/* The time-stamp counter times calls when the kernel keeps its own time
+ * with it (it then found it invariant and synchronised across cores);
+ * RANKWISE_PROFILE_CLOCK=monotonic forces clock_gettime. */
+static int tsc_is_the_clock(void)
+{
+#if defined(__x86_64__) && !defined(RW_SMPI)
+    const char *env = getenv("RANKWISE_PROFILE_CLOCK");
+    if (env && !strcmp(env, "monotonic"))
+        return 0;
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    char name[32] = "";
+    if (!f)
+        return 0;
+    int ok = fgets(name, sizeof name, f) != NULL && !strncmp(name, "tsc", 3) &&
+             (name[3] == '\n' || name[3] == '\0');
+    fclose(f);
+    return ok;
+#else
+    return 0;
+#endif
+}
+
 void rwp_setup(int argc, char **argv, int thread_level)
 {
     if (initialised) {
@@ -71,7 +93,9 @@ void rwp_setup(int argc, char **argv, int thread_level)
         return;
     }
     make_source(argc, argv);
-    rwp.start_ns = rwp_now_ns();
+    rwp.use_tsc = tsc_is_the_clock();
+    rwp.calib_ns = rwp.start_ns = rwp_now_ns();
+    rwp.calib_ticks = rwp_ticks();
     rwp.ready = 1;
     rwp.on = !rwp.paused && !rwp.broken;
 }

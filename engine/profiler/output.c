@@ -193,7 +193,7 @@ rw_status rwp_write(const char *path)
     stats[S_COLL_MSGS] = rwp.kind_msgs[RWP_KIND_COLL];
     stats[S_COLL_BYTES] = rwp.kind_bytes[RWP_KIND_COLL];
     for (int k = 0; k < RWP_NCLASS; k++) {
-        stats[S_TIME + k] = rwp.time_ns[k];
+        stats[S_TIME + k] = rwp_ticks_to_ns(rwp.time_ticks[k]);
         stats[S_CALLS + k] = rwp.calls[k];
     }
     stats[S_ELAPSED] = rwp_now_ns() - rwp.start_ns;

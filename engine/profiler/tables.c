@@ -18,9 +18,20 @@ void rwp_reset_counts(void)
     memset(rwp.bytes, 0, (size_t)rwp.world_size * sizeof *rwp.bytes);
     memset(rwp.kind_msgs, 0, sizeof rwp.kind_msgs);
     memset(rwp.kind_bytes, 0, sizeof rwp.kind_bytes);
-    memset(rwp.time_ns, 0, sizeof rwp.time_ns);
+    memset(rwp.time_ticks, 0, sizeof rwp.time_ticks);
     memset(rwp.calls, 0, sizeof rwp.calls);
     rwp.start_ns = rwp_now_ns();
+}
+
+/* The ticks-per-ns ratio measured over the whole run so far: its error is
+ * a few clock reads over the run's length. */
+int64_t rwp_ticks_to_ns(int64_t ticks)
+{
+    if (!rwp.use_tsc)
+        return ticks;
+    double span_ticks = (double)(rwp_ticks() - rwp.calib_ticks);
+    double span_ns = (double)(rwp_now_ns() - rwp.calib_ns);
+    return span_ticks > 0 ? (int64_t)((double)ticks * (span_ns / span_ticks)) : 0;
 }
 
 /* ------------------------------------------------------ persistent sends */

@@ -9,7 +9,8 @@
  *                                      a real MPI, inter-) communicators
  *   profile_exerciser phases FILE      write FILE mid-run, reset, pause, resume
  *   profile_exerciser crash            traffic, then rank 1 aborts
- *   profile_exerciser pingpong N SIZE  rank 0 <-> 1 ping-pong; prints ns per
+ *   profile_exerciser pingpong N SIZE  rank 0 <-> 1 ping-pong, then rank 0
+ *                                      MPI_Sendrecv to itself; prints ns per
  *                                      iteration on world and on a split comm
  *
  * Sizes are distinct on purpose so that a mistake names its call. Needs at
@@ -342,6 +343,23 @@ static void pingpong(long iters, int bytes)
         }
         if (rank == 0)
             printf("pingpong %s %d %.1f\n", names[c], bytes, best * 1e9);
+    }
+    /* One call per iteration without a partner's noise: rank 0 sends to
+     * itself while rank 1 waits. */
+    for (int c = 0; c < 2; c++) {
+        double best = 1e30;
+        for (int rep = 0; rank == 0 && rep < 5; rep++) {
+            double t0 = MPI_Wtime();
+            for (long it = 0; it < iters; it++)
+                MPI_Sendrecv(buf_a, bytes, MPI_BYTE, 0, 1, buf_b, bytes, MPI_BYTE, 0, 1, comms[c],
+                             MPI_STATUS_IGNORE);
+            double t = (MPI_Wtime() - t0) / (double)iters;
+            if (t < best)
+                best = t;
+        }
+        if (rank == 0)
+            printf("self %s %d %.1f\n", names[c], bytes, best * 1e9);
+        CHECK(MPI_Barrier(comms[c]));
     }
     CHECK(MPI_Comm_free(&pair));
 }
