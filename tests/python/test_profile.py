@@ -44,7 +44,7 @@ def _compile(cmd: list[str]) -> None:
 @pytest.fixture(scope="session")
 def exerciser_mpi(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("exerciser-mpi") / "profile_exerciser"
-    _compile(["mpicc", "-O2", f"-I{INCLUDE}", str(SOURCE), "-o", str(out)])
+    _compile(["mpicc", "-O2", "-pthread", f"-I{INCLUDE}", str(SOURCE), "-o", str(out)])
     return out
 
 
@@ -215,6 +215,22 @@ def test_real_mpi_write_reset_pause_and_pcontrol(exerciser_mpi, tmp_path):
     # after the reset: the paused phase and the MPI_Pcontrol(0) alltoall are absent
     assert entries(result.matrix) == {(r, (r - 1) % 4): (1, 3000) for r in range(4)}
     assert result.summary.total["n_coll"] == 0  # the only collectives ran paused
+
+
+@needs_mpi
+def test_real_mpi_threads_record_at_once(exerciser_mpi, tmp_path):
+    """MPI_THREAD_MULTIPLE: 4 threads per rank send and run alltoalls on
+    duplicates of one communicator (one shared profiler entry)."""
+    result = prof.profile_launcher(LAUNCHER, str(exerciser_mpi), ["threads"], tmp_path / "t.rwc", echo=False)
+    if result.matrix.nnz == 0:
+        pytest.skip("this MPI does not provide MPI_THREAD_MULTIPLE")
+    t = Traffic(4)
+    for r in range(4):
+        t.send(r, (r + 1) % 4, 50 * (1 + 2 + 3 + 4), 200)  # 50 sends of t + 1 bytes per thread
+        for j in range(4):
+            if j != r:
+                t.send(r, j, 4 * 200, 200)  # 4 threads x 50 alltoalls of 1 int
+    assert entries(result.matrix) == t.result()
 
 
 @needs_mpi

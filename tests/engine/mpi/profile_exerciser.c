@@ -9,6 +9,8 @@
  *                                      a real MPI, inter-) communicators
  *   profile_exerciser phases FILE      write FILE mid-run, reset, pause, resume
  *   profile_exerciser crash            traffic, then rank 1 aborts
+ *   profile_exerciser threads          MPI_THREAD_MULTIPLE: 4 threads per rank
+ *                                      send and alltoall at once (real MPI)
  *   profile_exerciser pingpong N SIZE  rank 0 <-> 1 ping-pong, then rank 0
  *                                      MPI_Sendrecv to itself; prints ns per
  *                                      iteration on world and on a split comm
@@ -17,6 +19,7 @@
  * least 2 ranks; `all` and `split` are written for 4 (the tests' count)
  * but run on any count >= 2. */
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,6 +318,57 @@ static int phases(const char *path)
     return 0;
 }
 
+/* Threads of one rank record at once: thread t sends 50 messages of t + 1
+ * bytes to the right (tag t) and runs 50 alltoalls of 1 int on its own
+ * duplicate of MPI_COMM_WORLD (duplicates share the profiler's entry). */
+#define THREADS 4
+#define THREAD_ITERS 50
+
+typedef struct worker {
+    int t;
+    MPI_Comm comm;
+} worker;
+
+static void *work(void *arg)
+{
+    const worker *w = arg;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    char out[THREADS], in[THREADS];
+    int *a = calloc((size_t)size, sizeof *a), *b = calloc((size_t)size, sizeof *b);
+    for (int it = 0; it < THREAD_ITERS; it++) {
+        MPI_Request req;
+        CHECK(MPI_Irecv(in, w->t + 1, MPI_BYTE, left, w->t, MPI_COMM_WORLD, &req));
+        CHECK(MPI_Send(out, w->t + 1, MPI_BYTE, right, w->t, MPI_COMM_WORLD));
+        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK(MPI_Alltoall(a, 1, MPI_INT, b, 1, MPI_INT, w->comm));
+    }
+    free(a);
+    free(b);
+    return NULL;
+}
+
+static int threads(int provided)
+{
+    if (provided < MPI_THREAD_MULTIPLE) {
+        if (rank == 0)
+            printf("exerciser: no MPI_THREAD_MULTIPLE\n");
+        return 0;
+    }
+    pthread_t th[THREADS];
+    worker w[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        w[t].t = t;
+        CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &w[t].comm));
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, work, &w[t]);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < THREADS; t++)
+        CHECK(MPI_Comm_free(&w[t].comm));
+    return 0;
+}
+
 static void pingpong(long iters, int bytes)
 {
     MPI_Comm pair;
@@ -366,10 +420,14 @@ static void pingpong(long iters, int bytes)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    const char *mode = argc > 1 ? argv[1] : "all";
+    int provided = MPI_THREAD_SINGLE;
+    if (!strcmp(mode, "threads"))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *mode = argc > 1 ? argv[1] : "all";
     int rc = 0;
     if (size < 2) {
         fprintf(stderr, "exerciser: error: needs at least 2 ranks\n");
@@ -390,6 +448,8 @@ int main(int argc, char **argv)
             abort();
         }
         CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* the others wait for rank 1 */
+    } else if (!strcmp(mode, "threads")) {
+        rc = threads(provided);
     } else if (!strcmp(mode, "pingpong") && argc > 3) {
         pingpong(atol(argv[2]), atoi(argv[3]));
     } else {
