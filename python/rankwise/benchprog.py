@@ -36,15 +36,24 @@ from rankwise.sim.platform_file import read_hostfile, read_platform, write_hostf
 PROGRAMS = ("alltoall", "stencil", "groups", "fft", "collectives")
 PREFIX = "rankwise-bench-"
 
+# SMPI_SHARED_MALLOC maps one shared block (1 MiB by default) over and over:
+# a 64-rank all-to-all of 8 MiB blocks would need 65,536 mappings, beyond
+# Linux's default vm.max_map_count. 64 MiB blocks need 1,024.
+SMPI_SHARED_BLOCK = "smpi/shared-malloc-blocksize:67108864"
 
-def smpi_alltoall_cfg(n_ranks: int) -> str:
-    """SMPI's default all-to-all selector gets slow past ~128 ranks: pin the
-    pairwise exchange (P - 1 steps, partner rank XOR step). SMPI's `pair`
-    refuses communicators whose size is not a power of two; `ring` (partner
-    rank +- step) then takes the same P - 1 steps. Every communicator of
-    the programs divides the job (the FFT's rows and columns), so a
-    power-of-two job has power-of-two communicators only."""
-    return "smpi/alltoall:" + ("pair" if n_ranks & (n_ranks - 1) == 0 else "ring")
+
+def smpi_alltoall_cfg(n_ranks: int) -> tuple[str, str]:
+    """SMPI's default all-to-all selector gets slow past ~128 ranks, and its
+    default all-to-allv (every request at once, empty ones included) costs
+    O(P^4) simulation time: 9 s per call at 128 ranks. Both are pinned to
+    the pairwise exchange (P - 1 steps, partner rank XOR step), which is
+    also Open MPI's choice for all-to-allv. SMPI's `pair` refuses
+    communicators whose size is not a power of two; `ring` (partner rank
+    +- step) then takes the same P - 1 steps. Every communicator of the
+    programs divides the job (the FFT's rows and columns), so a power-of-two
+    job has power-of-two communicators only."""
+    algorithm = "pair" if n_ranks & (n_ranks - 1) == 0 else "ring"
+    return f"smpi/alltoall:{algorithm}", f"smpi/alltoallv:{algorithm}"
 
 
 _META = re.compile(r"#\s*([a-z][a-z0-9-]*):\s?(.*)")
@@ -202,8 +211,8 @@ def run_benchmark(
     (host names, repeated for several ranks on a host), or per slot of
     `hostfile`, or else `ranks_per_node` ranks on each platform host (the
     first `nodes` of them); smpirun gets rankwise's deterministic settings,
-    smpi_alltoall_cfg() (unless `smpi_cfg` names an all-to-all algorithm)
-    and `smpi_cfg`. Real (`launcher`: 'mpirun -np 4', 'srun ...'):
+    smpi_alltoall_cfg() and SMPI_SHARED_BLOCK (unless `smpi_cfg` sets
+    them) and `smpi_cfg`. Real (`launcher`: 'mpirun -np 4', 'srun ...'):
     the MPI build under that launcher, `hostfile` handed to it as
     -hostfile. Raises RankwiseError with the program's own error line when
     it fails.
@@ -228,8 +237,11 @@ def run_benchmark(
         hf = Path(tmp) / "hostfile"
         write_hostfile(hf, lines)
         cfg = tuple(smpi_cfg)
-        if not any(c.startswith("smpi/alltoall:") for c in cfg):
-            cfg = (smpi_alltoall_cfg(len(lines)), *cfg)
+        if not any(c.startswith("smpi/shared-malloc-blocksize:") for c in cfg):
+            cfg = (SMPI_SHARED_BLOCK, *cfg)
+        for pinned in smpi_alltoall_cfg(len(lines)):
+            if not any(c.startswith(pinned.split(":")[0] + ":") for c in cfg):
+                cfg = (pinned, *cfg)
         cmd = smpi.smpirun_command(paths.program(name, "smpi"), args, platform, hf, len(lines),
                                    extra_cfg=cfg)
         return _run(cmd, name, timeout, cwd=tmp)
