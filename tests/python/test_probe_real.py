@@ -66,7 +66,7 @@ def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_pat
     out, log = tmp_path / "m.rwm", tmp_path / "log"
     cmd = ["mpirun", "-np", "3", "--oversubscribe", str(paths.program("rankwise-probe", "mpi")),
            "--group-by", "rank", "--output", str(out), "--progress", "--sizes", "8,1K",
-           "--repetitions", "2", "--rounds", "50000", "--timeout", "3", "--time-budget", "6"]
+           "--repetitions", "2", "--rounds", "50000", "--timeout", "5", "--time-budget", "8"]
     with open(log, "w") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=mpi_environment(),
                                 start_new_session=True)
