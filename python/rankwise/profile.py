@@ -175,13 +175,22 @@ def _run_tee(cmd: list[str], env: dict[str, str], echo: bool) -> launch.RunResul
     except OSError as exc:
         raise RankwiseError(f"cannot start {cmd[0]}: {exc.strerror}") from None
     assert proc.stdout is not None
-    for line in proc.stdout:
-        if echo:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-        if line.strip():
-            tail.append(line.rstrip("\n"))
-    proc.wait()
+    try:
+        for line in proc.stdout:
+            if echo:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+            if line.strip():
+                tail.append(line.rstrip("\n"))
+        proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise RankwiseError("interrupted: no matrix written", exit_code=130) from None
     return launch.RunResult(proc.returncode, list(tail))
 
 

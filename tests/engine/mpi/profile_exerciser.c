@@ -37,7 +37,7 @@
 #endif
 
 static int rank, size;
-static char buf_a[1 << 16], buf_b[1 << 16];
+static char buf_a[1 << 20], buf_b[1 << 20]; /* `all` fits up to ~700 ranks */
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
