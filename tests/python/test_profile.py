@@ -270,6 +270,18 @@ def test_plain_ld_preload_writes_the_default_file_in_the_working_directory(exerc
 
 
 @needs_mpi
+def test_real_mpi_profiler_linked_in_with_the_mpi_flags(tmp_path):
+    exe = tmp_path / "linked"
+    _compile(["mpicc", "-O2", "-pthread", str(SOURCE), *prof.mpi_flags(), "-o", str(exe)])
+    env = mpi_environment()
+    r = subprocess.run([*LAUNCHER.split(), "-x", f"RANKWISE_PROFILE_OUT={tmp_path / 'end.rwc'}", str(exe),
+                        "phases", str(tmp_path / "a.rwc")], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert entries(CommMatrix.load(tmp_path / "a.rwc")) == {(i, (i + 1) % 4): (1, 1000) for i in range(4)}
+    assert entries(CommMatrix.load(tmp_path / "end.rwc")) == {(i, (i - 1) % 4): (1, 3000) for i in range(4)}
+
+
+@needs_mpi
 def test_a_profiler_that_cannot_write_says_why(exerciser_mpi, tmp_path):
     lib = prof.library("mpi")
     env = mpi_environment()
