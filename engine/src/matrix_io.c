@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_FIELDS 8
 #define TEXT_MAX 255 /* source / pattern, as in rw_matrix */
@@ -79,34 +78,15 @@ static rw_status check_text(const char *what, const char *text, size_t cap)
     return RW_OK;
 }
 
+static int write_matrix_body(const void *m, FILE *f) { return write_body(m, f); }
+
 rw_status rw_matrix_write(const rw_matrix *m, const char *path)
 {
     rw_status st;
     if ((st = check_text("source", m->source, sizeof m->source)) ||
         (st = check_text("pattern", m->pattern, sizeof m->pattern)))
         return st;
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 32);
-    if (!tmp)
-        return rw_fail(RW_ERR_NOMEM, "out of memory");
-    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        st = rw_fail(RW_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    int bad = write_body(m, f);
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        st = rw_fail(RW_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
-    return RW_OK;
+    return rw_write_atomic(path, write_matrix_body, m);
 }
 
 /* ------------------------------------------------------------------- read */
@@ -116,18 +96,7 @@ typedef struct reader {
     int64_t line;
 } reader;
 
-static rw_status parse_error(const reader *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static rw_status parse_error(const reader *r, const char *fmt, ...)
-{
-    char msg[384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return rw_fail(RW_ERR_PARSE, "%s:%lld: %s", r->path, (long long)r->line, msg);
-}
+#define parse_error(r, ...) rw_parse_fail((r)->path, (long long)(r)->line, __VA_ARGS__)
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_FIELDS 64
 
@@ -78,30 +77,11 @@ static int write_body(const rw_model *m, FILE *f)
     return ferror(f) ? -1 : 0;
 }
 
+static int write_model_body(const void *m, FILE *f) { return write_body(m, f); }
+
 rw_status rw_model_write(const rw_model *m, const char *path)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 32);
-    if (!tmp)
-        return rw_fail(RW_ERR_NOMEM, "out of memory");
-    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        rw_status st = rw_fail(RW_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    int bad = write_body(m, f);
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        rw_status st = rw_fail(RW_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
-    return RW_OK;
+    return rw_write_atomic(path, write_model_body, m);
 }
 
 /* ------------------------------------------------------------------- read */
@@ -113,20 +93,8 @@ typedef struct reader {
     int nfields;
 } reader;
 
-#define PARSE_ERROR(r, ...) parse_error(r, __VA_ARGS__)
+#define PARSE_ERROR(r, ...) rw_parse_fail((r)->path, (r)->line, __VA_ARGS__)
 
-static rw_status parse_error(const reader *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static rw_status parse_error(const reader *r, const char *fmt, ...)
-{
-    char msg[384];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return rw_fail(RW_ERR_PARSE, "%s:%d: %s", r->path, r->line, msg);
-}
 
 static int split(char *line, char **fields)
 {

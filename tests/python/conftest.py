@@ -23,6 +23,15 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpro
     )
 
 
+def assert_one_line_error(result: subprocess.CompletedProcess, text: str) -> None:
+    """A failed command printed exactly one line, holding `text`, and no traceback."""
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert text in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+
+
 @pytest.fixture(scope="session")
 def small_platform(tmp_path_factory):
     """2 racks x 4 nodes x 2 cores; node 5's link at a quarter of the

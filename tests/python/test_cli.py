@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import run_cli
+from conftest import assert_one_line_error, run_cli
 
 from rankwise.model import Model
-
-
-def assert_one_line_error(result, text):
-    assert result.returncode != 0
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert text in lines[0], lines[0]
-    assert "Traceback" not in result.stderr
 
 
 def test_probe_show_and_plot_round_trip(small_platform, tmp_path):

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import assert_one_line_error, run_cli
 
 from rankwise import patterns as P
 from rankwise.errors import RankwiseError
@@ -253,14 +253,6 @@ def test_bad_specs(spec, error):
 
 
 # ---------------------------------------------------------------- CLI
-def assert_one_line_error(result, text):
-    assert result.returncode != 0
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert text in lines[0], lines[0]
-    assert "Traceback" not in result.stderr
-
-
 def summary(stdout: str) -> dict[str, str]:
     """`pattern show` lines: a key, two or more blanks, a value."""
     return dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in stdout.splitlines())

@@ -66,7 +66,7 @@ def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_pat
     out, log = tmp_path / "m.rwm", tmp_path / "log"
     cmd = ["mpirun", "-np", "3", "--oversubscribe", str(paths.program("rankwise-probe", "mpi")),
            "--group-by", "rank", "--output", str(out), "--progress", "--sizes", "8,1K",
-           "--repetitions", "2", "--rounds", "50000", "--timeout", "5", "--time-budget", "8"]
+           "--repetitions", "2", "--rounds", "50000", "--timeout", "2", "--time-budget", "12"]
     with open(log, "w") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=mpi_environment(),
                                 start_new_session=True)
@@ -90,5 +90,8 @@ def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_pat
                 pass
         proc.wait()
     assert model.state[0, 1] == MEASURED and model.state[1, 0] == MEASURED
-    for i, j in [(0, 2), (2, 0), (1, 2), (2, 1)]:
-        assert model.state[i, j] == MISSING, (i, j)
+    # Rank 2 never reported: its own pairs are missing. Pairs towards it keep
+    # complete rounds measured before it stopped, if it got that far.
+    assert model.state[2, 0] == MISSING and model.state[2, 1] == MISSING
+    for i in (0, 1):
+        assert model.state[i, 2] == MISSING or model.samples[i, 2].min() >= 2, i

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import assert_one_line_error, run_cli
 
 from rankwise import profile as prof
 from rankwise.errors import RankwiseError
@@ -387,14 +387,6 @@ def test_summary_reader_refuses_other_files(tmp_path):
 
 
 # --- the command line -------------------------------------------------------------------
-
-
-def assert_one_line_error(result, text):
-    assert result.returncode != 0
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert text in lines[0], lines[0]
-    assert "Traceback" not in result.stderr
 
 
 def test_cli_prints_the_smpi_flags():

@@ -60,8 +60,21 @@ static double *sample_slot(probe *p, int peer, int s, int round)
 
 static double now_unix(const probe *p) { return p->wall0 + (MPI_Wtime() - p->wtime0); }
 
-/* One timed series me -> peer: warm-up, then reps ping-pongs. A pair is
- * missing as soon as one ping-pong is not answered within the timeout. */
+/* A peer stopped answering. Pairs with complete rounds from before keep
+ * them (the link was measured; its timestamp says when); a pair never
+ * measured in full is missing. */
+static void peer_lost(probe *p, int peer)
+{
+    p->dead[peer] = 1;
+    for (int s = 0; s < p->ns; s++)
+        if (p->filled[(size_t)peer * p->ns + s] == 0) {
+            p->state[peer] = RW_PAIR_MISSING;
+            return;
+        }
+}
+
+/* One timed series me -> peer: warm-up, then reps ping-pongs. A peer that
+ * does not answer one ping-pong within the timeout is not asked again. */
 static void initiate(probe *p, MPI_Comm comm, int peer_rank, int peer, int s, int round)
 {
     if (p->dead[peer])
@@ -70,8 +83,7 @@ static void initiate(probe *p, MPI_Comm comm, int peer_rank, int peer, int s, in
     for (int k = -p->warmup; k < p->reps; k++) {
         double t = rw_ping(comm, peer_rank, p->buf, p->opt->sizes[s], p->timeout);
         if (t < 0) {
-            p->dead[peer] = 1;
-            p->state[peer] = RW_PAIR_MISSING;
+            peer_lost(p, peer);
             return;
         }
         if (t > p->timeout) /* only under SMPI, where waits block */
@@ -91,8 +103,7 @@ static void respond(probe *p, MPI_Comm comm, int peer_rank, int peer, int s)
         return;
     for (int k = -p->warmup; k < p->reps; k++)
         if (rw_pong(comm, peer_rank, p->buf, p->opt->sizes[s], p->timeout) != 0) {
-            p->dead[peer] = 1;
-            p->state[peer] = RW_PAIR_MISSING;
+            peer_lost(p, peer);
             return;
         }
 }
