@@ -370,3 +370,12 @@ def test_real_profiled_traffic_is_the_generators_pattern(tmp_path):
     expected = patterns.stencil3d((2, 1, 2), neighbours=26, nbytes=1024, iterations=3)
     for what in ("bytes", "msgs"):
         np.testing.assert_array_equal(stencil.to_dense(what), expected.to_dense(what))
+    alltoall = profiled("alltoall", ["--sizes", "2K", "--iterations", "4"], 4)
+    expected = patterns.alltoall(4, 2048, iterations=4)
+    for what in ("bytes", "msgs"):
+        np.testing.assert_array_equal(alltoall.to_dense(what), expected.to_dense(what))
+    for decomp, ranks in (("slab", 4), ("pencil", 4)):
+        fft = profiled("fft", ["--grid", "8x8x8", "--decomp", decomp, "--iterations", "2"], ranks)
+        expected = patterns.fft((8, 8, 8), n_ranks=ranks, decomp=decomp, iterations=2)
+        for what in ("bytes", "msgs"):
+            np.testing.assert_array_equal(fft.to_dense(what), expected.to_dense(what), err_msg=f"fft {decomp} {what}")
