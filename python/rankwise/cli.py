@@ -87,17 +87,37 @@ def probe(
     console.print(f"model written to [bold]{output}[/bold]")
 
 
+def _is_matrix(path: Path) -> bool:
+    if path.suffix == ".npz":
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(15) == b"rankwise-matrix"
+    except OSError:
+        return False  # the model reader says why
+
+
 @app.command()
 def show(
-    model_path: Path = typer.Argument(..., metavar="MODEL", help="A model file."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw latency and bandwidth heatmaps into this PNG."),
+    model_path: Path = typer.Argument(..., metavar="FILE", help="A model (.rwm) or a communication matrix (.rwc, .npz)."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw heatmaps into this PNG (latency and bandwidth, or traffic)."),
     top: int = typer.Option(10, "--top", help="How many of the slowest pairs to list."),
 ):
-    """Summarise a model: groups of close nodes, slowest pairs, missing pairs."""
+    """Summarise a model (groups of close nodes, slowest and missing pairs) or a traffic matrix."""
     from rankwise.model import Model
-    from rankwise.plots import plot_model
+    from rankwise.plots import plot_matrix, plot_model
     from rankwise.report import render, summarize
 
+    if _is_matrix(model_path):
+        from rankwise.cli_pattern import show_summary
+        from rankwise.matrix import CommMatrix
+
+        matrix = CommMatrix.load(model_path)
+        show_summary(matrix, model_path)
+        if plot:
+            plot_matrix(matrix, plot)
+            console.print(f"traffic heatmap written to [bold]{plot}[/bold]")
+        return
     model = Model.load(model_path)
     render(summarize(model, top=top), console)
     if plot:

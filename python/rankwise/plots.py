@@ -35,17 +35,57 @@ LOG_RANGE = 10.0
 ANNOTATE_MAX = 16  # up to this many nodes, each cell shows its value  # max / min beyond which a colour scale is logarithmic
 
 
-def plot_model(model: Model, path: str | PathLike, highlight: list[int] | None = None) -> Path:
-    """Write latency and bandwidth heatmaps of ``model`` to the PNG ``path``.
-
-    ``highlight``: node indices to mark (red ticks and names), e.g. the
-    nodes a mapping chose. Written atomically; returns the path."""
+def _png_target(path: str | PathLike) -> Path:
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise RankwiseError(f"{path}: directory {parent} does not exist")
     if path.is_dir():
         raise RankwiseError(f"{path}: is a directory, expected a PNG file name")
+    return path
+
+
+MATRIX_CELLS = 512  # larger jobs are drawn in blocks of consecutive ranks
+
+
+def plot_matrix(matrix, path: str | PathLike) -> Path:
+    """Write the traffic heatmap of a CommMatrix (bytes sender -> receiver,
+    log colour scale) to the PNG ``path``; past MATRIX_CELLS ranks, cells sum
+    blocks of consecutive ranks. Written atomically; returns the path."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
+    path = _png_target(path)
+    n = matrix.n_ranks
+    block = max(1, math.ceil(n / MATRIX_CELLS))
+    cells = math.ceil(n / block)
+    grid = np.zeros((cells, cells))
+    np.add.at(grid, (matrix.src // block, matrix.dst // block), matrix.bytes.astype(float))
+    fig = Figure(figsize=(8, 7), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    shown = np.ma.masked_where(grid <= 0, grid)
+    norm = LogNorm(vmin=shown.min(), vmax=shown.max()) if shown.count() else None
+    image = ax.imshow(shown, cmap=_colormap("magma_r"), norm=norm, interpolation="nearest",
+                      extent=(-0.5 * block, n - 0.5 * block, n - 0.5 * block, -0.5 * block))
+    ax.set_xlabel("receiver rank")
+    ax.set_ylabel("sender rank")
+    what = matrix.pattern or matrix.source or "communication matrix"
+    per = f", cells of {block} ranks" if block > 1 else ""
+    ax.set_title(f"{what}\n{n} ranks, {matrix.nnz} pairs, {matrix.total_bytes / 2**20:.4g} MiB{per}", fontsize=10)
+    bar = fig.colorbar(image, ax=ax, shrink=0.85)
+    bar.set_label("bytes sent (log scale)")
+    _save_atomically(fig, path)
+    return path
+
+
+def plot_model(model: Model, path: str | PathLike, highlight: list[int] | None = None) -> Path:
+    """Write latency and bandwidth heatmaps of ``model`` to the PNG ``path``.
+
+    ``highlight``: node indices to mark (red ticks and names), e.g. the
+    nodes a mapping chose. Written atomically; returns the path."""
+    path = _png_target(path)
     n = model.n_nodes
     if n == 0:
         raise RankwiseError("the model has no nodes: nothing to plot")

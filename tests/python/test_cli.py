@@ -20,6 +20,16 @@ def test_probe_show_and_plot_round_trip(small_platform, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_show_draws_a_traffic_matrix(tmp_path):
+    mat, png = tmp_path / "s.rwc", tmp_path / "s.png"
+    assert run_cli("pattern", "stencil3d", "--ranks", "27", "--bytes", "4K", "-o", mat).returncode == 0
+    r = run_cli("show", mat, "--plot", png)
+    assert r.returncode == 0, r.stderr
+    assert "27" in r.stdout and "stencil3d" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert_one_line_error(run_cli("show", mat, "--plot", tmp_path / "no" / "x.png"), "does not exist")
+
+
 def test_sim_platform_writes_platform_and_truth(tmp_path):
     r = run_cli("sim", "platform", "--racks", "2", "--nodes-per-rack", "3", "--degrade", "node:1:0.5", "-o", tmp_path)
     assert r.returncode == 0, r.stderr
