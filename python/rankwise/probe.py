@@ -43,7 +43,7 @@ class ProbeOptions:
             ("--timeout", self.timeout),
             ("--time-budget", self.time_budget),
             ("--group-by", self.group_by),
-            ("--update", self.update),
+            ("--update", Path(self.update).resolve() if self.update is not None else None),
         ):
             if value is not None:
                 out += [flag, str(value)]
@@ -90,7 +90,8 @@ def probe_sim(
 ) -> Model:
     """Probe the simulated cluster described by a SimGrid platform (all its
     hosts, the first `nodes`, or those of a hostfile)."""
-    platform, output = Path(platform), Path(output)
+    # smpirun runs in a temporary directory: every path it is given is absolute.
+    platform, output = Path(platform).resolve(), Path(output).resolve()
     hosts = read_platform(platform)
     if hostfile is not None:
         lines, count = _hosts_from_hostfile(Path(hostfile), platform, hosts)

@@ -30,6 +30,17 @@ def test_show_draws_a_traffic_matrix(tmp_path):
     assert_one_line_error(run_cli("show", mat, "--plot", tmp_path / "no" / "x.png"), "does not exist")
 
 
+def test_relative_paths_work_from_any_directory(small_platform, tmp_path):
+    (tmp_path / "out").mkdir()
+    r = run_cli("probe", "--sim", small_platform.platform_xml, "-o", "out/m.rwm", "--nodes", "3",
+                "--sizes", "8,1K", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("probe", "--sim", small_platform.platform_xml, "-o", "out/m2.rwm", "--update", "out/m.rwm",
+                "--reprobe", "node-1", "--nodes", "3", "--sizes", "8,1K", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert Model.load(tmp_path / "out" / "m2.rwm").n_nodes == 3
+
+
 def test_sim_platform_writes_platform_and_truth(tmp_path):
     r = run_cli("sim", "platform", "--racks", "2", "--nodes-per-rack", "3", "--degrade", "node:1:0.5", "-o", tmp_path)
     assert r.returncode == 0, r.stderr
