@@ -41,6 +41,16 @@ def test_relative_paths_work_from_any_directory(small_platform, tmp_path):
     assert Model.load(tmp_path / "out" / "m2.rwm").n_nodes == 3
 
 
+def test_demo_on_the_first_nodes_of_the_default_platform(tmp_path):
+    r = run_cli("demo", "--out", tmp_path / "demo", "--nodes", "8")
+    assert r.returncode == 0, r.stderr
+    for name in ("model.rwm", "heatmaps.png", "platform/platform.xml", "platform/ground_truth.json"):
+        assert (tmp_path / "demo" / name).exists(), name
+    assert Model.load(tmp_path / "demo" / "model.rwm").n_nodes == 8
+    row = next(line for line in r.stdout.splitlines() if "node-5 " in line and "bandwidth x0.25" in line)
+    assert "yes" in row  # the degraded node among the first eight is found
+
+
 def test_sim_platform_writes_platform_and_truth(tmp_path):
     r = run_cli("sim", "platform", "--racks", "2", "--nodes-per-rack", "3", "--degrade", "node:1:0.5", "-o", tmp_path)
     assert r.returncode == 0, r.stderr
