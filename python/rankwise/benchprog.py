@@ -31,7 +31,8 @@ import numpy as np
 from rankwise import launch, paths
 from rankwise.errors import RankwiseError
 from rankwise.sim import smpi
-from rankwise.sim.platform_file import read_hostfile, read_platform, write_hostfile
+from rankwise.sim.hosts import rank_hosts
+from rankwise.sim.platform_file import read_hostfile, write_hostfile
 
 PROGRAMS = ("alltoall", "stencil", "groups", "fft", "collectives")
 PREFIX = "rankwise-bench-"
@@ -232,7 +233,7 @@ def run_benchmark(
         return _run(cmd, name, timeout, cwd=None)
 
     platform = Path(sim)
-    lines = _sim_hosts(platform, hosts, hostfile, ranks_per_node, nodes)
+    lines = rank_hosts(platform, hostfile=hostfile, hosts=hosts, nodes=nodes, ranks_per_node=ranks_per_node)
     with tempfile.TemporaryDirectory(prefix="rankwise-bench-") as tmp:
         hf = Path(tmp) / "hostfile"
         write_hostfile(hf, lines)
@@ -245,36 +246,6 @@ def run_benchmark(
         cmd = smpi.smpirun_command(paths.program(name, "smpi"), args, platform, hf, len(lines),
                                    extra_cfg=cfg)
         return _run(cmd, name, timeout, cwd=tmp)
-
-
-def _sim_hosts(platform: Path, hosts, hostfile, ranks_per_node: int, nodes: int | None) -> list[str]:
-    """The hostfile lines (one per rank) of a simulated run."""
-    known = read_platform(platform)
-    names = None if known is None else {n for n, _ in known}
-    if hosts is not None and hostfile is not None:
-        raise RankwiseError("run_benchmark: give hosts or hostfile, not both")
-    if hostfile is not None:
-        hosts = [n for n, slots in read_hostfile(hostfile) for _ in range(slots)]
-    if hosts is not None:
-        hosts = [str(h) for h in hosts]
-        if not hosts:
-            raise RankwiseError("run_benchmark: the host list is empty")
-        unknown = [h for h in hosts if names is not None and h not in names]
-        if unknown:
-            raise RankwiseError(f"host '{unknown[0]}' is not in the platform {platform}")
-        return hosts
-    if known is None:
-        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give hosts")
-    if nodes is not None:
-        if not 1 <= nodes <= len(known):
-            raise RankwiseError(f"nodes={nodes}: the platform has {len(known)} hosts")
-        known = known[:nodes]
-    if ranks_per_node < 1:
-        raise RankwiseError("ranks_per_node must be >= 1")
-    small = [n for n, cores in known if cores < ranks_per_node]
-    if small:
-        raise RankwiseError(f"ranks_per_node={ranks_per_node}: host {small[0]} has fewer cores")
-    return [n for n, _ in known for _ in range(ranks_per_node)]
 
 
 def _run(cmd: list[str], name: str, timeout: float | None, cwd) -> BenchResult:

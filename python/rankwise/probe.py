@@ -11,7 +11,8 @@ from rankwise import launch, paths
 from rankwise.errors import RankwiseError
 from rankwise.model import Model
 from rankwise.sim import smpi
-from rankwise.sim.platform_file import read_hostfile, read_platform, write_hostfile
+from rankwise.sim.hosts import rank_hosts
+from rankwise.sim.platform_file import read_hostfile, write_hostfile
 
 PROBE = "rankwise-probe"
 
@@ -69,16 +70,6 @@ def _finish(result: launch.RunResult, what: str, output: Path) -> Model:
     return Model.load(output)
 
 
-def _hosts_from_hostfile(hostfile: Path, platform: Path, hosts) -> tuple[list[str], int]:
-    """Platform hosts chosen by a hostfile; its slots say the ranks per host."""
-    chosen = read_hostfile(hostfile)
-    known = {name for name, _ in hosts} if hosts is not None else None
-    for name, _ in chosen:
-        if known is not None and name not in known:
-            raise RankwiseError(f"{hostfile}: host '{name}' is not in the platform {platform}")
-    return [name for name, slots in chosen for _ in range(slots)], len(chosen)
-
-
 def probe_sim(
     platform: str | PathLike,
     output: str | PathLike,
@@ -92,23 +83,8 @@ def probe_sim(
     hosts, the first `nodes`, or those of a hostfile)."""
     # smpirun runs in a temporary directory: every path it is given is absolute.
     platform, output = Path(platform).resolve(), Path(output).resolve()
-    hosts = read_platform(platform)
-    if hostfile is not None:
-        lines, count = _hosts_from_hostfile(Path(hostfile), platform, hosts)
-        return _run_sim(platform, output, options, lines, count, show_progress)
-    if hosts is None:
-        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give --hostfile")
-    if nodes is not None:
-        if not 2 <= nodes <= len(hosts):
-            raise RankwiseError(f"--nodes {nodes}: the platform has {len(hosts)} hosts (need 2 or more)")
-        hosts = hosts[:nodes]
-    if ranks_per_node < 1:
-        raise RankwiseError("--ranks-per-node must be >= 1")
-    small = [name for name, cores in hosts if cores < ranks_per_node]
-    if small:
-        raise RankwiseError(f"--ranks-per-node {ranks_per_node}: host {small[0]} has fewer cores")
-    lines = [name for name, _ in hosts for _ in range(ranks_per_node)]
-    return _run_sim(platform, output, options, lines, len(hosts), show_progress)
+    lines = rank_hosts(platform, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, min_nodes=2)
+    return _run_sim(platform, output, options, lines, len(set(lines)), show_progress)
 
 
 def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[str], n_hosts: int,
