@@ -33,6 +33,7 @@ from rankwise.anomalies import find_slow_links
 from rankwise.model import MEASURED, Model
 from rankwise.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import GeneratedPlatform, default_spec, generate, route
+from rankwise.sim.verdict import describe_link
 
 ERROR_GOAL = 0.10  # relative error allowed on alpha and bandwidth
 QUANTILES = ((0.5, "median"), (0.9, "90 %"), (0.99, "99 %"), (1.0, "max"))
@@ -81,16 +82,8 @@ def reorder(model: Model, gp: GeneratedPlatform) -> Model:
 
 
 def describe(link) -> str:
-    """'node-5 bw x0.25', 'up-3 bw x0.25 (congested)', 'node-30 bw 0.3..1 (varying)'."""
-    parts = []
-    if link.bandwidth != link.nominal_bandwidth:
-        parts.append(f"bw x{link.bandwidth / link.nominal_bandwidth:g}")
-    if link.latency != link.nominal_latency:
-        parts.append(f"lat x{link.latency / link.nominal_latency:g}")
-    if link.profile:
-        lo = link.bandwidth_min / link.nominal_bandwidth
-        parts.append(f"bw {lo:.2g}..1 over {link.period:g} s")
-    return f"{link.name} {' '.join(parts)} ({', '.join(link.reasons)})"
+    """'node-5 bandwidth x0.25 (degraded)': the verdict's wording plus why."""
+    return f"{link.name} {describe_link(link)} ({', '.join(link.reasons)})"
 
 
 def rel_err(fit: np.ndarray, truth: np.ndarray) -> np.ndarray:

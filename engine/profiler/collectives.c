@@ -28,14 +28,6 @@ static inline void to_all(rwp_comm *c, int64_t bytes)
         rwp_send_uniform(c, 1, bytes);
 }
 
-#define COLL_CALL(call, record)                                                                    \
-    RWP_ENTER;                                                                                     \
-    int rc = (call);                                                                               \
-    RWP_LEAVE(RWP_COLL);                                                                           \
-    if (rwp_live_ && rc == MPI_SUCCESS)                                                            \
-        record;                                                                                    \
-    return rc
-
 /* ------------------------------------------------------------ the rules */
 
 /* bcast: root -> every other rank, count x size. */

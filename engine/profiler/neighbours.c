@@ -96,14 +96,6 @@ static void to_neighbours(MPI_Comm comm, int64_t same, const int *counts, MPI_Da
     }
 }
 
-#define COLL_CALL(call, record)                                                                    \
-    RWP_ENTER;                                                                                     \
-    int rc = (call);                                                                               \
-    RWP_LEAVE(RWP_COLL);                                                                           \
-    if (rwp_live_ && rc == MPI_SUCCESS)                                                            \
-        record;                                                                                    \
-    return rc
-
 /* neighbor_allgather(v): sendcount x size(sendtype) to each out-neighbour. */
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)

@@ -132,6 +132,15 @@ static inline void rwp_unlock(void)
             rwp_account((cls), rwp_t0_);                                                           \
     } while (0)
 
+/* A collective wrapper: time the call, record its traffic if it succeeded. */
+#define COLL_CALL(call, record)                                                                    \
+    RWP_ENTER;                                                                                     \
+    int rc = (call);                                                                               \
+    RWP_LEAVE(RWP_COLL);                                                                           \
+    if (rwp_live_ && rc == MPI_SUCCESS)                                                            \
+        record;                                                                                    \
+    return rc
+
 static inline void rwp_account(int cls, int64_t t0)
 {
     rwp_add64(&rwp.time_ticks[cls], rwp_ticks() - t0);

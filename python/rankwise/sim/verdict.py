@@ -30,7 +30,7 @@ class Verdict:
         return all(v.found for v in self.links if v.counted) and not self.false_nodes and not self.false_blocks
 
 
-def _describe(link) -> str:
+def describe_link(link) -> str:
     parts = []
     if link.bandwidth != link.nominal_bandwidth:
         parts.append(f"bandwidth x{link.bandwidth / link.nominal_bandwidth:.2g}")
@@ -67,7 +67,7 @@ def judge(gen: GeneratedPlatform, model: Model, findings: Findings) -> Verdict:
         else:
             found = group_of_rack.get(link.index) in slow_groups
             bad_racks.add(link.index)
-        verdicts.append(LinkVerdict(link.name, _describe(link), found, counted))
+        verdicts.append(LinkVerdict(link.name, describe_link(link), found, counted))
 
     false_nodes = [gen.nodes[i] for i in sorted(slow_nodes - bad_nodes)]
     bad_groups = {group_of_rack[r] for r in bad_racks if r in group_of_rack}
