@@ -1,0 +1,219 @@
+/* rw_map: select nodes, run the chosen algorithm on them, refine, assign
+ * slots, and never hand back anything costlier than the launchers' default
+ * block placement or the algorithm's own start. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "map_internal.h"
+
+static const char *const names[RW_ALG_COUNT] = {
+    "auto", "block", "greedy", "refine", "anneal", "exhaustive", "stencil", "torus", "multilevel"};
+
+const char *rw_algorithm_name(rw_algorithm a)
+{
+    return (a >= 0 && a < RW_ALG_COUNT) ? names[a] : "unknown";
+}
+
+int rw_algorithm_from_name(const char *name)
+{
+    for (int a = 0; a < RW_ALG_COUNT; a++)
+        if (name && strcmp(name, names[a]) == 0) return a;
+    return -1;
+}
+
+rw_map_options rw_map_options_default(void)
+{
+    rw_map_options o;
+    memset(&o, 0, sizeof o);
+    o.algorithm = RW_ALG_AUTO;
+    o.objective = RW_OBJ_TIME;
+    o.selection = RW_SELECT_WEIGHTED;
+    o.seed = 1;
+    return o;
+}
+
+void rw_map_result_free(rw_map_result *r)
+{
+    if (!r) return;
+    free(r->node_of);
+    free(r->slot_of);
+    r->node_of = r->slot_of = NULL;
+}
+
+/* Fill the nodes keep[0..] in order, each to its slots. */
+static void block_fill(const rw_network *net, int32_t n_keep, const int32_t *keep, int32_t n,
+                       int32_t *node_of)
+{
+    int32_t r = 0;
+    for (int32_t k = 0; k < n_keep && r < n; k++) {
+        int32_t v = keep ? keep[k] : k;
+        for (int32_t s = 0; s < net->slots[v] && r < n; s++) node_of[r++] = v;
+    }
+}
+
+/* Slots: a rank keeps the slot its algorithm gave when still free on its
+ * node; the others take the lowest free slots in rank order. */
+static rw_status assign_slots(const rw_network *net, int32_t n, const int32_t *node_of,
+                              const int32_t *hint, int32_t *slot_of)
+{
+    int64_t total = rw_network_total_slots(net);
+    int64_t *base = malloc(((size_t)net->n_nodes + 1) * sizeof *base);
+    char *taken = calloc((size_t)(total > 0 ? total : 1), 1);
+    int32_t *next = calloc((size_t)net->n_nodes, sizeof *next);
+    if (!base || !taken || !next) {
+        free(base), free(taken), free(next);
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    }
+    base[0] = 0;
+    for (int32_t v = 0; v < net->n_nodes; v++) base[v + 1] = base[v] + net->slots[v];
+    for (int32_t r = 0; r < n; r++) {
+        slot_of[r] = -1;
+        int32_t v = node_of[r], s = hint ? hint[r] : -1;
+        if (s >= 0 && s < net->slots[v] && !taken[base[v] + s]) {
+            taken[base[v] + s] = 1;
+            slot_of[r] = s;
+        }
+    }
+    for (int32_t r = 0; r < n; r++) {
+        if (slot_of[r] >= 0) continue;
+        int32_t v = node_of[r];
+        while (taken[base[v] + next[v]]) next[v]++;
+        taken[base[v] + next[v]] = 1;
+        slot_of[r] = next[v];
+    }
+    free(base), free(taken), free(next);
+    return RW_OK;
+}
+
+static int grid_matches(const rw_map_options *o, int32_t n)
+{
+    if (o->grid[0] <= 0) return 0;
+    int64_t p = (int64_t)o->grid[0] * (o->grid[1] > 0 ? o->grid[1] : 1) * (o->grid[2] > 0 ? o->grid[2] : 1);
+    return p == n;
+}
+
+static rw_algorithm resolve_auto(const rw_map_options *o, int32_t n, const rw_network *sub)
+{
+    if (grid_matches(o, n)) return o->periodic ? RW_ALG_TORUS : RW_ALG_STENCIL;
+    if (n <= 8 && sub->n_nodes <= 8) return RW_ALG_EXHAUSTIVE;
+    if (n > 2048) return RW_ALG_MULTILEVEL;
+    return RW_ALG_GREEDY;
+}
+
+rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_options *opt,
+                 rw_map_result *out)
+{
+    memset(out, 0, sizeof *out);
+    double t0 = rw_now();
+    int32_t n = traffic->n_ranks;
+    rw_map_options o = opt ? *opt : rw_map_options_default();
+    if (o.algorithm < 0 || o.algorithm >= RW_ALG_COUNT)
+        return rw_fail(RW_ERR_ARG, "unknown mapping algorithm %d", (int)o.algorithm);
+    if (o.objective != RW_OBJ_TIME && o.objective != RW_OBJ_BOTTLENECK)
+        return rw_fail(RW_ERR_ARG, "unknown objective %d", (int)o.objective);
+    if (rw_network_total_slots(net) < n)
+        return rw_fail(RW_ERR_ARG, "the allocation has %lld slots for %d ranks",
+                       (long long)rw_network_total_slots(net), n);
+    if ((o.algorithm == RW_ALG_STENCIL || o.algorithm == RW_ALG_TORUS) && !grid_matches(&o, n))
+        return rw_fail(RW_ERR_ARG,
+                       "the %s algorithm needs a process grid of %d ranks (given %dx%dx%d)",
+                       rw_algorithm_name(o.algorithm), n, o.grid[0], o.grid[1], o.grid[2]);
+    if (o.algorithm == RW_ALG_EXHAUSTIVE && n > RW_EXHAUSTIVE_MAX_RANKS)
+        return rw_fail(RW_ERR_ARG, "exhaustive search is for at most %d ranks (the job has %d)",
+                       RW_EXHAUSTIVE_MAX_RANKS, n);
+    double limit = o.time_limit > 0 ? o.time_limit : 10.0;
+
+    rw_status st;
+    int32_t *block = malloc((size_t)n * sizeof *block);
+    int32_t *keep = malloc((size_t)net->n_nodes * sizeof *keep);
+    int32_t *sub_node = malloc((size_t)n * sizeof *sub_node);
+    int32_t *start = malloc((size_t)n * sizeof *start);
+    int32_t *hint = malloc((size_t)n * sizeof *hint);
+    out->node_of = malloc((size_t)n * sizeof *out->node_of);
+    out->slot_of = malloc((size_t)n * sizeof *out->slot_of);
+    rw_network *sub = NULL;
+    if (!block || !keep || !sub_node || !start || !hint || !out->node_of || !out->slot_of) {
+        st = rw_fail(RW_ERR_NOMEM, "out of memory for the mapping of %d ranks", n);
+        goto fail;
+    }
+    out->n_ranks = n;
+    block_fill(net, net->n_nodes, NULL, n, block);
+    if ((st = rw_map_cost(traffic, net, o.objective, block, &out->block_cost))) goto fail;
+
+    rw_algorithm alg = o.algorithm;
+    int32_t n_keep = 0;
+    rw_node_selection how = alg == RW_ALG_BLOCK ? RW_SELECT_FIRST : o.selection;
+    if ((st = rw_map_select_nodes(net, traffic, n, how, keep, &n_keep))) goto fail;
+    if ((st = rw_network_subset(net, n_keep, keep, &sub))) goto fail;
+    if (alg == RW_ALG_AUTO) alg = resolve_auto(&o, n, sub);
+    out->algorithm = alg;
+
+    rw_map_job job = {traffic, sub, &o, t0 + limit};
+    block_fill(sub, n_keep, NULL, n, start);
+    memcpy(sub_node, start, (size_t)n * sizeof *sub_node);
+    for (int32_t r = 0; r < n; r++) hint[r] = -1;
+    int64_t refined = 0;
+    switch (alg) {
+    case RW_ALG_BLOCK: st = RW_OK; break;
+    case RW_ALG_GREEDY: st = rw_alg_greedy(&job, sub_node); break;
+    case RW_ALG_REFINE: st = RW_OK; break;
+    case RW_ALG_ANNEAL:
+        if (!(st = rw_alg_greedy(&job, sub_node))) st = rw_alg_anneal(&job, sub_node);
+        break;
+    case RW_ALG_EXHAUSTIVE: st = rw_alg_exhaustive(&job, sub_node); break;
+    case RW_ALG_STENCIL: st = rw_alg_stencil(&job, sub_node, hint); break;
+    case RW_ALG_TORUS: st = rw_alg_torus(&job, sub_node, hint); break;
+    case RW_ALG_MULTILEVEL: st = rw_alg_multilevel(&job, sub_node); break;
+    default: st = rw_fail(RW_ERR_ARG, "unknown mapping algorithm %d", (int)alg);
+    }
+    if (st) goto fail;
+    /* Constructions end with the swap/move refinement against the objective
+     * (multilevel refines itself; exhaustive is already optimal). */
+    if (alg == RW_ALG_GREEDY || alg == RW_ALG_REFINE || alg == RW_ALG_ANNEAL ||
+        alg == RW_ALG_STENCIL || alg == RW_ALG_TORUS) {
+        refined = rw_refine(&job, sub_node, n > 1024);
+        if (refined < 0) {
+            st = RW_ERR_NOMEM;
+            goto fail;
+        }
+    }
+    if ((st = rw_mapctx_check(sub, n, sub_node))) goto fail;
+
+    double cost, start_cost;
+    if ((st = rw_map_cost(traffic, sub, o.objective, sub_node, &cost))) goto fail;
+    if ((st = rw_map_cost(traffic, sub, o.objective, start, &start_cost))) goto fail;
+    out->start_cost = start_cost;
+    if (start_cost < cost) { /* never worse than where the search began */
+        memcpy(sub_node, start, (size_t)n * sizeof *sub_node);
+        for (int32_t r = 0; r < n; r++) hint[r] = -1;
+        cost = start_cost;
+    }
+    if ((st = assign_slots(sub, n, sub_node, hint, out->slot_of))) goto fail;
+    for (int32_t r = 0; r < n; r++) out->node_of[r] = keep[sub_node[r]];
+    if (out->block_cost < cost) { /* nor worse than the launchers' default */
+        memcpy(out->node_of, block, (size_t)n * sizeof *block);
+        if ((st = assign_slots(net, n, block, NULL, out->slot_of))) goto fail;
+        cost = out->block_cost;
+    }
+    out->cost = cost;
+    {
+        char *used = calloc((size_t)net->n_nodes, 1);
+        if (!used) {
+            st = rw_fail(RW_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        for (int32_t r = 0; r < n; r++)
+            if (!used[out->node_of[r]]) used[out->node_of[r]] = 1, out->n_selected++;
+        free(used);
+    }
+    out->seconds = rw_now() - t0;
+    free(block), free(keep), free(sub_node), free(start), free(hint);
+    rw_network_free(sub);
+    return RW_OK;
+
+fail:
+    free(block), free(keep), free(sub_node), free(start), free(hint);
+    rw_network_free(sub);
+    rw_map_result_free(out);
+    return st;
+}
