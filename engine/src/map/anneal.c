@@ -77,7 +77,7 @@ rw_status rw_alg_anneal(const rw_map_job *job, int32_t *node_of)
     }
     double temp = ups ? up / ups : 0;
     int64_t steps_per_temp = 20 * (int64_t)n, total_steps = 0;
-    int64_t max_steps = 400 * (int64_t)n + 100000;
+    int64_t max_steps = 300 * (int64_t)n + 10000;
     for (; temp > 0 && total_steps < max_steps; temp *= 0.93) {
         if (rw_now() > job->deadline) break;
         for (int64_t k = 0; k < steps_per_temp; k++, total_steps++) {

@@ -97,8 +97,9 @@ rw_status rw_mapctx_init(rw_mapctx *c, const rw_matrix *traffic, const rw_networ
     }
     for (int32_t v = 0; v < nn; v++)
         if (c->load[v] > net->slots[v]) {
+            int32_t held = c->load[v];
             rw_mapctx_free(c);
-            return rw_fail(RW_ERR_ARG, "node %d holds %d ranks but has %d slots", v, c->load[v],
+            return rw_fail(RW_ERR_ARG, "node %d holds %d ranks but has %d slots", v, held,
                            net->slots[v]);
         }
 
