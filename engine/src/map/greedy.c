@@ -1,7 +1,8 @@
 /* Greedy construction (MPIPP / seed 004 §2.2): the rank most attached to
- * the ranks already placed goes next, onto the node where its traffic to
- * them costs least. Nodes come in the order the selection chose them, so a
- * rank with no placed partner opens the next closest node. */
+ * the ranks already placed opens a node, the one where its traffic to
+ * them costs least; that node is then filled with the ranks most tied to
+ * it. Nodes come in the order the selection chose them, so a rank with no
+ * placed partner opens the next closest node. */
 #include <stdlib.h>
 
 #include "map_internal.h"
@@ -56,6 +57,19 @@ static heap_item heap_pop(heap *h)
     return top;
 }
 
+/* Cost of r's traffic to the ranks already placed, r sitting on v. */
+static double placed_cost(const rw_mapctx *c, const char *placed, int32_t r, int32_t v)
+{
+    double t = 0;
+    for (int64_t k = c->out_start[r]; k < c->out_start[r + 1]; k++)
+        if (placed[c->out_peer[k]])
+            t += rw_edge_cost(c->net, v, c->node_of[c->out_peer[k]], c->out_msgs[k], c->out_bytes[k]);
+    for (int64_t k = c->in_start[r]; k < c->in_start[r + 1]; k++)
+        if (placed[c->in_peer[k]])
+            t += rw_edge_cost(c->net, c->node_of[c->in_peer[k]], v, c->in_msgs[k], c->in_bytes[k]);
+    return t;
+}
+
 rw_status rw_alg_greedy(const rw_map_job *job, int32_t *node_of)
 {
     const rw_network *net = job->net;
@@ -71,81 +85,76 @@ rw_status rw_alg_greedy(const rw_map_job *job, int32_t *node_of)
     mb /= (double)nn * nn;
     if (ma <= 0 && mb <= 0) ma = 1; /* a free network: count messages */
 
-    double *attach = calloc((size_t)n, sizeof *attach);
+    double *attach = calloc((size_t)n, sizeof *attach); /* to all placed ranks */
+    double *local = calloc((size_t)n, sizeof *local);   /* to the node being filled */
     double *weight = calloc((size_t)n, sizeof *weight);
     char *placed = calloc((size_t)n, 1);
     int32_t *free_slots = malloc((size_t)nn * sizeof *free_slots);
-    int32_t *cand = malloc((size_t)nn * sizeof *cand);
-    char *is_cand = calloc((size_t)nn, 1);
-    heap h = {0};
-    if (!attach || !weight || !placed || !free_slots || !cand || !is_cand) {
-        st = rw_fail(RW_ERR_NOMEM, "out of memory for greedy mapping");
-        goto done;
-    }
+    heap seeds = {0}, grow = {0};
+    if (!attach || !local || !weight || !placed || !free_slots) goto nomem;
     for (int32_t v = 0; v < nn; v++) free_slots[v] = net->slots[v];
-    for (int32_t r = 0; r < n; r++) {
+    for (int32_t r = 0; r < n; r++)
         for (int64_t k = c.out_start[r]; k < c.out_start[r + 1]; k++) {
             double w = c.out_msgs[k] * ma + c.out_bytes[k] * mb;
             weight[r] += w;
             weight[c.out_peer[k]] += w;
         }
-    }
-    /* Seeds: the heaviest rank first; attached ranks overtake the rest. */
+    /* Seeds without placed partners: heaviest first (negative keys, below
+     * any attached rank). */
     double heaviest = 0;
     for (int32_t r = 0; r < n; r++)
         if (weight[r] > heaviest) heaviest = weight[r];
     for (int32_t r = 0; r < n; r++)
-        if (heap_push(&h, -1.0 - (heaviest - weight[r]), r)) goto nomem;
+        if (heap_push(&seeds, -1.0 - (heaviest - weight[r]), r)) goto nomem;
 
-    for (int32_t done_count = 0; done_count < n;) {
-        heap_item it = heap_pop(&h);
+    /* Nodes are filled one at a time, each grown from a seed like a
+     * partition, so that a node holds a compact group rather than a shell
+     * around its predecessors. Next goes the rank whose joining cuts the
+     * least: ties to the node count twice, its total traffic once (plain
+     * "most tied" grows lines along the lowest rank numbers). */
+    int32_t done = 0;
+    while (done < n) {
+        heap_item it = heap_pop(&seeds);
         int32_t r = it.rank;
-        if (placed[r]) continue;
-        if (it.key >= 0 && it.key != attach[r]) continue; /* stale */
-        /* Candidate nodes: where its placed partners are, plus the first
-         * node (in selection order) with room. */
-        int32_t nc = 0;
-        for (int64_t k = c.part_start[r]; k < c.part_start[r + 1]; k++) {
-            int32_t j = c.partner[k];
-            if (!placed[j]) continue;
-            int32_t v = c.node_of[j];
-            if (free_slots[v] > 0 && !is_cand[v]) is_cand[v] = 1, cand[nc++] = v;
-        }
-        for (int32_t v = 0; v < nn; v++)
-            if (free_slots[v] > 0) {
-                if (!is_cand[v]) is_cand[v] = 1, cand[nc++] = v;
-                break;
-            }
-        int32_t best = -1;
+        if (placed[r] || (it.key >= 0 && it.key != attach[r])) continue;
+        /* The seed's node: among those with room, where its traffic to the
+         * placed ranks costs least; the first in selection order on ties. */
+        int32_t v = -1;
         double best_t = 0;
-        for (int32_t i = 0; i < nc; i++) {
-            int32_t v = cand[i];
-            is_cand[v] = 0;
-            double t = 0;
-            for (int64_t k = c.out_start[r]; k < c.out_start[r + 1]; k++)
-                if (placed[c.out_peer[k]])
-                    t += rw_edge_cost(net, v, c.node_of[c.out_peer[k]], c.out_msgs[k], c.out_bytes[k]);
-            for (int64_t k = c.in_start[r]; k < c.in_start[r + 1]; k++)
-                if (placed[c.in_peer[k]])
-                    t += rw_edge_cost(net, c.node_of[c.in_peer[k]], v, c.in_msgs[k], c.in_bytes[k]);
-            if (best < 0 || t < best_t) best = v, best_t = t;
+        for (int32_t u = 0; u < nn; u++) {
+            if (free_slots[u] == 0) continue;
+            double t = placed_cost(&c, placed, r, u);
+            if (v < 0 || t < best_t) v = u, best_t = t;
         }
-        c.node_of[r] = best;
-        free_slots[best]--;
-        placed[r] = 1;
-        done_count++;
-        for (int64_t k = c.out_start[r]; k < c.out_start[r + 1]; k++) {
-            int32_t j = c.out_peer[k];
-            if (placed[j]) continue;
-            attach[j] += c.out_msgs[k] * ma + c.out_bytes[k] * mb;
-            if (heap_push(&h, attach[j], j)) goto nomem;
+        grow.len = 0;
+        for (int32_t x = r; x >= 0;) {
+            c.node_of[x] = v;
+            placed[x] = 1;
+            free_slots[v]--;
+            done++;
+            for (int pass = 0; pass < 2; pass++) {
+                int64_t b = pass ? c.in_start[x] : c.out_start[x], e = pass ? c.in_start[x + 1] : c.out_start[x + 1];
+                for (int64_t k = b; k < e; k++) {
+                    int32_t j = pass ? c.in_peer[k] : c.out_peer[k];
+                    if (placed[j]) continue;
+                    double w = pass ? c.in_msgs[k] * ma + c.in_bytes[k] * mb : c.out_msgs[k] * ma + c.out_bytes[k] * mb;
+                    attach[j] += w;
+                    local[j] += w;
+                    if (heap_push(&seeds, attach[j], j) || heap_push(&grow, 2 * local[j] - weight[j], j)) goto nomem;
+                }
+            }
+            x = -1;
+            if (free_slots[v] == 0) break;
+            while (grow.len > 0) {
+                heap_item g = heap_pop(&grow);
+                if (!placed[g.rank] && g.key == 2 * local[g.rank] - weight[g.rank]) {
+                    x = g.rank;
+                    break;
+                }
+            }
         }
-        for (int64_t k = c.in_start[r]; k < c.in_start[r + 1]; k++) {
-            int32_t j = c.in_peer[k];
-            if (placed[j]) continue;
-            attach[j] += c.in_msgs[k] * ma + c.in_bytes[k] * mb;
-            if (heap_push(&h, attach[j], j)) goto nomem;
-        }
+        /* The ties to this node no longer count for the next one. */
+        for (int64_t i = 0; i < grow.len; i++) local[grow.a[i].rank] = 0;
     }
     for (int32_t r = 0; r < n; r++) node_of[r] = c.node_of[r];
     st = RW_OK;
@@ -153,7 +162,7 @@ rw_status rw_alg_greedy(const rw_map_job *job, int32_t *node_of)
 nomem:
     st = rw_fail(RW_ERR_NOMEM, "out of memory for greedy mapping");
 done:
-    free(attach), free(weight), free(placed), free(free_slots), free(cand), free(is_cand), free(h.a);
+    free(attach), free(local), free(weight), free(placed), free(free_slots), free(seeds.a), free(grow.a);
     rw_mapctx_free(&c);
     return st;
 }
