@@ -144,12 +144,16 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
     int32_t n_keep = 0;
     rw_node_selection how = alg == RW_ALG_BLOCK ? RW_SELECT_FIRST : o.selection;
     if ((st = rw_map_select_nodes(net, traffic, n, how, keep, &n_keep))) goto fail;
-    if ((st = rw_network_subset(net, n_keep, keep, &sub))) goto fail;
-    if (alg == RW_ALG_AUTO) alg = resolve_auto(&o, n, sub);
+    /* Every node kept in its own order: no copy (n^2 doubles on big allocations). */
+    int identity = n_keep == net->n_nodes;
+    for (int32_t k = 0; identity && k < n_keep; k++) identity = keep[k] == k;
+    if (!identity && (st = rw_network_subset(net, n_keep, keep, &sub))) goto fail;
+    const rw_network *use = identity ? net : sub;
+    if (alg == RW_ALG_AUTO) alg = resolve_auto(&o, n, use);
     out->algorithm = alg;
 
-    rw_map_job job = {traffic, sub, &o, t0 + limit};
-    block_fill(sub, n_keep, NULL, n, start);
+    rw_map_job job = {traffic, use, &o, t0 + limit};
+    block_fill(use, n_keep, NULL, n, start);
     memcpy(sub_node, start, (size_t)n * sizeof *sub_node);
     for (int32_t r = 0; r < n; r++) hint[r] = -1;
     int64_t refined = 0;
@@ -177,18 +181,18 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
             goto fail;
         }
     }
-    if ((st = rw_mapctx_check(sub, n, sub_node))) goto fail;
+    if ((st = rw_mapctx_check(use, n, sub_node))) goto fail;
 
     double cost, start_cost;
-    if ((st = rw_map_cost(traffic, sub, o.objective, sub_node, &cost))) goto fail;
-    if ((st = rw_map_cost(traffic, sub, o.objective, start, &start_cost))) goto fail;
+    if ((st = rw_map_cost(traffic, use, o.objective, sub_node, &cost))) goto fail;
+    if ((st = rw_map_cost(traffic, use, o.objective, start, &start_cost))) goto fail;
     out->start_cost = start_cost;
     if (start_cost < cost) { /* never worse than where the search began */
         memcpy(sub_node, start, (size_t)n * sizeof *sub_node);
         for (int32_t r = 0; r < n; r++) hint[r] = -1;
         cost = start_cost;
     }
-    if ((st = assign_slots(sub, n, sub_node, hint, out->slot_of))) goto fail;
+    if ((st = assign_slots(use, n, sub_node, hint, out->slot_of))) goto fail;
     for (int32_t r = 0; r < n; r++) out->node_of[r] = keep[sub_node[r]];
     if (out->block_cost < cost) { /* nor worse than the launchers' default */
         memcpy(out->node_of, block, (size_t)n * sizeof *block);
