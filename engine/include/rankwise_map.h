@@ -137,8 +137,9 @@ typedef struct rw_map_result {
 /* Place traffic->n_ranks ranks on net. Refused (RW_ERR_ARG): fewer slots
  * than ranks, an algorithm that does not apply (exhaustive beyond its
  * size, stencil/torus without a grid matching the rank count). auto
- * chooses exhaustive up to 8 ranks, stencil blocks when a grid is given,
- * multilevel beyond 2,048 ranks, greedy otherwise. out is filled (free
+ * chooses stencil blocks (torus when periodic) when a grid is given,
+ * exhaustive up to 8 ranks on up to 8 nodes, annealing up to 256 ranks,
+ * greedy up to 2,048, multilevel beyond. out is filled (free
  * with rw_map_result_free) only on RW_OK. */
 rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_options *opt,
                  rw_map_result *out);

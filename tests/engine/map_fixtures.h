@@ -20,7 +20,7 @@ static double fx_uniform(double lo, double hi) { return lo + (hi - lo) * (double
 
 /* Directed traffic between n ranks: each ordered pair present with
  * probability density, random messages and bytes. */
-static rw_matrix *fx_traffic(int n, double density)
+static inline rw_matrix *fx_traffic(int n, double density)
 {
     int64_t cap = (int64_t)n * n;
     int32_t *src = malloc(cap * sizeof *src), *dst = malloc(cap * sizeof *dst);
@@ -42,7 +42,7 @@ static rw_matrix *fx_traffic(int n, double density)
 
 /* n nodes with random slots in [lo, hi] and random asymmetric costs;
  * intra-node cheaper than any pair. */
-static rw_network *fx_network(int n, int lo, int hi)
+static inline rw_network *fx_network(int n, int lo, int hi)
 {
     int32_t *slots = malloc(n * sizeof *slots);
     for (int i = 0; i < n; i++) slots[i] = lo + fx_below(hi - lo + 1);
@@ -59,7 +59,7 @@ static rw_network *fx_network(int n, int lo, int hi)
 }
 
 /* A random valid placement (the network must have the slots). */
-static void fx_placement(const rw_network *net, int n, int32_t *node_of)
+static inline void fx_placement(const rw_network *net, int n, int32_t *node_of)
 {
     int32_t *load = calloc(net->n_nodes, sizeof *load);
     for (int r = 0; r < n; r++) {
@@ -73,7 +73,7 @@ static void fx_placement(const rw_network *net, int n, int32_t *node_of)
 }
 
 /* Every rank placed, no node over its slots, slots distinct and in range. */
-static int fx_valid(const rw_network *net, int n, const int32_t *node_of, const int32_t *slot_of)
+static inline int fx_valid(const rw_network *net, int n, const int32_t *node_of, const int32_t *slot_of)
 {
     int ok = 1;
     int64_t total = rw_network_total_slots(net);

@@ -67,7 +67,7 @@ static void test_heuristics_valid_monotone_deterministic(void)
     rw_algorithm algs[] = {RW_ALG_BLOCK, RW_ALG_GREEDY, RW_ALG_REFINE, RW_ALG_ANNEAL, RW_ALG_AUTO};
     for (int inst = 0; inst < 40; inst++) {
         fx_seed(900 + inst);
-        int n = 3 + fx_below(60), nn = 2 + fx_below(10);
+        int n = 3 + fx_below(30), nn = 2 + fx_below(8);
         rw_network *net = fx_network(nn, 1, 8);
         while (rw_network_total_slots(net) < n) net->slots[fx_below(nn)]++;
         rw_matrix *t = fx_traffic(n, fx_uniform(0.02, 0.5));

@@ -118,13 +118,14 @@ rw_status rw_alg_greedy(const rw_map_job *job, int32_t *node_of)
         int32_t r = it.rank;
         if (placed[r] || (it.key >= 0 && it.key != attach[r])) continue;
         /* The seed's node: among those with room, where its traffic to the
-         * placed ranks costs least; the first in selection order on ties. */
+         * placed ranks costs least; on ties the roomiest (a group kept
+         * together cuts less), then the first in selection order. */
         int32_t v = -1;
         double best_t = 0;
         for (int32_t u = 0; u < nn; u++) {
             if (free_slots[u] == 0) continue;
             double t = placed_cost(&c, placed, r, u);
-            if (v < 0 || t < best_t) v = u, best_t = t;
+            if (v < 0 || t < best_t || (t == best_t && free_slots[u] > free_slots[v])) v = u, best_t = t;
         }
         grow.len = 0;
         for (int32_t x = r; x >= 0;) {

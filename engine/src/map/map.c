@@ -97,6 +97,7 @@ static rw_algorithm resolve_auto(const rw_map_options *o, int32_t n, const rw_ne
     if (grid_matches(o, n)) return o->periodic ? RW_ALG_TORUS : RW_ALG_STENCIL;
     if (n <= 8 && sub->n_nodes <= 8) return RW_ALG_EXHAUSTIVE;
     if (n > 2048) return RW_ALG_MULTILEVEL;
+    if (n <= 256) return RW_ALG_ANNEAL; /* affordable, and the closest to optimal */
     return RW_ALG_GREEDY;
 }
 

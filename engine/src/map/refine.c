@@ -7,6 +7,9 @@
 
 #include "map_internal.h"
 
+/* Jobs this small also get the iterated local search below. */
+#define RW_ITERATED_MAX_RANKS 64
+
 typedef struct best_step {
     rw_score score;
     int32_t swap_with; /* -1: a move */
@@ -145,11 +148,55 @@ static int64_t refine_local(rw_mapctx *c, double deadline)
     return accepted;
 }
 
+/* Iterated local search for small jobs: a swap/move local optimum is often
+ * a group split over two nodes that no single step can reunite (intra-node
+ * traffic is far cheaper), so kick the placement with a few random steps,
+ * descend again, and keep the result when it is better. */
+static int64_t iterate(rw_mapctx *c, const rw_map_job *job, int32_t *best)
+{
+    enum { KICKS = 60, KICK_STEPS = 3 };
+    int32_t n = c->n_ranks;
+    rw_rng g;
+    rw_rng_seed(&g, job->opt->seed ^ 0x5eed5eedULL);
+    rw_score best_score = c->score;
+    int64_t accepted = 0;
+    for (int32_t i = 0; i < n; i++) best[i] = c->node_of[i];
+    for (int kick = 0; kick < KICKS && rw_now() <= job->deadline; kick++) {
+        for (int k = 0; k < KICK_STEPS; k++) {
+            int32_t r = (int32_t)rw_rng_below(&g, (uint32_t)n);
+            int32_t b = (int32_t)rw_rng_below(&g, (uint32_t)c->n_nodes);
+            if (c->load[b] < c->net->slots[b]) {
+                rw_mapctx_move(c, r, b);
+            } else {
+                int32_t q = (int32_t)rw_rng_below(&g, (uint32_t)n);
+                if (c->node_of[q] == b) rw_mapctx_swap(c, r, q);
+            }
+        }
+        refine_full(c, job->deadline);
+        if (rw_score_better(c->objective, c->score, best_score)) {
+            best_score = c->score;
+            for (int32_t i = 0; i < n; i++) best[i] = c->node_of[i];
+            accepted++;
+        } else { /* back to the best: rebuild the state from it */
+            const rw_network *net = c->net;
+            rw_objective obj = c->objective;
+            rw_mapctx_free(c);
+            if (rw_mapctx_init(c, job->traffic, net, obj, best)) return -1;
+        }
+    }
+    return accepted;
+}
+
 int64_t rw_refine(const rw_map_job *job, int32_t *node_of, int local)
 {
     rw_mapctx c;
     if (rw_mapctx_init(&c, job->traffic, job->net, job->opt->objective, node_of)) return -1;
     int64_t accepted = local ? refine_local(&c, job->deadline) : refine_full(&c, job->deadline);
+    if (!local && c.n_ranks <= RW_ITERATED_MAX_RANKS && c.n_nodes > 1 && accepted >= 0) {
+        int64_t more = iterate(&c, job, node_of);
+        if (more < 0) return -1; /* c was freed by the failed rebuild */
+        accepted += more;
+    }
     if (accepted > 0)
         for (int32_t i = 0; i < c.n_ranks; i++) node_of[i] = c.node_of[i];
     rw_mapctx_free(&c);
