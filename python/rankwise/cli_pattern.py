@@ -70,11 +70,12 @@ def stencil3d(
     bytes: Optional[str] = BYTES,
     edge_bytes: Optional[str] = typer.Option(None, "--edge-bytes", metavar="SIZE", help="Bytes per edge message (--bytes)."),
     corner_bytes: Optional[str] = typer.Option(None, "--corner-bytes", metavar="SIZE", help="Bytes per corner message (--bytes)."),
+    mode: Optional[str] = typer.Option(None, "--mode", metavar="direct|1d|2d|3d", help="26-neighbour exchange as rankwise-bench-stencil runs it: at once (1d), plane then z (2d), axis by axis (3d)."),
     iterations: Optional[str] = ITERATIONS,
 ):
     """3-D halo exchange on a process grid (ranks in MPI_Cart_create order)."""
     _make("stencil3d", output, grid=grid, ranks=ranks, neighbours=neighbours, periodic=_flag(periodic),
-          bytes=bytes, edge_bytes=edge_bytes, corner_bytes=corner_bytes, iterations=iterations)
+          bytes=bytes, edge_bytes=edge_bytes, corner_bytes=corner_bytes, mode=mode, iterations=iterations)
 
 
 @pattern_app.command()

@@ -221,15 +221,22 @@ def _stencil(name: str, dims: tuple[int, ...], neighbours: int, periodic: bool,
     """Halo exchange on a Cartesian grid in MPI_Cart_create order (the last
     coordinate varies fastest). volumes[k]: bytes to a neighbour whose
     offset has k nonzero coordinates (1 face, 2 edge, 3 corner)."""
-    n = int(np.prod(dims))
     offsets = [o for o in np.ndindex(*(3,) * len(dims)) if any(c != 1 for c in o)]
     offsets = [np.array(o) - 1 for o in offsets]
-    offsets = [o for o in offsets if np.count_nonzero(o) in volumes]
+    offsets = [(o, volumes[np.count_nonzero(o)]) for o in offsets if np.count_nonzero(o) in volumes]
     _check(len(offsets) == neighbours, name, f"internal: {len(offsets)} offsets for {neighbours}")
-    _room(name, n * neighbours)
+    return _exchange(name, dims, periodic, offsets, iterations, spec)
+
+
+def _exchange(name: str, dims: tuple[int, ...], periodic: bool, offsets, iterations: int,
+              spec: str) -> CommMatrix:
+    """Every rank sends one message per (offset, bytes) of `offsets` to the
+    rank at that offset on the grid (absent beyond an open border)."""
+    n = int(np.prod(dims))
+    _room(name, n * len(offsets))
     rank = np.arange(n, dtype=np.int32)
     srcs, dsts, vols = [], [], []
-    for off in offsets:
+    for off, volume in offsets:
         # Per axis, the neighbour's coordinate (-1 off an open grid): tables
         # of a few entries, broadcast into the grid in row-major order, much
         # cheaper than shifting and wrapping N-long coordinate arrays.
@@ -249,18 +256,45 @@ def _stencil(name: str, dims: tuple[int, ...], neighbours: int, periodic: bool,
         else:
             srcs.append(rank)
         dsts.append(dst)
-        vols.append(np.full(dst.size, volumes[np.count_nonzero(off)], np.int64))
+        vols.append(np.full(dst.size, volume, np.int64))
     return _finish(n, np.concatenate(srcs), np.concatenate(dsts), iterations, np.concatenate(vols), spec)
 
 
-def stencil3d(grid=None, *, n_ranks: int | None = None, neighbours: int = 6, periodic: bool = False,
+# The forwarding modes of seed 000 §3.2 (rankwise-bench-stencil --mode): per
+# phase, the offsets exchanged and how many blocks each message carries.
+_HALO_MODES = {
+    "1d": [([o for o in np.ndindex(3, 3, 3) if o != (1, 1, 1)], 1)],
+    "2d": [([(a, b, 1) for a in range(3) for b in range(3) if (a, b) != (1, 1)], 1),
+           ([(1, 1, 0), (1, 1, 2)], 9)],
+    "3d": [([(0, 1, 1), (2, 1, 1)], 1), ([(1, 0, 1), (1, 2, 1)], 3), ([(1, 1, 0), (1, 1, 2)], 9)],
+}
+
+
+def stencil3d(grid=None, *, n_ranks: int | None = None, neighbours: int | None = None, periodic: bool = False,
               nbytes: int, edge_bytes: int | None = None, corner_bytes: int | None = None,
-              iterations: int = 1) -> CommMatrix:
+              mode: str = "direct", iterations: int = 1) -> CommMatrix:
     """3-D halo exchange: 6 faces, 18 with edges, 26 with corners, to the
     neighbours of a px x py x pz process grid (given, or the most cubic
     factorisation of n_ranks). nbytes per face message; edge_bytes and
-    corner_bytes default to nbytes."""
+    corner_bytes default to nbytes; neighbours defaults to 6 (26 in the modes).
+
+    mode 1d/2d/3d: the 26-neighbour exchange of nbytes blocks as
+    rankwise-bench-stencil does it — all at once (1d); the 8 neighbours of
+    the first two axes, then the last axis with 9 blocks (2d); or axis by
+    axis with 1, 3 and 9 blocks (3d, "2-2-2"): fewer, larger messages that
+    forward the edge and corner blocks."""
     name = "stencil3d"
+    _check(mode in ("direct", *_HALO_MODES), name, f"mode must be direct, 1d, 2d or 3d, got {mode}")
+    if mode != "direct":
+        _check(neighbours in (None, 26) and edge_bytes is None and corner_bytes is None, name,
+               "the 1d/2d/3d modes exchange with all 26 neighbours, one block size (no edge/corner bytes)")
+        dims = _grid(name, grid, n_ranks, 3)
+        offsets = [(np.array(o) - 1, _volume(name, blocks * nbytes, iterations))
+                   for phase, blocks in _HALO_MODES[mode] for o in phase]
+        spec = _spec(name, ("grid", dims), ("neighbours", 26), ("periodic", bool(periodic)),
+                     ("bytes", format_size(int(nbytes))), ("mode", mode), ("iterations", iterations))
+        return _exchange(name, dims, periodic, offsets, iterations, spec)
+    neighbours = 6 if neighbours is None else neighbours
     _check(neighbours in (6, 18, 26), name, f"neighbours must be 6, 18 or 26, got {neighbours}")
     dims = _grid(name, grid, n_ranks, 3)
     edge = nbytes if edge_bytes is None else edge_bytes
@@ -471,9 +505,11 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in (
     Pattern("alltoall", alltoall, (_ranks(_REQUIRED), _bytes(), _ITER)),
     Pattern("alltoallv", alltoallv, (Param("sizes", "path", _REQUIRED), _ranks(), _ITER)),
     Pattern("stencil3d", stencil3d, (Param("grid", "dims3"), _ranks(),
-                                     Param("neighbours", "count", 6, words=("6", "18", "26")),
+                                     Param("neighbours", "count", None, words=("6", "18", "26")),
                                      Param("periodic", "flag", False), _bytes(),
-                                     _bytes("edge_bytes", None), _bytes("corner_bytes", None), _ITER)),
+                                     _bytes("edge_bytes", None), _bytes("corner_bytes", None),
+                                     Param("mode", "word", "direct", words=("direct", "1d", "2d", "3d")),
+                                     _ITER)),
     Pattern("stencil2d", stencil2d, (Param("grid", "dims2"), _ranks(),
                                      Param("neighbours", "count", 4, words=("4", "8")),
                                      Param("periodic", "flag", False), _bytes(),

@@ -370,6 +370,11 @@ def test_real_profiled_traffic_is_the_generators_pattern(tmp_path):
     expected = patterns.stencil3d((2, 1, 2), neighbours=26, nbytes=1024, iterations=3)
     for what in ("bytes", "msgs"):
         np.testing.assert_array_equal(stencil.to_dense(what), expected.to_dense(what))
+    for mode in ("2d", "3d"):  # forwarding modes: fewer, larger messages (patterns' mode=)
+        stencil = profiled("stencil", ["--mode", mode, "--grid", "2x2x2", "--sizes", "1K", "--iterations", "2"], 8)
+        expected = patterns.stencil3d((2, 2, 2), nbytes=1024, mode=mode, iterations=2)
+        for what in ("bytes", "msgs"):
+            np.testing.assert_array_equal(stencil.to_dense(what), expected.to_dense(what), err_msg=f"{mode} {what}")
     alltoall = profiled("alltoall", ["--sizes", "2K", "--iterations", "4"], 4)
     expected = patterns.alltoall(4, 2048, iterations=4)
     for what in ("bytes", "msgs"):
