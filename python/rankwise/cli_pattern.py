@@ -149,6 +149,20 @@ def tree(
     _make("tree", output, ranks=ranks, bytes=bytes, op=op, root=root, iterations=iterations)
 
 
+@pattern_app.command()
+def collective(
+    output: Path = OUTPUT,
+    ranks: Optional[str] = RANKS,
+    bytes: Optional[str] = BYTES,
+    op: Optional[str] = typer.Option(None, "--op", metavar="bcast|reduce|allreduce|gather|scatter|allgather",
+                                     help="The collective (bcast)."),
+    root: Optional[str] = typer.Option(None, "--root", metavar="RANK", help="Root rank (0)."),
+    iterations: Optional[str] = ITERATIONS,
+):
+    """The logical traffic of a collective, as the profiler counts it."""
+    _make("collective", output, ranks=ranks, bytes=bytes, op=op, root=root, iterations=iterations)
+
+
 @pattern_app.command("spec")
 def from_spec(
     spec: str = typer.Argument(..., metavar="SPEC", help="e.g. 'stencil3d:grid=8x8x8,neighbours=6,bytes=1M'."),

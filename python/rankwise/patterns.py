@@ -470,6 +470,51 @@ def tree(n_ranks: int, nbytes: int, *, op: str = "bcast", root: int = 0, iterati
     return _finish(n, src, dst, iterations, vol, spec)
 
 
+_COLLECTIVES = ("bcast", "reduce", "allreduce", "gather", "scatter", "allgather")
+
+
+def collective(n_ranks: int, nbytes: int, *, op: str = "bcast", root: int = 0, iterations: int = 1) -> CommMatrix:
+    """The logical traffic of one collective as the PMPI profiler counts it
+    (docs/formats.md, "What is counted"), for the calls
+    rankwise-bench-collectives makes with a SIZE of nbytes: bcast/scatter
+    root -> every rank, reduce/gather every rank -> root, allgather every
+    pair, allreduce the reduce-scatter + allgather decomposition of
+    nbytes // 4 floats (two messages per pair, blk(j) and blk(i) floats).
+    Reductions use 4-byte floats: nbytes is rounded down to a multiple of 4.
+    Transfers of 0 bytes are not traffic. (tree: the messages of one
+    algorithm instead.)"""
+    name = "collective"
+    _check(op in _COLLECTIVES, name, f"op must be one of {', '.join(_COLLECTIVES)}, got {op!r}")
+    _positive(name, ranks=n_ranks)
+    n = int(n_ranks)
+    _check(isinstance(root, (int, np.integer)) and 0 <= root < n, name, f"root must be a rank in [0, {n}), got {root!r}")
+    spec = _spec(name, ("ranks", n), ("bytes", format_size(int(nbytes))), ("op", op), ("root", root),
+                 ("iterations", iterations))
+    _volume(name, nbytes, iterations)  # checks the size and the total
+    others = np.delete(np.arange(n), root)
+    if op == "allreduce":
+        count = int(nbytes) // 4
+        blk = count // n + (np.arange(n) < count % n)
+        _room(name, 2 * n * (n - 1))
+        i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+        src = np.concatenate([i, i])
+        dst = np.concatenate([j, j])
+        vol = 4 * np.concatenate([blk[j], blk[i]]).astype(np.int64)
+        keep = vol > 0
+        return _finish(n, src[keep], dst[keep], iterations, vol[keep] * iterations, spec)
+    size = 4 * (int(nbytes) // 4) if op == "reduce" else int(nbytes)
+    if size == 0:
+        return _finish(n, [], [], iterations, np.zeros(0, np.int64), spec)
+    vol = _volume(name, size, iterations)
+    if op in ("bcast", "scatter"):
+        return _finish(n, np.full(n - 1, root), others, iterations, vol, spec)
+    if op in ("reduce", "gather"):
+        return _finish(n, others, np.full(n - 1, root), iterations, vol, spec)
+    _room(name, n * (n - 1))
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+    return _finish(n, i, j, iterations, vol, spec)
+
+
 # ------------------------------------------------------------------ specs
 _REQUIRED = object()
 
@@ -522,6 +567,9 @@ PATTERNS: dict[str, Pattern] = {p.name: p for p in (
     Pattern("fft", fft, (Param("grid", "dims3", _REQUIRED), _ranks(),
                          Param("decomp", "word", "pencil", words=("slab", "pencil")),
                          Param("pgrid", "dims2"), _ITER)),
+    Pattern("collective", collective, (_ranks(_REQUIRED), _bytes(),
+                                       Param("op", "word", "bcast", words=_COLLECTIVES),
+                                       Param("root", "count", 0), _ITER)),
     Pattern("tree", tree, (_ranks(_REQUIRED), _bytes(), Param("op", "word", "bcast", words=("bcast", "reduce")),
                            Param("root", "count", 0), _ITER)),
 )}

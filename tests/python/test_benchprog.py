@@ -375,6 +375,15 @@ def test_real_profiled_traffic_is_the_generators_pattern(tmp_path):
         expected = patterns.stencil3d((2, 2, 2), nbytes=1024, mode=mode, iterations=2)
         for what in ("bytes", "msgs"):
             np.testing.assert_array_equal(stencil.to_dense(what), expected.to_dense(what), err_msg=f"{mode} {what}")
+    # The collectives program: logical volumes (the profiler's rule), not the
+    # messages of whatever algorithm Open MPI picked; 1002 bytes make
+    # allreduce's blocks uneven (250 floats over 4 ranks) and reduce round down.
+    for op in ("bcast", "reduce", "allreduce", "gather", "scatter", "allgather"):
+        coll = profiled("collectives", ["--collectives", op, "--sizes", "1002", "--iterations", "3",
+                                        "--root", "1"], 4)
+        expected = patterns.collective(4, 1002, op=op, root=1, iterations=3)
+        for what in ("bytes", "msgs"):
+            np.testing.assert_array_equal(coll.to_dense(what), expected.to_dense(what), err_msg=f"{op} {what}")
     alltoall = profiled("alltoall", ["--sizes", "2K", "--iterations", "4"], 4)
     expected = patterns.alltoall(4, 2048, iterations=4)
     for what in ("bytes", "msgs"):

@@ -319,3 +319,22 @@ def test_cli_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.rwc"
     bad.write_text("rankwise-matrix 1\nranks 2\n0 1 1 x\n")
     assert_one_line_error(run_cli("pattern", "show", bad), f"{bad}:3: bytes ('x') must be an integer")
+
+
+def test_collective_volumes_follow_the_profiler_rules():
+    from rankwise.patterns import collective
+
+    b = collective(4, 1000, op="bcast", root=2)
+    assert sorted(zip(b.src.tolist(), b.dst.tolist())) == [(2, 0), (2, 1), (2, 3)]
+    assert set(b.bytes.tolist()) == {1000}
+    r = collective(4, 1003, op="reduce", iterations=2)  # floats: 1000 bytes
+    assert set(r.dst.tolist()) == {0} and set(r.bytes.tolist()) == {2000} and set(r.msgs.tolist()) == {2}
+    a = collective(3, 4 * 4, op="allreduce")  # 4 floats over 3 ranks: blocks 2, 1, 1
+    dense = a.to_dense("bytes")
+    assert dense[0, 1] == 4 * (1 + 2) and dense[1, 0] == 4 * (2 + 1) and dense[1, 2] == 4 * (1 + 1)
+    assert a.total_bytes == 2 * (3 - 1) * 16  # 2 (N-1)/N count s per rank
+    assert collective(4, 2, op="allreduce").nnz == 0  # nothing to reduce
+    g = collective(5, 10, op="allgather")
+    assert g.nnz == 20 and g.total_bytes == 200
+    with pytest.raises(RankwiseError, match="op must be"):
+        collective(4, 1, op="barrier")
