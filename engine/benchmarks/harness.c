@@ -18,10 +18,19 @@
 #define DEFAULT_MAX_MEMORY (1LL << 30)
 #define MAX_SIZE_VALUE (1LL << 50) /* 1 PiB: anything above is a typo */
 
-/* SMPI 3.32 aborts on MPI_Pcontrol ("not yet implemented"); a profiler
- * runs with a real MPI anyway. */
+/* SMPI 3.32 aborts on MPI_Pcontrol ("not yet implemented"): there the
+ * profiler's own pause/resume do its job, when it is linked in (the
+ * rankwise-bench-*-profiled builds); weak, so NULL without it. */
 #ifdef RW_SMPI
-#define pcontrol(level) ((void)(level))
+#define RW_PROFILE_OPTIONAL
+#include "rankwise_profile.h"
+static void pcontrol(int level)
+{
+    if (level == 0 && rw_profile_pause)
+        rw_profile_pause();
+    else if (level != 0 && rw_profile_resume)
+        rw_profile_resume();
+}
 #else
 #define pcontrol(level) MPI_Pcontrol(level)
 #endif

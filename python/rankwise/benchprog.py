@@ -205,6 +205,7 @@ def run_benchmark(
     launcher: str | None = None,
     smpi_cfg: Sequence[str] = (),
     timeout: float | None = 600,
+    profile: str | PathLike | None = None,
 ) -> BenchResult:
     """Run a benchmark program and parse its tables.
 
@@ -217,6 +218,11 @@ def run_benchmark(
     the MPI build under that launcher, `hostfile` handed to it as
     -hostfile. Raises RankwiseError with the program's own error line when
     it fails.
+
+    profile (simulated runs): run the build linked with the PMPI profiler
+    (rankwise-bench-NAME-profiled) and write the traffic of the timed
+    iterations to this matrix file. Under a real launcher, preload the
+    profiler through the launcher instead (rankwise.profile).
     """
     name = program_name(program)
     args = [fspath(a) for a in args]
@@ -232,6 +238,8 @@ def run_benchmark(
         cmd = [*words, str(paths.program(name, "mpi")), *args]
         return _run(cmd, name, timeout, cwd=None)
 
+    if profile is not None and sim is None:
+        raise RankwiseError("run_benchmark: profile= is for simulated runs (preload the profiler with a launcher)")
     platform = Path(sim)
     lines = rank_hosts(platform, hostfile=hostfile, hosts=hosts, nodes=nodes, ranks_per_node=ranks_per_node)
     with tempfile.TemporaryDirectory(prefix="rankwise-bench-") as tmp:
@@ -243,16 +251,24 @@ def run_benchmark(
         for pinned in smpi_alltoall_cfg(len(lines)):
             if not any(c.startswith(pinned.split(":")[0] + ":") for c in cfg):
                 cfg = (pinned, *cfg)
-        cmd = smpi.smpirun_command(paths.program(name, "smpi"), args, platform, hf, len(lines),
+        env = launch.mpi_environment()
+        binary = name
+        if profile is not None:
+            # Each rank needs its own copy of the profiler's tables.
+            binary = f"{name}-profiled"
+            cfg = (*cfg, "smpi/privatization:dlopen")
+            env["RANKWISE_PROFILE_OUT"] = str(Path(profile).resolve())
+            env["RANKWISE_PROFILE_SOURCE"] = f"smpi:{platform} {binary} {' '.join(args)}"
+        cmd = smpi.smpirun_command(paths.program(binary, "smpi"), args, platform, hf, len(lines),
                                    extra_cfg=cfg)
-        return _run(cmd, name, timeout, cwd=tmp)
+        return _run(cmd, name, timeout, cwd=tmp, env=env)
 
 
-def _run(cmd: list[str], name: str, timeout: float | None, cwd) -> BenchResult:
+def _run(cmd: list[str], name: str, timeout: float | None, cwd, env=None) -> BenchResult:
     """Run cmd in its own session (a timeout ends the launcher and its ranks)."""
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                errors="replace", stdin=subprocess.DEVNULL, env=launch.mpi_environment(),
+                                errors="replace", stdin=subprocess.DEVNULL, env=env or launch.mpi_environment(),
                                 cwd=cwd, start_new_session=True)
     except OSError as exc:
         raise RankwiseError(f"cannot start {cmd[0]}: {exc.strerror}") from None

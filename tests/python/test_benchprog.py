@@ -393,3 +393,31 @@ def test_real_profiled_traffic_is_the_generators_pattern(tmp_path):
         expected = patterns.fft((8, 8, 8), n_ranks=ranks, decomp=decomp, iterations=2)
         for what in ("bytes", "msgs"):
             np.testing.assert_array_equal(fft.to_dense(what), expected.to_dense(what), err_msg=f"fft {decomp} {what}")
+
+
+# ------------------------------------------------------- profiled under SMPI
+def test_sim_profiled_traffic_is_the_generators_pattern(eight, tmp_path):
+    """The -profiled SMPI builds link the profiler in; the harness pauses it
+    with rw_profile_pause/resume (SMPI aborts in MPI_Pcontrol), so the
+    matrix holds the timed iterations only, as under real MPI."""
+    def profiled(program, args, ranks):
+        out = tmp_path / f"{program}-{len(list(tmp_path.iterdir()))}.rwc"
+        run_benchmark(program, args, sim=eight.platform_xml, nodes=ranks, profile=out)
+        return CommMatrix.load(out)
+
+    cases = [
+        (("stencil", ["--mode", "3d", "--grid", "2x2x2", "--sizes", "1K", "--iterations", "2"], 8),
+         patterns.stencil3d((2, 2, 2), nbytes=1024, mode="3d", iterations=2)),
+        (("alltoall", ["--sizes", "2K", "--iterations", "3"], 4), patterns.alltoall(4, 2048, iterations=3)),
+        (("groups", ["--groups", "2", "--sizes", "1000", "--link-bytes", "4K", "--iterations", "3",
+                     "--seed", "2", "--traffic", tmp_path / "own.rwc"], 6),
+         patterns.groups(2, 3, 1000, 4096, iterations=3, seed=2)),
+        (("fft", ["--grid", "8x8x8", "--decomp", "pencil", "--iterations", "2"], 4),
+         patterns.fft((8, 8, 8), n_ranks=4, decomp="pencil", iterations=2)),
+        (("collectives", ["--collectives", "allreduce", "--sizes", "1002", "--iterations", "2"], 4),
+         patterns.collective(4, 1002, op="allreduce", iterations=2)),
+    ]
+    for (program, args, ranks), expected in cases:
+        got = profiled(program, args, ranks)
+        for what in ("bytes", "msgs"):
+            np.testing.assert_array_equal(got.to_dense(what), expected.to_dense(what), err_msg=f"{program} {what}")
