@@ -1,0 +1,156 @@
+"""`rankwise map`: choose nodes and place ranks on the measured network, and
+write the file a launcher takes.
+
+    rankwise map --model net.model --pattern stencil3d:grid=8x8x8,bytes=1M --format openmpi -o rankfile
+    rankwise map --model net.model --matrix app.rwc --hosts hostfile --format slurm -o hosts.slurm
+    rankwise map --hosts hostfile --rack-size 32 --objective hop-bytes --matrix app.rwc -o placement.txt
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rankwise.errors import RankwiseError
+
+console = Console()
+
+DEFAULT_OUTPUT = {"openmpi": "rankfile", "mpich": "machinefile", "intel": "configfile",
+                  "slurm": "slurm.hosts", "permutation": "placement.txt"}
+
+
+def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int]):
+    from rankwise.matrix import CommMatrix
+    from rankwise.patterns import generate
+
+    if (pattern is None) == (matrix is None):
+        raise RankwiseError("give the traffic as --pattern SPEC or --matrix FILE (one of them)")
+    m = generate(pattern) if pattern is not None else CommMatrix.load(matrix)
+    if ranks is None or ranks == m.n_ranks:
+        return m
+    if ranks < 1:
+        raise RankwiseError(f"--ranks must be >= 1, got {ranks}")
+    where = str(matrix) if matrix is not None else f"pattern '{pattern}'"
+    beyond = np.flatnonzero((m.src >= ranks) | (m.dst >= ranks))
+    if beyond.size:
+        k = int(beyond[0])
+        raise RankwiseError(f"{where}: rank {int(m.src[k])} sends to rank {int(m.dst[k])}, "
+                            f"beyond the job's {ranks} ranks")
+    return CommMatrix(ranks, m.src, m.dst, m.msgs, m.bytes, source=m.source, pattern=m.pattern)
+
+
+def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int], model):
+    from rankwise.allocation import expand_nodelist, read_allocation
+
+    if hosts is not None and nodelist is not None:
+        raise RankwiseError("give the allocation as --hosts FILE or --nodelist LIST, not both")
+    if slots is not None and slots < 1:
+        raise RankwiseError(f"--slots must be >= 1, got {slots}")
+    if hosts is not None:
+        alloc = [(h, int(s)) for h, s in read_allocation(hosts)]
+    elif nodelist is not None:
+        alloc = [(h, 1) for h in expand_nodelist(nodelist)]
+    elif model is not None:
+        alloc = [(h, int(k)) for h, k in zip(model.names, model.ranks_per_node)]
+    else:
+        raise RankwiseError("give the allocation (--hosts FILE or --nodelist LIST) or a --model")
+    if slots is not None:
+        alloc = [(h, slots) for h, _ in alloc]
+    return alloc
+
+
+def _fmt_time(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3f} ms"
+    return f"{t * 1e6:.2f} us"
+
+
+def _compress(names: list[str], limit: int = 12) -> str:
+    return ", ".join(names) if len(names) <= limit else ", ".join(names[:limit]) + f", ... ({len(names)} nodes)"
+
+
+def map_command(
+    model_path: Optional[Path] = typer.Option(None, "--model", "-m", help="Measured network model (rankwise probe)."),
+    pattern: Optional[str] = typer.Option(None, "--pattern", "-p", help="Traffic as a pattern spec, e.g. alltoall:ranks=64,bytes=1M."),
+    matrix: Optional[Path] = typer.Option(None, "--matrix", help="Traffic as a matrix file (.rwc, .npz; rankwise profile/import/pattern)."),
+    hosts: Optional[Path] = typer.Option(None, "--hosts", help="Allocation: hostfile or machinefile with slots (default: the model's nodes)."),
+    nodelist: Optional[str] = typer.Option(None, "--nodelist", help="Allocation as a Slurm node list, e.g. 'node[01-16]' (with --slots)."),
+    slots: Optional[int] = typer.Option(None, "--slots", help="Slots on every node (overrides the allocation's counts)."),
+    ranks: Optional[int] = typer.Option(None, "--ranks", help="Job size (default: the matrix's rank count)."),
+    objective: str = typer.Option("time", "--objective", help="time | bottleneck | hop-bytes (no model: --rack-size)."),
+    algorithm: str = typer.Option("auto", "--algorithm", "-a", help="auto | block | greedy | refine | anneal | exhaustive | stencil | torus | multilevel."),
+    select: str = typer.Option("weighted", "--select", help="Node selection: weighted | greedy | first | all."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the randomised algorithms."),
+    time_limit: float = typer.Option(0.0, "--time-limit", help="Seconds the search may take (0: the default, 10 s)."),
+    no_pattern: bool = typer.Option(False, "--no-pattern", help="Ignore the pattern a matrix records (map it as a bare matrix)."),
+    rack_size: Optional[int] = typer.Option(None, "--rack-size", help="hop-bytes: nodes per rack switch, in allocation order."),
+    allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair (warns) instead of failing."),
+    fmt: str = typer.Option("permutation", "--format", "-f", help="openmpi | mpich | intel | slurm | permutation."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: by format, e.g. rankfile)."),
+    app_cmd: Optional[str] = typer.Option(None, "--app", help="Application command line (Intel MPI configfile lines; usage hint)."),
+):
+    """Choose nodes and place ranks where the traffic flows fastest; write the launcher's file."""
+    from rankwise.launchers import FORMATS, usage_hint, write_placement
+    from rankwise.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, cut, map_ranks, placement_cost
+    from rankwise.model import Model
+    from rankwise.placement import Placement
+
+    # Cheap checks first: a typo must not cost a probe-sized load.
+    for value, known, what in ((objective, OBJECTIVES, "objective"), (algorithm, ALGORITHMS, "algorithm"),
+                               (select, SELECTIONS, "node selection"), (fmt, tuple(FORMATS), "format")):
+        if value not in known:
+            raise RankwiseError(f"unknown {what} '{value}' (choose from {', '.join(known)})")
+    if fmt == "intel" and not app_cmd:
+        raise RankwiseError("the intel configfile names the application: give --app 'CMD ARGS'")
+    if time_limit < 0:
+        raise RankwiseError(f"--time-limit must be >= 0, got {time_limit}")
+
+    traffic = _traffic(pattern, matrix, ranks)
+    model = Model.load(model_path) if model_path is not None else None
+    alloc = _hosts(hosts, nodelist, slots, model)
+    if objective == "hop-bytes" or model is None:
+        if model is None and objective != "hop-bytes":
+            raise RankwiseError("without a --model only --objective hop-bytes applies (give --rack-size)")
+        network = Network.tree(alloc, rack_size or len(alloc))
+    else:
+        network = Network.from_model(model, alloc, fill_missing=allow_missing)
+        if network.filled:
+            console.print(f"[yellow]warning:[/] the model lacks {network.filled} pair(s) of this allocation; "
+                          "they are costed as its slowest measured pair", highlight=False)
+    if network.total_slots < traffic.n_ranks:
+        raise RankwiseError(f"the allocation has {network.total_slots} slots for {traffic.n_ranks} ranks")
+
+    result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
+                       seed=seed, time_limit=time_limit, use_pattern=not no_pattern)
+    placement = Placement(tuple(network.names), result.node_of, result.slot_of)
+    out = output or Path(DEFAULT_OUTPUT[fmt])
+    write_placement(placement, fmt, out, app=app_cmd)
+
+    block = np.concatenate([np.full(s, i, np.int32) for i, s in enumerate(network.slots)])[: traffic.n_ranks]
+    table = Table(title=f"{traffic.n_ranks} ranks on {result.n_selected} of {network.n_nodes} nodes "
+                        f"({result.algorithm}, {result.seconds:.2f} s)", title_justify="left")
+    table.add_column("predicted")
+    table.add_column("default (block)", justify="right")
+    table.add_column("rankwise", justify="right")
+    table.add_column("gain", justify="right")
+    rows = [("hop-bytes", "time")] if objective == "hop-bytes" else [("total time", "time"), ("slowest rank", "bottleneck")]
+    for label, obj in rows:
+        before = placement_cost(traffic, network, block, obj)
+        after = placement_cost(traffic, network, result.node_of, obj)
+        show = (lambda v: f"{v:.4g}") if obj == "time" and objective == "hop-bytes" else _fmt_time
+        table.add_row(label, show(before), show(after), f"x{before / after:.2f}" if after > 0 else "-")
+    cb, tb = cut(traffic, block)
+    ca, _ = cut(traffic, result.node_of)
+    if tb > 0:
+        table.add_row("bytes across nodes", f"{100 * cb / tb:.1f} %", f"{100 * ca / tb:.1f} %",
+                      f"x{cb / ca:.2f}" if ca > 0 else "-")
+    console.print(table)
+    console.print(f"nodes: {_compress(result.used_nodes)}", highlight=False)
+    console.print(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}", highlight=False)

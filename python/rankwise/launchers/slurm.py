@@ -1,0 +1,27 @@
+"""SLURM_HOSTFILE for `srun --distribution=arbitrary`: line k is the host
+of rank k."""
+
+from __future__ import annotations
+
+from os import PathLike
+
+from rankwise.errors import file_error
+from rankwise.launchers._text import lines
+from rankwise.placement import Placement
+from rankwise.sim.platform_file import write_atomic
+
+
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+    # Slurm reads every line as a host name: no comment header.
+    write_atomic(path, "".join(f"{h}\n" for h in placement.hosts_in_rank_order()))
+
+
+def read(path: str | PathLike) -> Placement:
+    hosts = []
+    for number, text in lines(path, comment=""):
+        if any(c.isspace() for c in text):
+            raise file_error(path, number, f"expected one host name, got '{text}'")
+        hosts.append(text)
+    if not hosts:
+        raise file_error(path, None, "no host in the Slurm hostfile")
+    return Placement.from_hosts(hosts)
