@@ -11,6 +11,7 @@ from rich.console import Console
 
 from rankwise.cli_import import import_command
 from rankwise.cli_map import map_command
+from rankwise.cli_optimize import optimize_command
 from rankwise.cli_pattern import pattern_app
 from rankwise.cli_profile import profile_app
 from rankwise.errors import RankwiseError
@@ -27,6 +28,7 @@ app.add_typer(pattern_app, name="pattern")
 app.add_typer(profile_app, name="profile")
 app.command("import", no_args_is_help=True)(import_command)
 app.command("map", no_args_is_help=True)(map_command)
+app.command("optimize", no_args_is_help=True, context_settings={"allow_interspersed_args": False})(optimize_command)
 
 console = Console()
 err_console = Console(stderr=True)

@@ -98,7 +98,7 @@ def map_command(
 ):
     """Choose nodes and place ranks where the traffic flows fastest; write the launcher's file."""
     from rankwise.launchers import FORMATS, usage_hint, write_placement
-    from rankwise.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, cut, map_ranks, placement_cost
+    from rankwise.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, map_ranks
     from rankwise.model import Model
     from rankwise.placement import Placement
 
@@ -133,6 +133,16 @@ def map_command(
     out = output or Path(DEFAULT_OUTPUT[fmt])
     write_placement(placement, fmt, out, app=app_cmd)
 
+    print_prediction(traffic, network, result, objective, console)
+    console.print(f"nodes: {_compress(result.used_nodes)}", highlight=False)
+    console.print(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}", highlight=False)
+
+
+def print_prediction(traffic, network, result, objective: str, console: Console) -> None:
+    """The engine's predictions for the default block placement and for the
+    result, per objective, and the share of bytes that crosses nodes."""
+    from rankwise.mapping import cut, placement_cost
+
     block = np.concatenate([np.full(s, i, np.int32) for i, s in enumerate(network.slots)])[: traffic.n_ranks]
     table = Table(title=f"{traffic.n_ranks} ranks on {result.n_selected} of {network.n_nodes} nodes "
                         f"({result.algorithm}, {result.seconds:.2f} s)", title_justify="left")
@@ -152,5 +162,3 @@ def map_command(
         table.add_row("bytes across nodes", f"{100 * cb / tb:.1f} %", f"{100 * ca / tb:.1f} %",
                       f"x{cb / ca:.2f}" if ca > 0 else "-")
     console.print(table)
-    console.print(f"nodes: {_compress(result.used_nodes)}", highlight=False)
-    console.print(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}", highlight=False)

@@ -343,3 +343,25 @@ def _save_atomically(fig, path: Path) -> None:
 
 
 __all__ = ["plot_model", "FIGSIZE", "DPI"]
+
+
+def plot_speedup(comparisons, path: str | PathLike, title: str = "rankwise vs the default placement") -> Path:
+    """Speed-up (default time / rankwise time) by message size, one line per
+    comparison (rankwise.optimize.Comparison). Written atomically."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    path = _png_target(path)
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for c in comparisons:
+        ax.plot(c.sizes, c.speedup, marker="o", label=c.label)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("speed-up")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    _save_atomically(fig, path)
+    return path

@@ -1,0 +1,341 @@
+"""The main job: probe (or reuse a fresh model) -> know the traffic (pattern,
+matrix, or profile the app) -> choose nodes and map -> write the launcher
+file -> verify: run the app in the default and the optimized placement,
+interleaved, several times, and report before / after / speed-up.
+
+Works on the simulated cluster (a SimGrid platform, smpirun) and with a
+real launcher (mpirun, srun). An application that is one of rankwise's
+benchmark programs is verified per message size from its tables; any
+other by its run time (simulated time under SMPI, wall time otherwise)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from rankwise.benchprog import PROGRAMS, PREFIX, run_benchmark
+from rankwise.errors import RankwiseError
+from rankwise.mapping import MapResult, Network, map_ranks
+from rankwise.matrix import CommMatrix
+from rankwise.model import Model
+from rankwise.placement import Placement
+
+OUTLIER_FACTOR = 10.0  # seed 000: runs an order of magnitude off are dropped
+
+
+def benchmark_name(app: str) -> str | None:
+    """'alltoall' / 'rankwise-bench-alltoall' -> 'alltoall'; None for other apps."""
+    short = app[len(PREFIX):] if app.startswith(PREFIX) else app
+    return short if short in PROGRAMS else None
+
+
+def robust_median(values: Sequence[float]) -> float:
+    """Median after dropping runs more than OUTLIER_FACTOR off the median."""
+    v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return float("nan")
+    med = np.median(v)
+    if med > 0:
+        v = v[(v <= med * OUTLIER_FACTOR) & (v >= med / OUTLIER_FACTOR)]
+    return float(np.median(v))
+
+
+@dataclass
+class Comparison:
+    """Before (default placement) and after (rankwise) of one application."""
+
+    label: str
+    unit: str  # "us" per size (benchmark programs) or "s" (whole run)
+    sizes: np.ndarray  # int64; a single 0 for a whole-run time
+    before: np.ndarray
+    after: np.ndarray
+    runs: int
+    failures: list[str] = field(default_factory=list)  # one line per failed run
+
+    @property
+    def speedup(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.before / self.after
+
+    def rows(self) -> list[tuple[int, float, float, float]]:
+        return [(int(s), float(b), float(a), float(b / a) if a > 0 else float("nan"))
+                for s, b, a in zip(self.sizes, self.before, self.after)]
+
+    def to_csv(self) -> str:
+        head = f"size,before_{self.unit},after_{self.unit},speedup\n"
+        return head + "".join(f"{s},{b:.6g},{a:.6g},{x:.4f}\n" for s, b, a, x in self.rows())
+
+
+Runner = Callable[[list[str]], dict[int, float]]  # hosts in rank order -> {size: time}
+
+
+def compare(label: str, runner: Runner, before: list[str], after: list[str], *, repeats: int = 3,
+            unit: str = "us", progress: Callable[[str], None] | None = None) -> Comparison:
+    """Run `runner` on both host lists, interleaved (before, after, before,
+    ...) so that drift in a real cluster hits both alike; per size the
+    robust median over the runs. A placement whose every run failed keeps
+    NaN and its error lines; the other's results stay."""
+    if repeats < 1:
+        raise RankwiseError(f"repeats must be >= 1, got {repeats}")
+    got: dict[str, list[dict[int, float]]] = {"before": [], "after": []}
+    failures: list[str] = []
+    for k in range(repeats):
+        for name, hosts in (("before", before), ("after", after)):
+            if progress:
+                progress(f"{label}: {name} run {k + 1}/{repeats}")
+            try:
+                got[name].append(runner(hosts))
+            except RankwiseError as exc:
+                failures.append(f"{name} run {k + 1}: {exc}")
+    sizes = sorted({s for runs in got.values() for r in runs for s in r})
+    if not sizes:
+        raise RankwiseError(f"{label}: no run succeeded ({failures[0] if failures else 'no output'})",
+                            exit_code=1)
+    med = {name: np.array([robust_median([r.get(s, np.nan) for r in runs]) for s in sizes])
+           for name, runs in got.items()}
+    return Comparison(label, unit, np.array(sizes, dtype=np.int64), med["before"], med["after"], repeats,
+                      failures)
+
+
+def benchmark_runner(program: str, args: Sequence[str], *, sim=None, launcher: str | None = None,
+                     table: str | None = None, timeout: float | None = 1800) -> Runner:
+    """Median time per size of one table of a benchmark program, with rank k
+    on the k-th host: smpirun's hostfile order, or under a real launcher
+    Open MPI's sequential mapper (--map-by seq) over a one-host-per-rank
+    hostfile."""
+    def run(hosts: list[str]) -> dict[int, float]:
+        if sim is not None:
+            res = run_benchmark(program, args, sim=sim, hosts=hosts, timeout=timeout)
+        else:
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="rankwise-verify-") as tmp:
+                hf = Path(tmp) / "hosts"
+                hf.write_text("".join(f"{h}\n" for h in hosts))
+                res = run_benchmark(program, args, launcher=f"{launcher} --map-by seq", hostfile=hf,
+                                    timeout=timeout)
+        t = res[table] if table else res.table
+        return {int(s): float(m) for s, m in zip(t.size, t.median_us)}
+    return run
+
+
+@dataclass
+class Plan:
+    """What `optimize` decided, before any verification."""
+
+    model: Model
+    network: Network
+    traffic: CommMatrix
+    result: MapResult
+    placement: Placement
+    default: Placement
+
+    @property
+    def before_hosts(self) -> list[str]:
+        return self.default.hosts_in_rank_order()
+
+    @property
+    def after_hosts(self) -> list[str]:
+        return self.placement.hosts_in_rank_order()
+
+
+def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | None = None, *,
+         algorithm: str = "auto", objective: str = "time", selection: str = "weighted", seed: int = 1,
+         allow_missing: bool = False) -> Plan:
+    """Map the traffic on the model's network; the default is the launchers'
+    block placement over the allocation in its order."""
+    network = Network.from_model(model, hosts, fill_missing=allow_missing)
+    result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=selection, seed=seed)
+    placement = Placement(tuple(network.names), result.node_of, result.slot_of)
+    default = Placement.block(network.names, network.slots.tolist(), traffic.n_ranks)
+    return Plan(model, network, traffic, result, placement, default)
+
+
+def model_age(model: Model) -> float:
+    """Seconds since the model was first written (inf when unknown)."""
+    return time.time() - model.created if np.isfinite(model.created) else float("inf")
+
+
+def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None = None,
+               timeout: float | None = 3600) -> Runner:
+    """Time of a whole run of any application: simulated seconds under SMPI
+    (smpi/display-timing), wall seconds under a real launcher."""
+    import re
+    import subprocess
+    import tempfile
+
+    from rankwise import launch
+    from rankwise.sim import smpi
+    from rankwise.sim.platform_file import write_hostfile
+
+    def run(hosts: list[str]) -> dict[int, float]:
+        with tempfile.TemporaryDirectory(prefix="rankwise-verify-") as tmp:
+            hf = Path(tmp) / "hosts"
+            write_hostfile(hf, hosts)
+            if sim is not None:
+                cmd = smpi.smpirun_command(Path(app).resolve(), list(args), sim, hf, len(hosts),
+                                           extra_cfg=("smpi/display-timing:yes",))
+                cmd.insert(-1 - len(args), "--log=smpi_utils.thres:info")
+            else:
+                cmd = [*launch.parse_launcher(launcher), "--map-by", "seq", "-hostfile", str(hf), app, *args]
+            start = time.monotonic()
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                                      env=launch.mpi_environment(), cwd=tmp, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                raise RankwiseError(f"{app} did not finish within {timeout:g} s", exit_code=1) from None
+            except OSError as exc:
+                raise RankwiseError(f"cannot start {cmd[0]}: {exc.strerror}") from None
+            wall = time.monotonic() - start
+        if proc.returncode != 0:
+            log = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+            raise RankwiseError(launch.failure_message(app, launch.RunResult(proc.returncode, log)), exit_code=1)
+        if sim is None:
+            return {0: wall}
+        m = re.search(r"Simulated time: ([0-9.eE+-]+) seconds", proc.stdout + proc.stderr)
+        if not m:
+            raise RankwiseError(f"{app}: smpirun did not report the simulated time", exit_code=1)
+        return {0: float(m.group(1))}
+    return run
+
+
+def _stage(console, text: str):
+    return console.status(f"[bold]{text}[/bold]", spinner="dots")
+
+
+def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, launcher: str | None = None,
+                 model_path: Path | None = None, max_age: float = 86400.0, reprobe: bool = False,
+                 hosts: Path | None = None, ranks_per_node: int | None = None, ranks: int | None = None,
+                 pattern: str | None = None, matrix: Path | None = None, algorithm: str = "auto",
+                 objective: str = "time", seed: int = 1, fmt: str = "slurm", out: Path = Path("rankwise-optimize"),
+                 verify: bool = True, repeats: int = 3, table: str | None = None):
+    """The whole pipeline, printing each stage; returns (plan, comparison or None)."""
+    from rankwise import paths
+    from rankwise.allocation import read_allocation
+    from rankwise.cli_map import print_prediction
+    from rankwise.cli_optimize import print_comparison
+    from rankwise.launchers import FORMATS, usage_hint, write_placement
+    from rankwise.patterns import generate
+    from rankwise.plots import plot_model, plot_speedup
+    from rankwise.probe import ProbeOptions, probe_launcher, probe_sim
+    from rankwise.profile import profile_launcher, profile_sim
+
+    if fmt not in FORMATS:
+        raise RankwiseError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    if pattern is not None and matrix is not None:
+        raise RankwiseError("give the traffic as --pattern or --matrix, not both")
+    if app is None and pattern is None and matrix is None:
+        raise RankwiseError("nothing to map: give an application to profile, or --pattern / --matrix")
+    if ranks_per_node is not None and ranks_per_node < 1:
+        raise RankwiseError(f"--ranks-per-node must be >= 1, got {ranks_per_node}")
+    bench = benchmark_name(app) if app else None
+    if app and not bench and not Path(app).exists():
+        raise RankwiseError(f"application '{app}' not found (a path, or one of {', '.join(PROGRAMS)})")
+    if sim is not None and not Path(sim).exists():
+        raise RankwiseError(f"{sim}: platform file not found")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RankwiseError(f"{out}: cannot create the output folder: {exc.strerror}") from None
+    written: list[tuple[str, Path]] = []
+
+    # 1. the model
+    path = Path(model_path) if model_path else out / "model.rwm"
+    if path.exists() and not reprobe:
+        model = Model.load(path)
+        age = model_age(model)
+        note = f"reusing {path} ({model.n_nodes} nodes, measured {age / 3600:.1f} h ago)"
+        if age > max_age:
+            console.print(f"[yellow]warning:[/] {path} is {age / 3600:.1f} h old (--max-age {max_age:g} s): "
+                          "the network may have changed; --reprobe measures it again", highlight=False)
+        console.print(f"[bold]1/4 model[/bold]  {note}", highlight=False)
+    else:
+        console.print(f"[bold]1/4 model[/bold]  probing into {path}", highlight=False)
+        if sim is not None:
+            model = probe_sim(sim, path, ProbeOptions(), ranks_per_node=max(2, ranks_per_node or 2))
+        else:
+            model = probe_launcher(launcher, path, ProbeOptions(), hostfile=hosts)
+        written.append(("model", path))
+    if hosts is not None:
+        alloc = read_allocation(hosts)
+    else:
+        alloc = [(h, int(k)) for h, k in zip(model.names, model.ranks_per_node)]
+    if ranks_per_node is not None:
+        alloc = [(h, ranks_per_node) for h, _ in alloc]
+    slots = sum(s for _, s in alloc)
+
+    # 2. the traffic
+    if pattern is not None or matrix is not None:
+        traffic = generate(pattern) if pattern is not None else CommMatrix.load(matrix)
+        where = f"pattern {pattern}" if pattern is not None else str(matrix)
+    else:
+        n = ranks or slots
+        if n > slots:
+            raise RankwiseError(f"the allocation has {slots} slots for {n} ranks")
+        tpath = out / "traffic.rwc"
+        default_hosts = Placement.block([h for h, _ in alloc], [s for _, s in alloc], n).hosts_in_rank_order()
+        with _stage(console, f"2/4 traffic: profiling {app} on {n} ranks"):
+            if bench and sim is not None:
+                run_benchmark(bench, args, sim=sim, hosts=default_hosts, profile=tpath)
+            elif sim is not None:
+                import tempfile
+
+                from rankwise.sim.platform_file import write_hostfile
+                with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
+                    hf = Path(tmp) / "hosts"
+                    write_hostfile(hf, default_hosts)
+                    profile_sim(sim, app, list(args), tpath, hostfile=hf, echo=False)
+            else:
+                binary = str(paths.program(PREFIX + bench, "mpi")) if bench else app
+                profile_launcher(launcher, binary, list(args), tpath, echo=False)
+        traffic = CommMatrix.load(tpath)
+        where = f"profile of {app}"
+        written.append(("traffic", tpath))
+    if ranks is not None and ranks != traffic.n_ranks:
+        raise RankwiseError(f"the traffic ({where}) has {traffic.n_ranks} ranks, --ranks says {ranks}")
+    console.print(f"[bold]2/4 traffic[/bold]  {where}: {traffic.n_ranks} ranks, {traffic.nnz} pairs, "
+                  f"{traffic.total_bytes / 2**20:.1f} MiB", highlight=False)
+
+    # 3. the mapping
+    with _stage(console, "3/4 mapping"):
+        p = plan(model, traffic, alloc, algorithm=algorithm, objective=objective, seed=seed)
+    placement_path = out / f"placement.{fmt}"
+    write_placement(p.placement, fmt, placement_path, app=" ".join([app or "./app", *args]))
+    written.append((f"launcher file ({fmt})", placement_path))
+    console.print("[bold]3/4 mapping[/bold]", highlight=False)
+    print_prediction(traffic, p.network, p.result, objective, console)
+    chosen = [model.names.index(h) for h in p.placement.used_nodes()]
+    heat = plot_model(model, out / "model.png", highlight=chosen)
+    written.append(("model heatmap, chosen nodes marked", heat))
+
+    # 4. verification
+    comparison = None
+    if verify and app:
+        runner = (benchmark_runner(bench, args, sim=sim, launcher=launcher, table=table) if bench
+                  else app_runner(app, args, sim=sim, launcher=launcher))
+        label = f"{app} {' '.join(args)}".strip()
+        with _stage(console, f"4/4 verifying: {label}") as status:
+            comparison = compare(label, runner, p.before_hosts, p.after_hosts, repeats=repeats,
+                                 unit="us" if bench else "s", progress=lambda t: status.update(f"[bold]4/4 {t}"))
+        console.print(f"[bold]4/4 verified[/bold] ({repeats} interleaved runs each, outliers > "
+                      f"{OUTLIER_FACTOR:g}x dropped)", highlight=False)
+        print_comparison(comparison, console, title=f"{label}: default placement vs rankwise")
+        csv = out / "verify.csv"
+        from rankwise.sim.platform_file import write_atomic
+        write_atomic(csv, comparison.to_csv())
+        written.append(("before/after table", csv))
+        if comparison.sizes.size > 1:
+            written.append(("speed-up plot", plot_speedup([comparison], out / "speedup.png")))
+    elif verify:
+        console.print("[bold]4/4 verify[/bold]  skipped: no application given", highlight=False)
+
+    console.print("\n[bold]written[/bold]", highlight=False)
+    for what, f in written:
+        console.print(f"  {f}  ({what})", highlight=False)
+    console.print(f"launch: {usage_hint(fmt, placement_path, traffic.n_ranks, ' '.join([app or './app', *args]))}",
+                  highlight=False)
+    return p, comparison
