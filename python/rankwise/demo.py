@@ -8,11 +8,16 @@ from rich.console import Console
 from rich.table import Table
 
 from rankwise.anomalies import find_slow_links
+from rankwise.cli_optimize import print_comparison
 from rankwise.errors import RankwiseError
-from rankwise.plots import plot_model
+from rankwise.optimize import benchmark_runner, compare, plan
+from rankwise.patterns import dims_create, generate
+from rankwise.plots import plot_model, plot_speedup
 from rankwise.probe import ProbeOptions, probe_sim
 from rankwise.report import render, summarize
-from rankwise.sim.platform import default_spec, generate
+from rankwise.sim.platform import default_spec
+from rankwise.sim.platform import generate as generate_platform
+from rankwise.sim.platform_file import write_atomic
 from rankwise.sim.verdict import judge
 
 
@@ -26,7 +31,7 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
     except OSError as exc:
         raise RankwiseError(f"{out}: cannot create the output folder: {exc.strerror}") from None
     spec = default_spec()
-    gen = generate(spec, out / "platform")
+    gen = generate_platform(spec, out / "platform")
     console.rule("[bold]rankwise demo[/bold]: the embedded simulated cluster")
     console.print(
         f"SimGrid platform {gen.platform_xml}: {len(gen.nodes)} nodes x {spec.cores} cores "
@@ -57,4 +62,54 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
 
     heatmaps = plot_model(model, out / "heatmaps.png", highlight=findings.slow_nodes)
     console.print(f"\nwritten: {model_path} (model), {heatmaps} (heatmaps), {gen.platform_xml} (platform)")
+
+    comparisons, chosen = main_job(gen.platform_xml, model, console)
+    speedups = plot_speedup(comparisons, out / "speedup.png", title="default cluster: rankwise vs block placement")
+    placed = plot_model(model, out / "chosen-nodes.png", highlight=chosen)
+    for c in comparisons:
+        write_atomic(out / f"{c.label.split()[0]}.csv", c.to_csv())
+    console.print(f"written: {speedups} (speed-up by size), {placed} (nodes rankwise chose for all-to-all), "
+                  f"one CSV per benchmark")
     return verdict.ok
+
+
+def demo_jobs(slots: int) -> list[tuple[str, str, list[str], str | None]]:
+    """(title, pattern spec, benchmark program + args, table) of the three
+    before/after runs, sized to half the probed slots (32 nodes' worth of
+    ranks on the default cluster: rankwise must choose the nodes)."""
+    n = max(8, slots // 2)
+    n -= n % 8
+    px, py, pz = dims_create(n, 3)
+    groups = n // 8
+    sizes = "1K,16K,64K,256K,1M"
+    return [
+        (f"all-to-all, {n} ranks", f"alltoall:ranks={n},bytes=64K",
+         ["alltoall", "--sizes", sizes, "--iterations", "2"], None),
+        (f"stencil 3-D mode (2-2-2), {px}x{py}x{pz} ranks",
+         f"stencil3d:grid={px}x{py}x{pz},bytes=64K,mode=3d",
+         ["stencil", "--grid", f"{px}x{py}x{pz}", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d"),
+        (f"synthetic groups (seed 004), {groups} x 8 ranks",
+         f"groups:groups={groups},per_group=8,bytes=1M,link_bytes=64K",
+         ["groups", "--groups", str(groups), "--sizes", "64K,256K,1M", "--link-bytes", "64K",
+          "--iterations", "2"], None),
+    ]
+
+
+def main_job(platform, model, console: Console):
+    """The pipeline on the probed model: map each benchmark's traffic, run it
+    in the default block placement and in rankwise's, print the tables."""
+    console.rule("[bold]the main job[/bold]: map, then run before / after on the simulated cluster")
+    comparisons, chosen = [], []
+    for title, spec, (program, *args), table in demo_jobs(int(model.ranks_per_node.sum())):
+        p = plan(model, generate(spec))
+        runner = benchmark_runner(program, args, sim=platform, table=table)
+        with console.status(f"[bold]{title}[/bold]: running both placements"):
+            c = compare(title, runner, p.before_hosts, p.after_hosts, repeats=1)
+        comparisons.append(c)
+        if not chosen:
+            chosen = [model.names.index(h) for h in p.placement.used_nodes()]
+        console.print(f"{title}: {p.result.algorithm} chose {p.result.n_selected} nodes "
+                      f"(default: the first {len(p.default.used_nodes())}), predicted x{p.result.gain:.2f}",
+                      highlight=False)
+        print_comparison(c, console, title=f"{title} — simulated time per iteration")
+    return comparisons, chosen
