@@ -60,6 +60,7 @@ def optimize_command(
     verify: bool = typer.Option(True, "--verify/--no-verify", help="Run the app in both placements and compare."),
     repeats: int = typer.Option(3, "--repeats", help="Verification runs per placement (interleaved)."),
     table: Optional[str] = typer.Option(None, "--table", help="Benchmark table to compare (e.g. 3d for the stencil)."),
+    group_by: Optional[str] = typer.Option(None, "--group-by", help="Probe: host (default) or rank (every rank a node: one host)."),
 ):
     """Probe, map and verify in one go; writes the launcher file."""
     from rankwise.optimize import run_optimize
@@ -73,4 +74,4 @@ def optimize_command(
                  max_age=max_age, reprobe=reprobe, hosts=hosts, ranks_per_node=ranks_per_node, ranks=ranks,
                  pattern=pattern, matrix=matrix, algorithm=algorithm, objective=objective, seed=seed,
                  fmt=fmt or DEFAULT_FORMAT["sim" if sim else "real"], out=out, verify=verify, repeats=repeats,
-                 table=table)
+                 table=table, group_by=group_by)

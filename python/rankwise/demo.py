@@ -67,7 +67,7 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
     speedups = plot_speedup(comparisons, out / "speedup.png", title="default cluster: rankwise vs block placement")
     placed = plot_model(model, out / "chosen-nodes.png", highlight=chosen)
     for c in comparisons:
-        write_atomic(out / f"{c.label.split()[0]}.csv", c.to_csv())
+        write_atomic(out / f"{c.label.split()[0].strip(',').replace('-', '')}.csv", c.to_csv())
     console.print(f"written: {speedups} (speed-up by size), {placed} (nodes rankwise chose for all-to-all), "
                   f"one CSV per benchmark")
     return verdict.ok
@@ -107,7 +107,7 @@ def main_job(platform, model, console: Console):
             c = compare(title, runner, p.before_hosts, p.after_hosts, repeats=1)
         comparisons.append(c)
         if not chosen:
-            chosen = [model.names.index(h) for h in p.placement.used_nodes()]
+            chosen = p.chosen_model_nodes
         console.print(f"{title}: {p.result.algorithm} chose {p.result.n_selected} nodes "
                       f"(default: the first {len(p.default.used_nodes())}), predicted x{p.result.gain:.2f}",
                       highlight=False)

@@ -10,6 +10,7 @@ other by its run time (simulated time under SMPI, wall time otherwise)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -142,6 +143,28 @@ class Plan:
     def after_hosts(self) -> list[str]:
         return self.placement.hosts_in_rank_order()
 
+    @property
+    def chosen_model_nodes(self) -> list[int]:
+        """Model indices of the nodes holding ranks (to mark on heatmaps)."""
+        return sorted(self.model.names.index(self.network.names[v]) for v in set(self.result.node_of.tolist()))
+
+
+_RANK_NODE = re.compile(r"(.+):(\d+)")
+
+
+def launch_host(node: str) -> str:
+    """The host a launcher knows a model node by: a probe run with
+    --group-by rank names each rank HOST:RANK (one host, every rank a node)."""
+    m = _RANK_NODE.fullmatch(node)
+    return m.group(1) if m else node
+
+
+def _placement(names: Sequence[str], node_of, slot_of) -> Placement:
+    if any(_RANK_NODE.fullmatch(h) for h in names):
+        # Several model nodes share a host: slots are numbered per host.
+        return Placement.from_hosts([launch_host(names[v]) for v in np.asarray(node_of).tolist()])
+    return Placement(tuple(names), node_of, slot_of)
+
 
 def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | None = None, *,
          algorithm: str = "auto", objective: str = "time", selection: str = "weighted", seed: int = 1,
@@ -150,8 +173,9 @@ def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | N
     block placement over the allocation in its order."""
     network = Network.from_model(model, hosts, fill_missing=allow_missing)
     result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=selection, seed=seed)
-    placement = Placement(tuple(network.names), result.node_of, result.slot_of)
-    default = Placement.block(network.names, network.slots.tolist(), traffic.n_ranks)
+    placement = _placement(network.names, result.node_of, result.slot_of)
+    block = Placement.block([f"n{i}" for i in range(network.n_nodes)], network.slots.tolist(), traffic.n_ranks)
+    default = _placement(network.names, block.node_of, block.slot_of)
     return Plan(model, network, traffic, result, placement, default)
 
 
@@ -212,7 +236,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
                  hosts: Path | None = None, ranks_per_node: int | None = None, ranks: int | None = None,
                  pattern: str | None = None, matrix: Path | None = None, algorithm: str = "auto",
                  objective: str = "time", seed: int = 1, fmt: str = "slurm", out: Path = Path("rankwise-optimize"),
-                 verify: bool = True, repeats: int = 3, table: str | None = None):
+                 verify: bool = True, repeats: int = 3, table: str | None = None, group_by: str | None = None):
     """The whole pipeline, printing each stage; returns (plan, comparison or None)."""
     from rankwise import paths
     from rankwise.allocation import read_allocation
@@ -258,7 +282,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         if sim is not None:
             model = probe_sim(sim, path, ProbeOptions(), ranks_per_node=max(2, ranks_per_node or 2))
         else:
-            model = probe_launcher(launcher, path, ProbeOptions(), hostfile=hosts)
+            model = probe_launcher(launcher, path, ProbeOptions(group_by=group_by), hostfile=hosts)
         written.append(("model", path))
     if hosts is not None:
         alloc = read_allocation(hosts)
@@ -277,7 +301,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         if n > slots:
             raise RankwiseError(f"the allocation has {slots} slots for {n} ranks")
         tpath = out / "traffic.rwc"
-        default_hosts = Placement.block([h for h, _ in alloc], [s for _, s in alloc], n).hosts_in_rank_order()
+        default_hosts = [h for h, s in alloc for _ in range(s)][:n]  # the launchers' block order
         with _stage(console, f"2/4 traffic: profiling {app} on {n} ranks"):
             if bench and sim is not None:
                 run_benchmark(bench, args, sim=sim, hosts=default_hosts, profile=tpath)
@@ -308,8 +332,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     written.append((f"launcher file ({fmt})", placement_path))
     console.print("[bold]3/4 mapping[/bold]", highlight=False)
     print_prediction(traffic, p.network, p.result, objective, console)
-    chosen = [model.names.index(h) for h in p.placement.used_nodes()]
-    heat = plot_model(model, out / "model.png", highlight=chosen)
+    heat = plot_model(model, out / "model.png", highlight=p.chosen_model_nodes)
     written.append(("model heatmap, chosen nodes marked", heat))
 
     # 4. verification

@@ -49,6 +49,12 @@ def test_demo_on_the_first_nodes_of_the_default_platform(tmp_path):
     assert Model.load(tmp_path / "demo" / "model.rwm").n_nodes == 8
     row = next(line for line in r.stdout.splitlines() if "node-5 " in line and "bandwidth x0.25" in line)
     assert "yes" in row  # the degraded node among the first eight is found
+    # the main job: three before/after tables, their CSVs and plots
+    for name in ("speedup.png", "chosen-nodes.png", "alltoall.csv", "stencil.csv", "synthetic.csv"):
+        assert (tmp_path / "demo" / name).exists(), name
+    assert r.stdout.count("default (us)") == 3
+    csv = (tmp_path / "demo" / "alltoall.csv").read_text().splitlines()
+    assert csv[0] == "size,before_us,after_us,speedup" and len(csv) == 6
 
 
 def test_sim_platform_writes_platform_and_truth(tmp_path):

@@ -195,7 +195,11 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
     }
     if ((st = assign_slots(use, n, sub_node, hint, out->slot_of))) goto fail;
     for (int32_t r = 0; r < n; r++) out->node_of[r] = keep[sub_node[r]];
-    if (out->block_cost < cost) { /* nor worse than the launchers' default */
+    /* Nor worse than the launchers' default, and no change for nothing: a
+     * placement the model cannot tell from the default stays the default
+     * (what the model leaves out, e.g. a collective's step order, is then
+     * left as users know it). */
+    if (cost >= out->block_cost * (1 - 1e-9)) {
         memcpy(out->node_of, block, (size_t)n * sizeof *block);
         if ((st = assign_slots(net, n, block, NULL, out->slot_of))) goto fail;
         cost = out->block_cost;

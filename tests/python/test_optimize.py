@@ -1,0 +1,124 @@
+"""`rankwise optimize`: the pipeline on a simulated cluster and on real MPI,
+and the before/after method (interleaved runs, outliers dropped)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import numpy as np
+import pytest
+from conftest import assert_one_line_error, run_cli
+
+from rankwise.errors import RankwiseError
+from rankwise.matrix import CommMatrix
+from rankwise.model import Model
+from rankwise.optimize import benchmark_name, compare, launch_host, robust_median
+
+real_mpi = pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun on this machine")
+
+
+def test_robust_median_drops_runs_an_order_of_magnitude_off():
+    assert robust_median([1.0, 1.1, 0.9, 50.0]) == pytest.approx(1.0)
+    assert robust_median([1.0, 1.2, 0.01]) == pytest.approx(1.1)
+    assert np.isnan(robust_median([]))
+
+
+def test_compare_interleaves_and_keeps_what_succeeded():
+    calls = []
+
+    def runner(hosts):
+        calls.append(hosts[0])
+        if hosts[0] == "bad":
+            raise RankwiseError("rank 3 died")
+        return {1024: 10.0 if hosts[0] == "slow" else 5.0, 2048: 20.0 if hosts[0] == "slow" else 8.0}
+
+    c = compare("x", runner, ["slow"], ["fast"], repeats=3)
+    assert calls == ["slow", "fast"] * 3  # interleaved
+    assert c.rows() == [(1024, 10.0, 5.0, 2.0), (2048, 20.0, 8.0, 2.5)]
+    half = compare("y", runner, ["bad"], ["fast"], repeats=2)
+    assert np.all(np.isnan(half.before)) and half.after.tolist() == [5.0, 8.0]
+    assert half.failures == ["before run 1: rank 3 died", "before run 2: rank 3 died"]
+    with pytest.raises(RankwiseError, match="no run succeeded"):
+        compare("z", runner, ["bad"], ["bad"], repeats=1)
+
+
+def test_names():
+    assert benchmark_name("alltoall") == benchmark_name("rankwise-bench-alltoall") == "alltoall"
+    assert benchmark_name("./app") is None
+    assert launch_host("vm:3") == "vm" and launch_host("node-7") == "node-7"
+
+
+def test_sim_pipeline_probes_maps_and_is_faster(small_platform, tmp_path):
+    """8 ranks on 4 of the 8 nodes: the default takes the first four of the
+    hostfile (rack 1: node-5 at a quarter of the bandwidth); rankwise moves
+    to rack 0, and the simulated all-to-all gets faster."""
+    out = tmp_path / "opt"
+    hosts = tmp_path / "hosts"  # rack 1 first: the default lands on node-5 and the congested uplink
+    hosts.write_text("".join(f"node-{i} slots=2\n" for i in (4, 5, 6, 7, 0, 1, 2, 3)))
+    r = run_cli("optimize", "--sim", small_platform.platform_xml, "--ranks-per-node", "2", "--out", out,
+                "--hosts", hosts, "--pattern", "alltoall:ranks=8,bytes=64K", "--repeats", "1", "--",
+                "alltoall", "--sizes", "1K,256K", "--iterations", "2")
+    assert r.returncode == 0, r.stderr
+    for name in ("model.rwm", "placement.slurm", "model.png", "verify.csv", "speedup.png"):
+        assert (out / name).exists(), name
+    rows = [line.split(",") for line in (out / "verify.csv").read_text().splitlines()[1:]]
+    speedup = {int(size): float(x) for size, _, _, x in rows}
+    # mapped for 64 KiB messages: bandwidth-bound sizes gain; 1 KiB pays
+    # rack 0's slow-latency node-2 (reported, not hidden)
+    assert speedup[262144] > 1.5 and 1024 in speedup
+    chosen = (out / "placement.slurm").read_text().split()
+    assert len(chosen) == 8 and "node-5" not in chosen
+    # a second run reuses the fresh model and profiles the app (no pattern)
+    r = run_cli("optimize", "--sim", small_platform.platform_xml, "--out", out, "--ranks", "8", "--no-verify",
+                "--", "stencil", "--grid", "2x2x2", "--mode", "3d", "--sizes", "4K", "--iterations", "1")
+    assert r.returncode == 0, r.stderr
+    assert "reusing" in r.stdout
+    assert CommMatrix.load(out / "traffic.rwc").n_ranks == 8
+
+
+def test_stale_model_warns(small_platform, tmp_path):
+    out = tmp_path / "opt"
+    out.mkdir()
+    m = Model.load(small_platform_model(small_platform, out / "model.rwm"))
+    m.created = time.time() - 7200
+    m.save(out / "model.rwm")
+    r = run_cli("optimize", "--sim", small_platform.platform_xml, "--out", out, "--max-age", "3600",
+                "--pattern", "ring:ranks=4,bytes=1K", "--no-verify")
+    assert r.returncode == 0, r.stderr
+    assert "2.0 h old" in r.stdout and "--reprobe" in r.stdout
+
+
+def small_platform_model(platform, path):
+    r = run_cli("probe", "--sim", platform.platform_xml, "--ranks-per-node", "2", "-o", path)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--pattern", "ring:ranks=4,bytes=1K", "--launcher", "mpirun -np 2"], "exactly one of --sim"),
+    ([], "nothing to map"),
+    (["--", "./no-such-app"], "application './no-such-app' not found"),
+    (["--pattern", "ring:ranks=4,bytes=1K", "--matrix", "x.rwc"], "not both"),
+    (["--pattern", "ring:ranks=4,bytes=1K", "--repeats", "0", "--", "alltoall"], "--repeats must be >= 1"),
+    (["--pattern", "ring:ranks=4,bytes=1K", "--format", "lsf"], "unknown format 'lsf'"),
+])
+def test_bad_requests(small_platform, tmp_path, args, text):
+    r = run_cli("optimize", "--sim", small_platform.platform_xml, "--out", tmp_path / "o", *args)
+    assert_one_line_error(r, text)
+
+
+@real_mpi
+def test_real_mpi_path_on_localhost(tmp_path):
+    """The same pipeline through mpirun: probe (every rank a node on one
+    host), profile the benchmark with the preloaded profiler, map, write an
+    Open MPI rankfile, verify with Open MPI's sequential mapper."""
+    out = tmp_path / "real"
+    r = run_cli("optimize", "--launcher", "mpirun -np 4 --oversubscribe", "--group-by", "rank", "--out", out,
+                "--repeats", "1", "--", "alltoall", "--sizes", "1K", "--iterations", "3")
+    assert r.returncode == 0, r.stderr
+    assert Model.load(out / "model.rwm").n_nodes == 4
+    assert CommMatrix.load(out / "traffic.rwc").n_ranks == 4
+    lines = [line for line in (out / "placement.openmpi").read_text().splitlines() if not line.startswith("#")]
+    assert len(lines) == 4 and all(line.startswith(f"rank {k}=") for k, line in enumerate(lines))
+    assert (out / "verify.csv").read_text().startswith("size,before_us,after_us,speedup")
