@@ -63,7 +63,7 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
     heatmaps = plot_model(model, out / "heatmaps.png", highlight=findings.slow_nodes)
     console.print(f"\nwritten: {model_path} (model), {heatmaps} (heatmaps), {gen.platform_xml} (platform)")
 
-    comparisons, chosen = main_job(gen.platform_xml, model, console)
+    comparisons, chosen = main_job(gen.platform_xml, model, console, spec.cores)
     speedups = plot_speedup(comparisons, out / "speedup.png", title="default cluster: rankwise vs block placement")
     placed = plot_model(model, out / "chosen-nodes.png", highlight=chosen)
     for c in comparisons:
@@ -73,35 +73,40 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
     return verdict.ok
 
 
-def demo_jobs(slots: int) -> list[tuple[str, str, list[str], str | None]]:
-    """(title, pattern spec, benchmark program + args, table) of the three
-    before/after runs, sized to half the probed slots (32 nodes' worth of
-    ranks on the default cluster: rankwise must choose the nodes)."""
-    n = max(8, slots // 2)
+def demo_jobs(n_nodes: int, probed: int, cores: int) -> list[tuple[str, str, list[str], str | None, int]]:
+    """(title, pattern spec, benchmark program + args, table, slots per node)
+    of the three before/after runs. All-to-all and stencil run half the
+    probed slots (32 nodes' worth of ranks on the default cluster: rankwise
+    must choose the nodes); the groups fill every core of a quarter of the
+    nodes, groups of a node's size (seed 004 Table 3's shape, scaled)."""
+    n = max(8, n_nodes * probed // 2)
     n -= n % 8
     px, py, pz = dims_create(n, 3)
-    groups = n // 8
+    per_group = cores
+    groups = max(2, n_nodes * cores // 4 // per_group)
     sizes = "1K,16K,64K,256K,1M"
     return [
         (f"all-to-all, {n} ranks", f"alltoall:ranks={n},bytes=64K",
-         ["alltoall", "--sizes", sizes, "--iterations", "2"], None),
+         ["alltoall", "--sizes", sizes, "--iterations", "2"], None, probed),
         (f"stencil 3-D mode (2-2-2), {px}x{py}x{pz} ranks",
          f"stencil3d:grid={px}x{py}x{pz},bytes=64K,mode=3d",
-         ["stencil", "--grid", f"{px}x{py}x{pz}", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d"),
-        (f"synthetic groups (seed 004), {groups} x 8 ranks",
-         f"groups:groups={groups},per_group=8,bytes=1M,link_bytes=64K",
+         ["stencil", "--grid", f"{px}x{py}x{pz}", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d",
+         probed),
+        (f"synthetic groups (seed 004), {groups} x {per_group} ranks",
+         f"groups:groups={groups},per_group={per_group},bytes=1M,link_bytes=64K",
          ["groups", "--groups", str(groups), "--sizes", "64K,256K,1M", "--link-bytes", "64K",
-          "--iterations", "2"], None),
+          "--iterations", "2"], None, cores),
     ]
 
 
-def main_job(platform, model, console: Console):
+def main_job(platform, model, console: Console, cores: int):
     """The pipeline on the probed model: map each benchmark's traffic, run it
     in the default block placement and in rankwise's, print the tables."""
     console.rule("[bold]the main job[/bold]: map, then run before / after on the simulated cluster")
     comparisons, chosen = [], []
-    for title, spec, (program, *args), table in demo_jobs(int(model.ranks_per_node.sum())):
-        p = plan(model, generate(spec))
+    jobs = demo_jobs(model.n_nodes, int(model.ranks_per_node.max()), cores)
+    for title, spec, (program, *args), table, slots in jobs:
+        p = plan(model, generate(spec), [(h, slots) for h in model.names])
         runner = benchmark_runner(program, args, sim=platform, table=table)
         with console.status(f"[bold]{title}[/bold]: running both placements"):
             c = compare(title, runner, p.before_hosts, p.after_hosts, repeats=1)
