@@ -117,9 +117,13 @@ typedef struct rw_map_options {
     int32_t grid[3];    /* process grid of a stencil/torus job (x fastest), 0 = unknown */
     int32_t periodic;   /* the grid wraps around (torus) */
     int32_t verbose;    /* progress lines on stderr */
+    double min_gain;    /* the result replaces the default block placement only
+                         * when predicted faster by this fraction: gains below
+                         * the measurements' noise are not worth a change */
 } rw_map_options;
 
-/* auto, total time, weighted selection when slots outnumber ranks, seed 1. */
+/* auto, total time, weighted selection when slots outnumber ranks, seed 1,
+ * min_gain 0.02. */
 rw_map_options rw_map_options_default(void);
 
 typedef struct rw_map_result {

@@ -365,3 +365,31 @@ def plot_speedup(comparisons, path: str | PathLike, title: str = "rankwise vs th
     ax.legend(fontsize="small")
     _save_atomically(fig, path)
     return path
+
+
+def plot_rows(title: str, keys, before, after, unit: str, path: str | PathLike,
+              labels: tuple[str, str] = ("default", "rankwise")) -> Path:
+    """Paired bars (before, after) per row of a before/after table, log
+    scale, speed-up written above each pair. Written atomically."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    path = _png_target(path)
+    before, after = np.asarray(before, float), np.asarray(after, float)
+    x = np.arange(len(keys))
+    fig = Figure(figsize=(max(6.0, 0.9 * len(keys) + 2), 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.bar(x - 0.2, before, 0.4, label=labels[0], color="#999999")
+    ax.bar(x + 0.2, after, 0.4, label=labels[1], color="#1f77b4")
+    for i in range(len(keys)):
+        if after[i] > 0 and np.isfinite(before[i] / after[i]):
+            ax.annotate(f"x{before[i] / after[i]:.2f}", (x[i], max(before[i], after[i])), ha="center",
+                        va="bottom", fontsize="small")
+    ax.set_yscale("log")
+    ax.set_xticks(x, keys, rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel(f"time ({unit})")
+    ax.set_title(title, fontsize="medium")
+    ax.legend(fontsize="small")
+    _save_atomically(fig, path)
+    return path

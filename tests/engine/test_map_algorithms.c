@@ -33,6 +33,7 @@ static rw_map_options opts(rw_algorithm a, rw_objective o)
     op.objective = o;
     op.selection = RW_SELECT_ALL;
     op.seed = 7;
+    op.min_gain = 0; /* compare the algorithms themselves */
     return op;
 }
 

@@ -81,10 +81,10 @@ def test_exhaustive_is_the_optimum_and_heuristics_come_close(seed):
     traffic = random_traffic(rng, n, 0.6)
     objective = "time" if seed % 2 else "bottleneck"
     best = brute_force(traffic, net, objective)
-    exact = map_ranks(traffic, net, algorithm="exhaustive", selection="all", objective=objective)
+    exact = map_ranks(traffic, net, algorithm="exhaustive", selection="all", objective=objective, min_gain=0)
     assert exact.cost == pytest.approx(best, rel=1e-9)
     for alg in ("greedy", "anneal"):
-        res = map_ranks(traffic, net, algorithm=alg, selection="all", objective=objective)
+        res = map_ranks(traffic, net, algorithm=alg, selection="all", objective=objective, min_gain=0)
         assert best * (1 - 1e-9) <= res.cost <= res.block_cost * (1 + 1e-12)
 
 

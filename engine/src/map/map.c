@@ -29,6 +29,7 @@ rw_map_options rw_map_options_default(void)
     o.objective = RW_OBJ_TIME;
     o.selection = RW_SELECT_WEIGHTED;
     o.seed = 1;
+    o.min_gain = 0.02;
     return o;
 }
 
@@ -110,6 +111,8 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
     rw_map_options o = opt ? *opt : rw_map_options_default();
     if (o.algorithm < 0 || o.algorithm >= RW_ALG_COUNT)
         return rw_fail(RW_ERR_ARG, "unknown mapping algorithm %d", (int)o.algorithm);
+    if (!(o.min_gain >= 0 && o.min_gain < 1))
+        return rw_fail(RW_ERR_ARG, "min_gain must be in [0, 1), got %g", o.min_gain);
     if (o.objective != RW_OBJ_TIME && o.objective != RW_OBJ_BOTTLENECK)
         return rw_fail(RW_ERR_ARG, "unknown objective %d", (int)o.objective);
     if (rw_network_total_slots(net) < n)
@@ -199,7 +202,7 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
      * placement the model cannot tell from the default stays the default
      * (what the model leaves out, e.g. a collective's step order, is then
      * left as users know it). */
-    if (cost >= out->block_cost * (1 - 1e-9)) {
+    if (cost >= out->block_cost * (1 - (o.min_gain > 1e-9 ? o.min_gain : 1e-9))) {
         memcpy(out->node_of, block, (size_t)n * sizeof *block);
         if ((st = assign_slots(net, n, block, NULL, out->slot_of))) goto fail;
         cost = out->block_cost;
