@@ -136,12 +136,14 @@ typedef struct rw_map_result {
     double seconds;          /* wall time of rw_map */
     rw_algorithm algorithm;  /* the one that ran (auto resolved) */
     int32_t n_selected;      /* nodes holding at least one rank */
+    int32_t grid_detected;   /* auto found the traffic to be a grid in rank order */
 } rw_map_result;
 
 /* Place traffic->n_ranks ranks on net. Refused (RW_ERR_ARG): fewer slots
  * than ranks, an algorithm that does not apply (exhaustive beyond its
  * size, stencil/torus without a grid matching the rank count). auto
- * chooses stencil blocks (torus when periodic) when a grid is given,
+ * chooses stencil blocks (torus when periodic) when a grid is given or the
+ * traffic is a stencil on a grid numbered in rank order (detected),
  * exhaustive up to 8 ranks on up to 8 nodes, annealing up to 256 ranks,
  * greedy up to 2,048, multilevel beyond. out is filled (free
  * with rw_map_result_free) only on RW_OK. */

@@ -53,6 +53,7 @@ class CMapResult(C.Structure):
         ("seconds", C.c_double),
         ("algorithm", C.c_int),
         ("n_selected", C.c_int32),
+        ("grid_detected", C.c_int32),
     ]
 
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../engine/src/map/map_internal.h"
 #include "check.h"
 #include "map_fixtures.h"
 
@@ -197,8 +198,83 @@ static void test_network_from_model(void)
     rw_model_free(m);
 }
 
+/* A 7-point stencil on gx x gy x gz (x fastest), optionally periodic,
+ * ranks renamed through perm (NULL: rank order). */
+static rw_matrix *stencil7(int gx, int gy, int gz, int periodic, const int32_t *perm)
+{
+    int n = gx * gy * gz;
+    int32_t *s = malloc(6 * n * sizeof *s), *d = malloc(6 * n * sizeof *d);
+    int64_t *m = malloc(6 * n * sizeof *m), *b = malloc(6 * n * sizeof *b), k = 0;
+    int dims[3] = {gx, gy, gz};
+    for (int r = 0; r < n; r++) {
+        int c[3] = {r % gx, (r / gx) % gy, r / (gx * gy)};
+        for (int a = 0; a < 3; a++)
+            for (int step = -1; step <= 1; step += 2) {
+                int e[3] = {c[0], c[1], c[2]};
+                e[a] += step;
+                if (e[a] < 0 || e[a] >= dims[a]) {
+                    if (!periodic || dims[a] < 3) continue;
+                    e[a] = (e[a] + dims[a]) % dims[a];
+                }
+                int q = e[0] + gx * (e[1] + gy * e[2]);
+                s[k] = perm ? perm[r] : r, d[k] = perm ? perm[q] : q, m[k] = 1, b[k] = 1000, k++;
+            }
+    }
+    rw_matrix *out = NULL;
+    rw_matrix_create(n, k, s, d, m, b, &out);
+    free(s), free(d), free(m), free(b);
+    return out;
+}
+
+static void test_grid_detection(void)
+{
+    int32_t g[3], periodic;
+    rw_matrix *t = stencil7(6, 5, 4, 0, NULL);
+    CHECK(rw_detect_grid(t, g, &periodic) == 1);
+    CHECK(g[0] == 6 && g[1] == 5 && g[2] == 4 && periodic == 0);
+    rw_matrix_free(t);
+    t = stencil7(8, 4, 4, 1, NULL);
+    CHECK(rw_detect_grid(t, g, &periodic) == 1);
+    CHECK(g[0] == 8 && g[1] == 4 && g[2] == 4 && periodic == 1);
+    rw_matrix_free(t);
+    t = stencil7(16, 12, 1, 0, NULL);
+    CHECK(rw_detect_grid(t, g, &periodic) == 1 && g[0] == 16 && g[1] == 12 && g[2] == 1);
+    rw_matrix_free(t);
+    int32_t perm[120];
+    fx_seed(77);
+    for (int i = 0; i < 120; i++) perm[i] = i;
+    for (int i = 119; i > 0; i--) {
+        int j = fx_below(i + 1), x = perm[i];
+        perm[i] = perm[j], perm[j] = x;
+    }
+    t = stencil7(6, 5, 4, 0, perm); /* shuffled: not a grid in rank order */
+    CHECK(rw_detect_grid(t, g, &periodic) == 0);
+    rw_matrix_free(t);
+    t = fx_traffic(64, 1.0); /* all-to-all */
+    CHECK(rw_detect_grid(t, g, &periodic) == 0);
+    rw_matrix_free(t);
+    /* auto on the bare matrix: detected, stencil blocks, the cube optimum */
+    t = stencil7(8, 8, 8, 0, NULL);
+    rw_network *net = NULL;
+    int32_t slots[8] = {64, 64, 64, 64, 64, 64, 64, 64};
+    CHECK(rw_network_create(8, slots, &net) == RW_OK);
+    for (int a = 0; a < 8; a++)
+        for (int c = 0; c < 8; c++) net->beta[a * 8 + c] = a != c;
+    rw_map_options op = rw_map_options_default();
+    rw_map_result res;
+    CHECK(rw_map(t, net, &op, &res) == RW_OK);
+    CHECK(res.grid_detected == 1 && res.algorithm == RW_ALG_STENCIL);
+    int64_t cut, total;
+    rw_map_cut(t, res.node_of, 1, &cut, &total);
+    CHECK(cut * 7 == total); /* 4x4x4 boxes: one cut plane of 64 edges per axis, of 3 x 448 */
+    rw_map_result_free(&res);
+    rw_network_free(net);
+    rw_matrix_free(t);
+}
+
 int main(void)
 {
+    test_grid_detection();
     test_exhaustive_is_optimal();
     test_heuristics_valid_monotone_deterministic();
     test_selection();

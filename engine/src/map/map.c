@@ -118,6 +118,9 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
     if (rw_network_total_slots(net) < n)
         return rw_fail(RW_ERR_ARG, "the allocation has %lld slots for %d ranks",
                        (long long)rw_network_total_slots(net), n);
+    /* auto on a bare matrix: a grid in rank order is still a grid. */
+    if (o.algorithm == RW_ALG_AUTO && o.grid[0] <= 0 && rw_detect_grid(traffic, o.grid, &o.periodic))
+        out->grid_detected = 1;
     if ((o.algorithm == RW_ALG_STENCIL || o.algorithm == RW_ALG_TORUS) && !grid_matches(&o, n))
         return rw_fail(RW_ERR_ARG,
                        "the %s algorithm needs a process grid of %d ranks (given %dx%dx%d)",

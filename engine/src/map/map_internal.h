@@ -97,6 +97,10 @@ rw_status rw_alg_stencil(const rw_map_job *job, int32_t *node_of, int32_t *slot_
 rw_status rw_alg_torus(const rw_map_job *job, int32_t *node_of, int32_t *slot_of);
 rw_status rw_alg_multilevel(const rw_map_job *job, int32_t *node_of);
 
+/* 1 when the traffic is a stencil on a Cartesian grid numbered in rank
+ * order (x fastest), with the grid and whether it wraps; 0 otherwise. */
+int rw_detect_grid(const rw_matrix *traffic, int32_t grid[3], int32_t *periodic);
+
 /* Swap/move refinement of node_of against the job's objective. When
  * `local` is set, a rank only looks at the nodes of its communication
  * partners (large jobs); otherwise at every node. Returns the number of
