@@ -13,10 +13,11 @@
 
 #define GAP 1.5
 
-static double distance(const rw_network *net, double bytes, int32_t a, int32_t b)
+/* wa x latency + wb x inverse bandwidth, both directions. */
+static double distance(const rw_network *net, double wa, double wb, int32_t a, int32_t b)
 {
     size_t n = (size_t)net->n_nodes, p = (size_t)a * n + b, q = (size_t)b * n + a;
-    return net->alpha[p] + net->alpha[q] + bytes * (net->beta[p] + net->beta[q]);
+    return wa * (net->alpha[p] + net->alpha[q]) + wb * (net->beta[p] + net->beta[q]);
 }
 
 typedef struct edge {
@@ -57,8 +58,29 @@ static int by_groups(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+static int hierarchy(const rw_network *net, double wa, double wb, int32_t max_levels,
+                     int32_t *group_of, int32_t *order);
+
+/* The time of a `bytes` message first; when it shows no groups (a uniform
+ * bandwidth term can drown the racks' latency steps: 100 us of transfer
+ * against 10 vs 35 us of latency), latency alone, then bandwidth alone. */
 int rw_network_hierarchy(const rw_network *net, double bytes, int32_t max_levels,
                          int32_t *group_of, int32_t *order)
+{
+    const double tries[3][2] = {{1.0, bytes}, {1.0, 0.0}, {0.0, 1.0}};
+    int levels = -1;
+    for (int t = 0; t < 3; t++) {
+        if (t > 0 && tries[t][1] == tries[0][1] && tries[t][0] == tries[0][0]) continue;
+        levels = hierarchy(net, tries[t][0], tries[t][1], max_levels, group_of, order);
+        if (levels != 2) break; /* found groups, or an error, or nothing to group */
+    }
+    if (levels == 2) /* no groups anywhere: the first answer (index order) */
+        levels = hierarchy(net, 1.0, bytes, max_levels, group_of, order);
+    return levels;
+}
+
+static int hierarchy(const rw_network *net, double wa, double wb, int32_t max_levels,
+                     int32_t *group_of, int32_t *order)
 {
     int32_t n = net->n_nodes;
     if (max_levels < 1 || n < 1) {
@@ -93,7 +115,7 @@ int rw_network_hierarchy(const rw_network *net, double bytes, int32_t max_levels
         if (from[u] >= 0) tree[k - 1] = (edge){best[u], from[u] < u ? from[u] : u, from[u] < u ? u : from[u]};
         for (int32_t i = 0; i < n; i++)
             if (!in[i]) {
-                double d = distance(net, bytes, u, i);
+                double d = distance(net, wa, wb, u, i);
                 if (d < best[i]) best[i] = d, from[i] = u;
             }
     }

@@ -22,7 +22,7 @@
 #endif
 
 /* The symmetric traffic graph, edge weights = traffic costed at the
- * network's mean figures, scaled into [1, 2^20] integers. */
+ * network's mean figures, scaled into integers (at most 2^20 + 1). */
 typedef struct graph {
     int32_t n;
     int64_t *start;
@@ -62,10 +62,14 @@ static rw_status build_graph(const rw_map_job *job, graph *g)
         cost[k] = (double)sym->msgs[k] * ma + (double)sym->bytes[k] * mb;
         if (cost[k] > top) top = cost[k];
     }
+    /* METIS sums edge weights in 32-bit integers: keep the total below 2^30
+     * (weights beyond that overflowed into nonsense partitions). */
+    double scale = (double)(1 << 20);
+    if (scale * (double)sym->nnz > (double)(1 << 30)) scale = (double)(1 << 30) / (double)sym->nnz;
     for (int32_t i = 0; i <= g->n; i++) g->start[i] = sym->row_start[i];
     for (int64_t k = 0; k < sym->nnz; k++) {
         g->adj[k] = sym->dst[k];
-        g->w[k] = top > 0 ? 1 + (int64_t)llround(cost[k] / top * (double)(1 << 20)) : 1;
+        g->w[k] = top > 0 ? 1 + (int64_t)llround(cost[k] / top * scale) : 1;
     }
     free(cost);
     rw_matrix_free(sym);
