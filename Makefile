@@ -36,6 +36,8 @@ bench: build
 	$(PY) bench/probe_accuracy.py
 	$(PY) bench/probe_cost.py
 	$(PY) bench/probe_real_mpi.py
+	$(PY) bench/map_quality.py
+	$(RANKWISE) bench --out rankwise-bench
 
 build: $(VENV)/.installed
 
@@ -69,4 +71,4 @@ $(TESTBUILD)/.built: build/.system $(SOURCES) $(shell find tests/engine -type f)
 	@touch $@
 
 clean:
-	rm -rf build $(VENV) $(DEMO_OUT)
+	rm -rf build $(VENV) $(DEMO_OUT) rankwise-bench

@@ -33,6 +33,7 @@ from rankwise.sim.platform import generate as generate_platform
 from rankwise.sim.platform_file import write_atomic
 
 NODE = "node"
+BENCH_PROBE = ProbeOptions(sizes="8,16K,1M", repetitions=2, rounds=2, warmup=0)
 
 
 def big_spec() -> PlatformSpec:
@@ -97,7 +98,10 @@ class Lab:
             if path.exists():
                 model = Model.load(path)
             else:
-                model = probe_sim(gen.platform_xml, path, ProbeOptions(), ranks_per_node=2)
+                # A lighter probe than the default (3 sizes, 2 x 2 ping-pongs):
+                # the 128-node platform's full probe takes half an hour of
+                # simulation; the mapping needs alpha and beta, not jitter.
+                model = probe_sim(gen.platform_xml, path, BENCH_PROBE, ranks_per_node=2)
             self.models[name] = (gen.platform_xml, model)
         return self.models[name]
 
