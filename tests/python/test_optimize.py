@@ -108,6 +108,11 @@ def test_bad_requests(small_platform, tmp_path, args, text):
     assert_one_line_error(r, text)
 
 
+def test_missing_launcher_names_what_to_install(tmp_path):
+    r = run_cli("optimize", "--launcher", "srunx -n 4", "--out", tmp_path / "o", "--pattern", "ring:ranks=4,bytes=1K")
+    assert_one_line_error(r, "launcher 'srunx' not found")
+
+
 @real_mpi
 def test_real_mpi_path_on_localhost(tmp_path):
     """The same pipeline through mpirun: probe (every rank a node on one
