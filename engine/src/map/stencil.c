@@ -234,16 +234,38 @@ static int divisors(int32_t g, int32_t *out)
     return k;
 }
 
-/* Stencil edges a box shape cuts: the planes between boxes along each
- * dimension (a periodic one also wraps), each plane n / dim[d] edges. */
-static int64_t box_cut(const int32_t dim[3], const int32_t bx[3], int periodic, int64_t n)
+/* Traffic a box shape cuts: the planes between boxes along each dimension
+ * (a periodic one also wraps), each plane n / dim[d] edges weighing
+ * axis[d], the mean bytes an edge carries along that dimension: a 3-D
+ * stencil exchanged axis by axis ("2-2-2") sends 9x more along the last
+ * axis than along the first, and the box should follow. */
+static double box_cut(const int32_t dim[3], const int32_t bx[3], int periodic, int64_t n,
+                      const double axis[3])
 {
-    int64_t cut = 0;
+    double cut = 0;
     for (int d = 0; d < 3; d++) {
         int64_t m = dim[d] / bx[d], planes = periodic ? (m > 1 ? m : 0) : m - 1;
-        cut += planes * (n / dim[d]);
+        cut += (double)(planes * (n / dim[d])) * axis[d];
     }
     return cut;
+}
+
+/* Mean bytes (+1, so that bytes-less traffic still counts its edges) per
+ * neighbour pair along each dimension; an edge or corner neighbour counts
+ * on every dimension it steps along. Equal weights when nothing is seen. */
+static void axis_weights(const rw_matrix *t, const int32_t dim[3], double axis[3])
+{
+    double w[3] = {0, 0, 0}, e[3] = {0, 0, 0};
+    for (int32_t i = 0; i < t->n_ranks; i++) {
+        int32_t ci[3] = {i % dim[0], (i / dim[0]) % dim[1], i / (dim[0] * dim[1])};
+        for (int64_t k = t->row_start[i]; k < t->row_start[i + 1]; k++) {
+            int32_t j = t->dst[k];
+            int32_t cj[3] = {j % dim[0], (j / dim[0]) % dim[1], j / (dim[0] * dim[1])};
+            for (int d = 0; d < 3; d++)
+                if (ci[d] != cj[d]) w[d] += (double)t->bytes[k] + 1.0, e[d] += 1.0;
+        }
+    }
+    for (int d = 0; d < 3; d++) axis[d] = e[d] > 0 ? w[d] / e[d] : 1.0;
 }
 
 typedef struct slot_count {
@@ -256,12 +278,12 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The box dividing the grid that cuts the fewest edges among those whose
+/* The box dividing the grid that cuts the least traffic among those whose
  * n / volume boxes fit on the nodes (each node floor(slots / volume)
  * boxes); ties to the larger, then the more cubic box. Volume 1 only when
  * allow_unit. Returns 0 when none. */
 static int choose_box(const int32_t dim[3], int64_t n, int periodic, const rw_network *net,
-                      int allow_unit, int32_t box[3])
+                      int allow_unit, const double axis[3], int32_t box[3])
 {
     int32_t *sorted = malloc((size_t)net->n_nodes * sizeof *sorted);
     slot_count *sc = malloc((size_t)net->n_nodes * sizeof *sc);
@@ -279,7 +301,8 @@ static int choose_box(const int32_t dim[3], int64_t n, int periodic, const rw_ne
     int64_t max_slots = sorted[net->n_nodes - 1];
     int nd[3];
     for (int d = 0; d < 3; d++) nd[d] = divisors(dim[d], div + d * max_div);
-    int64_t best_cut = 0, best_v = 0, best_sum = 0;
+    double best_cut = 0;
+    int64_t best_v = 0, best_sum = 0;
     for (int i = 0; i < nd[0]; i++)
         for (int j = 0; j < nd[1]; j++) {
             int64_t vxy = (int64_t)div[i] * div[max_div + j];
@@ -292,9 +315,10 @@ static int choose_box(const int32_t dim[3], int64_t n, int periodic, const rw_ne
                 int64_t fit = 0;
                 for (int s = 0; s < n_sc; s++) fit += (int64_t)sc[s].count * (sc[s].value / v);
                 if (fit < n / v) continue;
-                int64_t cut = box_cut(dim, b, periodic, n), sum = (int64_t)b[0] + b[1] + b[2];
-                if (!found || cut < best_cut || (cut == best_cut && v > best_v) ||
-                    (cut == best_cut && v == best_v && sum < best_sum)) {
+                double cut = box_cut(dim, b, periodic, n, axis);
+                int64_t sum = (int64_t)b[0] + b[1] + b[2];
+                int less = cut < best_cut * (1 - 1e-12), same = !less && cut <= best_cut * (1 + 1e-12);
+                if (!found || less || (same && v > best_v) || (same && v == best_v && sum < best_sum)) {
                     found = 1, best_cut = cut, best_v = v, best_sum = sum;
                     memcpy(box, b, sizeof b);
                 }
@@ -455,7 +479,9 @@ rw_status rw_grid_map(const rw_map_job *job, int32_t *node_of, int32_t *slot_of,
     int have = 0, periodic = job->opt->periodic != 0;
     int32_t box[3];
     static const int flat[3] = {0, 0, 0};
-    if (choose_box(g.dim, n, periodic, net, torus, box)) {
+    double axis[3];
+    axis_weights(job->traffic, g.dim, axis);
+    if (choose_box(g.dim, n, periodic, net, torus, axis, box)) {
         int fold[3] = {0, 0, 0}, folds = 0;
         for (int d = 0; d < 3; d++) {
             fold[d] = torus && periodic && g.dim[d] / box[d] > 2;
