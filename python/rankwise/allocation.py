@@ -3,6 +3,7 @@ node list, or the Slurm job's environment."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from os import PathLike
@@ -15,7 +16,9 @@ Allocation = list[tuple[str, int]]
 
 def read_allocation(path: str | PathLike) -> Allocation:
     """(host, slots) from an Open MPI hostfile or MPICH machinefile
-    ('host', 'host:N', 'host slots=N'); duplicates are refused with their line."""
+    ('host', 'host:N', 'host slots=N'). A host on several bare lines gains a
+    slot per line (one line per rank, as machinefiles have it); listed again
+    where a count is given, it is refused with 'path:line'."""
     return read_hostfile(path)
 
 
@@ -24,47 +27,57 @@ _RANGE = re.compile(r"(\d+)(?:-(\d+))?")
 
 def expand_nodelist(text: str) -> list[str]:
     """Slurm's compressed host list: 'node[01-04,07],gpu3' -> node01 ... gpu3
-    (zero padding kept). Duplicates are an error."""
+    (zero padding kept; several groups in a name, 'r[1-2]n[1-2]', expand
+    left group outermost, as Slurm does). Duplicates are an error."""
+    names, depth, start = [], 0, 0
+    for i, c in enumerate(text + ","):
+        if c == "[":
+            if depth:
+                raise RankwiseError(f"node list '{text}': nested '['")
+            depth = 1
+        elif c == "]":
+            if not depth:
+                raise RankwiseError(f"node list '{text}': ']' without '['")
+            depth = 0
+        elif c == "," and not depth:
+            names.append(text[start:i].strip())
+            start = i + 1
+    if depth:
+        raise RankwiseError(f"node list '{text}': '[' without ']'")
     hosts: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        j = i
-        while j < n and text[j] not in ",[":
-            j += 1
-        prefix = text[i:j]
-        if j < n and text[j] == "[":
-            k = text.find("]", j)
-            if k < 0:
-                raise RankwiseError(f"node list '{text}': '[' without ']'")
-            suffix_end = k + 1
-            while suffix_end < n and text[suffix_end] != ",":
-                suffix_end += 1
-            suffix = text[k + 1:suffix_end]
-            if "[" in suffix or "]" in suffix:
-                raise RankwiseError(f"node list '{text}': one bracket group per name is supported")
-            for part in text[j + 1:k].split(","):
-                m = _RANGE.fullmatch(part.strip())
-                if not m:
-                    raise RankwiseError(f"node list '{text}': '{part}' is not N or N-M")
-                lo, hi = m.group(1), m.group(2) or m.group(1)
-                if int(hi) < int(lo):
-                    raise RankwiseError(f"node list '{text}': range {lo}-{hi} is empty")
-                width = len(lo) if lo.startswith("0") else 0
-                hosts += [f"{prefix}{str(v).zfill(width)}{suffix}" for v in range(int(lo), int(hi) + 1)]
-            i = suffix_end + 1
-        else:
-            if not prefix.strip():
-                raise RankwiseError(f"node list '{text}': empty host name")
-            hosts.append(prefix.strip())
-            i = j + 1
-    if not hosts:
-        raise RankwiseError("empty node list")
-    seen = set()
+    for name in names:
+        if not name:
+            raise RankwiseError(f"node list '{text}': empty host name")
+        parts = re.split(r"\[([^\]]*)\]", name)  # literal, group, literal, group, ..., literal
+        choices = [[p] if k % 2 == 0 else _expand_group(p, text) for k, p in enumerate(parts)]
+        hosts += ["".join(pick) for pick in itertools.product(*choices)]
+    seen: set[str] = set()
     for h in hosts:
         if h in seen:
             raise RankwiseError(f"node list '{text}': host '{h}' appears twice")
         seen.add(h)
     return hosts
+
+
+def _expand_group(group: str, text: str) -> list[str]:
+    out: list[str] = []
+    for part in group.split(","):
+        m = _RANGE.fullmatch(part.strip())
+        if not m:
+            raise RankwiseError(f"node list '{text}': '{part}' is not N or N-M")
+        lo, hi = m.group(1), m.group(2) or m.group(1)
+        if int(hi) < int(lo):
+            raise RankwiseError(f"node list '{text}': range {lo}-{hi} is empty")
+        width = len(lo) if lo.startswith("0") else 0  # 'n[08-10]' keeps two digits
+        out += [str(v).zfill(width) for v in range(int(lo), int(hi) + 1)]
+    return out
+
+
+def allocation_from_nodelist(text: str, slots: int = 1) -> Allocation:
+    """A Slurm node list with the same number of slots on every node."""
+    if slots < 1:
+        raise RankwiseError(f"slots per node must be at least 1, got {slots}")
+    return [(h, slots) for h in expand_nodelist(text)]
 
 
 def parse_tasks_per_node(text: str, n_nodes: int) -> list[int]:
@@ -86,7 +99,10 @@ def allocation_from_env(env=None) -> Allocation | None:
     nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
     if not nodelist:
         return None
-    hosts = expand_nodelist(nodelist)
+    try:
+        hosts = expand_nodelist(nodelist)
+    except RankwiseError as exc:  # say where the list came from
+        raise RankwiseError(f"SLURM_JOB_NODELIST: {exc}") from None
     tasks = env.get("SLURM_TASKS_PER_NODE")
     slots = parse_tasks_per_node(tasks, len(hosts)) if tasks else [1] * len(hosts)
     return list(zip(hosts, slots))

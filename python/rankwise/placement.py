@@ -12,6 +12,25 @@ import numpy as np
 from rankwise.errors import RankwiseError
 
 
+def host_problem(name: str) -> str | None:
+    """Why a host name cannot go into every launcher file, or None.
+
+    The files are split at whitespace, cut at '#' (Hydra, rankfiles), and use
+    ':' (HOST:N), '=' (rank N=HOST) and ',' (lists); Hydra's configfile takes
+    no quotes; a leading '-' reads as an option and a leading '+' as Open MPI's
+    relative '+nN' node."""
+    if not name:
+        return "it is empty"
+    if any(c.isspace() or not c.isprintable() for c in name):
+        return "it contains whitespace or a control character"
+    bad = sorted(set(name) & set(":#=,'\"\\"))
+    if bad:
+        return f"it contains {''.join(bad)!r}"
+    if name[0] in "-+":
+        return f"it starts with '{name[0]}'"
+    return None
+
+
 @dataclass(frozen=True, eq=False)
 class Placement:
     nodes: tuple[str, ...]  # the allocation's host names; node ids index it
@@ -27,8 +46,9 @@ class Placement:
         if node_of.ndim != 1 or node_of.shape != slot_of.shape:
             raise RankwiseError("a placement needs one node and one slot per rank")
         for h in self.nodes:
-            if not h or any(c.isspace() for c in h) or any(c in h for c in ":#=,"):
-                raise RankwiseError(f"host name {h!r} cannot be written to a launcher file")
+            problem = host_problem(h)
+            if problem:
+                raise RankwiseError(f"host name {h!r} cannot be written to a launcher file: {problem}")
         if len(set(self.nodes)) != len(self.nodes):
             dup = next(h for h in self.nodes if self.nodes.count(h) > 1)
             raise RankwiseError(f"host '{dup}' is listed twice in the placement")
@@ -49,8 +69,13 @@ class Placement:
     def n_ranks(self) -> int:
         return int(self.node_of.size)
 
-    def validate(self, slots: Sequence[int]) -> None:
-        """Refuse a slot beyond its node's capacity."""
+    def validate(self, slots: Sequence[int] | None = None) -> None:
+        """Refuse a slot beyond its node's capacity (slots: one count per node;
+        None: only the checks every placement passes on creation)."""
+        if slots is None:
+            return
+        if len(slots) != len(self.nodes):
+            raise RankwiseError(f"{len(slots)} slot counts for a placement on {len(self.nodes)} nodes")
         cap = np.asarray(slots)[self.node_of]
         over = np.flatnonzero(self.slot_of >= cap)
         if over.size:
@@ -83,6 +108,10 @@ class Placement:
     @classmethod
     def block(cls, nodes: Sequence[str], slots: Sequence[int], n_ranks: int) -> "Placement":
         """The launchers' default: fill the first node's slots, then the next."""
+        if len(slots) != len(nodes):
+            raise RankwiseError(f"{len(slots)} slot counts for {len(nodes)} nodes")
+        if any(s < 0 for s in slots) or n_ranks < 0:
+            raise RankwiseError("slot counts and the rank count cannot be negative")
         if sum(slots) < n_ranks:
             raise RankwiseError(f"the allocation has {sum(slots)} slots for {n_ranks} ranks")
         node_of = np.repeat(np.arange(len(nodes)), slots)[:n_ranks]

@@ -29,11 +29,13 @@ def read_placement(fmt: str, path: str | PathLike) -> Placement:
 
 def usage_hint(fmt: str, path: str | PathLike, n_ranks: int, app: str | None = None) -> str:
     """The command line that launches the job with the file."""
+    _format(fmt)
     f, a = shlex.quote(str(path)), app or "./app"
-    return {
+    hints = {
         "openmpi": f"mpirun -np {n_ranks} --rankfile {f} {a}   (Open MPI 5: --map-by rankfile:file={f})",
         "mpich": f"mpiexec -f {f} -n {n_ranks} {a}",
         "intel": f"mpiexec.hydra -configfile {f}",
         "slurm": f"SLURM_HOSTFILE={f} srun --distribution=arbitrary -n {n_ranks} {a}",
         "permutation": f"rank node slot per line in {f} (rankwise's own format)",
-    }[_format(fmt) and fmt]
+    }
+    return hints[fmt]

@@ -3,22 +3,28 @@
     mpirun -np N --rankfile FILE ./app                 (Open MPI 4.x)
     mpirun -np N --map-by rankfile:file=FILE ./app     (Open MPI 5.x)
 
-Open MPI's slot list also takes `SOCKET:CORE` and ranges (`1:0-2`, `0-3`);
-we write one logical core per rank and read any of the forms, keeping the
-first core named as the rank's slot."""
+Open MPI's slot list also takes `SOCKET:CORE`, ranges and lists (`1:0-2`,
+`0-3`, `0:0,1`); we write one logical core per rank and read any of the
+forms, keeping the first core named as the rank's slot (for `SOCKET:CORE`
+that is the core's index within its socket)."""
 
 from __future__ import annotations
 
 import re
 from os import PathLike
 
-from rankwise.errors import file_error
-from rankwise.launchers._text import lines
+from rankwise.errors import RankwiseError, file_error
+from rankwise.launchers._text import from_rows, host, lines
 from rankwise.placement import Placement
 from rankwise.sim.platform_file import write_atomic
 
-LINE = re.compile(r"rank\s+(\d+)\s*=\s*(\S+)\s+slot\s*=\s*(\S+)")
-SLOT = re.compile(r"(?:(\d+):)?(\d+)(?:-\d+)?(?:,\S*)?")
+LINE = re.compile(r"rank\s+(\d+)\s*=\s*(\S+)\s+slots?\s*=\s*(\S+)")
+_ITEM = r"(?:(\d+):)?(\d+)(?:-\d+)?"
+SLOT = re.compile(rf"{_ITEM}(?:,(?:\d+:)?\d+(?:-\d+)?)*")
+# What Open MPI's rankfile lexer reads as one host: a name starting with a
+# letter, a word without dots, or an IPv4 address. Its keywords are not hosts.
+_LEXED_HOST = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*|[A-Za-z0-9_-]+|\d{1,3}(?:\.\d{1,3}){3}")
+_KEYWORDS = {"rank", "slot", "slots", "username", "user-name", "user_name"}
 
 
 def render(placement: Placement) -> str:
@@ -27,27 +33,20 @@ def render(placement: Placement) -> str:
 
 
 def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+    for h in placement.used_nodes():
+        if not _LEXED_HOST.fullmatch(h) or h in _KEYWORDS:
+            raise RankwiseError(f"host name '{h}' cannot be written to an Open MPI rankfile")
     write_atomic(path, "# Open MPI rankfile written by rankwise: mpirun --rankfile\n" + render(placement))
 
 
 def read(path: str | PathLike) -> Placement:
-    ranks: dict[int, tuple[str, int]] = {}
+    rows = []
     for number, text in lines(path):
         m = LINE.fullmatch(text)
         if not m:
             raise file_error(path, number, f"expected 'rank N=HOST slot=S', got '{text}'")
-        rank, host, slot = int(m.group(1)), m.group(2), m.group(3)
-        s = SLOT.fullmatch(slot)
+        s = SLOT.fullmatch(m.group(3))
         if not s:
-            raise file_error(path, number, f"slot '{slot}' is not CORE, SOCKET:CORE or a range")
-        if rank in ranks:
-            raise file_error(path, number, f"rank {rank} is given twice")
-        ranks[rank] = (host, int(s.group(2)))
-    if not ranks:
-        raise file_error(path, None, "no rank in rankfile")
-    missing = sorted(set(range(len(ranks))) - set(ranks))
-    if missing:
-        raise file_error(path, None, f"rank {missing[0]} is missing (ranks must be 0..{len(ranks) - 1})")
-    hosts = [ranks[r][0] for r in range(len(ranks))]
-    base = Placement.from_hosts(hosts)
-    return Placement(base.nodes, base.node_of, [ranks[r][1] for r in range(len(ranks))])
+            raise file_error(path, number, f"slot '{m.group(3)}' is not CORE, SOCKET:CORE, a range or a list")
+        rows.append((int(m.group(1)), host(m.group(2), path, number), int(s.group(2)), number))
+    return from_rows(path, rows)

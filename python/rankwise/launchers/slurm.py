@@ -6,7 +6,7 @@ from __future__ import annotations
 from os import PathLike
 
 from rankwise.errors import file_error
-from rankwise.launchers._text import lines
+from rankwise.launchers._text import host, lines
 from rankwise.placement import Placement
 from rankwise.sim.platform_file import write_atomic
 
@@ -17,11 +17,7 @@ def write(placement: Placement, path: str | PathLike, *, app: str | None = None)
 
 
 def read(path: str | PathLike) -> Placement:
-    hosts = []
-    for number, text in lines(path, comment=""):
-        if any(c.isspace() for c in text):
-            raise file_error(path, number, f"expected one host name, got '{text}'")
-        hosts.append(text)
+    hosts = [host(text, path, number) for number, text in lines(path, comment="")]
     if not hosts:
         raise file_error(path, None, "no host in the Slurm hostfile")
     return Placement.from_hosts(hosts)
