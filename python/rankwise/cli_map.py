@@ -100,7 +100,7 @@ def map_command(
     from rankwise.launchers import FORMATS, usage_hint, write_placement
     from rankwise.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, map_ranks
     from rankwise.model import Model
-    from rankwise.placement import Placement
+    from rankwise.placement import placement_on_nodes
 
     # Cheap checks first: a typo must not cost a probe-sized load.
     for value, known, what in ((objective, OBJECTIVES, "objective"), (algorithm, ALGORITHMS, "algorithm"),
@@ -129,7 +129,7 @@ def map_command(
 
     result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
                        seed=seed, time_limit=time_limit, use_pattern=not no_pattern)
-    placement = Placement(tuple(network.names), result.node_of, result.slot_of)
+    placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     out = output or Path(DEFAULT_OUTPUT[fmt])
     write_placement(placement, fmt, out, app=app_cmd)
 

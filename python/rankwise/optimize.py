@@ -23,7 +23,7 @@ from rankwise.errors import RankwiseError
 from rankwise.mapping import MapResult, Network, map_ranks
 from rankwise.matrix import CommMatrix
 from rankwise.model import Model
-from rankwise.placement import Placement
+from rankwise.placement import Placement, placement_on_nodes
 
 OUTLIER_FACTOR = 10.0  # seed 000: runs an order of magnitude off are dropped
 
@@ -149,23 +149,6 @@ class Plan:
         return sorted(self.model.names.index(self.network.names[v]) for v in set(self.result.node_of.tolist()))
 
 
-_RANK_NODE = re.compile(r"(.+):(\d+)")
-
-
-def launch_host(node: str) -> str:
-    """The host a launcher knows a model node by: a probe run with
-    --group-by rank names each rank HOST:RANK (one host, every rank a node)."""
-    m = _RANK_NODE.fullmatch(node)
-    return m.group(1) if m else node
-
-
-def _placement(names: Sequence[str], node_of, slot_of) -> Placement:
-    if any(_RANK_NODE.fullmatch(h) for h in names):
-        # Several model nodes share a host: slots are numbered per host.
-        return Placement.from_hosts([launch_host(names[v]) for v in np.asarray(node_of).tolist()])
-    return Placement(tuple(names), node_of, slot_of)
-
-
 def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | None = None, *,
          algorithm: str = "auto", objective: str = "time", selection: str = "weighted", seed: int = 1,
          allow_missing: bool = False) -> Plan:
@@ -173,9 +156,9 @@ def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | N
     block placement over the allocation in its order."""
     network = Network.from_model(model, hosts, fill_missing=allow_missing)
     result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=selection, seed=seed)
-    placement = _placement(network.names, result.node_of, result.slot_of)
+    placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     block = Placement.block([f"n{i}" for i in range(network.n_nodes)], network.slots.tolist(), traffic.n_ranks)
-    default = _placement(network.names, block.node_of, block.slot_of)
+    default = placement_on_nodes(network.names, block.node_of, block.slot_of)
     return Plan(model, network, traffic, result, placement, default)
 
 

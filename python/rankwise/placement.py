@@ -4,6 +4,8 @@ launcher files (rankwise.launchers) carry."""
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -138,3 +140,21 @@ class Placement:
                 and np.array_equal(self.slot_of, other.slot_of))
 
     __hash__ = None
+
+
+_RANK_NODE = re.compile(r"(.+):(\d+)")
+
+
+def launch_host(node: str) -> str:
+    """The host a launcher knows a model node by: a probe run with
+    --group-by rank names each rank HOST:RANK (one host, every rank a node)."""
+    m = _RANK_NODE.fullmatch(node)
+    return m.group(1) if m else node
+
+
+def placement_on_nodes(names: Sequence[str], node_of, slot_of) -> Placement:
+    """A placement over a model's nodes; nodes that are ranks of one host
+    (HOST:RANK) become that host, with slots numbered per host."""
+    if any(_RANK_NODE.fullmatch(h) for h in names):
+        return Placement.from_hosts([launch_host(names[v]) for v in np.asarray(node_of).tolist()])
+    return Placement(tuple(names), node_of, slot_of)

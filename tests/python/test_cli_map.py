@@ -148,3 +148,18 @@ def test_duplicate_hosts_and_unknown_hosts(tmp_path, model_file):
     hostfile.write_text("node-0 slots=2\nnode-99 slots=2\n")
     r = run_cli("map", "--model", model_file, "--hosts", hostfile, "--pattern", "ring:ranks=4,bytes=1K")
     assert_one_line_error(r, "node-99")
+
+
+def test_ranks_as_nodes_map_onto_their_host(tmp_path):
+    """A model probed with --group-by rank names nodes HOST:RANK; the
+    launcher file names the host, cores numbered per host."""
+    path = tmp_path / "local.rwm"
+    m = make_model(path, n_nodes=4, ranks_per_node=1, slow=(), racks=1)
+    m.names = [f"vm:{i}" for i in range(4)]
+    m.save(path)
+    out = tmp_path / "rankfile"
+    r = run_cli("map", "--model", path, "--pattern", "ring:ranks=4,bytes=1K", "--format", "openmpi", "-o", out)
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in out.read_text().splitlines() if not line.startswith("#")]
+    assert [line.split("=")[1] for line in lines] == ["vm slot"] * 4
+    assert sorted(int(line.rsplit("=", 1)[1]) for line in lines) == [0, 1, 2, 3]

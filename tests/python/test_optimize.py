@@ -13,7 +13,8 @@ from conftest import assert_one_line_error, run_cli
 from rankwise.errors import RankwiseError
 from rankwise.matrix import CommMatrix
 from rankwise.model import Model
-from rankwise.optimize import benchmark_name, compare, launch_host, robust_median
+from rankwise.optimize import benchmark_name, compare, robust_median
+from rankwise.placement import launch_host
 
 real_mpi = pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun on this machine")
 
