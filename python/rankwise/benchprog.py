@@ -206,6 +206,7 @@ def run_benchmark(
     smpi_cfg: Sequence[str] = (),
     timeout: float | None = 600,
     profile: str | PathLike | None = None,
+    env: dict[str, str] | None = None,
 ) -> BenchResult:
     """Run a benchmark program and parse its tables.
 
@@ -219,6 +220,7 @@ def run_benchmark(
     -hostfile. Raises RankwiseError with the program's own error line when
     it fails.
 
+    env (real runs): variables added to the launcher's environment.
     profile (simulated runs): run the build linked with the PMPI profiler
     (rankwise-bench-NAME-profiled) and write the traffic of the timed
     iterations to this matrix file. Under a real launcher, preload the
@@ -236,7 +238,7 @@ def run_benchmark(
             read_hostfile(hostfile)
             words += ["-hostfile", str(Path(hostfile).resolve())]
         cmd = [*words, str(paths.program(name, "mpi")), *args]
-        return _run(cmd, name, timeout, cwd=None)
+        return _run(cmd, name, timeout, cwd=None, env={**launch.mpi_environment(), **(env or {})})
 
     if profile is not None and sim is None:
         raise RankwiseError("run_benchmark: profile= is for simulated runs (preload the profiler with a launcher)")

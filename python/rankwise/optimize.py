@@ -102,23 +102,46 @@ def compare(label: str, runner: Runner, before: list[str], after: list[str], *, 
                       failures)
 
 
+def placed_launch(launcher: str, hosts: list[str], folder: Path) -> tuple[list[str], dict[str, str]]:
+    """The launcher's words and environment that start rank k on hosts[k]:
+    Open MPI's sequential mapper over a one-host-per-line hostfile, Hydra's
+    machinefile (MPICH, Intel MPI: ranks follow its lines), Slurm's
+    arbitrary distribution (SLURM_HOSTFILE)."""
+    from rankwise import launch
+    from rankwise.launchers import mpich, slurm
+    from rankwise.profile import launcher_kind
+
+    words = launch.parse_launcher(launcher)
+    placement = Placement.from_hosts(hosts)
+    env: dict[str, str] = {}
+    kind = "slurm" if Path(words[0]).name == "srun" else launcher_kind(words[0])
+    if kind == "slurm":
+        slurm.write(placement, folder / "hosts.slurm")
+        words += ["--distribution=arbitrary"]
+        env["SLURM_HOSTFILE"] = str(folder / "hosts.slurm")
+    elif kind == "hydra":
+        mpich.write(placement, folder / "machinefile")
+        words += ["-f", str(folder / "machinefile")]
+    else:
+        (folder / "hosts").write_text("".join(f"{h}\n" for h in hosts))
+        words += ["--map-by", "seq", "-hostfile", str(folder / "hosts")]
+    return words, env
+
+
 def benchmark_runner(program: str, args: Sequence[str], *, sim=None, launcher: str | None = None,
                      table: str | None = None, timeout: float | None = 1800) -> Runner:
     """Median time per size of one table of a benchmark program, with rank k
-    on the k-th host: smpirun's hostfile order, or under a real launcher
-    Open MPI's sequential mapper (--map-by seq) over a one-host-per-rank
-    hostfile."""
+    on the k-th host (smpirun's hostfile order, or placed_launch)."""
+    import shlex
+    import tempfile
+
     def run(hosts: list[str]) -> dict[int, float]:
         if sim is not None:
             res = run_benchmark(program, args, sim=sim, hosts=hosts, timeout=timeout)
         else:
-            import tempfile
-
             with tempfile.TemporaryDirectory(prefix="rankwise-verify-") as tmp:
-                hf = Path(tmp) / "hosts"
-                hf.write_text("".join(f"{h}\n" for h in hosts))
-                res = run_benchmark(program, args, launcher=f"{launcher} --map-by seq", hostfile=hf,
-                                    timeout=timeout)
+                words, env = placed_launch(launcher, hosts, Path(tmp))
+                res = run_benchmark(program, args, launcher=shlex.join(words), timeout=timeout, env=env)
         t = res[table] if table else res.table
         return {int(s): float(m) for s, m in zip(t.size, t.median_us)}
     return run
@@ -183,16 +206,19 @@ def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None 
         with tempfile.TemporaryDirectory(prefix="rankwise-verify-") as tmp:
             hf = Path(tmp) / "hosts"
             write_hostfile(hf, hosts)
+            env = launch.mpi_environment()
             if sim is not None:
                 cmd = smpi.smpirun_command(Path(app).resolve(), list(args), sim, hf, len(hosts),
                                            extra_cfg=("smpi/display-timing:yes",))
                 cmd.insert(-1 - len(args), "--log=smpi_utils.thres:info")
             else:
-                cmd = [*launch.parse_launcher(launcher), "--map-by", "seq", "-hostfile", str(hf), app, *args]
+                words, extra = placed_launch(launcher, hosts, Path(tmp))
+                cmd = [*words, str(Path(app).resolve()), *args]
+                env.update(extra)
             start = time.monotonic()
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
-                                      env=launch.mpi_environment(), cwd=tmp, stdin=subprocess.DEVNULL)
+                                      env=env, cwd=tmp, stdin=subprocess.DEVNULL)
             except subprocess.TimeoutExpired:
                 raise RankwiseError(f"{app} did not finish within {timeout:g} s", exit_code=1) from None
             except OSError as exc:

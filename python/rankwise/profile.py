@@ -339,7 +339,7 @@ def profile_sim(
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _launcher_kind(word: str) -> str:
+def launcher_kind(word: str) -> str:
     """'openmpi', 'hydra' (MPICH, Intel MPI) or 'other', from `LAUNCHER --version`."""
     name = os.path.basename(word)
     if name == "srun":
@@ -362,7 +362,7 @@ def launcher_command(launcher: str, app: str, args: list[str], variables: dict[s
     """The command line and environment that give every rank `variables`."""
     words = launch.parse_launcher(launcher)
     env = launch.mpi_environment()
-    kind = _launcher_kind(words[0])
+    kind = launcher_kind(words[0])
     extra: list[str] = []
     for name, value in variables.items():
         if kind == "openmpi":

@@ -128,3 +128,27 @@ def test_real_mpi_path_on_localhost(tmp_path):
     lines = [line for line in (out / "placement.openmpi").read_text().splitlines() if not line.startswith("#")]
     assert len(lines) == 4 and all(line.startswith(f"rank {k}=") for k, line in enumerate(lines))
     assert (out / "verify.csv").read_text().startswith("size,before_us,after_us,speedup")
+
+
+def test_placed_launch_speaks_each_launcher(tmp_path, monkeypatch):
+    """Rank k on hosts[k]: Slurm's arbitrary distribution, Hydra's
+    machinefile, Open MPI's sequential mapper (fake launchers on PATH)."""
+    from rankwise.optimize import placed_launch
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, version in (("srun", "slurm 23.02"), ("mpiexec.hydra", "HYDRA build details:"),
+                          ("mpirun", "mpirun (Open MPI) 4.1.4")):
+        exe = bin_dir / name
+        exe.write_text(f"#!/bin/sh\necho '{version}'\n")
+        exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    hosts = ["b", "a", "b", "a"]
+    words, env = placed_launch("srun -n 4", hosts, tmp_path)
+    assert words[-1] == "--distribution=arbitrary"
+    assert open(env["SLURM_HOSTFILE"]).read().split() == hosts
+    words, env = placed_launch("mpiexec.hydra -n 4", hosts, tmp_path)
+    assert words[-2] == "-f" and env == {}
+    assert open(words[-1]).read().split("\n", 1)[1].split() == ["b:1", "a:1", "b:1", "a:1"]
+    words, env = placed_launch("mpirun -np 4", hosts, tmp_path)
+    assert words[-4:-1] == ["--map-by", "seq", "-hostfile"] and open(words[-1]).read().split() == hosts
