@@ -89,6 +89,7 @@ def map_command(
     select: str = typer.Option("weighted", "--select", help="Node selection: weighted | greedy | first | all."),
     seed: int = typer.Option(1, "--seed", help="Seed of the randomised algorithms."),
     time_limit: float = typer.Option(0.0, "--time-limit", help="Seconds the search may take (0: the default, 10 s)."),
+    min_gain: float = typer.Option(0.02, "--min-gain", help="Keep the default placement unless the model predicts this fraction faster."),
     no_pattern: bool = typer.Option(False, "--no-pattern", help="Ignore the pattern a matrix records (map it as a bare matrix)."),
     rack_size: Optional[int] = typer.Option(None, "--rack-size", help="hop-bytes: nodes per rack switch, in allocation order."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair (warns) instead of failing."),
@@ -111,6 +112,8 @@ def map_command(
         raise RankwiseError("the intel configfile names the application: give --app 'CMD ARGS'")
     if time_limit < 0:
         raise RankwiseError(f"--time-limit must be >= 0, got {time_limit}")
+    if not 0 <= min_gain < 1:
+        raise RankwiseError(f"--min-gain must be in [0, 1), got {min_gain}")
 
     traffic = _traffic(pattern, matrix, ranks)
     model = Model.load(model_path) if model_path is not None else None
@@ -128,7 +131,7 @@ def map_command(
         raise RankwiseError(f"the allocation has {network.total_slots} slots for {traffic.n_ranks} ranks")
 
     result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
-                       seed=seed, time_limit=time_limit, use_pattern=not no_pattern)
+                       seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain)
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     out = output or Path(DEFAULT_OUTPUT[fmt])
     write_placement(placement, fmt, out, app=app_cmd)

@@ -118,6 +118,7 @@ def test_hop_bytes_without_a_model(tmp_path):
     (["--pattern", "alltoall:ranks=12,bytes=1K", "--algorithm", "exhaustive"], "at most 10 ranks"),
     (["--pattern", "alltoall:ranks=8,bytes=1K", "--ranks", "4"], "beyond the job's 4 ranks"),
     ([], "--pattern SPEC or --matrix FILE"),
+    (["--pattern", "alltoall:ranks=8,bytes=1K", "--min-gain", "1.5"], "--min-gain must be in [0, 1)"),
 ])
 def test_bad_requests(tmp_path, model_file, args, text):
     out = tmp_path / "out"
