@@ -17,7 +17,10 @@ columns instance, algorithm, quality, seconds, peak MB.
    minimum possible, and Scotch mapping onto a `deco` target built from the
    same latencies (amk_grf + scotch_gmap) beside ours, on Scotch's own
    measure (bytes x latency distance) and on ours (total time).
-   Goal: ours at least 5 % better than Scotch's on its own measure.
+   Goal: ours at least 5 % better than Scotch's on its own measure, and on
+   time where the placement can change it (with 1 MiB inside groups of 64 on
+   8-slot nodes the bytes crossing nodes are the same for every placement
+   that keeps a group on 8 nodes, and dominate the time).
 3. Heuristics against exhaustive search over 1,000 random instances of <= 9
    ranks: mean and worst gap to the optimum; none worse than the start.
    Goal: mean within 2 %.
@@ -211,10 +214,11 @@ def cross_rack(m: CommMatrix, node_of, rack) -> int:
 
 def rack_traffic(kind: str) -> tuple[CommMatrix, float]:
     """The traffic and its least possible cross-rack share (racks hold 256 ranks)."""
-    if kind == "groups":
+    if kind.startswith("groups"):
         # 64 groups of 64 (4 per rack); only the chain links between
         # consecutive groups must cross: 15 rack boundaries, both ways.
-        m = patterns.generate("groups:groups=64,per_group=64,bytes=1M,link_bytes=64K")
+        inside = kind.split()[-1]
+        m = patterns.generate(f"groups:groups=64,per_group=64,bytes={inside},link_bytes=64K")
         return m, 15 * 2 * 65536 / m.total_bytes
     # 16^3 stencil in racks of 256 = 8x8x4 boxes: 1 + 1 + 3 cut planes of 256 edges
     m = patterns.generate("stencil3d:grid=16x16x16,bytes=1M")
@@ -272,7 +276,7 @@ def part_racks() -> bool:
                 "peak MB", "note"):
         table.add_column(col, justify="left" if col in ("traffic", "method", "note") else "right")
     ok = True
-    for kind in ("groups", "stencil"):
+    for kind in ("groups 1M", "groups 64K", "stencil"):
         res, mb = in_child(racks_instance, kind)
         if isinstance(res, Exception):
             table.add_row(kind, "rankwise", "error", "", "", "", "", "", str(res)[:60])
@@ -289,12 +293,15 @@ def part_racks() -> bool:
                 table.add_row(kind, "scotch deco", "error", "", "", "", "", "", str(sres)[:60])
                 continue
             sobj, slb, scross, ss, biggest = sres
-            better = 1 - lb / slb
-            met = better >= 0.05
+            better, faster = 1 - lb / slb, 1 - obj / sobj
+            # Scotch's measure always; time too except where 1 MiB inside
+            # groups crosses nodes whatever the placement (then no placement
+            # can be 5 % faster: the bandwidth term is fixed).
+            met = better >= 0.05 and (faster >= 0.05 or kind == "groups 1M")
             ok &= met
             table.add_row(kind, "scotch_gmap, amk_grf deco", f"{sobj:.4g}", f"{slb:.4g}", f"{100 * scross:.2f} %",
                           "", f"{ss:.2f}", f"{smb:.0f}",
-                          f"ours {100 * better:.1f} % lower latency x bytes, {100 * (1 - obj / sobj):.1f} % lower "
+                          f"ours {100 * better:.1f} % lower latency x bytes, {100 * faster:.1f} % lower "
                           f"time ({'PASS' if met else 'FAIL'}: >= 5 %); Scotch's fullest node {biggest}")
     console.print(table)
     return ok
