@@ -156,6 +156,7 @@ int rw_network_hierarchy(const rw_network *net, double bytes, int32_t max_levels
         return 1;
     }
     if (!(bytes >= 0)) bytes = 0;
+    if (max_levels > n) max_levels = n; /* n - 2 jumps at most */
     edge *tree = malloc((size_t)(n - 1) * sizeof *tree), *first = malloc((size_t)(n - 1) * sizeof *first);
     double *best = malloc((size_t)n * sizeof *best);
     int32_t *from = malloc((size_t)n * sizeof *from), *done = malloc((size_t)n * sizeof *done);
