@@ -162,7 +162,8 @@ rw_status rw_map_select_nodes(const rw_network *net, const rw_matrix *traffic, i
  * `bytes` (alpha + bytes * beta, both directions). Level 0 puts each node
  * alone, the last level puts all nodes in one group; group_of[l * n_nodes
  * + i] is node i's group at level l, groups numbered in `order`. Returns
- * the number of levels (<= max_levels, >= 2 when n_nodes > 1), -1 on
+ * the number of levels (<= max_levels, >= 2 when n_nodes > 1 and
+ * max_levels >= 2), -1 on
  * error. order[] receives the nodes in an order where each group at every
  * level is contiguous. */
 int rw_network_hierarchy(const rw_network *net, double bytes, int32_t max_levels,
