@@ -14,7 +14,6 @@ from typing import Optional
 import numpy as np
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from rankwise.errors import RankwiseError
 
@@ -64,18 +63,6 @@ def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int],
     return alloc
 
 
-def _fmt_time(t: float) -> str:
-    if t >= 1:
-        return f"{t:.3f} s"
-    if t >= 1e-3:
-        return f"{t * 1e3:.3f} ms"
-    return f"{t * 1e6:.2f} us"
-
-
-def _compress(names: list[str], limit: int = 12) -> str:
-    return ", ".join(names) if len(names) <= limit else ", ".join(names[:limit]) + f", ... ({len(names)} nodes)"
-
-
 def map_command(
     model_path: Optional[Path] = typer.Option(None, "--model", "-m", help="Measured network model (rankwise probe)."),
     pattern: Optional[str] = typer.Option(None, "--pattern", "-p", help="Traffic as a pattern spec, e.g. alltoall:ranks=64,bytes=1M."),
@@ -102,6 +89,8 @@ def map_command(
     from rankwise.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, map_ranks
     from rankwise.model import Model
     from rankwise.placement import placement_on_nodes
+    from rankwise.placement_report import print_prediction
+    from rankwise.report import compress_names
 
     # Cheap checks first: a typo must not cost a probe-sized load.
     for value, known, what in ((objective, OBJECTIVES, "objective"), (algorithm, ALGORITHMS, "algorithm"),
@@ -137,31 +126,6 @@ def map_command(
     write_placement(placement, fmt, out, app=app_cmd)
 
     print_prediction(traffic, network, result, objective, console)
-    console.print(f"nodes: {_compress(result.used_nodes)}", highlight=False)
+    console.print(f"nodes: {compress_names(result.used_nodes)}", highlight=False)
     console.print(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}", highlight=False)
 
-
-def print_prediction(traffic, network, result, objective: str, console: Console) -> None:
-    """The engine's predictions for the default block placement and for the
-    result, per objective, and the share of bytes that crosses nodes."""
-    from rankwise.mapping import cut, placement_cost
-
-    block = np.concatenate([np.full(s, i, np.int32) for i, s in enumerate(network.slots)])[: traffic.n_ranks]
-    table = Table(title=f"{traffic.n_ranks} ranks on {result.n_selected} of {network.n_nodes} nodes "
-                        f"({result.algorithm}, {result.seconds:.2f} s)", title_justify="left")
-    table.add_column("predicted")
-    table.add_column("default (block)", justify="right")
-    table.add_column("rankwise", justify="right")
-    table.add_column("gain", justify="right")
-    rows = [("hop-bytes", "time")] if objective == "hop-bytes" else [("total time", "time"), ("slowest rank", "bottleneck")]
-    for label, obj in rows:
-        before = placement_cost(traffic, network, block, obj)
-        after = placement_cost(traffic, network, result.node_of, obj)
-        show = (lambda v: f"{v:.4g}") if obj == "time" and objective == "hop-bytes" else _fmt_time
-        table.add_row(label, show(before), show(after), f"x{before / after:.2f}" if after > 0 else "-")
-    cb, tb = cut(traffic, block)
-    ca, _ = cut(traffic, result.node_of)
-    if tb > 0:
-        table.add_row("bytes across nodes", f"{100 * cb / tb:.1f} %", f"{100 * ca / tb:.1f} %",
-                      f"x{cb / ca:.2f}" if ca > 0 else "-")
-    console.print(table)

@@ -13,31 +13,12 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from rankwise.errors import RankwiseError
 
 console = Console()
 
 DEFAULT_FORMAT = {"sim": "slurm", "real": "openmpi"}
-
-
-def print_comparison(cmp, console: Console, title: str | None = None) -> None:
-    from rankwise.patterns import format_size
-
-    table = Table(title=title or cmp.label, title_justify="left")
-    whole = cmp.unit == "s"
-    table.add_column("run" if whole else "size", justify="right")
-    table.add_column(f"default ({cmp.unit})", justify="right")
-    table.add_column(f"rankwise ({cmp.unit})", justify="right")
-    table.add_column("speed-up", justify="right")
-    for size, before, after, speedup in cmp.rows():
-        colour = "green" if speedup >= 1.05 else "red" if speedup < 0.98 else ""
-        shown = f"[{colour}]x{speedup:.2f}[/]" if colour else f"x{speedup:.2f}"
-        table.add_row("whole" if whole else format_size(size), f"{before:.6g}", f"{after:.6g}", shown)
-    console.print(table)
-    for line in cmp.failures:
-        console.print(f"[red]failed:[/] {line}", highlight=False)
 
 
 def optimize_command(

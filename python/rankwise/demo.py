@@ -8,10 +8,10 @@ from rich.console import Console
 from rich.table import Table
 
 from rankwise.anomalies import find_slow_links
-from rankwise.cli_optimize import print_comparison
 from rankwise.errors import RankwiseError
 from rankwise.optimize import benchmark_runner, compare, plan
 from rankwise.patterns import dims_create, generate
+from rankwise.placement_report import print_comparison
 from rankwise.plots import plot_model, plot_speedup
 from rankwise.probe import ProbeOptions, probe_sim
 from rankwise.report import render, summarize

@@ -28,25 +28,11 @@ from rankwise.model import Model
 from rankwise.optimize import Comparison, benchmark_runner, compare, plan
 from rankwise.patterns import dims_create, format_size, generate
 from rankwise.probe import ProbeOptions, probe_sim
-from rankwise.sim.platform import Congested, Degraded, PlatformSpec, Varying, default_spec
+from rankwise.sim.platform import PlatformSpec, default_spec
 from rankwise.sim.platform import generate as generate_platform
 from rankwise.sim.platform_file import write_atomic
 
-NODE = "node"
 BENCH_PROBE = ProbeOptions(sizes="8,16K,1M", repetitions=2, rounds=2, warmup=0)
-
-
-def big_spec() -> PlatformSpec:
-    """128 nodes in 8 racks of 16: the default cluster's faults, twice."""
-    return PlatformSpec(
-        racks=8, nodes_per_rack=16, cores=4,
-        degraded=(Degraded(NODE, 5, bw_factor=0.25), Degraded(NODE, 22, lat_factor=5.0),
-                  Degraded(NODE, 41, bw_factor=0.5, lat_factor=2.0), Degraded(NODE, 70, bw_factor=0.25),
-                  Degraded(NODE, 99, bw_factor=0.5, lat_factor=2.0)),
-        congested=(Congested(3, 0.25), Congested(6, 0.25)),
-        varying=(Varying(NODE, 30),),
-        seed=2,
-    )
 
 
 def uniform_spec() -> PlatformSpec:
@@ -55,7 +41,7 @@ def uniform_spec() -> PlatformSpec:
 
 
 PLATFORMS: dict[str, Callable[[], PlatformSpec]] = {
-    "default": default_spec, "big": big_spec, "uniform": uniform_spec}
+    "default": default_spec, "uniform": uniform_spec}
 
 
 @dataclass

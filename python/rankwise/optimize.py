@@ -249,8 +249,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     """The whole pipeline, printing each stage; returns (plan, comparison or None)."""
     from rankwise import paths
     from rankwise.allocation import read_allocation
-    from rankwise.cli_map import print_prediction
-    from rankwise.cli_optimize import print_comparison
+    from rankwise.placement_report import print_comparison, print_prediction
     from rankwise.launchers import FORMATS, usage_hint, write_placement
     from rankwise.patterns import generate
     from rankwise.plots import plot_model, plot_speedup

@@ -98,7 +98,8 @@ static int64_t refine_local(rw_mapctx *c, double deadline)
     uint32_t *seen_node = calloc((size_t)c->n_nodes, sizeof *seen_node);
     if (!q.item || !q.queued || !seen || !seen_node) {
         free(q.item), free(q.queued), free(seen), free(seen_node);
-        return -rw_fail(RW_ERR_NOMEM, "out of memory for refinement");
+        rw_fail(RW_ERR_NOMEM, "out of memory for refinement");
+        return -1;
     }
     for (int32_t r = 0; r < n; r++)
         for (int64_t k = c->part_start[r]; k < c->part_start[r + 1]; k++)

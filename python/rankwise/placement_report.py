@@ -1,0 +1,61 @@
+"""Before / after tables of a placement: what the engine predicts for the
+default block placement and for rankwise's (rankwise map, optimize), and
+what the runs measured (rankwise optimize, demo)."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+
+def format_time(t: float) -> str:
+    if t >= 1:
+        return f"{t:.3f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.3f} ms"
+    return f"{t * 1e6:.2f} us"
+
+
+def print_prediction(traffic, network, result, objective: str, console: Console) -> None:
+    """The engine's predictions for the default block placement and for the
+    result, per objective, and the share of bytes that crosses nodes."""
+    from rankwise.mapping import cut, placement_cost
+
+    block = np.concatenate([np.full(s, i, np.int32) for i, s in enumerate(network.slots)])[: traffic.n_ranks]
+    table = Table(title=f"{traffic.n_ranks} ranks on {result.n_selected} of {network.n_nodes} nodes "
+                        f"({result.algorithm}, {result.seconds:.2f} s)", title_justify="left")
+    table.add_column("predicted")
+    table.add_column("default (block)", justify="right")
+    table.add_column("rankwise", justify="right")
+    table.add_column("gain", justify="right")
+    rows = [("hop-bytes", "time")] if objective == "hop-bytes" else [("total time", "time"), ("slowest rank", "bottleneck")]
+    for label, obj in rows:
+        before = placement_cost(traffic, network, block, obj)
+        after = placement_cost(traffic, network, result.node_of, obj)
+        show = (lambda v: f"{v:.4g}") if obj == "time" and objective == "hop-bytes" else format_time
+        table.add_row(label, show(before), show(after), f"x{before / after:.2f}" if after > 0 else "-")
+    cb, tb = cut(traffic, block)
+    ca, _ = cut(traffic, result.node_of)
+    if tb > 0:
+        table.add_row("bytes across nodes", f"{100 * cb / tb:.1f} %", f"{100 * ca / tb:.1f} %",
+                      f"x{cb / ca:.2f}" if ca > 0 else "-")
+    console.print(table)
+
+
+def print_comparison(cmp, console: Console, title: str | None = None) -> None:
+    from rankwise.patterns import format_size
+
+    table = Table(title=title or cmp.label, title_justify="left")
+    whole = cmp.unit == "s"
+    table.add_column("run" if whole else "size", justify="right")
+    table.add_column(f"default ({cmp.unit})", justify="right")
+    table.add_column(f"rankwise ({cmp.unit})", justify="right")
+    table.add_column("speed-up", justify="right")
+    for size, before, after, speedup in cmp.rows():
+        colour = "green" if speedup >= 1.05 else "red" if speedup < 0.98 else ""
+        shown = f"[{colour}]x{speedup:.2f}[/]" if colour else f"x{speedup:.2f}"
+        table.add_row("whole" if whole else format_size(size), f"{before:.6g}", f"{after:.6g}", shown)
+    console.print(table)
+    for line in cmp.failures:
+        console.print(f"[red]failed:[/] {line}", highlight=False)
