@@ -23,7 +23,7 @@ endif
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: demo test build system clean bench
+.PHONY: demo test build system clean bench studies
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
@@ -32,12 +32,16 @@ test: build $(TESTBUILD)/.built
 	ctest --test-dir $(TESTBUILD) --output-on-failure
 	$(PY) -m pytest -q
 
+# The papers' before/after tables on simulated platforms (rankwise bench).
 bench: build
-	$(PY) bench/probe_accuracy.py
-	$(PY) bench/probe_cost.py
-	$(PY) bench/probe_real_mpi.py
-	$(PY) bench/map_quality.py
 	$(RANKWISE) bench --out rankwise-bench
+
+# Studies of rankwise itself: probe accuracy and cost, real-MPI probe, mapping quality.
+studies: build
+	$(PY) studies/probe_accuracy.py
+	$(PY) studies/probe_cost.py
+	$(PY) studies/probe_real_mpi.py
+	$(PY) studies/map_quality.py
 
 build: $(VENV)/.installed
 

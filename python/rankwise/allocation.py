@@ -9,7 +9,7 @@ import re
 from os import PathLike
 
 from rankwise.errors import RankwiseError
-from rankwise.sim.platform_file import read_hostfile
+from rankwise.hostfile import read_hostfile
 
 Allocation = list[tuple[str, int]]
 

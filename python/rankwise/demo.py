@@ -11,13 +11,13 @@ from rankwise.anomalies import find_slow_links
 from rankwise.errors import RankwiseError
 from rankwise.optimize import benchmark_runner, compare, plan
 from rankwise.patterns import dims_create, generate
-from rankwise.placement_report import print_comparison
+from rankwise.report.placement import print_comparison
 from rankwise.plots import plot_model, plot_speedup
 from rankwise.probe import ProbeOptions, probe_sim
-from rankwise.report import render, summarize
+from rankwise.report.model import render, summarize
 from rankwise.sim.platform import default_spec
 from rankwise.sim.platform import generate as generate_platform
-from rankwise.sim.platform_file import write_atomic
+from rankwise.files import write_atomic
 from rankwise.sim.verdict import judge
 
 

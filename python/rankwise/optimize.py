@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.benchprog import PROGRAMS, PREFIX, run_benchmark
+from rankwise.programs import PROGRAMS, PREFIX, run_benchmark
 from rankwise.errors import RankwiseError
 from rankwise.mapping import MapResult, Network, map_ranks
 from rankwise.matrix import CommMatrix
@@ -108,7 +108,7 @@ def placed_launch(launcher: str, hosts: list[str], folder: Path) -> tuple[list[s
     machinefile (MPICH, Intel MPI: ranks follow its lines), Slurm's
     arbitrary distribution (SLURM_HOSTFILE)."""
     from rankwise import launch
-    from rankwise.launchers import mpich, slurm
+    from rankwise.launcher_files import mpich, slurm
     from rankwise.profile import launcher_kind
 
     words = launch.parse_launcher(launcher)
@@ -200,7 +200,7 @@ def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None 
 
     from rankwise import launch
     from rankwise.sim import smpi
-    from rankwise.sim.platform_file import write_hostfile
+    from rankwise.hostfile import write_hostfile
 
     def run(hosts: list[str]) -> dict[int, float]:
         with tempfile.TemporaryDirectory(prefix="rankwise-verify-") as tmp:
@@ -249,8 +249,8 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     """The whole pipeline, printing each stage; returns (plan, comparison or None)."""
     from rankwise import paths
     from rankwise.allocation import read_allocation
-    from rankwise.placement_report import print_comparison, print_prediction
-    from rankwise.launchers import FORMATS, usage_hint, write_placement
+    from rankwise.report.placement import print_comparison, print_prediction
+    from rankwise.launcher_files import FORMATS, usage_hint, write_placement
     from rankwise.patterns import generate
     from rankwise.plots import plot_model, plot_speedup
     from rankwise.probe import ProbeOptions, probe_launcher, probe_sim
@@ -316,7 +316,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
             elif sim is not None:
                 import tempfile
 
-                from rankwise.sim.platform_file import write_hostfile
+                from rankwise.hostfile import write_hostfile
                 with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
                     hf = Path(tmp) / "hosts"
                     write_hostfile(hf, default_hosts)
@@ -356,7 +356,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
                       f"{OUTLIER_FACTOR:g}x dropped)", highlight=False)
         print_comparison(comparison, console, title=f"{label}: default placement vs rankwise")
         csv = out / "verify.csv"
-        from rankwise.sim.platform_file import write_atomic
+        from rankwise.files import write_atomic
         write_atomic(csv, comparison.to_csv())
         written.append(("before/after table", csv))
         if comparison.sizes.size > 1:

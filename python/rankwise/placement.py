@@ -1,6 +1,6 @@
 """A placement: for every rank of a job, the node (host) and the slot (core
 index on that node) it runs on. What `rankwise map` computes and what the
-launcher files (rankwise.launchers) carry."""
+launcher files (rankwise.launcher_files) carry."""
 
 from __future__ import annotations
 

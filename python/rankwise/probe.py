@@ -12,7 +12,7 @@ from rankwise.errors import RankwiseError
 from rankwise.model import Model
 from rankwise.sim import smpi
 from rankwise.sim.hosts import rank_hosts
-from rankwise.sim.platform_file import read_hostfile, write_hostfile
+from rankwise.hostfile import read_hostfile, write_hostfile
 
 PROBE = "rankwise-probe"
 

@@ -37,7 +37,8 @@ from rankwise import launch, paths
 from rankwise.errors import RankwiseError, file_error
 from rankwise.matrix import CommMatrix
 from rankwise.sim import smpi
-from rankwise.sim.platform_file import hostfile_for, read_hostfile, read_platform, write_hostfile
+from rankwise.sim.platform_file import hostfile_for, read_platform
+from rankwise.hostfile import read_hostfile, write_hostfile
 
 LIBRARY = "librankwise_profile"
 HEADER = "rankwise_profile.h"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rankwise.allocation import allocation_from_env, expand_nodelist, parse_tasks_per_node, read_allocation
 from rankwise.errors import RankwiseError
-from rankwise.launchers import FORMATS, read_placement, usage_hint, write_placement
+from rankwise.launcher_files import FORMATS, read_placement, usage_hint, write_placement
 from rankwise.placement import Placement
 
 
@@ -169,7 +169,7 @@ def test_refusals_leave_the_old_file(tmp_path, fmt, host, app, message):
 
 
 def test_a_failing_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    import rankwise.sim.platform_file as pf
+    import rankwise.files as pf
 
     def broken(src, dst):
         raise OSError(28, "No space left on device")

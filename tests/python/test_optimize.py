@@ -58,7 +58,7 @@ def test_sim_pipeline_probes_maps_and_is_faster(small_platform, tmp_path):
     hosts = tmp_path / "hosts"  # rack 1 first: the default lands on node-5 and the congested uplink
     hosts.write_text("".join(f"node-{i} slots=2\n" for i in (4, 5, 6, 7, 0, 1, 2, 3)))
     r = run_cli("optimize", "--sim", small_platform.platform_xml, "--ranks-per-node", "2", "--out", out,
-                "--hosts", hosts, "--pattern", "alltoall:ranks=8,bytes=64K", "--repeats", "1", "--",
+                "--hostfile", hosts, "--pattern", "alltoall:ranks=8,bytes=64K", "--repeats", "1", "--",
                 "alltoall", "--sizes", "1K,256K", "--iterations", "2")
     assert r.returncode == 0, r.stderr
     for name in ("model.rwm", "placement.slurm", "model.png", "verify.csv", "speedup.png"):

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from rankwise.model import MEASURED, MISSING, Model
-from rankwise.report import compress_names, render, summarize
+from rankwise.report.model import compress_names, render, summarize
 
 SIZES = (8, 1024, 65536, 1 << 20)
 

@@ -24,13 +24,8 @@ from rankwise.sim.platform import (
     load_generated,
     route,
 )
-from rankwise.sim.platform_file import (
-    hostfile_for,
-    parse_radical,
-    read_hostfile,
-    read_platform,
-    write_hostfile,
-)
+from rankwise.sim.platform_file import hostfile_for, parse_radical, read_platform
+from rankwise.hostfile import read_hostfile, write_hostfile
 
 US = 1e-6
 

@@ -6,7 +6,8 @@ from os import PathLike
 from pathlib import Path
 
 from rankwise.errors import RankwiseError
-from rankwise.sim.platform_file import read_hostfile, read_platform
+from rankwise.hostfile import read_hostfile
+from rankwise.sim.platform_file import read_platform
 
 
 def rank_hosts(

@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import RankwiseError, file_error
-from rankwise.sim.platform_file import hostfile_for, write_atomic, write_hostfile
+from rankwise.sim.platform_file import hostfile_for
+from rankwise.files import write_atomic
+from rankwise.hostfile import write_hostfile
 
 __all__ = [
     "Degraded",

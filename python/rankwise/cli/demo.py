@@ -1,0 +1,21 @@
+"""`rankwise demo`: the embedded simulated cluster, probed, then jobs mapped before/after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rankwise.cli.common import console
+from rankwise.errors import RankwiseError
+
+
+def demo_command(
+    out: Path = typer.Option(Path("rankwise-demo"), "--out", help="Output folder."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", help="Probe only the first N nodes of the default platform."),
+):
+    """The main job on the embedded simulated cluster: platform, probe, model, heatmaps, summary."""
+    from rankwise.demo import run_demo
+
+    run_demo(out, nodes=nodes, console=console)

@@ -1,0 +1,131 @@
+"""`rankwise map`: choose nodes and place ranks on the measured network, and
+write the file a launcher takes.
+
+    rankwise map --model net.model --pattern stencil3d:grid=8x8x8,bytes=1M --format openmpi -o rankfile
+    rankwise map --model net.model --matrix app.rwc --hostfile hostfile --format slurm -o hosts.slurm
+    rankwise map --hostfile hostfile --rack-size 32 --objective hop-bytes --matrix app.rwc -o placement.txt
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+from rich.console import Console
+
+from rankwise.errors import RankwiseError
+
+from rankwise.cli.common import HOSTFILE_OPTION, console
+
+DEFAULT_OUTPUT = {"openmpi": "rankfile", "mpich": "machinefile", "intel": "configfile",
+                  "slurm": "slurm.hosts", "permutation": "placement.txt"}
+
+
+def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int]):
+    from rankwise.matrix import CommMatrix
+    from rankwise.patterns import generate
+
+    if (pattern is None) == (matrix is None):
+        raise RankwiseError("give the traffic as --pattern SPEC or --matrix FILE (one of them)")
+    m = generate(pattern) if pattern is not None else CommMatrix.load(matrix)
+    if ranks is None or ranks == m.n_ranks:
+        return m
+    if ranks < 1:
+        raise RankwiseError(f"--ranks must be >= 1, got {ranks}")
+    where = str(matrix) if matrix is not None else f"pattern '{pattern}'"
+    beyond = np.flatnonzero((m.src >= ranks) | (m.dst >= ranks))
+    if beyond.size:
+        k = int(beyond[0])
+        raise RankwiseError(f"{where}: rank {int(m.src[k])} sends to rank {int(m.dst[k])}, "
+                            f"beyond the job's {ranks} ranks")
+    return CommMatrix(ranks, m.src, m.dst, m.msgs, m.bytes, source=m.source, pattern=m.pattern)
+
+
+def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int], model):
+    from rankwise.allocation import expand_nodelist, read_allocation
+
+    if hosts is not None and nodelist is not None:
+        raise RankwiseError("give the allocation as --hostfile FILE or --nodelist LIST, not both")
+    if slots is not None and slots < 1:
+        raise RankwiseError(f"--slots must be >= 1, got {slots}")
+    if hosts is not None:
+        alloc = [(h, int(s)) for h, s in read_allocation(hosts)]
+    elif nodelist is not None:
+        alloc = [(h, 1) for h in expand_nodelist(nodelist)]
+    elif model is not None:
+        alloc = [(h, int(k)) for h, k in zip(model.names, model.ranks_per_node)]
+    else:
+        raise RankwiseError("give the allocation (--hostfile FILE or --nodelist LIST) or a --model")
+    if slots is not None:
+        alloc = [(h, slots) for h, _ in alloc]
+    return alloc
+
+
+def map_command(
+    model_path: Optional[Path] = typer.Option(None, "--model", "-m", help="Measured network model (rankwise probe)."),
+    pattern: Optional[str] = typer.Option(None, "--pattern", "-p", help="Traffic as a pattern spec, e.g. alltoall:ranks=64,bytes=1M."),
+    matrix: Optional[Path] = typer.Option(None, "--matrix", help="Traffic as a matrix file (.rwc, .npz; rankwise profile/import/pattern)."),
+    hosts: Optional[Path] = HOSTFILE_OPTION,
+    nodelist: Optional[str] = typer.Option(None, "--nodelist", help="Allocation as a Slurm node list, e.g. 'node[01-16]' (with --slots)."),
+    slots: Optional[int] = typer.Option(None, "--slots", help="Slots on every node (overrides the allocation's counts)."),
+    ranks: Optional[int] = typer.Option(None, "--ranks", help="Job size (default: the matrix's rank count)."),
+    objective: str = typer.Option("time", "--objective", help="time | bottleneck | hop-bytes (no model: --rack-size)."),
+    algorithm: str = typer.Option("auto", "--algorithm", "-a", help="auto | block | greedy | refine | anneal | exhaustive | stencil | torus | multilevel."),
+    select: str = typer.Option("weighted", "--select", help="Node selection: weighted | greedy | first | all."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the randomised algorithms."),
+    time_limit: float = typer.Option(0.0, "--time-limit", help="Seconds the search may take (0: the default, 10 s)."),
+    min_gain: float = typer.Option(0.02, "--min-gain", help="Keep the default placement unless the model predicts this fraction faster."),
+    no_pattern: bool = typer.Option(False, "--no-pattern", help="Ignore the pattern a matrix records (map it as a bare matrix)."),
+    rack_size: Optional[int] = typer.Option(None, "--rack-size", help="hop-bytes: nodes per rack switch, in allocation order."),
+    allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair (warns) instead of failing."),
+    fmt: str = typer.Option("permutation", "--format", "-f", help="openmpi | mpich | intel | slurm | permutation."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: by format, e.g. rankfile)."),
+    app_cmd: Optional[str] = typer.Option(None, "--app", help="Application command line (Intel MPI configfile lines; usage hint)."),
+):
+    """Choose nodes and place ranks where the traffic flows fastest; write the launcher's file."""
+    from rankwise.launcher_files import FORMATS, usage_hint, write_placement
+    from rankwise.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, map_ranks
+    from rankwise.model import Model
+    from rankwise.placement import placement_on_nodes
+    from rankwise.report.placement import print_prediction
+    from rankwise.report.model import compress_names
+
+    # Cheap checks first: a typo must not cost a probe-sized load.
+    for value, known, what in ((objective, OBJECTIVES, "objective"), (algorithm, ALGORITHMS, "algorithm"),
+                               (select, SELECTIONS, "node selection"), (fmt, tuple(FORMATS), "format")):
+        if value not in known:
+            raise RankwiseError(f"unknown {what} '{value}' (choose from {', '.join(known)})")
+    if fmt == "intel" and not app_cmd:
+        raise RankwiseError("the intel configfile names the application: give --app 'CMD ARGS'")
+    if time_limit < 0:
+        raise RankwiseError(f"--time-limit must be >= 0, got {time_limit}")
+    if not 0 <= min_gain < 1:
+        raise RankwiseError(f"--min-gain must be in [0, 1), got {min_gain}")
+
+    traffic = _traffic(pattern, matrix, ranks)
+    model = Model.load(model_path) if model_path is not None else None
+    alloc = _hosts(hosts, nodelist, slots, model)
+    if objective == "hop-bytes" or model is None:
+        if model is None and objective != "hop-bytes":
+            raise RankwiseError("without a --model only --objective hop-bytes applies (give --rack-size)")
+        network = Network.tree(alloc, rack_size or len(alloc))
+    else:
+        network = Network.from_model(model, alloc, fill_missing=allow_missing)
+        if network.filled:
+            console.print(f"[yellow]warning:[/] the model lacks {network.filled} pair(s) of this allocation; "
+                          "they are costed as its slowest measured pair", highlight=False)
+    if network.total_slots < traffic.n_ranks:
+        raise RankwiseError(f"the allocation has {network.total_slots} slots for {traffic.n_ranks} ranks")
+
+    result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
+                       seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain)
+    placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
+    out = output or Path(DEFAULT_OUTPUT[fmt])
+    write_placement(placement, fmt, out, app=app_cmd)
+
+    print_prediction(traffic, network, result, objective, console)
+    console.print(f"nodes: {compress_names(result.used_nodes)}", highlight=False)
+    console.print(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}", highlight=False)
+

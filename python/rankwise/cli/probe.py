@@ -1,0 +1,67 @@
+"""`rankwise probe`: measure every pair of nodes into a model file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.errors import RankwiseError
+
+
+def _pairs(text: Optional[str]) -> Optional[list[tuple[str, str]]]:
+    if not text:
+        return None
+    out = []
+    for item in text.split(","):
+        src, sep, dst = item.rpartition(":")
+        if not sep or not src or not dst:
+            raise RankwiseError(f"--pairs: '{item}' is not SRC:DST")
+        out.append((src, dst))
+    return out
+
+
+def probe_command(
+    output: Path = typer.Option(..., "--output", "-o", help="Model file to write."),
+    sim: Optional[Path] = typer.Option(None, "--sim", help="Probe the simulated cluster of this SimGrid platform."),
+    launcher: Optional[str] = typer.Option(None, "--launcher", help="Probe a real cluster: e.g. 'mpirun -np 8 --hostfile h'."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", help="--sim: use the first N hosts of the platform."),
+    hostfile: Optional[Path] = HOSTFILE_OPTION,
+    ranks_per_node: int = typer.Option(1, "--ranks-per-node", help="--sim: ranks on each host (>= 2 measures intra-node)."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Message sizes, e.g. 8,1K,64K,4M (default 8 B..4 MiB)."),
+    repetitions: Optional[int] = typer.Option(None, "--repetitions", help="Timed ping-pongs per pair, size and round (5)."),
+    rounds: Optional[int] = typer.Option(None, "--rounds", help="Times the whole schedule is repeated (3)."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", help="Untimed ping-pongs before each series (1)."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="concurrent (all pairs of a round at once) or isolated."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a pair counts as missing (10)."),
+    time_budget: Optional[float] = typer.Option(None, "--time-budget", help="Stop starting new rounds after this many seconds."),
+    group_by: Optional[str] = typer.Option(None, "--group-by", help="host (default) or rank (every rank a node: localhost)."),
+    no_intra: bool = typer.Option(False, "--no-intra", help="Skip rank-to-rank measurement inside nodes."),
+    pairs: Optional[str] = typer.Option(None, "--pairs", help="Only these ordered pairs: SRC:DST,SRC:DST."),
+    update: Optional[Path] = typer.Option(None, "--update", help="Merge the new measurements into this model."),
+    reprobe: Optional[str] = typer.Option(None, "--reprobe", help="With --update: re-measure every pair touching these nodes (A,B,...)."),
+):
+    """Measure every pair of nodes into a model file."""
+    from rankwise.probe import ProbeOptions, pairs_touching, probe_launcher, probe_sim
+    from rankwise.report.model import render, summarize
+
+    if (sim is None) == (launcher is None):
+        raise RankwiseError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
+    if reprobe and not update:
+        raise RankwiseError("--reprobe needs --update MODEL (the model whose pairs are re-measured)")
+    wanted = _pairs(pairs) or []
+    if reprobe:
+        wanted += pairs_touching(update, [n for n in reprobe.split(",") if n])
+    options = ProbeOptions(
+        sizes=sizes, repetitions=repetitions, rounds=rounds, warmup=warmup, mode=mode,
+        timeout=timeout, time_budget=time_budget, group_by=group_by, intra=not no_intra,
+        pairs=wanted or None, update=update,
+    )
+    if sim is not None:
+        model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes, hostfile=hostfile)
+    else:
+        model = probe_launcher(launcher, output, options, hostfile=hostfile)
+    render(summarize(model), console)
+    console.print(f"model written to [bold]{output}[/bold]")

@@ -1,0 +1,39 @@
+"""`rankwise sim`: the simulated cluster (SimGrid SMPI) — platforms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from rankwise.cli.common import console
+from rankwise.errors import RankwiseError
+
+
+sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid SMPI).")
+
+
+@sim_app.command("platform")
+def sim_platform(
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write platform.xml, hostfile, ground_truth.json into."),
+    racks: Optional[int] = typer.Option(None, help="Number of racks (leaf switches)."),
+    nodes_per_rack: Optional[int] = typer.Option(None, "--nodes-per-rack", help="Nodes under each leaf switch."),
+    cores: Optional[int] = typer.Option(None, help="Cores per node."),
+    degrade: list[str] = typer.Option([], "--degrade", help="KIND:INDEX:BW_FACTOR:LAT_FACTOR, KIND node or uplink (repeatable)."),
+    vary: list[str] = typer.Option([], "--vary", help="KIND:INDEX: that link's bandwidth varies over time (repeatable)."),
+    unreachable: list[int] = typer.Option([], "--unreachable", help="A node that does not answer (repeatable)."),
+    oversubscription: Optional[float] = typer.Option(None, help="Rack uplink oversubscription (1 = non-blocking)."),
+    seed: Optional[int] = typer.Option(None, help="Seed of every random choice."),
+    default: bool = typer.Option(False, "--default", help="The embedded default platform (64 nodes x 4 cores, 4 racks)."),
+):
+    """Generate a SimGrid platform: a two-level fat tree with what its topology does not show."""
+    from rankwise.cli.sim_options import spec_from_options
+    from rankwise.sim.platform import generate
+
+    spec = spec_from_options(
+        default=default, racks=racks, nodes_per_rack=nodes_per_rack, cores=cores, degrade=degrade,
+        vary=vary, unreachable=unreachable, oversubscription=oversubscription, seed=seed,
+    )
+    gen = generate(spec, out)
+    console.print(f"platform with {len(gen.nodes)} nodes written to [bold]{out}[/bold]")

@@ -1,0 +1,39 @@
+"""MPICH / Hydra machinefile: `HOST:N` gives the next N ranks to HOST, in
+file order (`mpiexec -f FILE -n N ./app`). Interleaved placements list a
+host several times: Hydra merges a host only with the line just before it,
+and runs of ranks never repeat their host. Slots (cores) are not carried:
+bind with Hydra's -bind-to core."""
+
+from __future__ import annotations
+
+from os import PathLike
+
+from rankwise.errors import file_error
+from rankwise.launcher_files._text import count, host, lines
+from rankwise.placement import Placement
+from rankwise.files import write_atomic
+
+# Hydra's per-host keys after HOST[:N]; they change neither hosts nor order.
+_KEYS = ("binding=", "user=")
+
+
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+    body = "".join(f"{h}:{n}\n" for h, n in placement.runs())
+    write_atomic(path, "# MPICH machinefile written by rankwise: mpiexec -f\n" + body)
+
+
+def read(path: str | PathLike) -> Placement:
+    hosts: list[str] = []
+    for number, text in lines(path):
+        first, *rest = text.split()
+        name, colon, n = first.partition(":")
+        bad = [w for w in rest if not w.startswith(_KEYS)]
+        if bad or not name:
+            raise file_error(path, number, f"expected 'HOST' or 'HOST:N', got '{text}'")
+        k = count(n, "rank count", path, number) if colon else 1
+        if k == 0:
+            raise file_error(path, number, "rank count must be positive")
+        hosts += [host(name, path, number)] * k
+    if not hosts:
+        raise file_error(path, None, "no host in machinefile")
+    return Placement.from_hosts(hosts)

@@ -1,0 +1,28 @@
+"""rankwise's plain placement: `RANK NODE SLOT` per line, every rank once."""
+
+from __future__ import annotations
+
+from os import PathLike
+
+from rankwise.errors import file_error
+from rankwise.launcher_files._text import count, from_rows, host, lines
+from rankwise.placement import Placement
+from rankwise.files import write_atomic
+
+HEADER = "# rankwise placement: rank node slot"
+
+
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+    rows = zip(placement.hosts_in_rank_order(), placement.slot_of.tolist())
+    write_atomic(path, HEADER + "\n" + "".join(f"{r} {h} {s}\n" for r, (h, s) in enumerate(rows)))
+
+
+def read(path: str | PathLike) -> Placement:
+    rows = []
+    for number, text in lines(path):
+        words = text.split()
+        if len(words) != 3:
+            raise file_error(path, number, f"expected 'RANK NODE SLOT', got '{text}'")
+        rows.append((count(words[0], "rank", path, number), host(words[1], path, number),
+                     count(words[2], "slot", path, number), number))
+    return from_rows(path, rows)

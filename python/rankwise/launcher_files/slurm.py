@@ -1,0 +1,23 @@
+"""SLURM_HOSTFILE for `srun --distribution=arbitrary`: line k is the host
+of rank k."""
+
+from __future__ import annotations
+
+from os import PathLike
+
+from rankwise.errors import file_error
+from rankwise.launcher_files._text import host, lines
+from rankwise.placement import Placement
+from rankwise.files import write_atomic
+
+
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+    # Slurm reads every line as a host name: no comment header.
+    write_atomic(path, "".join(f"{h}\n" for h in placement.hosts_in_rank_order()))
+
+
+def read(path: str | PathLike) -> Placement:
+    hosts = [host(text, path, number) for number, text in lines(path, comment="")]
+    if not hosts:
+        raise file_error(path, None, "no host in the Slurm hostfile")
+    return Placement.from_hosts(hosts)
