@@ -69,12 +69,14 @@ static int write_body(const rw_matrix *m, FILE *f)
     return ferror(f) ? -1 : 0;
 }
 
-static rw_status check_text(const char *what, const char *text, size_t cap)
+/* The text rule every reader applies (internal.h, rw_text_problem). */
+static rw_status check_text(const char *path, const char *what, const char *text, size_t cap)
 {
     if (!memchr(text, '\0', cap))
-        return rw_fail(RW_ERR_ARG, "matrix %s is not terminated", what);
-    if (strpbrk(text, "\r\n"))
-        return rw_fail(RW_ERR_ARG, "matrix %s holds a line break", what);
+        return rw_fail(RW_ERR_ARG, "%s: cannot write: matrix %s is not terminated", path, what);
+    const char *why = rw_text_problem(text, strlen(text));
+    if (why)
+        return rw_fail(RW_ERR_ARG, "%s: cannot write: matrix %s %s", path, what, why);
     return RW_OK;
 }
 
@@ -83,8 +85,8 @@ static int write_matrix_body(const void *m, FILE *f) { return write_body(m, f); 
 rw_status rw_matrix_write(const rw_matrix *m, const char *path)
 {
     rw_status st;
-    if ((st = check_text("source", m->source, sizeof m->source)) ||
-        (st = check_text("pattern", m->pattern, sizeof m->pattern)))
+    if ((st = check_text(path, "source", m->source, sizeof m->source)) ||
+        (st = check_text(path, "pattern", m->pattern, sizeof m->pattern)))
         return st;
     return rw_write_atomic(path, write_matrix_body, m);
 }
@@ -230,6 +232,9 @@ static rw_status parse_text(const reader *r, const char *kw, char *rest, char *o
         return parse_error(r, "'%s' needs a text", kw);
     if (len > TEXT_MAX)
         return parse_error(r, "'%s' text is longer than %d characters", kw, TEXT_MAX);
+    const char *why = rw_text_problem(rest, len);
+    if (why)
+        return parse_error(r, "'%s' text %s", kw, why);
     memcpy(out, rest, len);
     out[len] = '\0';
     *seen = 1;
@@ -327,8 +332,13 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
     char *line = NULL;
     size_t cap = 0;
     rw_status st = RW_OK;
-    while (getline(&line, &cap, f) != -1) {
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) != -1) {
         r->line++;
+        if (memchr(line, '\0', (size_t)got)) {
+            st = parse_error(r, "a NUL byte (not a text file)");
+            break;
+        }
         char *p = skip_blanks(line);
         if (*p == '\0' || *p == '#')
             continue;

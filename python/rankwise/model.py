@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes as C
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from os import PathLike, fspath
 
 import numpy as np
@@ -14,7 +15,10 @@ import numpy as np
 from rankwise import engine
 from rankwise.errors import RankwiseError
 
+# Pair states in the numpy arrays (the engine's values are looked up by
+# name when crossing to C: _states_to_c, _states_from_c).
 UNPROBED, MEASURED, MISSING = 0, 1, 2
+STATE_NAMES = ("unprobed", "measured", "missing")
 MODES = ("concurrent", "isolated")
 
 
@@ -137,7 +141,13 @@ class Model:
     def _to_c(self) -> engine.ModelPtr:
         n, k = self.n_nodes, len(self.sizes)
         so = engine.lib()
-        names = (C.c_char_p * n)(*[s.encode() for s in self.names])
+        try:
+            names = (C.c_char_p * n)(*[s.encode() for s in self.names])
+            source = self.source.encode()
+        except UnicodeEncodeError as exc:
+            raise RankwiseError(f"a node name or the source is not valid UTF-8 text ({exc.reason})") from None
+        if len(source) > engine.TEXT_MAX:
+            raise RankwiseError(f"the model source is longer than {engine.TEXT_MAX} bytes: {self.source[:40]}...")
         ranks = np.ascontiguousarray(self.ranks_per_node, dtype=np.int32)
         sizes = np.ascontiguousarray(self.sizes, dtype=np.int64)
         ptr = engine.ModelPtr()
@@ -153,22 +163,24 @@ class Model:
         )
         m = ptr.contents
         st = m.settings
-        st.mode = MODES.index(self.settings.mode)
+        if self.settings.mode not in MODES:
+            raise RankwiseError(f"unknown probe mode '{self.settings.mode}' (choose from {', '.join(MODES)})")
+        st.mode = engine.enum_value("probe_mode", self.settings.mode)
         for name in ("repetitions", "rounds", "warmup", "timeout", "time_budget"):
             setattr(st, name, getattr(self.settings, name))
-        m.source = self.source.encode()[:255]
+        m.source = source
         m.created = self.created
         m.duration = self.duration
         _view(m.alpha, (n, n))[:] = self.alpha
         _view(m.beta, (n, n))[:] = self.beta
         _view(m.measured_at, (n, n))[:] = self.measured_at
-        _view(m.pair_state, (n, n))[:] = self.state
+        _view(m.pair_state, (n, n))[:] = _states_to_c(self.state)
         pair = _view(m.pair_stats, (n, n, k))
         for col, arr in _stat_columns(self, "pair"):
             pair[col] = arr
         _view(m.intra_alpha, (n,))[:] = self.intra_alpha
         _view(m.intra_beta, (n,))[:] = self.intra_beta
-        _view(m.intra_state, (n,))[:] = self.intra_state
+        _view(m.intra_state, (n,))[:] = _states_to_c(self.intra_state)
         intra = _view(m.intra_stats, (n, k))
         for col, arr in _stat_columns(self, "intra"):
             intra[col] = arr
@@ -182,7 +194,7 @@ class Model:
         model = cls.empty(names, _view(m.sizes, (k,)).copy(), _view(m.ranks_per_node, (n,)).copy())
         st = m.settings
         model.settings = Settings(
-            mode=MODES[st.mode],
+            mode=engine.lib().rw_probe_mode_name(st.mode).decode(),
             repetitions=st.repetitions,
             rounds=st.rounds,
             warmup=st.warmup,
@@ -195,13 +207,13 @@ class Model:
         model.alpha = _view(m.alpha, (n, n)).copy()
         model.beta = _view(m.beta, (n, n)).copy()
         model.measured_at = _view(m.measured_at, (n, n)).copy()
-        model.state = _view(m.pair_state, (n, n)).copy()
+        model.state = _states_from_c(_view(m.pair_state, (n, n)))
         pair = _view(m.pair_stats, (n, n, k))
         model.rtt_min, model.rtt_median, model.rtt_max = (pair[c].copy() for c in ("min", "median", "max"))
         model.jitter, model.samples = pair["jitter"].copy(), pair["count"].copy()
         model.intra_alpha = _view(m.intra_alpha, (n,)).copy()
         model.intra_beta = _view(m.intra_beta, (n,)).copy()
-        model.intra_state = _view(m.intra_state, (n,)).copy()
+        model.intra_state = _states_from_c(_view(m.intra_state, (n,)))
         intra = _view(m.intra_stats, (n, k))
         model.intra_min, model.intra_median, model.intra_max = (
             intra[c].copy() for c in ("min", "median", "max")
@@ -220,8 +232,13 @@ class Model:
             engine.lib().rw_model_free(ptr)
 
     def save(self, path: str | PathLike) -> None:
-        """Write atomically (the engine renames a complete temporary file)."""
-        ptr = self._to_c()
+        """Write atomically (the engine renames a complete temporary file);
+        refused, naming the file, when the model breaks a rule of the format
+        (rw_model_check: the file would not read back)."""
+        try:
+            ptr = self._to_c()
+        except RankwiseError as exc:
+            raise RankwiseError(f"{fspath(path)}: cannot write: {exc}") from None
         try:
             engine.check(engine.lib().rw_model_write(ptr, fspath(path).encode()))
         finally:
@@ -296,3 +313,23 @@ def _stat_columns(model: Model, which: str):
     yield "max", getattr(model, f"{prefix}_max")
     yield "jitter", model.jitter if which == "pair" else model.intra_jitter
     yield "count", model.samples if which == "pair" else model.intra_samples
+
+
+@lru_cache(maxsize=1)
+def _state_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Python state -> engine value and back, matched by name."""
+    to_c = np.array([engine.enum_value("pair_state", name) for name in STATE_NAMES], dtype=np.uint8)
+    from_c = np.zeros(256, dtype=np.uint8)  # a value the engine never makes reads as unprobed
+    from_c[to_c] = np.arange(len(STATE_NAMES), dtype=np.uint8)
+    return to_c, from_c
+
+
+def _states_to_c(states: np.ndarray) -> np.ndarray:
+    states = np.asarray(states)
+    if states.size and (states.min() < 0 or states.max() >= len(STATE_NAMES)):
+        raise RankwiseError(f"a pair state must be one of 0..{len(STATE_NAMES) - 1} ({', '.join(STATE_NAMES)})")
+    return _state_tables()[0][states.astype(np.intp)]
+
+
+def _states_from_c(states: np.ndarray) -> np.ndarray:
+    return _state_tables()[1][states]

@@ -295,6 +295,22 @@ static void check_read_errors(void)
     snprintf(buf, sizeof buf, "%s0 1 9223372036854775807 0\n0 1 1 0\n", head);
     check_error(buf, "bad.rwc:4: total messages exceed 64 bits");
 
+    /* One text rule for reader and writer: a lone CR, a tab, bytes that are
+     * not UTF-8 are refused by both (the writer: check_text_rule). */
+    snprintf(buf, sizeof buf, "%ssource a\rb\n", head);
+    check_error(buf, "bad.rwc:3: 'source' text holds a line break (0x0d)");
+    snprintf(buf, sizeof buf, "%spattern a\tb\n", head);
+    check_error(buf, "bad.rwc:3: 'pattern' text holds a control character (0x09)");
+    snprintf(buf, sizeof buf, "%ssource caf\xe9\n", head);
+    check_error(buf, "bad.rwc:3: 'source' text is not valid UTF-8");
+    snprintf(buf, sizeof buf, "%ssource \xc0\xaf\n", head); /* overlong '/' */
+    check_error(buf, "bad.rwc:3: 'source' text is not valid UTF-8");
+    snprintf(buf, sizeof buf, "%ssource a\r\n", head); /* CRLF line end: fine */
+    write_text("crlf.rwc", buf);
+    rw_matrix *c = NULL;
+    CHECK(rw_matrix_read("crlf.rwc", &c) == RW_OK && c && strcmp(c->source, "a") == 0);
+    rw_matrix_free(c);
+
     rw_matrix *m;
     CHECK(rw_matrix_read("does-not-exist.rwc", &m) == RW_ERR_IO && m == NULL);
     CHECK_MSG("does-not-exist.rwc: cannot open");
@@ -337,8 +353,34 @@ static void check_against_dense(void)
     rw_matrix_free(m);
 }
 
+static void check_text_rule(void)
+{
+    static const char *const bad[][2] = {
+        {"a\rb", "out.rwc: cannot write: matrix source holds a line break (0x0d)"},
+        {"a\tb", "out.rwc: cannot write: matrix source holds a control character (0x09)"},
+        {"caf\xe9", "out.rwc: cannot write: matrix source is not valid UTF-8"},
+        {" a", "out.rwc: cannot write: matrix source starts or ends with blanks"},
+    };
+    int32_t src[1] = {0}, dst[1] = {1};
+    int64_t msgs[1] = {1}, bytes[1] = {8};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        rw_matrix *m = NULL;
+        CHECK(rw_matrix_create(2, 1, src, dst, msgs, bytes, &m) == RW_OK);
+        snprintf(m->source, sizeof m->source, "%s", bad[k][0]);
+        unlink("out.rwc");
+        CHECK(rw_matrix_write(m, "out.rwc") == RW_ERR_ARG);
+        CHECK(access("out.rwc", F_OK) != 0);
+        if (strcmp(rw_last_error(), bad[k][1]) != 0) {
+            fprintf(stderr, "unexpected message: %s\n                (wanted %s)\n", rw_last_error(), bad[k][1]);
+            check_failures++;
+        }
+        rw_matrix_free(m);
+    }
+}
+
 int main(void)
 {
+    check_text_rule();
     check_create();
     check_create_errors();
     check_round_trip();
