@@ -23,14 +23,23 @@ endif
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: demo test build system clean bench studies
+# Fuzzing the engine's readers (tests/fuzz/README.md): `make fuzz` runs each
+# libFuzzer harness FUZZ_SECONDS; `make test` runs them TEST_FUZZ_SECONDS.
+FUZZ_SECONDS      ?= 300
+TEST_FUZZ_SECONDS ?= 20
+
+.PHONY: demo test build system clean bench studies fuzz
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
 
 test: build $(TESTBUILD)/.built
 	ctest --test-dir $(TESTBUILD) --output-on-failure
+	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) tests/fuzz/run.sh
 	$(PY) -m pytest -q
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
 # The papers' before/after tables on simulated platforms (rankwise bench).
 bench: build

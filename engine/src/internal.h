@@ -53,4 +53,16 @@ const char *rw_bound_problem(const rw_bound *b, double v, int unknown_ok);
 /* NULL when the statistics of one (pair, size) keep the rules, else why. */
 const char *rw_stat_problem(const rw_stat *s);
 
+/* Open path for reading text; NULL with *st set and a message naming the
+ * file when it cannot be opened or is a directory. */
+FILE *rw_open_text(const char *path, rw_status *st);
+
+/* The readers and writers on an open stream (`path` names it in messages):
+ * what rw_*_read/write do around fopen, for the fuzz harnesses
+ * (tests/fuzz), which feed memory through fmemopen. */
+rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out);
+rw_status rw_model_write_stream(const rw_model *m, FILE *f, const char *path);
+rw_status rw_matrix_read_stream(FILE *f, const char *path, rw_matrix **out);
+rw_status rw_matrix_write_stream(const rw_matrix *m, FILE *f, const char *path);
+
 #endif

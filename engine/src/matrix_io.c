@@ -15,6 +15,10 @@
 
 #define MAX_FIELDS 8
 #define TEXT_MAX 255 /* source / pattern, as in rw_matrix */
+/* Entries allocated up front from 'nonzeros': a ten-byte file claiming
+ * billions must not take gigabytes before its truncation is noticed;
+ * beyond this the arrays double as lines come. */
+#define PREALLOC_MAX (1 << 20)
 
 /* ------------------------------------------------------------------ write */
 
@@ -81,6 +85,15 @@ static rw_status check_text(const char *path, const char *what, const char *text
 }
 
 static int write_matrix_body(const void *m, FILE *f) { return write_body(m, f); }
+
+rw_status rw_matrix_write_stream(const rw_matrix *m, FILE *f, const char *path)
+{
+    rw_status st;
+    if ((st = check_text(path, "source", m->source, sizeof m->source)) ||
+        (st = check_text(path, "pattern", m->pattern, sizeof m->pattern)))
+        return st;
+    return write_body(m, f) ? rw_fail(RW_ERR_IO, "%s: cannot write", path) : RW_OK;
+}
 
 rw_status rw_matrix_write(const rw_matrix *m, const char *path)
 {
@@ -351,7 +364,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
                 st = parse_error(r, "data line before 'ranks'");
                 break;
             }
-            if (t->n == 0 && h->nonzeros > 0 && grow(t, h->nonzeros < (1 << 24) ? h->nonzeros : (1 << 24))) {
+            if (t->n == 0 && h->nonzeros > 0 && grow(t, h->nonzeros < PREALLOC_MAX ? h->nonzeros : PREALLOC_MAX)) {
                 st = rw_fail(RW_ERR_NOMEM, "%s: out of memory", r->path);
                 break;
             }
@@ -372,7 +385,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
     if (st)
         return st;
     if (ferror(f))
-        return rw_fail(RW_ERR_IO, "%s: read error", r->path);
+        return rw_fail(RW_ERR_IO, "%s: cannot read: %s", r->path, strerror(errno));
     if (!h->seen_magic)
         return parse_error(r, "empty file, not a rankwise communication matrix");
     if (!h->n_ranks)
@@ -383,17 +396,13 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
     return RW_OK;
 }
 
-rw_status rw_matrix_read(const char *path, rw_matrix **out)
+rw_status rw_matrix_read_stream(FILE *f, const char *path, rw_matrix **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rw_fail(RW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     reader r = {.path = path};
     header h = {.nonzeros = -1};
     triplets t = {0};
     rw_status st = read_stream(f, &r, &h, &t);
-    fclose(f);
     if (!st && (st = rw_matrix_create(h.n_ranks, t.n, t.src, t.dst, t.msgs, t.bytes, out)) == RW_OK) {
         memcpy((*out)->source, h.source, sizeof h.source);
         memcpy((*out)->pattern, h.pattern, sizeof h.pattern);
@@ -402,5 +411,17 @@ rw_status rw_matrix_read(const char *path, rw_matrix **out)
     free(t.dst);
     free(t.msgs);
     free(t.bytes);
+    return st;
+}
+
+rw_status rw_matrix_read(const char *path, rw_matrix **out)
+{
+    *out = NULL;
+    rw_status st;
+    FILE *f = rw_open_text(path, &st);
+    if (!f)
+        return st;
+    st = rw_matrix_read_stream(f, path, out);
+    fclose(f);
     return st;
 }

@@ -79,6 +79,16 @@ static int write_body(const rw_model *m, FILE *f)
 
 static int write_model_body(const void *m, FILE *f) { return write_body(m, f); }
 
+rw_status rw_model_write_stream(const rw_model *m, FILE *f, const char *path)
+{
+    if (rw_model_check(m) != RW_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", rw_last_error());
+        return rw_fail(RW_ERR_ARG, "%s: cannot write: %s", path, why);
+    }
+    return write_body(m, f) ? rw_fail(RW_ERR_IO, "%s: cannot write", path) : RW_OK;
+}
+
 rw_status rw_model_write(const rw_model *m, const char *path)
 {
     /* Never write what the reader refuses. */
@@ -141,7 +151,7 @@ static rw_status get_double(const reader *r, int k, double *out)
      * writer's %.10g of a tiny number must read back. */
     if ((errno == ERANGE && fabs(v) > 1) || *end || end == s || isinf(v))
         return PARSE_ERROR(r, "'%s': field %d ('%s') is not a number", r->fields[0], k, s);
-    *out = v;
+    *out = isnan(v) ? NAN : v; /* "-nan(1)" is the same unknown as "nan" */
     return RW_OK;
 }
 
@@ -487,7 +497,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
     }
     free(line);
     if (!st && ferror(f))
-        st = rw_fail(RW_ERR_IO, "%s: read error", r->path);
+        st = rw_fail(RW_ERR_IO, "%s: cannot read: %s", r->path, strerror(errno));
     if (!st && !seen_magic)
         st = rw_fail(RW_ERR_PARSE, "%s:%d: empty file, not a rankwise model", r->path, r->line);
     if (!st && !m) {
@@ -510,21 +520,29 @@ static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
     return RW_OK;
 }
 
-rw_status rw_model_read(const char *path, rw_model **out)
+rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rw_fail(RW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     reader r = {.path = path};
     header h = {.n_nodes = -1, .created = NAN, .duration = NAN};
     h.settings = rw_probe_settings_default();
     rw_status st = read_stream(f, &r, &h, out);
-    fclose(f);
     if (h.names)
         for (int i = 0; i < h.n_nodes; i++)
             free(h.names[i]);
     free(h.names);
     free(h.ranks);
+    return st;
+}
+
+rw_status rw_model_read(const char *path, rw_model **out)
+{
+    *out = NULL;
+    rw_status st;
+    FILE *f = rw_open_text(path, &st);
+    if (!f)
+        return st;
+    st = rw_model_read_stream(f, path, out);
+    fclose(f);
     return st;
 }

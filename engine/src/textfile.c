@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 rw_status rw_write_atomic(const char *path, rw_body_writer body, const void *obj)
@@ -33,6 +34,22 @@ rw_status rw_write_atomic(const char *path, rw_body_writer body, const void *obj
     }
     free(tmp);
     return RW_OK;
+}
+
+FILE *rw_open_text(const char *path, rw_status *st)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        *st = rw_fail(RW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat info;
+    if (fstat(fileno(f), &info) == 0 && S_ISDIR(info.st_mode)) {
+        fclose(f);
+        *st = rw_fail(RW_ERR_IO, "%s: cannot open: it is a directory, not a file", path);
+        return NULL;
+    }
+    return f;
 }
 
 rw_status rw_parse_fail(const char *path, long long line, const char *fmt, ...)
