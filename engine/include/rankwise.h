@@ -179,8 +179,7 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update);
 
 /* RW_OK when m keeps every rule: node names (rw_name rules: UTF-8, no
  * blank, '#' or control character, at most RW_TEXT_MAX bytes, distinct),
- * source (UTF-8 text without control characters or blanks at its ends, not
- * "-", which stands for none), ranks per node in [1, RW_MODEL_MAX_RANKS_PER_NODE],
+ * source (UTF-8 text without control characters or blanks at its ends), ranks per node in [1, RW_MODEL_MAX_RANKS_PER_NODE],
  * sizes in [0, RW_MODEL_MAX_SIZE] increasing, settings (repetitions and
  * rounds >= 1, warmup >= 0, timeout and time_budget in [0, MAX_DURATION]),
  * created and measured_at NaN or in [0, MAX_TIMESTAMP], duration NaN or in

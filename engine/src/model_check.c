@@ -73,8 +73,6 @@ static rw_status check_header(const rw_model *m)
         return FAIL("source is not terminated");
     if ((why = rw_text_problem(m->source, strlen(m->source))))
         return FAIL("source %s", why); /* not echoed: it may hold a line break */
-    if (strcmp(m->source, "-") == 0)
-        return FAIL("source '-' stands for no source in the file; leave it empty instead");
     if ((why = rw_bound_problem(&rw_bound_timestamp, m->created, 1)))
         return FAIL("created: %s", why);
     if ((why = rw_bound_problem(&rw_bound_duration, m->duration, 1)))

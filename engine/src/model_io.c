@@ -31,7 +31,8 @@ static int write_body(const rw_model *m, FILE *f)
     int n = m->n_nodes, ns = m->n_sizes;
     fprintf(f, "rankwise-model %d\n", RW_MODEL_FORMAT_VERSION);
     fprintf(f, "created %.3f\n", m->created);
-    fprintf(f, "source %s\n", m->source[0] ? m->source : "-");
+    if (m->source[0]) /* no line for no source */
+        fprintf(f, "source %s\n", m->source);
     fprintf(f, "duration %.10g\n", m->duration);
     fprintf(f, "settings mode=%s repetitions=%d rounds=%d warmup=%d timeout=%.10g time_budget=%.10g\n",
             m->settings.mode == RW_MODE_ISOLATED ? "isolated" : "concurrent",
@@ -236,7 +237,8 @@ static rw_status parse_settings(const reader *r, rw_probe_settings *st)
             errno = 0;
             double v = strtod(val, &end);
             const char *why = NULL;
-            if (errno == ERANGE || *end || end == val || !isfinite(v) ||
+            /* ERANGE on underflow: a subnormal is still the number written. */
+            if ((errno == ERANGE && fabs(v) > 1) || *end || end == val || !isfinite(v) ||
                 (why = rw_bound_problem(&rw_bound_duration, v, 0)))
                 return PARSE_ERROR(r, "settings: %s must be a number of seconds in [0, %g], found '%s'",
                                    key, RW_MODEL_MAX_DURATION, val);
@@ -417,8 +419,9 @@ static int is_source_line(const char *line)
     return strncmp(line, "source", 6) == 0 && (is_blank(line[6]) || line[6] == '\0');
 }
 
-/* source: the rest of the line, '#' included, blanks at its ends trimmed;
- * "-" stands for none. */
+/* source: the rest of the line, '#' included, blanks at its ends trimmed.
+ * (Before format checks, the writer put "source -" for none: it reads as
+ * the text "-", which reports show as no source.) */
 static rw_status parse_source(const reader *r, char *line, char *out)
 {
     while (is_blank(*line))
@@ -429,13 +432,13 @@ static rw_status parse_source(const reader *r, char *line, char *out)
     size_t len = strlen(text);
     while (len && is_blank(text[len - 1]))
         len--;
+    if (len == 0)
+        return PARSE_ERROR(r, "'source' needs a text");
     const char *why = rw_text_problem(text, len);
     if (why)
         return PARSE_ERROR(r, "'source' text %s", why);
     memcpy(out, text, len);
     out[len] = '\0';
-    if (strcmp(out, "-") == 0)
-        out[0] = '\0';
     return RW_OK;
 }
 

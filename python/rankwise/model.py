@@ -141,15 +141,16 @@ class Model:
     def _to_c(self) -> engine.ModelPtr:
         n, k = self.n_nodes, len(self.sizes)
         so = engine.lib()
-        try:
-            names = (C.c_char_p * n)(*[s.encode() for s in self.names])
-            source = self.source.encode()
-        except UnicodeEncodeError as exc:
-            raise RankwiseError(f"a node name or the source is not valid UTF-8 text ({exc.reason})") from None
+        # The engine checks every rule (rw_model_check); here only what C
+        # strings and fixed-size integers would silently change.
+        names = (C.c_char_p * n)(*[_c_text(f"node {i}: the name", s) for i, s in enumerate(self.names)])
+        source = _c_text("the source", self.source)
         if len(source) > engine.TEXT_MAX:
-            raise RankwiseError(f"the model source is longer than {engine.TEXT_MAX} bytes: {self.source[:40]}...")
-        ranks = np.ascontiguousarray(self.ranks_per_node, dtype=np.int32)
-        sizes = np.ascontiguousarray(self.sizes, dtype=np.int64)
+            raise RankwiseError(f"the source is longer than {engine.TEXT_MAX} bytes: {self.source[:40]}...")
+        ranks = _int_array("ranks per node", self.ranks_per_node, np.int32)
+        sizes = _int_array("message sizes", self.sizes, np.int64)
+        for name in ("repetitions", "rounds", "warmup"):
+            _int_array(f"settings: {name}", [getattr(self.settings, name)], np.int32)
         ptr = engine.ModelPtr()
         engine.check(
             so.rw_model_create(
@@ -177,13 +178,13 @@ class Model:
         _view(m.pair_state, (n, n))[:] = _states_to_c(self.state)
         pair = _view(m.pair_stats, (n, n, k))
         for col, arr in _stat_columns(self, "pair"):
-            pair[col] = arr
+            pair[col] = _int_array("sample counts", arr, np.int32) if col == "count" else arr
         _view(m.intra_alpha, (n,))[:] = self.intra_alpha
         _view(m.intra_beta, (n,))[:] = self.intra_beta
         _view(m.intra_state, (n,))[:] = _states_to_c(self.intra_state)
         intra = _view(m.intra_stats, (n, k))
         for col, arr in _stat_columns(self, "intra"):
-            intra[col] = arr
+            intra[col] = _int_array("sample counts", arr, np.int32) if col == "count" else arr
         return ptr
 
     @classmethod
@@ -333,3 +334,42 @@ def _states_to_c(states: np.ndarray) -> np.ndarray:
 
 def _states_from_c(states: np.ndarray) -> np.ndarray:
     return _state_tables()[1][states]
+
+
+def _c_text(what: str, text: str) -> bytes:
+    """UTF-8 bytes for a C string; a NUL would cut it short unseen."""
+    if not isinstance(text, str):
+        raise RankwiseError(f"{what} must be text, got {type(text).__name__}")
+    if "\0" in text:
+        raise RankwiseError(f"{what} holds a control character (0x00)")
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        raise RankwiseError(f"{what} is not valid UTF-8 text") from None
+
+
+def _int_array(what: str, values, dtype) -> np.ndarray:
+    """Integers that fit dtype, as a contiguous array; no silent wrap-around."""
+    info = np.iinfo(dtype)
+    refused = RankwiseError(f"{what} must be integers in [{info.min}, {info.max}]")
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError, OverflowError):
+        raise refused from None
+    if arr.dtype.kind == "f":
+        # Exact bounds: float(int64 max) rounds up to 2**63, beyond the type.
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise refused
+        if arr.size and (arr.min() < float(info.min) or arr.max() >= -float(info.min)):
+            raise refused
+        return np.ascontiguousarray(arr.astype(dtype))
+    elif arr.dtype.kind in "uO":  # beyond int64, or Python objects: compare exactly
+        items = arr.ravel().tolist()
+        if not all(isinstance(v, int) for v in items):
+            raise refused
+        arr = np.array(items, dtype=object).reshape(arr.shape)
+    elif arr.dtype.kind not in "ib":
+        raise refused
+    if arr.size and (arr.min() < info.min or arr.max() > info.max):
+        raise refused
+    return np.ascontiguousarray(arr.astype(dtype))

@@ -227,8 +227,6 @@ static void check_write_refusals(void)
     expect_write_refused(m, "nodes 0 and 1 are both named 'alpha-1'");
     m = sample_model(), snprintf(m->source, sizeof m->source, "a\rb");
     expect_write_refused(m, "cannot write: source holds a line break (0x0d)");
-    m = sample_model(), snprintf(m->source, sizeof m->source, "-");
-    expect_write_refused(m, "source '-' stands for no source");
     m = sample_model(), m->pair_state[4] = RW_PAIR_MEASURED;
     expect_write_refused(m, "pair 1 1: a node with itself");
 }
