@@ -285,6 +285,8 @@ int main(void)
     rw_model *m;
     CHECK(rw_model_read("does-not-exist.model", &m) == RW_ERR_IO);
     CHECK(strstr(rw_last_error(), "does-not-exist.model: cannot open") != NULL);
+    CHECK(rw_model_read(".", &m) == RW_ERR_IO && m == NULL);
+    CHECK(strcmp(rw_last_error(), ".: cannot open: it is a directory, not a file") == 0);
 
     /* A failed write leaves nothing behind. */
     rw_model *s = sample_model();
