@@ -190,6 +190,14 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update);
  * first offence. */
 rw_status rw_model_check(const rw_model *m);
 
+/* Make a NUL-terminated text keep the text rule in place, for texts taken
+ * from outside (a command line, an environment variable) before they go
+ * into a model or matrix: control characters become blanks, bytes that are
+ * not UTF-8 (a character cut by an earlier truncation included) become
+ * '?', the text is cut to RW_TEXT_MAX bytes at a character boundary, and
+ * blanks at both ends are removed. */
+void rw_text_clean(char *text);
+
 /* File format (see docs/formats.md). write is atomic: a temporary file in
  * the same directory is renamed over `path` once complete; it refuses
  * (RW_ERR_ARG, "path: cannot write: ...") a model rw_model_check refuses.

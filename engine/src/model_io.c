@@ -80,25 +80,28 @@ static int write_body(const rw_model *m, FILE *f)
 
 static int write_model_body(const void *m, FILE *f) { return write_body(m, f); }
 
+/* Never write what the reader refuses: RW_ERR_ARG naming path and why. */
+static rw_status check_writable(const rw_model *m, const char *path)
+{
+    if (rw_model_check(m) == RW_OK)
+        return RW_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", rw_last_error());
+    return rw_fail(RW_ERR_ARG, "%s: cannot write: %s", path, why);
+}
+
 rw_status rw_model_write_stream(const rw_model *m, FILE *f, const char *path)
 {
-    if (rw_model_check(m) != RW_OK) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", rw_last_error());
-        return rw_fail(RW_ERR_ARG, "%s: cannot write: %s", path, why);
-    }
+    rw_status st = check_writable(m, path);
+    if (st)
+        return st;
     return write_body(m, f) ? rw_fail(RW_ERR_IO, "%s: cannot write", path) : RW_OK;
 }
 
 rw_status rw_model_write(const rw_model *m, const char *path)
 {
-    /* Never write what the reader refuses. */
-    if (rw_model_check(m) != RW_OK) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", rw_last_error());
-        return rw_fail(RW_ERR_ARG, "%s: cannot write: %s", path, why);
-    }
-    return rw_write_atomic(path, write_model_body, m);
+    rw_status st = check_writable(m, path);
+    return st ? st : rw_write_atomic(path, write_model_body, m);
 }
 
 /* ------------------------------------------------------------------- read */
@@ -228,7 +231,7 @@ static rw_status parse_settings(const reader *r, rw_probe_settings *st)
             char *end;
             errno = 0;
             v = strtoll(val, &end, 10);
-            if (errno || *end || end == val || *val == '+' || *val == ' ' || v < lo || v > INT32_MAX)
+            if (errno || *end || end == val || *val == '+' || v < lo || v > INT32_MAX)
                 return PARSE_ERROR(r, "settings: %s must be an integer in [%lld, %d], found '%s'",
                                    key, lo, INT32_MAX, val);
             *count = (int32_t)v;
@@ -236,10 +239,9 @@ static rw_status parse_settings(const reader *r, rw_probe_settings *st)
             char *end;
             errno = 0;
             double v = strtod(val, &end);
-            const char *why = NULL;
             /* ERANGE on underflow: a subnormal is still the number written. */
             if ((errno == ERANGE && fabs(v) > 1) || *end || end == val || !isfinite(v) ||
-                (why = rw_bound_problem(&rw_bound_duration, v, 0)))
+                rw_bound_problem(&rw_bound_duration, v, 0))
                 return PARSE_ERROR(r, "settings: %s must be a number of seconds in [0, %g], found '%s'",
                                    key, RW_MODEL_MAX_DURATION, val);
             *seconds = v;

@@ -128,3 +128,28 @@ const char *rw_name_problem(const char *name)
         return "holds a blank or '#'";
     return NULL;
 }
+
+void rw_text_clean(char *text)
+{
+    unsigned char *s = (unsigned char *)text;
+    size_t len = strlen(text), out = 0;
+    for (size_t k = 0; k < len;) {
+        size_t step = s[k] < 0x20 || s[k] == 0x7F ? 0 : utf8_sequence(s + k, len - k);
+        size_t take = step ? step : 1;
+        if (out + take > RW_TEXT_MAX)
+            break;
+        if (step)
+            memmove(s + out, s + k, step);
+        else
+            s[out] = s[k] < 0x20 || s[k] == 0x7F ? ' ' : '?';
+        out += take;
+        k += take;
+    }
+    while (out && s[out - 1] == ' ')
+        out--;
+    s[out] = '\0';
+    size_t lead = 0;
+    while (s[lead] == ' ')
+        lead++;
+    memmove(s, s + lead, out - lead + 1);
+}

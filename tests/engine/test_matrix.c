@@ -378,9 +378,41 @@ static void check_text_rule(void)
     }
 }
 
+/* Texts from outside (a command line) made to keep the rule. */
+static void check_text_clean(void)
+{
+    static const char *const cases[][2] = {
+        {"  pmpi:./app\t-n 4\r\n ", "pmpi:./app -n 4"},
+        {"caf\xe9 \xc3\xa9t\xc3\xa9", "caf? \xc3\xa9t\xc3\xa9"},
+        {"a\xc3", "a?"}, /* a character cut short by a truncation */
+        {"\x01\x7f", ""},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char text[RW_TEXT_MAX + 1];
+        snprintf(text, sizeof text, "%s", cases[k][0]);
+        rw_text_clean(text);
+        CHECK(strcmp(text, cases[k][1]) == 0);
+    }
+    char big[600];
+    memset(big, 'x', 254);
+    memcpy(big + 254, "\xc3\xa9yyyy", 7); /* a two-byte character across the limit */
+    rw_text_clean(big);
+    CHECK(strlen(big) == 254);
+    /* Whatever went in, the writer takes what comes out. */
+    int32_t src[1] = {0}, dst[1] = {1};
+    int64_t msgs[1] = {1}, bytes[1] = {8};
+    rw_matrix *m = NULL;
+    CHECK(rw_matrix_create(2, 1, src, dst, msgs, bytes, &m) == RW_OK);
+    snprintf(m->source, sizeof m->source, "%s", " \x1b[31m\xff\xfe red \t");
+    rw_text_clean(m->source);
+    CHECK(rw_matrix_write(m, "clean.rwc") == RW_OK);
+    rw_matrix_free(m);
+}
+
 int main(void)
 {
     check_text_rule();
+    check_text_clean();
     check_create();
     check_create_errors();
     check_round_trip();
