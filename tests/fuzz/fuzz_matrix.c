@@ -26,7 +26,7 @@ static int declares_huge_job(const uint8_t *data, size_t size)
         if (memcmp(data + k, "ranks", 5) != 0) /* anywhere: blanks may lead the line */
             continue;
         size_t p = k + 5;
-        while (p < size && (data[p] == ' ' || data[p] == '\t'))
+        while (p < size && (data[p] == ' ' || data[p] == '\t' || data[p] == '\r')) /* the reader's blanks */
             p++;
         long long v = 0;
         while (p < size && data[p] >= '0' && data[p] <= '9' && v <= FUZZ_MAX_RANKS)
