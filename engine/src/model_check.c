@@ -19,13 +19,13 @@ const char *rw_bound_problem(const rw_bound *b, double v, int unknown_ok)
     if (isnan(v)) {
         if (unknown_ok)
             return NULL;
-        snprintf(why, sizeof why, "%s is nan, a number in [%g, %g] %s is needed", b->what, b->lo,
+        snprintf(why, sizeof why, "%s is nan, a number in [%.15g, %.15g] %s is needed", b->what, b->lo,
                  b->hi, b->unit);
         return why;
     }
     if (v >= b->lo && v <= b->hi)
         return NULL;
-    snprintf(why, sizeof why, "%s %g %s is outside [%g, %g]", b->what, v, b->unit, b->lo, b->hi);
+    snprintf(why, sizeof why, "%s %.15g %s is outside [%.15g, %.15g]", b->what, v, b->unit, b->lo, b->hi);
     return why;
 }
 
