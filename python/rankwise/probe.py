@@ -94,8 +94,11 @@ def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[st
     with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
         hostfile = Path(tmp) / "hostfile"
         write_hostfile(hostfile, lines)
-        cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines))
+        cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines),
+                                   extra_cfg=smpi.PROBE_SETTINGS)
         result = launch.run_with_progress(cmd, f"probing {n_hosts} simulated nodes", show_progress, cwd=tmp)
+    if result.returncode != 0:
+        raise RankwiseError(smpi.failure_message("the simulated probe", result.returncode, result.log), exit_code=1)
     return _finish(result, "the simulated probe", output)
 
 
