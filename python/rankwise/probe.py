@@ -55,6 +55,13 @@ class ProbeOptions:
         return out
 
 
+# A lighter probe than the default for simulated clusters that only need alpha
+# and beta (rankwise bench, rankwise optimize): 3 sizes, 2 x 2 ping-pongs, no
+# warm-up (SMPI has no caches to warm). The default probe of a 128-node
+# platform takes half an hour of simulation.
+LIGHT_SIM_PROBE = ProbeOptions(sizes="8,16K,1M", repetitions=2, rounds=2, warmup=0)
+
+
 def pairs_touching(model_path: str | PathLike, nodes: list[str]) -> list[tuple[str, str]]:
     """Every ordered pair of the model that involves one of `nodes` (a re-probe)."""
     model = Model.load(model_path)
