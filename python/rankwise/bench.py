@@ -27,12 +27,12 @@ from rankwise.errors import RankwiseError
 from rankwise.model import Model
 from rankwise.optimize import Comparison, benchmark_runner, compare, plan
 from rankwise.patterns import dims_create, format_size, generate
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.probe import LIGHT_SIM_PROBE, probe_sim
 from rankwise.sim.platform import PlatformSpec, default_spec
 from rankwise.sim.platform import generate as generate_platform
 from rankwise.files import write_atomic
 
-BENCH_PROBE = ProbeOptions(sizes="8,16K,1M", repetitions=2, rounds=2, warmup=0)
+BENCH_PROBE = LIGHT_SIM_PROBE
 
 
 def uniform_spec() -> PlatformSpec:

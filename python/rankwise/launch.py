@@ -12,7 +12,8 @@ import subprocess
 from collections import deque
 from dataclasses import dataclass
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from rankwise.errors import RankwiseError
 
@@ -69,7 +70,10 @@ def run_with_progress(cmd: list[str], label: str, show: bool = True, cwd=None) -
         )
     except OSError as exc:
         raise RankwiseError(f"cannot start {cmd[0]}: {exc.strerror}") from None
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    # A simulated probe of 100 nodes runs for minutes: say how long is left
+    # (rich estimates it from the rate of the RW-PROGRESS steps).
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn(), TextColumn("left"))
     with Progress(*columns, transient=True, disable=not show) as bar:
         task = bar.add_task(label, total=None)
         assert proc.stdout is not None

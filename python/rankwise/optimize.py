@@ -253,7 +253,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     from rankwise.launcher_files import FORMATS, usage_hint, write_placement
     from rankwise.patterns import generate
     from rankwise.plots import plot_model, plot_speedup
-    from rankwise.probe import ProbeOptions, probe_launcher, probe_sim
+    from rankwise.probe import LIGHT_SIM_PROBE, ProbeOptions, probe_launcher, probe_sim
     from rankwise.profile import profile_launcher, profile_sim
 
     if fmt not in FORMATS:
@@ -288,7 +288,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     else:
         console.print(f"[bold]1/4 model[/bold]  probing into {path}", highlight=False)
         if sim is not None:
-            model = probe_sim(sim, path, ProbeOptions(), ranks_per_node=max(2, ranks_per_node or 2))
+            model = probe_sim(sim, path, LIGHT_SIM_PROBE, ranks_per_node=max(2, ranks_per_node or 2))
         else:
             model = probe_launcher(launcher, path, ProbeOptions(group_by=group_by), hostfile=hosts)
         written.append(("model", path))

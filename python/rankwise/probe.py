@@ -55,6 +55,13 @@ class ProbeOptions:
         return out
 
 
+# A lighter probe than the default for simulated clusters that only need alpha
+# and beta (rankwise bench, rankwise optimize): 3 sizes, 2 x 2 ping-pongs, no
+# warm-up (SMPI has no caches to warm). The default probe of a 128-node
+# platform takes half an hour of simulation.
+LIGHT_SIM_PROBE = ProbeOptions(sizes="8,16K,1M", repetitions=2, rounds=2, warmup=0)
+
+
 def pairs_touching(model_path: str | PathLike, nodes: list[str]) -> list[tuple[str, str]]:
     """Every ordered pair of the model that involves one of `nodes` (a re-probe)."""
     model = Model.load(model_path)
@@ -94,8 +101,11 @@ def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[st
     with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
         hostfile = Path(tmp) / "hostfile"
         write_hostfile(hostfile, lines)
-        cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines))
+        cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines),
+                                   extra_cfg=smpi.PROBE_SETTINGS)
         result = launch.run_with_progress(cmd, f"probing {n_hosts} simulated nodes", show_progress, cwd=tmp)
+    if result.returncode != 0:
+        raise RankwiseError(smpi.failure_message("the simulated probe", result.returncode, result.log), exit_code=1)
     return _finish(result, "the simulated probe", output)
 
 
