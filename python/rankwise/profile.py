@@ -159,6 +159,8 @@ class ProfileResult:
     summary: ProfileSummary
     output: Path
     summary_file: Path
+    returncode: int = 0  # the application's, kept when it wrote its profile anyway
+    warning: str | None = None  # said to the user beside the result
 
 
 def _source(prefix: str, words: list[str]) -> str:
@@ -203,15 +205,17 @@ def _profiler_error(log: list[str]) -> str | None:
 
 
 def _failure(result: launch.RunResult, app: str) -> RankwiseError:
-    """One line for a run that failed: the application's last words."""
+    """One line for a run that failed: the error the application, the
+    profiler or the launcher printed, and only such a line: an ordinary
+    output line ('Time in seconds = 1.2') says nothing about the failure."""
     words = [line.strip() for line in result.log if any(c.isalnum() for c in line)]
     telling = (lambda line: "error:" in line.lower(),  # the application's or the profiler's message
-               lambda line: "exited on signal" in line or "killed" in line.lower(),  # the launcher's
-               lambda line: True)
-    last = next((line for test in telling for line in reversed(words) if test(line)), "no output").rstrip(".")
+               lambda line: "exited on signal" in line or "killed" in line.lower())  # the launcher's
+    said = next((line for test in telling for line in reversed(words) if test(line)), None)
     code = result.returncode
     how = f"was killed by signal {-code}" if code < 0 else f"failed (exit code {code})"
-    return RankwiseError(f"the profiled application {app} {how}: {last}; no matrix written", exit_code=1)
+    why = f": {said.rstrip('.')}" if said else " before writing its profile (it printed no error message)"
+    return RankwiseError(f"the profiled application {app} {how}{why}; no matrix written")
 
 
 def _check_output(output: Path) -> Path:
@@ -238,8 +242,15 @@ def _prepare_output(output: Path) -> tuple[Path, Path]:
 
 def _finish(result: launch.RunResult, app: str, written: Path, output: Path) -> ProfileResult:
     output = output.resolve()
-    if result.returncode != 0:
+    complete = written.exists() and summary_path(written).exists()
+    if result.returncode != 0 and not complete:
         raise _failure(result, app)
+    warning = None
+    if result.returncode != 0:
+        # The profile is written in MPI_Finalize, so the run was over: an application such as NAS DT
+        # ends with `return 1` after its work. Keep what it wrote, and say so.
+        warning = (f"{app} exited with code {result.returncode} after MPI_Finalize wrote its profile; "
+                   "the matrix is kept")
     if not written.exists():
         why = _profiler_error(result.log)
         if why:
@@ -255,7 +266,7 @@ def _finish(result: launch.RunResult, app: str, written: Path, output: Path) -> 
     else:
         os.replace(written, output)
     os.replace(summary_path(written), final_summary)
-    return ProfileResult(matrix, summary, output, final_summary)
+    return ProfileResult(matrix, summary, output, final_summary, result.returncode, warning)
 
 
 def _check_app(app: str) -> Path:
