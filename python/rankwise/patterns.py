@@ -600,8 +600,8 @@ class PatternSpec:
         for key, text in fields.items():
             if key not in table:
                 raise UsageError(f"{prefix}: unknown parameter {label(key)} "
-                                    f"(known: {', '.join(table)})")
-            params[key] = _parse_value(table[key], text, lambda msg: RankwiseError(
+                                 f"(known: {', '.join(table)})")
+            params[key] = _parse_value(table[key], text, lambda msg: UsageError(
                 f"{prefix}: {label(key)} {msg}, got '{text}'"))
         for p in table.values():
             if p.default is _REQUIRED and p.key not in params:

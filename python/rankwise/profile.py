@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from rankwise import launch, paths
-from rankwise.errors import RankwiseError, file_error
+from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.matrix import CommMatrix
 from rankwise.sim import smpi
 from rankwise.sim.platform_file import hostfile_for, read_platform
@@ -221,7 +221,7 @@ def _failure(result: launch.RunResult, app: str) -> RankwiseError:
 def _check_output(output: Path) -> Path:
     output = output.resolve()
     if output.suffix not in (".rwc", ".npz"):
-        raise RankwiseError(f"{output}: the matrix file must end in .rwc or .npz")
+        raise UsageError(f"{output}: the matrix file must end in .rwc or .npz")
     if output.is_dir():
         raise RankwiseError(f"{output} is a folder")
     if not output.parent.is_dir():
@@ -302,12 +302,12 @@ def _sim_hosts(platform: Path, ranks: int | None, ranks_per_node: int | None,
         else:
             lines = [name for name, cores in hosts for _ in range(cores)][:n]
             if len(lines) < n:
-                raise RankwiseError(f"--ranks {n}: the platform has {len(lines)} cores")
+                raise UsageError(f"--ranks {n}: the platform has {len(lines)} cores")
     if ranks is not None:
         if ranks < 1:
-            raise RankwiseError("--ranks must be at least 1")
+            raise UsageError("--ranks must be at least 1")
         if ranks > len(lines):
-            raise RankwiseError(f"--ranks {ranks}: the hosts chosen hold {len(lines)} ranks")
+            raise UsageError(f"--ranks {ranks}: the hosts chosen hold {len(lines)} ranks")
         lines = lines[:ranks]
     return lines
 

@@ -39,7 +39,7 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
     if beyond.size:
         k = int(beyond[0])
         raise UsageError(f"{where}: rank {int(m.src[k])} sends to rank {int(m.dst[k])}, "
-                            f"beyond the job's {ranks} ranks")
+                         f"beyond the job's {ranks} ranks")
     return CommMatrix(ranks, m.src, m.dst, m.msgs, m.bytes, source=m.source, pattern=m.pattern)
 
 

@@ -153,7 +153,7 @@ def _check_kinds(kinds: str | None) -> str:
     bad = [k for k in text if k not in KINDS]
     if bad or not text:
         raise UsageError(f"monitoring line kinds '{kinds}': choose among {', '.join(KINDS)} "
-                            f"(default {DEFAULT_KINDS})")
+                         f"(default {DEFAULT_KINDS})")
     return text
 
 
