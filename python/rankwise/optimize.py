@@ -407,7 +407,8 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     else:
         hint = usage_hint(fmt, placement_path, traffic.n_ranks, command)
     console.print("\n[bold]written[/bold]", highlight=False)
+    # soft_wrap: a path or a command is printed whole, to be copied (a narrow console wraps it otherwise)
     for what, f in written:
-        console.print(escape(f"  {f}  ({what})"), highlight=False)
-    console.print(f"launch: {escape(hint)}", highlight=False)
+        console.print(escape(f"  {f}  ({what})"), highlight=False, soft_wrap=True)
+    console.print(f"launch: {escape(hint)}", highlight=False, soft_wrap=True)
     return p, comparison

@@ -36,8 +36,6 @@ import numpy as np
 from rankwise import launch, paths
 from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.matrix import CommMatrix
-from rankwise.sim import smpi
-from rankwise.sim.platform_file import hostfile_for, read_platform
 from rankwise.hostfile import read_hostfile, write_hostfile
 
 LIBRARY = "librankwise_profile"
@@ -282,6 +280,8 @@ def _check_app(app: str) -> Path:
 def _sim_hosts(platform: Path, ranks: int | None, ranks_per_node: int | None,
                hostfile: Path | None) -> list[str]:
     """One host name per rank for smpirun."""
+    from rankwise.sim.platform_file import hostfile_for, read_platform  # here: real MPI needs no simulator
+
     hosts = read_platform(platform)
     if hostfile is not None:
         chosen = read_hostfile(hostfile)
@@ -324,6 +324,8 @@ def profile_sim(
 ) -> ProfileResult:
     """Run an SMPI application (linked with librankwise_profile.a) on the
     simulated cluster of a SimGrid platform and keep its matrix."""
+    from rankwise.sim import smpi
+
     platform, output = Path(platform), _check_output(Path(output))
     app_path = _check_app(app)
     library("smpi")

@@ -25,6 +25,7 @@ from rankwise import profile as prof
 from rankwise.errors import RankwiseError
 from rankwise.launch import mpi_environment
 from rankwise.matrix import CommMatrix
+from rankwise.sim.platform_file import read_platform
 
 SOURCE = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "profile_exerciser.c"
 INCLUDE = Path(__file__).resolve().parents[2] / "engine" / "include"
@@ -342,7 +343,7 @@ def test_smpi_refuses_an_application_without_the_profiler(exerciser_mpi, small_p
 
 def test_sim_rank_placement(small_platform):
     plat = Path(small_platform.platform_xml)  # 8 hosts of 2 cores
-    names = [name for name, _ in prof.read_platform(plat)]
+    names = [name for name, _ in read_platform(plat)]
     assert prof._sim_hosts(plat, None, None, None) == names
     assert prof._sim_hosts(plat, 3, None, None) == names[:3]
     assert prof._sim_hosts(plat, 10, None, None) == [n for n in names for _ in range(2)][:10]

@@ -128,5 +128,5 @@ def map_command(
     print_prediction(traffic, network, result, objective, console)
     console.print(f"nodes: {escape(compress_names(result.used_nodes))}", highlight=False)
     console.print(escape(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}"),
-                  highlight=False)
+                  highlight=False, soft_wrap=True)  # the command whole, to be copied
 
