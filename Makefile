@@ -23,7 +23,7 @@ endif
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: demo test build system clean bench studies
+.PHONY: demo test build system clean bench studies check-readme
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
@@ -31,6 +31,11 @@ demo: build
 test: build $(TESTBUILD)/.built
 	ctest --test-dir $(TESTBUILD) --output-on-failure
 	$(PY) -m pytest -q
+
+# Every command of README.md, run in a scratch folder (tests/python/test_readme.py says what it
+# substitutes for this machine); also part of `make test`.
+check-readme: build
+	$(PY) -m pytest -q -m readme tests/python/test_readme.py
 
 # The papers' before/after tables on simulated platforms (rankwise bench).
 bench: build
