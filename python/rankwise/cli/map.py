@@ -109,7 +109,8 @@ def map_command(
     alloc = _hosts(hosts, nodelist, slots, model)
     if objective == "hop-bytes" or model is None:
         if model is None and objective != "hop-bytes":
-            raise UsageError("without a --model only --objective hop-bytes applies (give --rack-size)")
+            hint = "" if rack_size else " (with --rack-size N: nodes per rack switch)"
+            raise UsageError(f"without a --model only --objective hop-bytes applies{hint}")
         network = Network.tree(alloc, rack_size or len(alloc))
     else:
         network = Network.from_model(model, alloc, fill_missing=allow_missing)

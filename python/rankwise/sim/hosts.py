@@ -41,7 +41,7 @@ def rank_hosts(
             raise RankwiseError(f"{where}host '{unknown[0]}' is not in the platform {platform}")
         return hosts
     if known is None:
-        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give a hostfile")
+        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give --hostfile FILE")
     if nodes is not None:
         if not min_nodes <= nodes <= len(known):
             raise UsageError(f"--nodes {nodes}: the platform has {len(known)} hosts (need {min_nodes} or more)")

@@ -4,6 +4,8 @@ node names) printed as typed, never read as rich markup or emoji codes."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from conftest import assert_one_line_error, run_cli
 
@@ -142,3 +144,25 @@ def test_node_names_are_printed_as_typed(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "lacks 1 pair(s)" in r.stdout and "allow-missing" not in r.stderr
     assert "[bold]n0" in r.stdout and "[i]n1" in r.stdout and "[red]n2" in r.stdout
+
+
+# ---------------------------------------------------------------- hints
+
+@pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun")
+def test_the_probe_never_suggests_what_was_given(tmp_path):
+    out = tmp_path / "m.rwm"
+    r = run_cli("probe", "--launcher", "mpirun -np 1", "-o", out)
+    assert_one_line_error(r, "only one node")
+    assert "--group-by rank" in r.stderr
+    r = run_cli("probe", "--launcher", "mpirun -np 1", "--group-by", "rank", "-o", out)
+    assert_one_line_error(r, "run at least 2 ranks")
+    assert "--group-by" not in r.stderr and not out.exists()
+
+
+def test_map_names_rack_size_only_when_not_given():
+    hop = ("map", "--pattern", "ring:ranks=4,bytes=1K", "--nodelist", "n[1-4]")
+    r = run_cli(*hop)
+    assert_one_line_error(r, "only --objective hop-bytes applies (with --rack-size N")
+    r = run_cli(*hop, "--rack-size", "2")
+    assert_one_line_error(r, "only --objective hop-bytes applies")
+    assert "--rack-size" not in r.stderr
