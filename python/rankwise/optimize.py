@@ -306,8 +306,9 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         age = model_age(model)
         note = f"reusing {path} ({model.n_nodes} nodes, measured {age / 3600:.1f} h ago)"
         if age > max_age:
-            console.print(f"[yellow]warning:[/] {escape(str(path))} is {age / 3600:.1f} h old (--max-age {max_age:g} s): "
-                          "the network may have changed; --reprobe measures it again", highlight=False)
+            console.print(f"[yellow]warning:[/] {escape(str(path))} is {age / 3600:.1f} h old "
+                          f"(--max-age {max_age:g} s): the network may have changed; --reprobe measures it again",
+                          highlight=False)
         console.print(f"[bold]1/4 model[/bold]  {escape(note)}", highlight=False)
     else:
         console.print(f"[bold]1/4 model[/bold]  probing into {escape(str(path))}", highlight=False)

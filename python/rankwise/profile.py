@@ -15,8 +15,9 @@ Two ways to run it:
   and linked with librankwise_profile.a (`rankwise profile --smpi-flags`).
 
 The profiler writes into a fresh folder beside the output; the files are
-moved into place only when the run ended well, so a failed run leaves no
-matrix (and an older one untouched)."""
+moved into place only when the run wrote them, so a run that failed before
+MPI_Finalize leaves no matrix (and an older one untouched). One that exited
+non-zero after MPI_Finalize wrote them keeps them, with a warning."""
 
 from __future__ import annotations
 

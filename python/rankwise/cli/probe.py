@@ -27,7 +27,7 @@ def _pairs(text: Optional[str]) -> Optional[list[tuple[str, str]]]:
 
 # What rankwise-probe accepts (engine/mpi/tools/rankwise_probe.c), checked here so that a typo is a
 # usage error at once rather than a failed launch: sizes like 8, 1K, 64KiB, 4M; increasing, <= 1 GiB.
-_SIZE = re.compile(r"(\d+)([KkMm]?)(?:i?B)?")
+_SIZE = re.compile(r"[ \t\n\v\f\r]*\+?([0-9]+)([KkMm]?)(?:i?B)?")  # as strtoll reads it
 _MAX_SIZES = 40
 _MAX_SIZE = 1 << 30
 MAX_SERIES = 100000  # RW_MAX_SERIES of engine/mpi/probe/probe.c
@@ -39,11 +39,13 @@ MODES = ("concurrent", "isolated")
 def parse_sizes(text: str) -> list[int]:
     """'8,1K,64K,4M' -> bytes; a UsageError naming --sizes otherwise."""
     sizes = []
-    for item in text.split(","):
-        m = _SIZE.fullmatch(item.strip())
+    for item in [i for i in text.split(",") if i]:  # empty items are skipped, as strtok does
+        m = _SIZE.fullmatch(item)
         if not m:
             raise UsageError(f"--sizes: '{text}' is not a list like 8,1K,4M ('{item}' is not a size)")
         sizes.append(int(m.group(1)) << {"": 0, "k": 10, "m": 20}[m.group(2).lower()])
+    if not sizes:
+        raise UsageError("--sizes is empty (a list like 8,1K,4M)")
     if len(sizes) > _MAX_SIZES:
         raise UsageError(f"--sizes: {len(sizes)} sizes, at most {_MAX_SIZES}")
     if any(b <= a for a, b in zip(sizes, sizes[1:])) or sizes[-1] > _MAX_SIZE:
@@ -99,7 +101,8 @@ def probe_command(
         check_at_least(option, value, lowest)
     series = (repetitions or DEFAULT_REPETITIONS) * (rounds or DEFAULT_ROUNDS)
     if series > MAX_SERIES:
-        raise UsageError(f"repetitions x rounds is {series} (--repetitions, --rounds): at most {MAX_SERIES} samples per pair and size")
+        raise UsageError(f"repetitions x rounds is {series} (--repetitions, --rounds): "
+                         f"at most {MAX_SERIES} samples per pair and size")
     if timeout is not None and not timeout > 0:
         raise UsageError(f"--timeout must be > 0 seconds, got {timeout:g}")
     wanted = _pairs(pairs) or []
