@@ -203,14 +203,19 @@ def _profiler_error(log: list[str]) -> str | None:
     return None
 
 
+def _telling_line(log: list[str]) -> str | None:
+    """The last line that says what went wrong: an error message (the
+    application's or the profiler's), or the launcher's word of a signal.
+    An ordinary output line ('Time in seconds = 1.2') says nothing of it."""
+    words = [line.strip() for line in log if any(c.isalnum() for c in line)]
+    telling = (lambda line: "error:" in line.lower(),
+               lambda line: "exited on signal" in line or "killed" in line.lower())
+    return next((line for test in telling for line in reversed(words) if test(line)), None)
+
+
 def _failure(result: launch.RunResult, app: str) -> RankwiseError:
-    """One line for a run that failed: the error the application, the
-    profiler or the launcher printed, and only such a line: an ordinary
-    output line ('Time in seconds = 1.2') says nothing about the failure."""
-    words = [line.strip() for line in result.log if any(c.isalnum() for c in line)]
-    telling = (lambda line: "error:" in line.lower(),  # the application's or the profiler's message
-               lambda line: "exited on signal" in line or "killed" in line.lower())  # the launcher's
-    said = next((line for test in telling for line in reversed(words) if test(line)), None)
+    """One line for a run that failed, quoting only a line that tells why."""
+    said = _telling_line(result.log)
     code = result.returncode
     how = f"was killed by signal {-code}" if code < 0 else f"failed (exit code {code})"
     why = f": {said.rstrip('.')}" if said else " before writing its profile (it printed no error message)"
@@ -242,14 +247,15 @@ def _prepare_output(output: Path) -> tuple[Path, Path]:
 def _finish(result: launch.RunResult, app: str, written: Path, output: Path) -> ProfileResult:
     output = output.resolve()
     complete = written.exists() and summary_path(written).exists()
-    if result.returncode != 0 and not complete:
-        raise _failure(result, app)
     warning = None
     if result.returncode != 0:
-        # The profile is written in MPI_Finalize, so the run was over: an application such as NAS DT
-        # ends with `return 1` after its work. Keep what it wrote, and say so.
-        warning = (f"{app} exited with code {result.returncode} after MPI_Finalize wrote its profile; "
-                   "the matrix is kept")
+        # A profile is written in MPI_Finalize: the run got to its end. An application such as NAS DT
+        # ends with `return 1` after its work and says nothing: keep what it wrote, and say so. One
+        # that printed an error failed, whatever it wrote.
+        if not complete or _telling_line(result.log):
+            raise _failure(result, app)
+        warning = (f"{app} exited with code {result.returncode} after MPI_Finalize wrote its profile, "
+                   "printing no error; the matrix is kept")
     if not written.exists():
         why = _profiler_error(result.log)
         if why:

@@ -437,8 +437,8 @@ def test_cli_refuses_what_it_cannot_run(small_platform, tmp_path):
     assert r.returncode == 2 and "--smpi-flags" in r.stdout
 
 
-# An application that ends like NAS DT (`return 1` after its work and MPI_Finalize), or that exits
-# with 1 before MPI_Finalize after printing only ordinary output.
+# An application that ends like NAS DT (`return 1` after its work and MPI_Finalize, saying nothing),
+# that exits with 1 before MPI_Finalize after printing only ordinary output, or that prints an error.
 EXIT_ONE = r"""
 #include <mpi.h>
 #include <stdio.h>
@@ -455,6 +455,8 @@ int main(int argc, char **argv)
         printf(" Time in seconds = 0.01\n");
     if (argc > 1 && !strcmp(argv[1], "before"))
         return 1; /* no MPI_Finalize: no profile */
+    if (argc > 1 && !strcmp(argv[1], "error") && rank == 0)
+        fprintf(stderr, "exit_one: error: bad input\n"); /* a failure, whatever the profile holds */
     MPI_Finalize();
     return 1;
 }
@@ -475,7 +477,7 @@ def test_an_application_exiting_non_zero_after_its_profile_keeps_it_with_a_warni
     out = tmp_path / "p.rwc"
     r = run_cli("profile", "--sim", small_platform.platform_xml, "--ranks", "4", "-q", "-o", out, exit_one_smpi)
     assert r.returncode == 0, r.stderr
-    assert "warning:" in r.stderr and "exited with code 1 after MPI_Finalize" in r.stderr
+    assert "warning:" in r.stderr and "exited with code 1 after MPI_Finalize wrote its profile" in r.stderr
     m = CommMatrix.load(out)
     assert m.n_ranks == 4 and {(i, (i + 1) % 4) for i in range(4)} <= set(entries(m))
 
@@ -487,4 +489,14 @@ def test_a_failure_never_quotes_an_unrelated_output_line(exit_one_smpi, small_pl
                 "before")
     assert_one_line_error(r, "no matrix written")
     assert r.returncode == 1 and "Time in seconds" not in r.stderr
+    assert not out.exists()
+
+
+@needs_smpi
+def test_an_application_that_printed_an_error_fails_even_after_its_profile(exit_one_smpi, small_platform,
+                                                                           tmp_path):
+    out = tmp_path / "p.rwc"
+    r = run_cli("profile", "--sim", small_platform.platform_xml, "--ranks", "4", "-q", "-o", out, exit_one_smpi,
+                "error")
+    assert_one_line_error(r, "failed (exit code 1): exit_one: error: bad input; no matrix written")
     assert not out.exists()
