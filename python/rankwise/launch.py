@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 
 LAUNCHER_HINTS = {
     "mpirun": "install Open MPI (apt-get install openmpi-bin) or MPICH (apt-get install mpich)",
@@ -36,9 +36,9 @@ def parse_launcher(launcher: str) -> list[str]:
     try:
         words = shlex.split(launcher)
     except ValueError as exc:
-        raise RankwiseError(f"--launcher: cannot parse '{launcher}': {exc}") from None
+        raise UsageError(f"--launcher: cannot parse '{launcher}': {exc}") from None
     if not words:
-        raise RankwiseError("--launcher is empty")
+        raise UsageError("--launcher is empty")
     if not shutil.which(words[0]):
         hint = LAUNCHER_HINTS.get(os.path.basename(words[0]), "check the launcher's name and PATH")
         raise RankwiseError(f"launcher '{words[0]}' not found: {hint}")

@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from rankwise import engine
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 from rankwise.matrix import CommMatrix
 from rankwise.model import Model
 
@@ -95,6 +95,19 @@ def map_lib() -> C.CDLL:
     return so
 
 
+_FILL_HINT = ", or allow filling missing pairs"
+
+
+def _missing_hint(message: str, fill_missing: bool) -> str:
+    """The engine's 'allow filling missing pairs' as the option that does it,
+    or, when filling was asked for, why it could not help."""
+    if _FILL_HINT not in message:
+        return message
+    if not fill_missing:
+        return message.replace(_FILL_HINT, ", or give --allow-missing to cost them as the slowest measured pair")
+    return message.replace(_FILL_HINT, "; --allow-missing cannot fill it: the model measured no pair between nodes")
+
+
 @dataclass
 class Network:
     """The allocation a job may use: node names, slots, and the cost of a
@@ -150,6 +163,8 @@ class Network:
             engine.check(so.rw_network_from_model(mptr, len(hosts), idx.ctypes.data_as(i32p),
                                                   slots.ctypes.data_as(i32p), int(fill_missing),
                                                   C.byref(filled), C.byref(net)))
+        except RankwiseError as exc:
+            raise RankwiseError(_missing_hint(str(exc), fill_missing)) from None
         finally:
             engine.lib().rw_model_free(mptr)
         try:
@@ -167,7 +182,7 @@ class Network:
         0 inside a node, 2 through a rack switch, 4 across racks; racks are
         runs of rack_size nodes in allocation order."""
         if rack_size < 1:
-            raise RankwiseError(f"--rack-size must be >= 1, got {rack_size}")
+            raise UsageError(f"--rack-size must be >= 1, got {rack_size}")
         n = len(hosts)
         rack = np.arange(n) // rack_size
         hops = np.where(rack[:, None] == rack[None, :], 2.0, 4.0)
@@ -229,7 +244,7 @@ class MapResult:
 
 def _objective_code(objective: str) -> int:
     if objective not in OBJECTIVES:
-        raise RankwiseError(f"unknown objective '{objective}' (choose from {', '.join(OBJECTIVES)})")
+        raise UsageError(f"unknown objective '{objective}' (choose from {', '.join(OBJECTIVES)})")
     return engine.enum_value("objective", _ENGINE_OBJECTIVE[objective], map_lib())
 
 
@@ -265,7 +280,7 @@ def map_ranks(matrix: CommMatrix, network: Network, *, algorithm: str = "auto", 
     the default block placement only when predicted at least min_gain
     faster."""
     if algorithm not in ALGORITHMS:
-        raise RankwiseError(f"unknown algorithm '{algorithm}' (choose from {', '.join(ALGORITHMS)})")
+        raise UsageError(f"unknown algorithm '{algorithm}' (choose from {', '.join(ALGORITHMS)})")
     if selection not in SELECTIONS:
         raise RankwiseError(f"unknown node selection '{selection}' (choose from {', '.join(SELECTIONS)})")
     so = map_lib()

@@ -10,8 +10,6 @@ from pathlib import Path
 from rankwise import launch, paths
 from rankwise.errors import RankwiseError
 from rankwise.model import Model
-from rankwise.sim import smpi
-from rankwise.sim.hosts import rank_hosts
 from rankwise.hostfile import read_hostfile, write_hostfile
 
 PROBE = "rankwise-probe"
@@ -88,6 +86,8 @@ def probe_sim(
 ) -> Model:
     """Probe the simulated cluster described by a SimGrid platform (all its
     hosts, the first `nodes`, or those of a hostfile)."""
+    from rankwise.sim.hosts import rank_hosts  # here: probing a real cluster needs no simulator
+
     # smpirun runs in a temporary directory: every path it is given is absolute.
     platform, output = Path(platform).resolve(), Path(output).resolve()
     lines = rank_hosts(platform, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, min_nodes=2)
@@ -97,6 +97,8 @@ def probe_sim(
 def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[str], n_hosts: int,
              show_progress: bool) -> Model:
     """smpirun the SMPI probe with one rank per hostfile line."""
+    from rankwise.sim import smpi
+
     args = ["--output", str(output), "--progress", "--source", f"smpi:{platform}", *options.args()]
     with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
         hostfile = Path(tmp) / "hostfile"
