@@ -356,8 +356,10 @@ def profile_sim(
         env["RANKWISE_PROFILE_SOURCE"] = _source(f"smpi:{platform} ", [app, *args])
         result = _run_tee(cmd, env, echo)
         if result.returncode != 0:
-            why = smpi.failure_message(f"the profiled application {app}", result.returncode, result.log)
-            raise RankwiseError(f"{why}; no matrix written", exit_code=1)
+            # SimGrid's own failures are told as such; the application's are judged by _finish.
+            why = smpi.simgrid_failure(f"the profiled application {app}", result.returncode, result.log)
+            if why is not None:
+                raise RankwiseError(f"{why}; no matrix written", exit_code=1)
         return _finish(result, app, written, output)
     finally:
         shutil.rmtree(work, ignore_errors=True)

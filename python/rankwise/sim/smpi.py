@@ -36,23 +36,36 @@ PROBE_SETTINGS = ("smpi/allgather:ring",)
 
 def failure_message(what: str, returncode: int, log: list[str]) -> str:
     """One line for a failed smpirun, shared by every simulated run: SimGrid's
-    crash with what to try, else the program's own error line, else SimGrid's
-    last error line ('no connecting path between these two hosts'), else the
-    program's last line."""
+    own failure (simgrid_failure), else the program's own error line, else
+    the program's last line."""
+    lines = [line.strip() for line in log if line.strip()]
+    program = [line for line in lines if not _SMPIRUN_NOISE.search(line) and not _SIMGRID_LOG.search(line)]
+    simgrid = simgrid_failure(what, returncode, log)
+    if simgrid is not None:
+        return simgrid
+    for line in reversed(program):  # 'rankwise-probe: error: ...'
+        if "error:" in line:
+            return line.split("error:", 1)[1].strip() if line.startswith("rankwise") else line
+    last = program[-1] if program else "no output"
+    return f"{what} failed (exit code {returncode}): {last}"
+
+
+def simgrid_failure(what: str, returncode: int, log: list[str]) -> str | None:
+    """SimGrid's crash with what to try, or SimGrid's last error line ('no
+    connecting path between these two hosts'); None when SimGrid itself did
+    not fail (the program did, and says why in its own words)."""
     lines = [line.strip() for line in log if line.strip()]
     program = [line for line in lines if not _SMPIRUN_NOISE.search(line) and not _SIMGRID_LOG.search(line)]
     crash = _simgrid_crash(lines, program, returncode)
     if crash is not None:
         return (f"SimGrid crashed on this platform: {crash}; try fewer ranks per node or fewer "
                 "nodes (see 'SimGrid crashes' in docs/simulation.md)")
-    for line in reversed(program):  # 'rankwise-probe: error: ...'
-        if "error:" in line:
-            return line.split("error:", 1)[1].strip() if line.startswith("rankwise") else line
+    if any("error:" in line for line in program):
+        return None  # the program's own message comes first
     for line in reversed(lines):
         if _SIMGRID_ERROR.search(line):
             return f"{what} failed: {_strip_simgrid_prefix(line).rstrip('.')}"
-    last = program[-1] if program else "no output"
-    return f"{what} failed (exit code {returncode}): {last}"
+    return None
 
 
 # SimGrid's log lines: '[host:rank:(pid) 0.000065] file.cpp:123: [category/CRITICAL] text'.
