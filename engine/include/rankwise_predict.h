@@ -155,12 +155,22 @@ typedef struct rw_sim_result {
     int64_t transfers;
     int64_t events;       /* times the simulation advanced */
     int64_t rate_updates; /* max-min recomputations */
+    double rank_span;     /* max over ranks of (its last transfer's end - its start):
+                             what a benchmark timing each rank from its own start
+                             reports; equals time when every rank starts at 0 */
 } rw_sim_result;
 
 /* Simulate s on net (net's placement must hold s's ranks). finish (may be
  * NULL) receives each transfer's end time, rw_sched_n_transfers(s) values. */
 rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
                       rw_sim_result *out, double *finish);
+
+/* rw_simulate where rank r starts at rank_start[r] (s >= 0; NULL: all at
+ * 0): no transfer of r begins before it. A benchmark that starts each timed
+ * call after a barrier sees such skews: ranks leave a barrier at different
+ * times. */
+rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
+                           const double *rank_start, rw_sim_result *out, double *finish);
 
 /* rw_sched_collective + rw_simulate on net's placement. */
 rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *algorithm,

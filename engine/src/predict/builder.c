@@ -86,7 +86,10 @@ int64_t rw_b_xfer(rw_builder *b, int32_t src, int32_t dst, double bytes, double 
     b->err = rw_sched_add(b->s, src, dst, bytes, delay, k, deps, &id);
     if (deps != local)
         free(deps);
-    return b->err == RW_OK ? id : -1;
+    if (b->err != RW_OK)
+        return -1;
+    b->s->detached[id] = src != dst && bytes < (double)b->opt.eager_threshold;
+    return id;
 }
 
 void rw_b_next(rw_builder *b, int32_t r, int64_t id)
@@ -128,16 +131,18 @@ void rw_b_sendrecv_step(rw_builder *b, const int32_t *to, double sbytes)
      * sends to r. A rank's step ends with its receive and, unless detached,
      * its send (MPI_Sendrecv waits for both). */
     for (int32_t r = 0; r < b->p; r++) {
+        if (to[r] == r)
+            continue; /* a local copy: free */
         int64_t id = rw_b_xfer(b, r, to[r], sbytes, 0.0);
         rw_b_next(b, to[r], id);
-        if (to[r] != r)
-            rw_b_send_done(b, r, id, sbytes);
+        rw_b_send_done(b, r, id, sbytes);
     }
     rw_b_commit(b);
 }
 
 void rw_b_local_copy(rw_builder *b, int32_t r, double bytes)
 {
-    int64_t id = rw_b_xfer(b, r, r, bytes, 0.0);
-    rw_b_set(b, r, id);
+    (void)b;
+    (void)r;
+    (void)bytes;
 }

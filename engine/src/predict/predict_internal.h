@@ -29,6 +29,8 @@ struct rw_sched {
     double *bytes;
     double *delay;
     int32_t *n_lat;      /* latencies charged (messages), >= 1 */
+    uint8_t *detached;   /* 1: the sender does not wait for the end (SMPI's
+                            detached sends below the eager threshold) */
     int64_t *dep_start;  /* n + 1 offsets into deps */
     int64_t *deps;
     int64_t n_deps, deps_cap;
@@ -93,6 +95,8 @@ rw_status rw_coll_scatter(rw_builder *b, const char *alg, double bytes);
 void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes);
 void rw_b_binomial_scatter_blocks(rw_builder *b, int32_t root, double total, double *have);
 void rw_b_ring_allgather(rw_builder *b, const double *block);
+/* A rank copying its own data (a sendrecv to itself): SMPI does it with
+ * memcpy, which costs no simulated time; nothing is added. */
 void rw_b_local_copy(rw_builder *b, int32_t r, double bytes);
 
 static inline int rw_is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }

@@ -82,6 +82,8 @@ typedef struct sim {
     rw_sharing sh;
     double end;
     int64_t events, updates;
+    const double *rank_start; /* or NULL */
+    double *rank_end;
 } sim;
 
 static void sim_free(sim *m)
@@ -98,6 +100,7 @@ static void sim_free(sim *m)
     free(m->rate);
     free(m->fcap);
     free(m->fixed);
+    free(m->rank_end);
     rw_sharing_free(&m->sh);
 }
 
@@ -109,6 +112,13 @@ static rw_status release(sim *m, int64_t k, double t)
     const rw_sched *s = m->s;
     int32_t a = m->net->node_of[s->src[k]], b = m->net->node_of[s->dst[k]];
     double lat = m->net->alpha[(int64_t)a * m->net->n + b] + (m->net->o ? m->net->o[a] : 0.0);
+    if (m->rank_start) {
+        double rs = m->rank_start[s->src[k]], rd = m->rank_start[s->dst[k]];
+        if (rs > t)
+            t = rs;
+        if (rd > t)
+            t = rd;
+    }
     double begin = t + s->delay[k] + lat * s->n_lat[k];
     return heap_push(&m->pending, begin, k) ? oom() : RW_OK;
 }
@@ -118,6 +128,10 @@ static rw_status complete(sim *m, int64_t k, double t)
     m->finish[k] = t;
     if (t > m->end)
         m->end = t;
+    if (!m->s->detached[k] && t > m->rank_end[m->s->src[k]])
+        m->rank_end[m->s->src[k]] = t;
+    if (t > m->rank_end[m->s->dst[k]])
+        m->rank_end[m->s->dst[k]] = t;
     for (int64_t q = m->out_start[k]; q < m->out_start[k + 1]; q++) {
         int64_t g = m->out[q];
         if (t > m->ready[g])
@@ -249,6 +263,12 @@ static rw_status run(sim *m)
 
 rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode, rw_sim_result *out, double *finish)
 {
+    return rw_simulate_from(net, s, mode, NULL, out, finish);
+}
+
+rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode, const double *rank_start,
+                           rw_sim_result *out, double *finish)
+{
     if (!net || !s || !out)
         return rw_fail(RW_ERR_ARG, "rw_simulate: net, schedule and out are required");
     if (mode != RW_SIM_SHARED && mode != RW_SIM_CONTENTION_FREE)
@@ -256,9 +276,16 @@ rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode, r
     if (s->n_ranks > net->n_ranks)
         return rw_fail(RW_ERR_ARG, "simulation: the schedule has %d ranks, the placement %d", (int)s->n_ranks,
                        (int)net->n_ranks);
+    if (rank_start)
+        for (int32_t r = 0; r < s->n_ranks; r++)
+            if (!(isfinite(rank_start[r]) && rank_start[r] >= 0.0))
+                return rw_fail(RW_ERR_ARG, "simulation: rank %d starts at %g s (finite, >= 0 needed)", (int)r,
+                               rank_start[r]);
     memset(out, 0, sizeof *out);
     sim m;
     memset(&m, 0, sizeof m);
+    m.rank_start = rank_start;
+    m.rank_end = calloc((size_t)s->n_ranks, sizeof(double));
     m.net = net;
     m.s = s;
     m.mode = mode;
@@ -269,7 +296,7 @@ rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode, r
     m.ready = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     m.finish = finish ? finish : malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
     rw_status st = RW_OK;
-    if (!m.out_start || !m.out || !m.left || !m.ready || !m.finish) {
+    if (!m.out_start || !m.out || !m.left || !m.ready || !m.finish || !m.rank_end) {
         st = oom();
         goto done;
     }
@@ -301,6 +328,11 @@ rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode, r
         out->transfers = n;
         out->events = m.events;
         out->rate_updates = m.updates;
+        for (int32_t r = 0; r < s->n_ranks; r++) {
+            double span = m.rank_end[r] - (rank_start ? rank_start[r] : 0.0);
+            if (span > out->rank_span)
+                out->rank_span = span;
+        }
     }
 done:
     if (!finish)
