@@ -226,13 +226,14 @@ def test_a_256_rank_alltoall_prediction_is_fast(platform):
     net = PredictNetwork.from_ground_truth(gp.out_dir)
     node_of = placement(4, 64)
     predict_collective(net, "alltoall", "pair", 1 << 20, node_of)  # warm the library
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     p = predict_collective(net, "alltoall", "pair", 1 << 20, node_of)
-    wall = time.perf_counter() - t0
-    print(f"256-rank pairwise all-to-all of 1 MiB: predicted {p.time * 1e3:.2f} ms in {wall * 1e3:.1f} ms")
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"256-rank pairwise all-to-all of 1 MiB: predicted {p.time * 1e3:.2f} ms in {wall * 1e3:.1f} ms "
+          f"({cpu * 1e3:.1f} ms CPU)")
     # Each node link carries 4 x 252 MiB at 12.5 GB/s (docs/benchmark-programs.md: SMPI 85.9 ms).
     assert p.time == pytest.approx(4 * 252 * 2**20 / 12.5e9, rel=0.03)
-    assert wall < 0.25  # goal 50 ms; generous on a shared 2-core machine
+    assert cpu < 0.10  # goal 50 ms; CPU time, as other jobs share the machine's cores
 
 
 def test_bad_requests_are_one_line_errors(platform):
