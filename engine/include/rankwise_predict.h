@@ -137,7 +137,8 @@ const char *rw_collective_algorithms(const char *op);
  * latency is alpha (+ o) times its messages per iteration (the messages of
  * one pair follow each other; different pairs overlap). The phase then
  * lasts as long as node and link loads under max-min sharing make it.
- * iterations >= 1 turns the run's totals into one iteration's. */
+ * iterations >= 1 turns the run's totals into one iteration's. A rank's
+ * traffic to itself is left out (it never leaves the rank's memory). */
 rw_status rw_sched_traffic(const rw_matrix *m, double iterations, rw_sched **out);
 
 /* ---------------------------------------------------------------------

@@ -222,13 +222,15 @@ static void test_formulas(void)
 static void test_traffic(void)
 {
     /* 0 -> 1 and 0 -> 2, 1 MB each, 10 messages, over 2 iterations, node 0
-     * injecting at 1 GB/s: one phase of 2 x 0.5 MB sharing 1 GB/s. */
-    int32_t src[2] = {0, 0}, dst[2] = {1, 2};
-    int64_t msgs[2] = {10, 10}, bytes[2] = {1000000, 1000000};
+     * injecting at 1 GB/s: one phase of 2 x 0.5 MB sharing 1 GB/s. Rank 0's
+     * traffic to itself stays in memory. */
+    int32_t src[3] = {0, 0, 0}, dst[3] = {0, 1, 2};
+    int64_t msgs[3] = {1000, 10, 10}, bytes[3] = {1000000000, 1000000, 1000000};
     rw_matrix *m;
-    CHECK(rw_matrix_create(3, 2, src, dst, msgs, bytes, &m) == RW_OK);
+    CHECK(rw_matrix_create(3, 3, src, dst, msgs, bytes, &m) == RW_OK);
     rw_sched *s;
     CHECK(rw_sched_traffic(m, 2, &s) == RW_OK);
+    CHECK(rw_sched_n_transfers(s) == 2);
     rw_pnet *net = uniform(3, 1e-6, 0, 0, 0);
     double inject[3] = {1e9, 0, 0};
     CHECK(rw_pnet_set_node_caps(net, inject, NULL) == RW_OK);

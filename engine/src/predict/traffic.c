@@ -16,6 +16,8 @@ rw_status rw_sched_traffic(const rw_matrix *m, double iterations, rw_sched **out
     rw_status st = rw_sched_create(m->n_ranks, &s);
     for (int32_t r = 0; st == RW_OK && r < m->n_ranks; r++) {
         for (int64_t k = m->row_start[r]; st == RW_OK && k < m->row_start[r + 1]; k++) {
+            if (m->dst[k] == r)
+                continue; /* a rank's traffic to itself stays in its memory (as in the mapper) */
             /* messages per iteration, at least one latency per pair */
             double msgs = ceil((double)m->msgs[k] / iterations);
             int32_t n_lat = msgs < 1 ? 1 : (msgs > 2e9 ? 2000000000 : (int32_t)msgs);
