@@ -55,8 +55,11 @@ def fat_tree(n_nodes: int, faulty: bool) -> PredictNetwork:
                           eject=node_bw.copy(), links=links)
 
 
-CASES = [("alltoall", "pair", 1 << 20), ("alltoall", "bruck", 1 << 10), ("bcast", "binomial", 1 << 20),
-         ("allreduce", "ring", 1 << 20), ("allgather", "ring", 1 << 16)]
+# (operation, algorithm, bytes, largest P): the P^2-transfer schedules other than the pairwise
+# all-to-all stop at 1,024 ranks (4,096 would hold 17-34 M transfers, several GB).
+CASES = [("alltoall", "pair", 1 << 20, 4096), ("alltoall", "bruck", 1 << 10, 4096),
+         ("bcast", "binomial", 1 << 20, 4096), ("allreduce", "ring", 1 << 20, 1024),
+         ("allgather", "ring", 1 << 16, 1024)]
 
 
 def main() -> int:
@@ -72,10 +75,10 @@ def main() -> int:
     goal_wall = None
     for faulty in (False, True):
         label = "faulty" if faulty else "uniform"
-        for op, alg, size in CASES:
+        for op, alg, size, largest in CASES:
             prev = None
             for p in (int(x) for x in args.ranks.split(",")):
-                if op == "alltoall" and alg == "bruck" and p > 1024:
+                if p > largest:
                     continue
                 net = fat_tree(p // PPN, faulty)
                 node_of = np.repeat(np.arange(p // PPN), PPN)

@@ -151,6 +151,15 @@ static void test_collectives_uniform(void)
     CHECK_CLOSE(r.time, 3 * (a + 1024 * b), 1e-6);
     CHECK(rw_predict_collective(net, "reduce", "binomial", k, NULL, RW_SIM_SHARED, &r) == RW_OK);
     CHECK_CLOSE(r.time, 3 * (a + k * b), 1e-6);
+    /* 4-nomial over 8: the root sends to 4, then 1, 2, 3 (blocking); 4 to 5, 6, 7. */
+    CHECK(rw_predict_collective(net, "bcast", "knomial", k, NULL, RW_SIM_SHARED, &r) == RW_OK);
+    CHECK_CLOSE(r.time, 4 * (a + k * b), 1e-6);
+    rw_sched *ks;
+    CHECK(rw_sched_collective("bcast", "knomial", 8, k, NULL, &ks) == RW_OK);
+    int32_t ksrc, kdst;
+    CHECK(rw_sched_transfer(ks, 0, &ksrc, &kdst, NULL) == RW_OK && ksrc == 0 && kdst == 4);
+    CHECK(rw_sched_transfer(ks, 7, NULL, NULL, NULL) == RW_ERR_ARG);
+    rw_sched_free(ks);
     rw_coll_options opt = rw_coll_options_default();
     opt.gamma = 1e-10;
     CHECK(rw_predict_collective(net, "reduce", "binomial", k, &opt, RW_SIM_SHARED, &r) == RW_OK);
