@@ -162,7 +162,9 @@ typedef struct rw_sim_result {
 } rw_sim_result;
 
 /* Simulate s on net (net's placement must hold s's ranks). finish (may be
- * NULL) receives each transfer's end time, rw_sched_n_transfers(s) values. */
+ * NULL) receives each transfer's end time, rw_sched_n_transfers(s) values.
+ * The first simulation after rw_pnet_add_link indexes the links inside net:
+ * do not simulate one network from two threads before that. */
 rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
                       rw_sim_result *out, double *finish);
 

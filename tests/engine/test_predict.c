@@ -84,6 +84,12 @@ static void test_max_min_links(void)
     CHECK_CLOSE(fin[1], 1e-3, 1e-9);
     /* A: 8e6 bytes in the first ms, the other 8e6 at 10 GB/s */
     CHECK_CLOSE(fin[0], 1e-3 + 8e6 / 10e9, 1e-9);
+    /* A link added after a simulation counts in the next one; a pair listed
+     * twice for one link crosses it once. */
+    int32_t s3[2] = {0, 0}, d3[2] = {1, 1};
+    CHECK(rw_pnet_add_link(net, 4e9, 2, s3, d3, &id) == RW_OK && id == 2);
+    CHECK(rw_simulate(net, s, RW_SIM_SHARED, &r, fin) == RW_OK);
+    CHECK_CLOSE(fin[0], 16e6 / 4e9, 1e-9);
     rw_sched_free(s);
     rw_pnet_free(net);
 }

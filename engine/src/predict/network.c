@@ -55,6 +55,9 @@ void rw_pnet_free(rw_pnet *net)
     free(net->link_cap);
     free(net->pair_start);
     free(net->link_of);
+    free(net->pend_src);
+    free(net->pend_dst);
+    free(net->pend_link);
     free(net->node_of);
     free(net);
 }
@@ -119,71 +122,86 @@ rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const
         return rw_fail(RW_ERR_ARG, "network: link capacity %g (finite, > 0 needed)", capacity);
     if (n_pairs < 0 || (n_pairs > 0 && (!src || !dst)))
         return rw_fail(RW_ERR_ARG, "network: link with %lld pairs and no pair arrays", (long long)n_pairs);
-    int64_t nn = (int64_t)net->n * net->n;
     for (int64_t k = 0; k < n_pairs; k++) {
         if (src[k] < 0 || src[k] >= net->n || dst[k] < 0 || dst[k] >= net->n || src[k] == dst[k])
             return rw_fail(RW_ERR_ARG, "network: link pair %lld is %d -> %d (distinct nodes below %d needed)",
                            (long long)k, (int)src[k], (int)dst[k], (int)net->n);
     }
-    /* Rebuild the pair -> links CSR with the new link appended. */
-    int64_t old_total = net->pair_start ? net->pair_start[nn] : 0;
-    int64_t *start = calloc((size_t)nn + 1, sizeof(int64_t));
-    int32_t *of = malloc((size_t)(old_total + n_pairs + 1) * sizeof(int32_t));
-    double *cap = realloc(net->link_cap, (size_t)(net->n_links + 1) * sizeof(double));
-    if (!start || !of || !cap) {
-        free(start);
-        free(of);
-        if (cap)
-            net->link_cap = cap;
+    if (net->n_pend + n_pairs > net->pend_cap) {
+        int64_t cap = net->pend_cap ? net->pend_cap : 1024;
+        while (cap < net->n_pend + n_pairs)
+            cap *= 2;
+        int32_t *ps = realloc(net->pend_src, (size_t)cap * sizeof(int32_t));
+        if (ps)
+            net->pend_src = ps;
+        int32_t *pd = realloc(net->pend_dst, (size_t)cap * sizeof(int32_t));
+        if (pd)
+            net->pend_dst = pd;
+        int32_t *pl = realloc(net->pend_link, (size_t)cap * sizeof(int32_t));
+        if (pl)
+            net->pend_link = pl;
+        if (!ps || !pd || !pl)
+            return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
+        net->pend_cap = cap;
+    }
+    double *lc = realloc(net->link_cap, (size_t)(net->n_links + 1) * sizeof(double));
+    if (!lc)
         return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
-    }
-    net->link_cap = cap;
-    for (int64_t p = 0; p < nn; p++)
-        start[p + 1] = net->pair_start ? net->pair_start[p + 1] - net->pair_start[p] : 0;
-    for (int64_t k = 0; k < n_pairs; k++)
-        start[(int64_t)src[k] * net->n + dst[k] + 1]++;
-    for (int64_t p = 0; p < nn; p++)
-        start[p + 1] += start[p];
-    int64_t *fill = malloc((size_t)nn * sizeof(int64_t));
-    if (!fill) {
-        free(start);
-        free(of);
-        return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
-    }
-    for (int64_t p = 0; p < nn; p++) {
-        fill[p] = start[p];
-        if (net->pair_start)
-            for (int64_t q = net->pair_start[p]; q < net->pair_start[p + 1]; q++)
-                of[fill[p]++] = net->link_of[q];
-    }
+    net->link_cap = lc;
     int32_t lid = net->n_links;
     for (int64_t k = 0; k < n_pairs; k++) {
-        int64_t p = (int64_t)src[k] * net->n + dst[k];
-        /* A pair listed twice crosses the link once. */
-        int dup = 0;
-        for (int64_t q = start[p]; q < fill[p]; q++)
-            dup |= of[q] == lid;
-        if (!dup)
-            of[fill[p]++] = lid;
+        net->pend_src[net->n_pend] = src[k];
+        net->pend_dst[net->n_pend] = dst[k];
+        net->pend_link[net->n_pend++] = lid;
     }
-    /* Compact away the slots of duplicate pairs. */
-    int64_t w = 0;
-    for (int64_t p = 0; p < nn; p++) {
-        int64_t b = start[p], e = fill[p];
-        start[p] = w;
-        for (int64_t q = b; q < e; q++)
-            of[w++] = of[q];
-    }
-    start[nn] = w;
-    free(fill);
-    free(net->pair_start);
-    free(net->link_of);
-    net->pair_start = start;
-    net->link_of = of;
     net->link_cap[lid] = capacity;
     net->n_links = lid + 1;
+    /* the index is rebuilt on the next simulation */
+    free(net->pair_start);
+    free(net->link_of);
+    net->pair_start = NULL;
+    net->link_of = NULL;
     if (id)
         *id = lid;
+    return RW_OK;
+}
+
+rw_status rw_pnet_index_links(rw_pnet *net)
+{
+    if (net->n_links == 0 || net->pair_start)
+        return RW_OK;
+    int64_t nn = (int64_t)net->n * net->n;
+    int64_t *start = calloc((size_t)nn + 1, sizeof(int64_t));
+    int32_t *of = malloc((size_t)(net->n_pend > 0 ? net->n_pend : 1) * sizeof(int32_t));
+    if (!start || !of) {
+        free(start);
+        free(of);
+        return rw_fail(RW_ERR_NOMEM, "network: out of memory indexing %d links", (int)net->n_links);
+    }
+    /* Counting sort of the pairs by node pair; links were added in order, so
+     * each pair's links come out in increasing order and a pair listed twice
+     * for one link is dropped when it repeats the previous entry. */
+    for (int64_t k = 0; k < net->n_pend; k++)
+        start[(int64_t)net->pend_src[k] * net->n + net->pend_dst[k] + 1]++;
+    for (int64_t p = 0; p < nn; p++)
+        start[p + 1] += start[p];
+    for (int64_t k = 0; k < net->n_pend; k++) {
+        int64_t p = (int64_t)net->pend_src[k] * net->n + net->pend_dst[k];
+        of[start[p]++] = net->pend_link[k];
+    }
+    /* start[p] now holds the end of p's run; compact duplicates in place. */
+    int64_t w = 0, b = 0;
+    for (int64_t p = 0; p < nn; p++) {
+        int64_t e = start[p];
+        start[p] = w;
+        for (int64_t q = b; q < e; q++)
+            if (w == start[p] || of[w - 1] != of[q])
+                of[w++] = of[q];
+        b = e;
+    }
+    start[nn] = w;
+    net->pair_start = start;
+    net->link_of = of;
     return RW_OK;
 }
 

@@ -14,13 +14,20 @@ struct rw_pnet {
     double *eject;    /* n, or NULL */
     int32_t n_links;
     double *link_cap; /* n_links */
-    /* Links crossed by node pair p = i * n + j: link_of[pair_start[p] ..
-     * pair_start[p + 1]); NULL while there is no link. */
+    /* The pairs of every link as added: pairs k < n_pend cross link pend_link[k]. */
+    int64_t n_pend, pend_cap;
+    int32_t *pend_src, *pend_dst, *pend_link;
+    /* Index built from them on first use (rw_pnet_index_links): links crossed
+     * by node pair p = i * n + j are link_of[pair_start[p] .. pair_start[p + 1]);
+     * NULL while there is no link or the index is stale. */
     int64_t *pair_start;
     int32_t *link_of;
     int32_t n_ranks;
     int32_t *node_of; /* n_ranks */
 };
+
+/* Build the pair -> links index if links were added since the last one. */
+rw_status rw_pnet_index_links(rw_pnet *net);
 
 struct rw_sched {
     int32_t n_ranks;

@@ -281,6 +281,10 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
             if (!(isfinite(rank_start[r]) && rank_start[r] >= 0.0))
                 return rw_fail(RW_ERR_ARG, "simulation: rank %d starts at %g s (finite, >= 0 needed)", (int)r,
                                rank_start[r]);
+    /* The link index is a cache of the network's own data, built once. */
+    rw_status ist = rw_pnet_index_links((rw_pnet *)net);
+    if (ist != RW_OK)
+        return ist;
     memset(out, 0, sizeof *out);
     sim m;
     memset(&m, 0, sizeof m);
