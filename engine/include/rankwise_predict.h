@@ -1,0 +1,210 @@
+/* rankwise — the predictor: what a communication will cost on a measured
+ * network (plain C11, no MPI, part of librankwise).
+ *
+ * Three pieces:
+ *   rw_pnet   the network the predictor reasons on: per ordered node pair a
+ *             latency alpha (s) and an inverse bandwidth beta (s/byte), the
+ *             intra-node figures on the diagonal; optionally a per-node send
+ *             overhead o, per-node injection and ejection bandwidth caps, and
+ *             shared links (a capacity and the node pairs whose route crosses
+ *             it, e.g. rack uplinks); and the placement rank -> node.
+ *   rw_sched  a schedule: point-to-point transfers between ranks and the
+ *             transfers each one waits for (a dependency DAG). Collective
+ *             algorithms are expanded into one (rw_sched_collective), an
+ *             application's traffic matrix too (rw_sched_traffic).
+ *   rw_simulate  an event-driven simulation of a schedule on a network: a
+ *             transfer starts once every transfer it depends on has ended
+ *             (plus its own compute delay), waits alpha + o, then its bytes
+ *             flow at the rate max-min fair sharing gives it among every flow
+ *             alive (progressive filling over the pair's own bandwidth 1/beta,
+ *             the sender's injection cap, the receiver's ejection cap and the
+ *             shared links of the pair); rates are recomputed whenever a flow
+ *             starts or ends. This is SimGrid's flow model (CM02, no cross
+ *             traffic) restricted to the resources listed.
+ * Closed-form formulas (Hockney, LogGP, Luo et al. 2018 eq. 1-4) sit beside
+ * it for comparison. See docs/prediction.md.
+ *
+ * Contract: functions return an rw_status and leave a one-line message in
+ * rw_last_error(); they never exit. Objects are opaque; every array an
+ * argument points to is copied, so callers may free it on return.
+ */
+#ifndef RANKWISE_PREDICT_H
+#define RANKWISE_PREDICT_H
+
+#include "rankwise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------
+ * The network
+ * ------------------------------------------------------------------- */
+
+typedef struct rw_pnet rw_pnet;
+
+/* A network of n_nodes nodes. alpha and beta are n_nodes x n_nodes, row =
+ * sender: alpha[i * n + j] >= 0 seconds, beta[i * n + j] >= 0 seconds per
+ * byte (0: that pair alone never limits a flow). The diagonal holds the
+ * intra-node figures. Placement starts as one rank per node (rank i on node
+ * i). RW_ERR_ARG on n_nodes < 1, a NaN, infinite or negative figure. */
+rw_status rw_pnet_create(int32_t n_nodes, const double *alpha, const double *beta,
+                         rw_pnet **out);
+void rw_pnet_free(rw_pnet *net);
+
+int32_t rw_pnet_n_nodes(const rw_pnet *net);
+int32_t rw_pnet_n_ranks(const rw_pnet *net);
+
+/* Per-node send overhead (s, >= 0), charged to every message the node sends
+ * before it enters the network, on top of alpha. NULL clears it. */
+rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o);
+
+/* Per-node bandwidth caps in bytes/s shared by every inter-node flow the
+ * node sends (inject) or receives (eject); 0 = no cap. Either may be NULL
+ * (no caps on that side). Intra-node flows do not use them. */
+rw_status rw_pnet_set_node_caps(rw_pnet *net, const double *inject, const double *eject);
+
+/* A shared resource of `capacity` bytes/s (> 0) crossed by every flow from
+ * node src[k] to node dst[k], k < n_pairs (src != dst). A rack uplink is one
+ * link per direction: pairs leaving the rack, pairs entering it. *id (may be
+ * NULL) receives the link's index (0, 1, ... in order of addition). */
+rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs,
+                           const int32_t *src, const int32_t *dst, int32_t *id);
+int32_t rw_pnet_n_links(const rw_pnet *net);
+
+/* Rank r runs on node node_of[r], r < n_ranks. */
+rw_status rw_pnet_set_placement(rw_pnet *net, int32_t n_ranks, const int32_t *node_of);
+
+/* ---------------------------------------------------------------------
+ * Schedules
+ * ------------------------------------------------------------------- */
+
+typedef struct rw_sched rw_sched;
+
+/* An empty schedule over ranks 0..n_ranks-1 (1 <= n_ranks <= 2^24). */
+rw_status rw_sched_create(int32_t n_ranks, rw_sched **out);
+void rw_sched_free(rw_sched *s);
+
+/* Append a transfer of `bytes` (>= 0) from rank src to rank dst (src == dst:
+ * a local copy through the node's intra-node figures) that may start once
+ * every transfer deps[0..n_deps) has ended, plus `delay` seconds (>= 0:
+ * computation such as a reduction, done by the sender before it sends).
+ * Dependencies must be earlier transfers (ids are 0, 1, ... in order), so a
+ * schedule is acyclic by construction. *id (may be NULL) gets the new id. */
+rw_status rw_sched_add(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay,
+                       int32_t n_deps, const int64_t *deps, int64_t *id);
+int64_t rw_sched_n_transfers(const rw_sched *s);
+int32_t rw_sched_n_ranks(const rw_sched *s);
+/* Transfer k's endpoints and size (any output may be NULL). */
+rw_status rw_sched_transfer(const rw_sched *s, int64_t k, int32_t *src, int32_t *dst,
+                            double *bytes);
+
+/* Options of the collective algorithms. */
+typedef struct rw_coll_options {
+    int32_t root;            /* bcast, reduce, gather, scatter (default 0) */
+    int64_t segment;         /* pipelined bcast (chain) segment, bytes (default 8192, SMPI's NTSL) */
+    int32_t radix;           /* k-nomial bcast (default 4) */
+    double gamma;            /* reduction cost, s per byte reduced (default 0) */
+    int64_t eager_threshold; /* a blocking send of fewer bytes returns at once (SMPI's
+                                smpi/send-is-detached-thresh, default 65536) */
+} rw_coll_options;
+
+rw_coll_options rw_coll_options_default(void);
+
+/* The transfers of one call of collective `op` with algorithm `algorithm`
+ * over n_ranks ranks, `bytes` as the benchmark programs count it:
+ *   alltoall   pair, ring, bruck, linear        bytes per rank pair
+ *   bcast      binomial, knomial, chain, scatter_allgather (ring allgather),
+ *              scatter_rdb_allgather            bytes from the root
+ *   reduce     binomial                         bytes per rank
+ *   allreduce  rdb, ring, rabenseifner          bytes per rank
+ *   allgather  ring, rdb, bruck                 bytes per rank
+ *   gather     binomial, linear                 bytes per rank
+ *   scatter    binomial, linear                 bytes per rank
+ * Each follows the message pattern of SimGrid 3.32 SMPI's implementation of
+ * the same name (docs/prediction.md lists them). RW_ERR_ARG on an unknown
+ * operation or algorithm (the message lists the known ones), a rank count an
+ * algorithm cannot take (rdb: a power of two), bytes < 0 or non-finite. */
+rw_status rw_sched_collective(const char *op, const char *algorithm, int32_t n_ranks,
+                              double bytes, const rw_coll_options *opt, rw_sched **out);
+
+/* Comma-separated algorithm names of op ("" for an unknown op). */
+const char *rw_collective_algorithms(const char *op);
+
+/* An application's traffic as one concurrent phase (docs/prediction.md,
+ * "Application traffic"): every entry (src, dst) of the matrix becomes one
+ * transfer of bytes(src,dst) / iterations bytes, started at time 0, whose
+ * latency is alpha (+ o) times its messages per iteration (the messages of
+ * one pair follow each other; different pairs overlap). The phase then
+ * lasts as long as node and link loads under max-min sharing make it.
+ * iterations >= 1 turns the run's totals into one iteration's. A rank's
+ * traffic to itself is left out (it never leaves the rank's memory). */
+rw_status rw_sched_traffic(const rw_matrix *m, double iterations, rw_sched **out);
+
+/* ---------------------------------------------------------------------
+ * Simulation
+ * ------------------------------------------------------------------- */
+
+typedef enum rw_sim_mode {
+    RW_SIM_SHARED = 0,     /* max-min fair sharing of every resource */
+    RW_SIM_CONTENTION_FREE = 1 /* each flow alone at 1/beta (Hockney per message, on
+                                  the schedule's critical path) */
+} rw_sim_mode;
+
+typedef struct rw_sim_result {
+    double time;          /* seconds until the last transfer ends */
+    int64_t transfers;
+    int64_t events;       /* times the simulation advanced */
+    int64_t rate_updates; /* max-min recomputations */
+    double rank_span;     /* max over ranks of (its last transfer's end - its start):
+                             what a benchmark timing each rank from its own start
+                             reports; equals time when every rank starts at 0 */
+} rw_sim_result;
+
+/* Simulate s on net (net's placement must hold s's ranks). finish (may be
+ * NULL) receives each transfer's end time, rw_sched_n_transfers(s) values.
+ * The first simulation after rw_pnet_add_link indexes the links inside net:
+ * do not simulate one network from two threads before that. */
+rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
+                      rw_sim_result *out, double *finish);
+
+/* rw_simulate where rank r starts at rank_start[r] (s >= 0; NULL: all at
+ * 0): no transfer of r begins before it. A benchmark that starts each timed
+ * call after a barrier sees such skews: ranks leave a barrier at different
+ * times. */
+rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
+                           const double *rank_start, rw_sim_result *out, double *finish);
+
+/* rw_sched_collective + rw_simulate on net's placement. */
+rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *algorithm,
+                                double bytes, const rw_coll_options *opt, rw_sim_mode mode,
+                                rw_sim_result *out);
+
+/* ---------------------------------------------------------------------
+ * Closed-form formulas (scalar figures; all times in seconds)
+ * ------------------------------------------------------------------- */
+
+/* Hockney: one message of n bytes, alpha + n beta. */
+double rw_hockney(double alpha, double beta, double n);
+/* LogGP (Alexandrov et al. 1995): one message of n bytes, o + (n - 1) G + L + o. */
+double rw_loggp(double L, double o, double G, double n);
+/* Luo et al. 2018 eq. 1, Bruck all-to-all of k bytes per pair over p ranks:
+ * lg(p) alpha + 1/2 lg(p) (p - 1) k beta. */
+double rw_luo_bruck(int64_t p, double alpha, double beta, double k);
+/* Luo et al. 2018 eq. 2, the long-message (pairwise) all-to-all:
+ * (p - 1)(alpha + k beta). */
+double rw_luo_pairwise(int64_t p, double alpha, double beta, double k);
+/* Luo et al. 2018 eq. 3: mean wait, in switch cycles, of a packet at a
+ * radix x radix switch output whose inputs each receive a packet per cycle
+ * with probability rho (M/G/1): (1 - 1/radix) rho / (2 (1 - rho)).
+ * NaN unless 0 <= rho < 1 and radix >= 1. */
+double rw_luo_wait(int32_t radix, double rho);
+/* Luo et al. 2018 eq. 4: (p - 1)(alpha + k beta + k / packet x hops x wait x
+ * cycle), wait from eq. 3, packet in bytes, cycle in seconds. */
+double rw_luo_contention(int64_t p, double alpha, double beta, double k, double packet,
+                         int32_t hops, int32_t radix, double rho, double cycle);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RANKWISE_PREDICT_H */

@@ -1,0 +1,111 @@
+/* Predictor internals shared by the files of engine/src/predict (not installed). */
+#ifndef RW_PREDICT_INTERNAL_H
+#define RW_PREDICT_INTERNAL_H
+
+#include "../internal.h"
+#include "rankwise_predict.h"
+
+struct rw_pnet {
+    int32_t n;        /* nodes */
+    double *alpha;    /* n x n */
+    double *beta;     /* n x n */
+    double *o;        /* n, or NULL */
+    double *inject;   /* n bytes/s (0 = none), or NULL */
+    double *eject;    /* n, or NULL */
+    int32_t n_links;
+    double *link_cap; /* n_links */
+    /* The pairs of every link as added: pairs k < n_pend cross link pend_link[k]. */
+    int64_t n_pend, pend_cap;
+    int32_t *pend_src, *pend_dst, *pend_link;
+    /* Index built from them on first use (rw_pnet_index_links): links crossed
+     * by node pair p = i * n + j are link_of[pair_start[p] .. pair_start[p + 1]);
+     * NULL while there is no link or the index is stale. */
+    int64_t *pair_start;
+    int32_t *link_of;
+    int32_t n_ranks;
+    int32_t *node_of; /* n_ranks */
+};
+
+/* Build the pair -> links index if links were added since the last one. */
+rw_status rw_pnet_index_links(rw_pnet *net);
+
+struct rw_sched {
+    int32_t n_ranks;
+    int64_t n, cap;      /* transfers */
+    int32_t *src, *dst;
+    double *bytes;
+    double *delay;
+    int32_t *n_lat;      /* latencies charged (messages), >= 1 */
+    uint8_t *detached;   /* 1: the sender does not wait for the end (SMPI's
+                            detached sends below the eager threshold) */
+    int64_t *dep_start;  /* n + 1 offsets into deps */
+    int64_t *deps;
+    int64_t n_deps, deps_cap;
+};
+
+/* rw_sched_add with a latency count (messages the transfer stands for). */
+rw_status rw_sched_add_msgs(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay,
+                            int32_t n_lat, int32_t n_deps, const int64_t *deps, int64_t *id);
+
+/* ---- building collective schedules rank by rank ----
+ * front[r]: the transfers rank r waits for before its next operation
+ * (what it has just received, and its last blocking send). A transfer
+ * src -> dst depends on front[src] (the sender reached its send) and
+ * front[dst] (the receiver posted its receive: SimGrid starts a transfer
+ * once both sides are matched). */
+typedef struct rw_idlist {
+    int64_t *v;
+    int32_t n, cap;
+} rw_idlist;
+
+typedef struct rw_builder {
+    rw_sched *s;
+    int32_t p;
+    rw_idlist *front; /* p */
+    rw_idlist *next;  /* p: the front each rank gets at the end of a step */
+    rw_coll_options opt;
+    rw_status err;    /* first failure; later calls do nothing */
+} rw_builder;
+
+rw_status rw_builder_init(rw_builder *b, int32_t p, const rw_coll_options *opt);
+/* Frees the builder; hands the schedule to *out when no error occurred. */
+rw_status rw_builder_finish(rw_builder *b, rw_sched **out);
+
+/* A transfer depending on the current fronts of src and dst; returns its id
+ * (-1 after an error). delay: computation before sending. */
+int64_t rw_b_xfer(rw_builder *b, int32_t src, int32_t dst, double bytes, double delay);
+/* Add id to rank r's front at the end of the step. */
+void rw_b_next(rw_builder *b, int32_t r, int64_t id);
+/* A blocking send of `bytes`: it holds the sender only at or above the eager
+ * threshold (below, SMPI detaches it). */
+void rw_b_send_done(rw_builder *b, int32_t r, int64_t id, double bytes);
+/* End of a step: every rank with a pending next front takes it. */
+void rw_b_commit(rw_builder *b);
+/* Immediate: rank r's front becomes {id} (a blocking receive or send inside
+ * a rank's sequential program). */
+void rw_b_set(rw_builder *b, int32_t r, int64_t id);
+
+/* A sendrecv step: rank r sends sbytes to to[r] and receives from from[r]
+ * (to/from may be r: a local copy). Every rank of the step takes part. */
+void rw_b_sendrecv_step(rw_builder *b, const int32_t *to, double sbytes);
+
+/* Collective algorithms, one file per operation. */
+rw_status rw_coll_alltoall(rw_builder *b, const char *alg, double bytes);
+rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes);
+rw_status rw_coll_reduce(rw_builder *b, const char *alg, double bytes);
+rw_status rw_coll_allreduce(rw_builder *b, const char *alg, double bytes);
+rw_status rw_coll_allgather(rw_builder *b, const char *alg, double bytes);
+rw_status rw_coll_gather(rw_builder *b, const char *alg, double bytes);
+rw_status rw_coll_scatter(rw_builder *b, const char *alg, double bytes);
+
+/* Pieces shared between operations. */
+void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes);
+void rw_b_binomial_scatter_blocks(rw_builder *b, int32_t root, double total, double *have);
+void rw_b_ring_allgather(rw_builder *b, const double *block);
+/* A rank copying its own data (a sendrecv to itself): SMPI does it with
+ * memcpy, which costs no simulated time; nothing is added. */
+void rw_b_local_copy(rw_builder *b, int32_t r, double bytes);
+
+static inline int rw_is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+#endif

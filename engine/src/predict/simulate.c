@@ -1,0 +1,346 @@
+/* Event-driven simulation of a schedule: transfers wait for their
+ * dependencies, then alpha (+ o), then flow at max-min fair rates that are
+ * recomputed whenever a flow starts or ends. */
+#include "sharing.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Events closer than this (relative) are one event: flows of a synchronous
+ * step start and end together, and one rate update serves them all. */
+#define RW_SIM_TOL 1e-9
+
+typedef struct heap_item {
+    double t;
+    int64_t k;
+} heap_item;
+
+typedef struct heap {
+    heap_item *v;
+    int64_t n, cap;
+} heap;
+
+static int heap_push(heap *h, double t, int64_t k)
+{
+    if (h->n == h->cap) {
+        int64_t cap = h->cap ? 2 * h->cap : 256;
+        heap_item *v = realloc(h->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    int64_t i = h->n++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (h->v[p].t <= t)
+            break;
+        h->v[i] = h->v[p];
+        i = p;
+    }
+    h->v[i].t = t;
+    h->v[i].k = k;
+    return 0;
+}
+
+static heap_item heap_pop(heap *h)
+{
+    heap_item top = h->v[0], last = h->v[--h->n];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->v[c + 1].t < h->v[c].t)
+            c++;
+        if (h->v[c].t >= last.t)
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->v[i] = last;
+    return top;
+}
+
+typedef struct sim {
+    const rw_pnet *net;
+    const rw_sched *s;
+    rw_sim_mode mode;
+    int64_t *out_start, *out; /* dependents */
+    int32_t *left;            /* dependencies not yet ended */
+    double *ready;            /* latest end among dependencies */
+    double *finish;
+    heap pending;             /* (time the flow phase begins, transfer) */
+    /* active flows */
+    int64_t n_act, cap_act;
+    int64_t *act;
+    int32_t *sn, *dn;
+    double *rem, *rate, *fcap;
+    uint8_t *fixed;
+    rw_sharing sh;
+    double end;
+    int64_t events, updates;
+    const double *rank_start; /* or NULL */
+    double *rank_end;
+} sim;
+
+static void sim_free(sim *m)
+{
+    free(m->out_start);
+    free(m->out);
+    free(m->left);
+    free(m->ready);
+    free(m->pending.v);
+    free(m->act);
+    free(m->sn);
+    free(m->dn);
+    free(m->rem);
+    free(m->rate);
+    free(m->fcap);
+    free(m->fixed);
+    free(m->rank_end);
+    rw_sharing_free(&m->sh);
+}
+
+static rw_status oom(void) { return rw_fail(RW_ERR_NOMEM, "simulation: out of memory"); }
+
+/* Transfer k is ready at time t: schedule the start of its flow. */
+static rw_status release(sim *m, int64_t k, double t)
+{
+    const rw_sched *s = m->s;
+    int32_t a = m->net->node_of[s->src[k]], b = m->net->node_of[s->dst[k]];
+    double lat = m->net->alpha[(int64_t)a * m->net->n + b] + (m->net->o ? m->net->o[a] : 0.0);
+    if (m->rank_start) {
+        double rs = m->rank_start[s->src[k]], rd = m->rank_start[s->dst[k]];
+        if (rs > t)
+            t = rs;
+        if (rd > t)
+            t = rd;
+    }
+    double begin = t + s->delay[k] + lat * s->n_lat[k];
+    return heap_push(&m->pending, begin, k) ? oom() : RW_OK;
+}
+
+static rw_status complete(sim *m, int64_t k, double t)
+{
+    m->finish[k] = t;
+    if (t > m->end)
+        m->end = t;
+    if (!m->s->detached[k] && t > m->rank_end[m->s->src[k]])
+        m->rank_end[m->s->src[k]] = t;
+    if (t > m->rank_end[m->s->dst[k]])
+        m->rank_end[m->s->dst[k]] = t;
+    for (int64_t q = m->out_start[k]; q < m->out_start[k + 1]; q++) {
+        int64_t g = m->out[q];
+        if (t > m->ready[g])
+            m->ready[g] = t;
+        if (--m->left[g] == 0) {
+            rw_status st = release(m, g, m->ready[g]);
+            if (st != RW_OK)
+                return st;
+        }
+    }
+    return RW_OK;
+}
+
+static rw_status activate(sim *m, int64_t k)
+{
+    if (m->n_act == m->cap_act) {
+        int64_t cap = m->cap_act ? 2 * m->cap_act : 256;
+#define RW_G(f)                                                    \
+    do {                                                           \
+        void *p = realloc(m->f, (size_t)cap * sizeof *m->f);       \
+        if (!p)                                                    \
+            return oom();                                          \
+        m->f = p;                                                  \
+    } while (0)
+        RW_G(act);
+        RW_G(sn);
+        RW_G(dn);
+        RW_G(rem);
+        RW_G(rate);
+        RW_G(fcap);
+        RW_G(fixed);
+#undef RW_G
+        m->cap_act = cap;
+    }
+    int64_t i = m->n_act++;
+    const rw_pnet *net = m->net;
+    int32_t a = net->node_of[m->s->src[k]], b = net->node_of[m->s->dst[k]];
+    double beta = net->beta[(int64_t)a * net->n + b];
+    m->act[i] = k;
+    m->sn[i] = a;
+    m->dn[i] = b;
+    m->rem[i] = m->s->bytes[k];
+    m->fcap[i] = beta > 0.0 ? 1.0 / beta : INFINITY;
+    m->rate[i] = 0.0;
+    return RW_OK;
+}
+
+static rw_status update_rates(sim *m)
+{
+    m->updates++;
+    if (m->mode == RW_SIM_CONTENTION_FREE) {
+        for (int64_t i = 0; i < m->n_act; i++)
+            m->rate[i] = m->fcap[i];
+        return RW_OK;
+    }
+    if (rw_sharing_rates(&m->sh, m->n_act, m->sn, m->dn, m->fcap, m->rate, m->fixed) < 0)
+        return oom();
+    return RW_OK;
+}
+
+static rw_status run(sim *m)
+{
+    const rw_sched *s = m->s;
+    double now = 0.0;
+    for (int64_t k = 0; k < s->n; k++)
+        if (m->left[k] == 0) {
+            rw_status st = release(m, k, 0.0);
+            if (st != RW_OK)
+                return st;
+        }
+    while (m->n_act > 0 || m->pending.n > 0) {
+        /* Next event: the earliest flow end or flow start. */
+        double t = INFINITY;
+        for (int64_t i = 0; i < m->n_act; i++) {
+            double e = m->rate[i] == INFINITY ? now : now + m->rem[i] / m->rate[i];
+            if (e < t)
+                t = e;
+        }
+        if (m->pending.n > 0 && m->pending.v[0].t < t)
+            t = m->pending.v[0].t;
+        double horizon = t + RW_SIM_TOL * (t > 0 ? t : 0) + 1e-18;
+        m->events++;
+        int changed = 0;
+        /* Advance flows; those ending by the horizon end at t. */
+        int64_t w = 0;
+        for (int64_t i = 0; i < m->n_act; i++) {
+            double e = m->rate[i] == INFINITY ? now : now + m->rem[i] / m->rate[i];
+            if (e <= horizon) {
+                rw_status st = complete(m, m->act[i], t);
+                if (st != RW_OK)
+                    return st;
+                changed = 1;
+                continue;
+            }
+            m->rem[i] -= m->rate[i] * (t - now);
+            if (w != i) {
+                m->act[w] = m->act[i];
+                m->sn[w] = m->sn[i];
+                m->dn[w] = m->dn[i];
+                m->rem[w] = m->rem[i];
+                m->rate[w] = m->rate[i];
+                m->fcap[w] = m->fcap[i];
+            }
+            w++;
+        }
+        m->n_act = w;
+        now = t;
+        /* Start the flows due by the horizon; empty ones end at once. */
+        while (m->pending.n > 0 && m->pending.v[0].t <= horizon) {
+            heap_item it = heap_pop(&m->pending);
+            rw_status st;
+            if (s->bytes[it.k] <= 0.0) {
+                st = complete(m, it.k, it.t > now ? it.t : now);
+            } else {
+                st = activate(m, it.k);
+                changed = 1;
+            }
+            if (st != RW_OK)
+                return st;
+        }
+        if (changed && m->n_act > 0) {
+            rw_status st = update_rates(m);
+            if (st != RW_OK)
+                return st;
+        }
+    }
+    return RW_OK;
+}
+
+rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode, rw_sim_result *out, double *finish)
+{
+    return rw_simulate_from(net, s, mode, NULL, out, finish);
+}
+
+rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode, const double *rank_start,
+                           rw_sim_result *out, double *finish)
+{
+    if (!net || !s || !out)
+        return rw_fail(RW_ERR_ARG, "rw_simulate: net, schedule and out are required");
+    if (mode != RW_SIM_SHARED && mode != RW_SIM_CONTENTION_FREE)
+        return rw_fail(RW_ERR_ARG, "rw_simulate: unknown mode %d", (int)mode);
+    if (s->n_ranks > net->n_ranks)
+        return rw_fail(RW_ERR_ARG, "simulation: the schedule has %d ranks, the placement %d", (int)s->n_ranks,
+                       (int)net->n_ranks);
+    if (rank_start)
+        for (int32_t r = 0; r < s->n_ranks; r++)
+            if (!(isfinite(rank_start[r]) && rank_start[r] >= 0.0))
+                return rw_fail(RW_ERR_ARG, "simulation: rank %d starts at %g s (finite, >= 0 needed)", (int)r,
+                               rank_start[r]);
+    /* The link index is a cache of the network's own data, built once. */
+    rw_status ist = rw_pnet_index_links((rw_pnet *)net);
+    if (ist != RW_OK)
+        return ist;
+    memset(out, 0, sizeof *out);
+    sim m;
+    memset(&m, 0, sizeof m);
+    m.rank_start = rank_start;
+    m.rank_end = calloc((size_t)s->n_ranks, sizeof(double));
+    m.net = net;
+    m.s = s;
+    m.mode = mode;
+    int64_t n = s->n;
+    m.out_start = calloc((size_t)n + 1, sizeof(int64_t));
+    m.out = malloc((size_t)(s->n_deps > 0 ? s->n_deps : 1) * sizeof(int64_t));
+    m.left = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+    m.ready = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    m.finish = finish ? finish : malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    rw_status st = RW_OK;
+    if (!m.out_start || !m.out || !m.left || !m.ready || !m.finish || !m.rank_end) {
+        st = oom();
+        goto done;
+    }
+    if ((st = rw_sharing_init(&m.sh, net)) != RW_OK)
+        goto done;
+    /* Reverse the dependency lists into dependents (counting sort). */
+    for (int64_t k = 0; k < n; k++) {
+        m.left[k] = (int32_t)(s->dep_start[k + 1] - s->dep_start[k]);
+        for (int64_t q = s->dep_start[k]; q < s->dep_start[k + 1]; q++)
+            m.out_start[s->deps[q] + 1]++;
+    }
+    for (int64_t k = 0; k < n; k++)
+        m.out_start[k + 1] += m.out_start[k];
+    {
+        int64_t *fill = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+        if (!fill) {
+            st = oom();
+            goto done;
+        }
+        memcpy(fill, m.out_start, (size_t)n * sizeof(int64_t));
+        for (int64_t k = 0; k < n; k++)
+            for (int64_t q = s->dep_start[k]; q < s->dep_start[k + 1]; q++)
+                m.out[fill[s->deps[q]]++] = k;
+        free(fill);
+    }
+    st = run(&m);
+    if (st == RW_OK) {
+        out->time = m.end;
+        out->transfers = n;
+        out->events = m.events;
+        out->rate_updates = m.updates;
+        for (int32_t r = 0; r < s->n_ranks; r++) {
+            double span = m.rank_end[r] - (rank_start ? rank_start[r] : 0.0);
+            if (span > out->rank_span)
+                out->rank_span = span;
+        }
+    }
+done:
+    if (!finish)
+        free(m.finish);
+    sim_free(&m);
+    return st;
+}
