@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "nodes.h"
 #include "pingpong.h"
+#include "probe_end.h"
 #include "rankwise_probe.h"
 
 /* 8 B to 4 MiB in steps of 4 (the last step is 2). */
@@ -30,9 +31,17 @@ void rw_probe_options_default(rw_probe_options *opt)
 #define RW_MAX_SERIES 100000
 
 /* Values sent per peer from a leader to rank 0: state, measured_at, then
- * STAT_FIELDS per size. */
+ * STAT_FIELDS per size. A row ends with ROW_TRAILER values: whether the
+ * leader gave up on a peer. */
 #define STAT_FIELDS 5
 #define PEER_HEADER 2
+#define ROW_TRAILER 1
+
+/* Set by rw_probe_run: MPI operations of this rank (on rank 0: of any
+ * node) were given up and may never complete. */
+static int left_pending;
+
+int rw_probe_left_pending(void) { return left_pending; }
 
 typedef struct probe {
     const rw_probe_options *opt;
@@ -51,6 +60,7 @@ typedef struct probe {
     double *when;      /* leader: measured_at per peer */
     double wall0, wtime0;
     int synced;        /* collectives on `leaders` still usable */
+    int intra_failed;  /* a local rank did not answer in time */
 } probe;
 
 static double *sample_slot(probe *p, int peer, int s, int round)
@@ -224,8 +234,10 @@ static rw_status measure_intra(probe *p, rw_stat *stats /* ns, leader only */, u
         if (local == 0 && !failed)
             rw_stat_from_rounds(v, p->rounds, per_round, &stats[s]);
     }
-    if (failed)
+    if (failed) {
         *state = RW_PAIR_MISSING;
+        p->intra_failed = 1;
+    }
     free(v);
     return RW_OK;
 }
@@ -252,7 +264,22 @@ static void unpack_stat(const double *d, rw_stat *s)
  * (state, stats...). */
 static size_t row_len(const probe *p)
 {
-    return (size_t)(p->n + 1) * (PEER_HEADER + (size_t)STAT_FIELDS * p->ns);
+    return (size_t)(p->n + 1) * (PEER_HEADER + (size_t)STAT_FIELDS * p->ns) + ROW_TRAILER;
+}
+
+/* This rank abandoned requests or a collective: a peer stopped answering. */
+static int gave_up(const probe *p)
+{
+#ifdef RW_SMPI
+    (void)p;
+    return 0; /* waits block: nothing is ever given up */
+#endif
+    if (!p->synced || p->intra_failed)
+        return 1;
+    for (int j = 0; p->dead && j < p->n; j++)
+        if (p->dead[j])
+            return 1;
+    return 0;
 }
 
 static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_state)
@@ -273,6 +300,7 @@ static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_
             pack_stat(d + PEER_HEADER + (size_t)STAT_FIELDS * s, &st);
         }
     }
+    row[row_len(p) - ROW_TRAILER] = gave_up(p);
 }
 
 static void unpack_row(probe *p, rw_model *m, int i, const double *row)
@@ -299,6 +327,8 @@ static void unpack_row(probe *p, rw_model *m, int i, const double *row)
         if (state == RW_PAIR_MEASURED)
             rw_model_fit_pair(m, (int)pr);
     }
+    if (row[row_len(p) - ROW_TRAILER] != 0)
+        left_pending = 1;
 }
 
 /* Leaders send their rows to rank 0, which waits at most a timeout for
@@ -356,6 +386,7 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
         for (int j = 0; j < p->n; j++) /* node i never reported */
             if (j != i && p->want[(size_t)i * p->n + j])
                 m->pair_state[(size_t)i * p->n + j] = RW_PAIR_MISSING;
+        left_pending = 1;
     }
     free(mine);
     *out = m;
@@ -447,6 +478,10 @@ static void probe_free(probe *p)
     free(p->state);
     free(p->dead);
     free(p->when);
+    /* A collective given up on may still be pending on `leaders`: freeing
+     * the communicator under it crashes Open MPI's libnbc later. */
+    if (!p->synced)
+        p->nodes.leaders = MPI_COMM_NULL;
     rw_nodes_free(&p->nodes);
 }
 
@@ -463,6 +498,7 @@ static rw_status agree(MPI_Comm comm, rw_status st)
 rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **out)
 {
     *out = NULL;
+    left_pending = 0;
     rw_status st = check_options(opt);
     if (st)
         return st; /* same options everywhere: every rank fails alike */
@@ -515,6 +551,8 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         measure_inter(&p);
         st = collect(&p, intra, intra_state, out);
     }
+    if (gave_up(&p))
+        left_pending = 1;
     probe_free(&p);
     return st;
 }
