@@ -28,8 +28,9 @@ static const char usage[] =
     "      --no-intra           skip rank-to-rank measurement inside nodes\n"
     "      --pairs LIST         only these ordered pairs: SRC:DST,SRC:DST (node names)\n"
     "      --source TEXT        where the numbers come from, kept in the model\n"
-    "      --progress           print 'RW-PROGRESS done total' lines on stderr, and\n"
-    "                           'RW-WRITTEN' once the model is on disk\n";
+    "      --progress           print 'RW-PROGRESS done total' lines on stderr,\n"
+    "                           'RW-WRITTEN PATH' once the model is on disk and\n"
+    "                           'RW-UNFINALIZED' before ending without MPI_Finalize\n";
 
 typedef struct args {
     rw_probe_options opt;
@@ -293,6 +294,8 @@ int main(int argc, char **argv)
      * without it, and the launcher, seeing a rank end unfinalized, ends the
      * job (the other ranks wait in MPI_Finalize until then). */
     if (rank == 0 && rw_probe_left_pending()) {
+        if (a.progress)
+            fprintf(stderr, "RW-UNFINALIZED\n");
         fprintf(stderr, "rankwise-probe: warning: a node stopped answering; %s, ending the job "
                         "without MPI_Finalize\n", st ? "no model written" : "model written");
         fflush(stdout);
