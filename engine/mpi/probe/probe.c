@@ -57,6 +57,8 @@ typedef struct probe {
                         * budget may stop the schedule early) */
     uint8_t *state;    /* leader: per peer, rw_pair_state of me -> peer */
     uint8_t *dead;     /* leader: peer stopped answering */
+    int *notice_ids;   /* leader: notice_ids[j] == j, the buffers of notices
+                        * about j (sent and freed: never released) */
     double *when;      /* leader: measured_at per peer */
     double wall0, wtime0;
     int synced;        /* collectives on `leaders` still usable */
@@ -73,7 +75,7 @@ static double now_unix(const probe *p) { return p->wall0 + (MPI_Wtime() - p->wti
 /* A peer stopped answering. Pairs with complete rounds from before keep
  * them (the link was measured; its timestamp says when); a pair never
  * measured in full is missing. */
-static void peer_lost(probe *p, int peer)
+static void mark_lost(probe *p, int peer)
 {
     p->dead[peer] = 1;
     for (int s = 0; s < p->ns; s++)
@@ -81,6 +83,50 @@ static void peer_lost(probe *p, int peer)
             p->state[peer] = RW_PAIR_MISSING;
             return;
         }
+}
+
+/* A leader that gives up on a peer tells the others, so that each of them
+ * does not wait a timeout of its own on it: without this a stopped node
+ * costs a timeout per leader, one tournament round after the other. */
+#define NOTICE_TAG 7323
+
+static void peer_lost(probe *p, int peer)
+{
+    mark_lost(p, peer);
+    /* The collective cannot complete without that peer: stop waiting on it. */
+    p->synced = 0;
+#ifndef RW_SMPI
+    for (int j = 0; j < p->n; j++) {
+        if (j == p->me || j == peer || p->dead[j])
+            continue;
+        MPI_Request req;
+        MPI_Isend(&p->notice_ids[peer], 1, MPI_INT, j, NOTICE_TAG, p->nodes.leaders, &req);
+        MPI_Request_free(&req);
+    }
+#endif
+}
+
+/* Peers other leaders gave up on. A leader that gave up on this one will
+ * not answer it either: it is lost too, without waiting a timeout. */
+static void read_notices(probe *p)
+{
+#ifndef RW_SMPI
+    for (;;) {
+        int flag = 0, id;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, NOTICE_TAG, p->nodes.leaders, &flag, &st);
+        if (!flag)
+            return;
+        MPI_Recv(&id, 1, MPI_INT, st.MPI_SOURCE, NOTICE_TAG, p->nodes.leaders, MPI_STATUS_IGNORE);
+        int lost = id == p->me ? st.MPI_SOURCE : id;
+        if (lost >= 0 && lost < p->n && lost != p->me && !p->dead[lost]) {
+            mark_lost(p, lost);
+            p->synced = 0;
+        }
+    }
+#else
+    (void)p;
+#endif
 }
 
 /* One timed series me -> peer: warm-up, then reps ping-pongs. A peer that
@@ -160,7 +206,15 @@ static int tournament_round_active(const probe *p, int t)
     return 0;
 }
 
+static void measure_schedule(probe *p);
+
 static void measure_inter(probe *p)
+{
+    measure_schedule(p);
+    read_notices(p); /* those that arrived after the last round */
+}
+
+static void measure_schedule(probe *p)
 {
     int T = rw_tournament_rounds(p->n), done = 0, total = 0;
     for (int t = 0; t < T; t++)
@@ -172,6 +226,7 @@ static void measure_inter(probe *p)
             if (!tournament_round_active(p, t))
                 continue;
             int peer = rw_tournament_partner(p->n, t, p->me);
+            read_notices(p);
             if (!isolated) {
                 if (pair_active(p, p->me, peer))
                     measure_pair(p, peer, round);
@@ -363,6 +418,7 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
     m->duration = MPI_Wtime() - p->wtime0;
     unpack_row(p, m, 0, mine);
     double *row = mine;
+    double lost_deadline = 0; /* one timeout for all the nodes known lost */
     for (int i = 1; i < p->n; i++) {
         MPI_Request req;
         MPI_Irecv(row, (int)len, MPI_DOUBLE, i, tag, c, &req);
@@ -372,6 +428,12 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
         done = 1;
 #else
         double deadline = MPI_Wtime() + p->timeout;
+        if (p->dead[i]) {
+            if (lost_deadline == 0)
+                lost_deadline = deadline;
+            deadline = lost_deadline;
+        }
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         while (!done && MPI_Wtime() < deadline)
             MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (!done) {
@@ -478,9 +540,12 @@ static void probe_free(probe *p)
     free(p->state);
     free(p->dead);
     free(p->when);
-    /* A collective given up on may still be pending on `leaders`: freeing
-     * the communicator under it crashes Open MPI's libnbc later. */
-    if (!p->synced)
+    /* A collective given up on may still be pending on `leaders`, and
+     * notices sent on it may not have left: freeing the communicator or
+     * their buffers under them crashes Open MPI's libnbc later. */
+    if (p->synced)
+        free(p->notice_ids);
+    else
         p->nodes.leaders = MPI_COMM_NULL;
     rw_nodes_free(&p->nodes);
 }
@@ -529,7 +594,10 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         p.state = calloc((size_t)p.n, 1);
         p.dead = calloc((size_t)p.n, 1);
         p.when = calloc((size_t)p.n, sizeof *p.when);
-        if (!p.samples || !p.filled || !p.state || !p.dead || !p.when)
+        p.notice_ids = malloc((size_t)p.n * sizeof *p.notice_ids);
+        for (int j = 0; p.notice_ids && j < p.n; j++)
+            p.notice_ids[j] = j;
+        if (!p.samples || !p.filled || !p.state || !p.dead || !p.when || !p.notice_ids)
             st = rw_fail(RW_ERR_NOMEM, "out of memory for the probe's samples");
     }
     if ((st = agree(comm, st))) {
