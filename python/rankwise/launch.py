@@ -98,10 +98,12 @@ def _read_lines(stream, sink: queue.Queue) -> None:
     sink.put(None)
 
 
-def run_with_progress(cmd: list[str], label: str, show: bool = True, cwd=None) -> RunResult:
+def run_with_progress(cmd: list[str], label: str, show: bool = True, cwd=None,
+                      end_after_written: bool = False) -> RunResult:
     """Run cmd in a process group of its own; draw a progress bar from its
-    RW-PROGRESS lines. Once it reports its output written (RW-WRITTEN), a job
-    that does not end by itself within a grace period is ended."""
+    RW-PROGRESS lines. With `end_after_written`, once it reports its output
+    written (RW-WRITTEN), a job that does not end by itself within a grace
+    period is ended (a real MPI job whose rank stopped answering)."""
     tail: deque[str] = deque(maxlen=40)
     try:
         proc = subprocess.Popen(
@@ -144,7 +146,7 @@ def run_with_progress(cmd: list[str], label: str, show: bool = True, cwd=None) -
                     result.unfinalized = True
                 elif line.strip():
                     tail.append(line)
-                if written_at is not None and proc.poll() is None:
+                if end_after_written and written_at is not None and proc.poll() is None:
                     grace = UNFINALIZED_GRACE if result.unfinalized else FINALIZE_GRACE
                     if time.monotonic() - written_at > grace:
                         result.ended_after = time.monotonic() - written_at

@@ -124,7 +124,7 @@ def probe_launcher(
         words += ["-hostfile", str(Path(hostfile).resolve())]
     args = ["--output", str(output), "--progress", "--source", f"mpi:{launcher}", *options.args()]
     cmd = [*words, str(paths.program(PROBE, "mpi")), *args]
-    result = launch.run_with_progress(cmd, "probing", show_progress)
+    result = launch.run_with_progress(cmd, "probing", show_progress, end_after_written=True)
     if result.written is None or not output.exists():
         if result.returncode == 0 and output.exists():  # a probe that does not print RW-WRITTEN
             return Model.load(output)

@@ -185,7 +185,7 @@ def test_a_job_that_does_not_end_after_writing_is_ended(tmp_path, monkeypatch):
         while :; do sleep 1; done
     """)
     start = time.monotonic()
-    result = launch.run_with_progress([str(fake)], "test", show=False)
+    result = launch.run_with_progress([str(fake)], "test", show=False, end_after_written=True)
     took = time.monotonic() - start
     assert result.written == f"{tmp_path}/m.rwm"
     assert result.ended_after is not None and result.ended_after >= 1.0
@@ -197,14 +197,17 @@ def test_a_job_that_does_not_end_after_writing_is_ended(tmp_path, monkeypatch):
     assert _gone(child)
 
 
-def test_a_healthy_job_is_left_to_finalize(tmp_path):
-    """Without RW-WRITTEN, or when the job ends by itself, nothing is ended."""
+@pytest.mark.parametrize("grace, end_after_written", [(4.0, True), (0.5, False)])
+def test_a_job_that_ends_by_itself_is_left_alone(tmp_path, monkeypatch, grace, end_after_written):
+    """A job that ends within the grace after RW-WRITTEN (a healthy
+    MPI_Finalize) is not ended, and without end_after_written (smpirun) none is."""
+    monkeypatch.setattr(launch, "FINALIZE_GRACE", grace)
     fake = _fake_launcher(tmp_path, """\
         echo "RW-WRITTEN /x.rwm" >&2
         sleep 2
         echo done
     """)
-    result = launch.run_with_progress([str(fake)], "test", show=False)
+    result = launch.run_with_progress([str(fake)], "test", show=False, end_after_written=end_after_written)
     assert result.returncode == 0 and result.ended_after is None and result.log == ["done"]
 
 
