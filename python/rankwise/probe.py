@@ -125,9 +125,7 @@ def probe_launcher(
     args = ["--output", str(output), "--progress", "--source", f"mpi:{launcher}", *options.args()]
     cmd = [*words, str(paths.program(PROBE, "mpi")), *args]
     result = launch.run_with_progress(cmd, "probing", show_progress, end_after_written=True)
-    if result.written is None or not output.exists():
-        if result.returncode == 0 and output.exists():  # a probe that does not print RW-WRITTEN
-            return Model.load(output)
+    if result.written is None or not output.exists():  # a file there is from an earlier run
         cause = launch.failure_message("the probe", result) if result.returncode != 0 else \
             f"the probe ended without writing {output}"
         raise RankwiseError(f"{cause}; no model was written", exit_code=1)

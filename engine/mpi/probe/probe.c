@@ -328,13 +328,14 @@ static int gave_up(const probe *p)
 #ifdef RW_SMPI
     (void)p;
     return 0; /* waits block: nothing is ever given up */
-#endif
+#else
     if (!p->synced || p->intra_failed)
         return 1;
     for (int j = 0; p->dead && j < p->n; j++)
         if (p->dead[j])
             return 1;
     return 0;
+#endif
 }
 
 static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_state)
