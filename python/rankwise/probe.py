@@ -128,7 +128,7 @@ def probe_launcher(
     if result.written is None or not output.exists():  # a file there is from an earlier run
         cause = launch.failure_message("the probe", result) if result.returncode != 0 else \
             f"the probe ended without writing {output}"
-        raise RankwiseError(f"{cause}; no model was written", exit_code=1)
+        raise RankwiseError(f"{cause.rstrip('.')}; no model was written", exit_code=1)
     model = Model.load(output)
     if result.returncode != 0 or result.unfinalized or result.ended_after is not None:
         (warn or _warn_stderr)(_unfinished_job_warning(model, result))

@@ -113,7 +113,7 @@ def test_a_killed_rank_is_named_with_its_signal(tmp_path):
     assert result.returncode == 1
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("rankwise: error:"), result.stderr
-    assert "process rank 2" in lines[0] and "signal 9" in lines[0], lines[0]
+    assert "process rank 2" in lines[0] and "signal 9 (Killed); no model was written" in lines[0], lines[0]
     assert "no model was written" in lines[0]
     assert not (tmp_path / "m.rwm").exists()
     assert took < 30
