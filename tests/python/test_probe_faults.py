@@ -34,9 +34,9 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def _probe_and_signal(tmp_path: Path, sig: signal.Signals, timeout: float, after: float = 1.5, rank: int = 2):
+def _probe_and_signal(tmp_path: Path, sig: signal.Signals, timeout: float, after: float = 1.5):
     """`rankwise probe` on 4 localhost ranks, measuring for 5 s; `sig` to
-    `rank` `after` s into the job. Returns (result, seconds from the signal
+    rank 2 `after` s into the job. Returns (result, seconds from the signal
     to the return, pid)."""
     out = tmp_path / "m.rwm"
     cmd = [sys.executable, "-m", "rankwise", "probe", "--launcher", "mpirun -np 4 --oversubscribe",
@@ -46,7 +46,7 @@ def _probe_and_signal(tmp_path: Path, sig: signal.Signals, timeout: float, after
                             stdin=subprocess.DEVNULL, start_new_session=True)
     victim = None
     try:
-        victim = pid_of_rank(rank, proc.pid, time.monotonic() + 30)
+        victim = pid_of_rank(2, proc.pid, time.monotonic() + 30)
         time.sleep(after)
         os.kill(victim, sig)
         signalled = time.monotonic()
@@ -82,23 +82,6 @@ def test_a_stopped_rank_costs_its_pairs_and_the_probe_returns(tmp_path):
     assert (model.state[2, [0, 1, 3]] == MISSING).all()  # rank 2 never reported
     assert model.state[0, 1] == MEASURED and model.state[3, 1] == MEASURED
     assert "model written to" in result.stdout
-    deadline = time.monotonic() + 10
-    while not _gone(victim) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _gone(victim), "the stopped rank outlived the job"
-
-
-@needs_open_mpi
-def test_a_stopped_rank_0_ends_the_job_with_an_error(tmp_path):
-    """Rank 0 collects and writes the model: when it stops, the other
-    leaders end the job after a bounded wait and say so; no hang."""
-    timeout = 2.0
-    result, took, victim = _probe_and_signal(tmp_path, signal.SIGSTOP, timeout, rank=0)
-    assert result.returncode == 1
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "rank 0, which writes the model, stopped answering" in lines[0], result.stderr
-    assert "no model was written" in lines[0]
-    assert took < timeout + 30
     deadline = time.monotonic() + 10
     while not _gone(victim) and time.monotonic() < deadline:
         time.sleep(0.1)

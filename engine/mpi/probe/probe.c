@@ -39,10 +39,9 @@ void rw_probe_options_default(rw_probe_options *opt)
 
 /* Set by rw_probe_run: MPI operations of this rank (on rank 0: of any
  * node) were given up and may never complete. */
-static int left_pending, root_lost;
+static int left_pending;
 
 int rw_probe_left_pending(void) { return left_pending; }
-int rw_probe_root_lost(void) { return root_lost; }
 
 typedef struct probe {
     const rw_probe_options *opt;
@@ -402,21 +401,7 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
     if (p->me != 0) {
         MPI_Request req;
         MPI_Isend(mine, (int)len, MPI_DOUBLE, 0, tag, c, &req);
-#ifdef RW_SMPI
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-#else
-        /* Rank 0 takes the rows one after the other, each within a timeout,
-         * one timeout for all the lost nodes': past 3 timeouts it is lost. */
-        int done = 0;
-        double deadline = MPI_Wtime() + 3 * p->timeout;
-        while (!done && MPI_Wtime() < deadline)
-            MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done) {
-            MPI_Request_free(&req);
-            mark_lost(p, 0);
-            return RW_OK; /* the row stays allocated: the send may still read it */
-        }
-#endif
         free(mine);
         return RW_OK;
     }
@@ -579,7 +564,7 @@ static rw_status agree(MPI_Comm comm, rw_status st)
 rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **out)
 {
     *out = NULL;
-    left_pending = root_lost = 0;
+    left_pending = 0;
     rw_status st = check_options(opt);
     if (st)
         return st; /* same options everywhere: every rank fails alike */
@@ -637,7 +622,6 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
     }
     if (gave_up(&p))
         left_pending = 1;
-    root_lost = p.nodes.is_leader && p.me != 0 && p.dead && p.dead[0];
     probe_free(&p);
     return st;
 }

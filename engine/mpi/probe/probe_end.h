@@ -9,9 +9,4 @@
  * where waits block. */
 int rw_probe_left_pending(void);
 
-/* Nonzero on a node leader other than rank 0 that gave up on rank 0, which
- * collects and writes the model: then no model is written, and the job
- * must be ended from here. */
-int rw_probe_root_lost(void);
-
 #endif

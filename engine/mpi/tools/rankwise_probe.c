@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "probe_end.h"
@@ -302,16 +301,6 @@ int main(int argc, char **argv)
         fflush(stdout);
         fflush(stderr);
         _exit(st ? 1 : 0);
-    }
-    if (rank != 0 && rw_probe_root_lost()) {
-        /* Rank 0 may only have been slow: leave it the time to write the
-         * model and end the job itself first. */
-        struct timespec wait = {.tv_sec = (time_t)(2 * a.opt.settings.timeout) + 1};
-        nanosleep(&wait, NULL);
-        fprintf(stderr, "rankwise-probe: error: rank 0, which writes the model, stopped answering "
-                        "(rank %d gave up on it after the timeout)\n", rank);
-        fflush(stderr);
-        _exit(1);
     }
     MPI_Finalize();
     return st ? 1 : 0;
