@@ -1,6 +1,7 @@
 # rankwise — set-up, build, demo and tests in one place.
 #   make demo   install what is missing, build, run the main job on the simulated cluster
 #   make test   install what is missing, build, run every test (pytest + ctest)
+#   make check-readme  run every command of README.md here (also part of make test)
 # Both are idempotent: a second run only rebuilds what changed.
 
 VENV      ?= .venv
@@ -8,7 +9,7 @@ PYTHON    ?= python3
 PY        := $(VENV)/bin/python
 RANKWISE  := $(VENV)/bin/rankwise
 APT_PKGS  := build-essential cmake ninja-build python3-venv libmetis-dev \
-             openmpi-bin libopenmpi-dev libsimgrid-dev
+             openmpi-bin libopenmpi-dev libsimgrid-dev clang
 PY_DEPS   := numpy matplotlib typer rich pytest hypothesis scikit-build-core
 SOURCES   := $(shell find engine python -type f -not -path '*/__pycache__/*') \
              CMakeLists.txt pyproject.toml
@@ -23,14 +24,28 @@ endif
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: demo test build system clean bench studies
+# Fuzzing the engine's readers (tests/fuzz/README.md): `make fuzz` runs each
+# libFuzzer harness FUZZ_SECONDS; `make test` runs them TEST_FUZZ_SECONDS.
+FUZZ_SECONDS      ?= 300
+TEST_FUZZ_SECONDS ?= 20
+
+.PHONY: demo test build system clean bench studies fuzz check-readme
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
 
 test: build $(TESTBUILD)/.built
 	ctest --test-dir $(TESTBUILD) --output-on-failure
+	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) tests/fuzz/run.sh
 	$(PY) -m pytest -q
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+
+# Every command of README.md, run in a scratch folder (tests/python/test_readme.py says what it
+# substitutes for this machine); also part of `make test`.
+check-readme: build
+	$(PY) -m pytest -q -m readme tests/python/test_readme.py
 
 # The papers' before/after tables on simulated platforms (rankwise bench).
 bench: build
@@ -49,7 +64,7 @@ build: $(VENV)/.installed
 build/.system:
 	@mkdir -p build
 	@missing=""; \
-	for c in cc cmake ninja mpicc mpirun smpicc smpirun; do command -v $$c >/dev/null || missing=1; done; \
+	for c in cc cmake ninja mpicc mpirun smpicc smpirun clang; do command -v $$c >/dev/null || missing=1; done; \
 	[ -f /usr/include/metis.h ] || missing=1; \
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing=1; \
 	if [ -n "$$missing" ]; then \

@@ -20,6 +20,13 @@ extern "C" {
 
 #define RW_MODEL_FORMAT_VERSION 1
 
+/* Version of the binary interface: the layout of the structures below and
+ * of rankwise_map.h, and the functions' signatures. Raised on any change a
+ * binding (python/rankwise/engine.py) must follow; the binding refuses a
+ * library whose rw_abi_version() differs from the one it was written for. */
+#define RW_ABI_VERSION 2
+int rw_abi_version(void);
+
 typedef enum rw_status {
     RW_OK = 0,
     RW_ERR_IO = 1,      /* file could not be opened, read or written */
@@ -33,6 +40,13 @@ typedef enum rw_status {
 /* Last error of the calling thread, one line, never NULL. */
 const char *rw_last_error(void);
 const char *rw_version(void);
+
+/* Enumerations by name, for bindings that must not rely on positions:
+ * *_name returns NULL for a value out of range, *_from_name -1 for an
+ * unknown name. Status names: "ok", "io", "parse", "nomem", "arg", "mpi",
+ * "state". */
+const char *rw_status_name(int status);
+int rw_status_from_name(const char *name);
 
 /* ---------------------------------------------------------------------
  * Statistics and fitting
@@ -73,10 +87,18 @@ typedef enum rw_pair_state {
     RW_PAIR_MISSING = 2   /* probed, but no answer within the timeout */
 } rw_pair_state;
 
+/* "unprobed", "measured", "missing" (see rw_status_name for the rules). */
+const char *rw_pair_state_name(int state);
+int rw_pair_state_from_name(const char *name);
+
 typedef enum rw_probe_mode {
     RW_MODE_CONCURRENT = 0, /* all pairs of a tournament round at once */
     RW_MODE_ISOLATED = 1    /* one pair at a time */
 } rw_probe_mode;
+
+/* "concurrent", "isolated". */
+const char *rw_probe_mode_name(int mode);
+int rw_probe_mode_from_name(const char *name);
 
 typedef struct rw_probe_settings {
     rw_probe_mode mode;
@@ -140,8 +162,47 @@ double rw_model_time(const rw_model *m, int i, int j, double bytes);
  * a partial re-probe into an existing model. Sizes must match. */
 rw_status rw_model_merge(rw_model *base, const rw_model *update);
 
+/* What a model may hold (docs/formats.md, "Bounds"). A number outside
+ * its bounds is a broken clock, a unit error or a corrupt file, never a
+ * measurement: the reader refuses it with "path:line: ..." and the writer
+ * refuses to write it, so every file the writer makes reads back. NaN
+ * means "unknown" where the rules below allow it. */
+#define RW_TEXT_MAX 255                  /* bytes of a source, pattern or node name */
+#define RW_MODEL_MAX_NODES (1 << 20)
+#define RW_MODEL_MAX_RANKS_PER_NODE (1 << 20)
+#define RW_MODEL_MAX_SIZE (1LL << 40)    /* bytes of a message size */
+#define RW_MODEL_MAX_SECONDS 1e3         /* alpha and round-trip times, s */
+#define RW_MODEL_MAX_BETA 1.0            /* s per byte (1 B/s) */
+#define RW_MODEL_MAX_JITTER 1e9          /* (max - min) / mean */
+#define RW_MODEL_MAX_DURATION 1e9        /* duration, timeout, time budget, s */
+#define RW_MODEL_MAX_TIMESTAMP 32503680000.0 /* unix time of 3000-01-01 UTC */
+
+/* RW_OK when m keeps every rule: node names (rw_name rules: UTF-8, no
+ * blank, '#' or control character, at most RW_TEXT_MAX bytes, distinct),
+ * source (UTF-8 text without control characters or blanks at its ends), ranks per node in [1, RW_MODEL_MAX_RANKS_PER_NODE],
+ * sizes in [0, RW_MODEL_MAX_SIZE] increasing, settings (repetitions and
+ * rounds >= 1, warmup >= 0, timeout and time_budget in [0, MAX_DURATION]),
+ * created and measured_at NaN or in [0, MAX_TIMESTAMP], duration NaN or in
+ * [0, MAX_DURATION]; a measured pair or intra figure has finite alpha in
+ * [0, MAX_SECONDS] and beta in [0, MAX_BETA], a missing one NaN or the same;
+ * statistics with count > 0 have min/median/max in [0, MAX_SECONDS] and
+ * jitter in [0, MAX_JITTER], count >= 0. Otherwise RW_ERR_ARG naming the
+ * first offence. */
+rw_status rw_model_check(const rw_model *m);
+
+/* Make a NUL-terminated text keep the text rule in place, for texts taken
+ * from outside (a command line, an environment variable) before they go
+ * into a model or matrix: control characters become blanks, bytes that are
+ * not UTF-8 (a character cut by an earlier truncation included) become
+ * '?', the text is cut to RW_TEXT_MAX bytes at a character boundary, and
+ * blanks at both ends are removed. */
+void rw_text_clean(char *text);
+
 /* File format (see docs/formats.md). write is atomic: a temporary file in
- * the same directory is renamed over `path` once complete. */
+ * the same directory is renamed over `path` once complete; it refuses
+ * (RW_ERR_ARG, "path: cannot write: ...") a model rw_model_check refuses.
+ * read refuses with "path:line: message" anything outside the rules; a
+ * model it returns always passes rw_model_check. */
 rw_status rw_model_read(const char *path, rw_model **out);
 rw_status rw_model_write(const rw_model *m, const char *path);
 
@@ -224,8 +285,11 @@ int64_t rw_matrix_total_bytes(const rw_matrix *m);
 rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out);
 
 /* File format (docs/formats.md, "Communication matrix"). write is atomic
- * like rw_model_write; it refuses (RW_ERR_ARG) a source or pattern holding
- * a line break. read reports "path:line: message" on malformed input. */
+ * like rw_model_write; it refuses (RW_ERR_ARG, "path: cannot write: ...")
+ * a source or pattern that breaks the text rule of rw_model_check (UTF-8,
+ * no control character, no blank at either end, at most RW_TEXT_MAX
+ * bytes); read refuses such a text with "path:line: message", like any
+ * other malformed input, so what it returns can be written back. */
 rw_status rw_matrix_read(const char *path, rw_matrix **out);
 rw_status rw_matrix_write(const rw_matrix *m, const char *path);
 

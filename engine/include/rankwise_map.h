@@ -67,6 +67,10 @@ typedef enum rw_objective {
     RW_OBJ_BOTTLENECK = 1
 } rw_objective;
 
+/* "time", "bottleneck" (NULL out of range) and back (-1 when unknown). */
+const char *rw_objective_name(int objective);
+int rw_objective_from_name(const char *name);
+
 /* Cost of placement node_of[0..n_ranks) (n_ranks == traffic->n_ranks). */
 rw_status rw_map_cost(const rw_matrix *traffic, const rw_network *net, rw_objective objective,
                       const int32_t *node_of, double *cost);
@@ -96,7 +100,8 @@ typedef enum rw_algorithm {
 
 #define RW_EXHAUSTIVE_MAX_RANKS 10
 
-/* Name of an algorithm ("auto", "block", ...) and back (-1 when unknown). */
+/* Name of an algorithm ("auto", "block", ...; NULL out of range) and back
+ * (-1 when unknown): bindings look values up by name (rankwise.h). */
 const char *rw_algorithm_name(rw_algorithm a);
 int rw_algorithm_from_name(const char *name);
 
@@ -107,6 +112,10 @@ typedef enum rw_node_selection {
                              * and a node weighted by the slots it brings */
     RW_SELECT_ALL = 3       /* keep every node (algorithms may use any free slot) */
 } rw_node_selection;
+
+/* "first", "greedy", "weighted", "all" (NULL out of range) and back (-1). */
+const char *rw_node_selection_name(int selection);
+int rw_node_selection_from_name(const char *name);
 
 typedef struct rw_map_options {
     rw_algorithm algorithm;

@@ -25,4 +25,44 @@ rw_status rw_write_atomic(const char *path, rw_body_writer body, const void *obj
 rw_status rw_parse_fail(const char *path, long long line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* One rule for the free texts of every file (model source, matrix source
+ * and pattern): at most RW_TEXT_MAX bytes of strict UTF-8 (what Python
+ * decodes), no control character (U+0000-U+001F and U+007F: no line
+ * break, no tab), no blank at either end (readers trim them). Returns NULL
+ * when the len bytes at text obey, else what is wrong, e.g. "holds a
+ * control character (0x0d)". */
+const char *rw_text_problem(const char *text, size_t len);
+
+/* Node names: the text rule, not empty, and no blank or '#' (a name is one
+ * field of a line). */
+const char *rw_name_problem(const char *name);
+
+/* Bounds of a model's numbers (rankwise.h, rw_model_check), shared by the
+ * checker and the reader so that both say the same thing. */
+typedef struct rw_bound {
+    const char *what, *unit;
+    double lo, hi;
+} rw_bound;
+extern const rw_bound rw_bound_alpha, rw_bound_beta, rw_bound_rtt, rw_bound_jitter,
+    rw_bound_timestamp, rw_bound_duration;
+
+/* NULL when v is within b (or NaN and unknown_ok), else e.g. "alpha -1 s
+ * is outside [0, 1000]" (a thread-local buffer). */
+const char *rw_bound_problem(const rw_bound *b, double v, int unknown_ok);
+
+/* NULL when the statistics of one (pair, size) keep the rules, else why. */
+const char *rw_stat_problem(const rw_stat *s);
+
+/* Open path for reading text; NULL with *st set and a message naming the
+ * file when it cannot be opened or is a directory. */
+FILE *rw_open_text(const char *path, rw_status *st);
+
+/* The readers and writers on an open stream (`path` names it in messages):
+ * what rw_*_read/write do around fopen, for the fuzz harnesses
+ * (tests/fuzz), which feed memory through fmemopen. */
+rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out);
+rw_status rw_model_write_stream(const rw_model *m, FILE *f, const char *path);
+rw_status rw_matrix_read_stream(FILE *f, const char *path, rw_matrix **out);
+rw_status rw_matrix_write_stream(const rw_matrix *m, FILE *f, const char *path);
+
 #endif

@@ -15,6 +15,10 @@
 
 #define MAX_FIELDS 8
 #define TEXT_MAX 255 /* source / pattern, as in rw_matrix */
+/* Entries allocated up front from 'nonzeros': a ten-byte file claiming
+ * billions must not take gigabytes before its truncation is noticed;
+ * beyond this the arrays double as lines come. */
+#define PREALLOC_MAX (1 << 20)
 
 /* ------------------------------------------------------------------ write */
 
@@ -69,22 +73,33 @@ static int write_body(const rw_matrix *m, FILE *f)
     return ferror(f) ? -1 : 0;
 }
 
-static rw_status check_text(const char *what, const char *text, size_t cap)
+/* The text rule every reader applies (internal.h, rw_text_problem). */
+static rw_status check_text(const char *path, const char *what, const char *text, size_t cap)
 {
     if (!memchr(text, '\0', cap))
-        return rw_fail(RW_ERR_ARG, "matrix %s is not terminated", what);
-    if (strpbrk(text, "\r\n"))
-        return rw_fail(RW_ERR_ARG, "matrix %s holds a line break", what);
+        return rw_fail(RW_ERR_ARG, "%s: cannot write: matrix %s is not terminated", path, what);
+    const char *why = rw_text_problem(text, strlen(text));
+    if (why)
+        return rw_fail(RW_ERR_ARG, "%s: cannot write: matrix %s %s", path, what, why);
     return RW_OK;
 }
 
 static int write_matrix_body(const void *m, FILE *f) { return write_body(m, f); }
 
+rw_status rw_matrix_write_stream(const rw_matrix *m, FILE *f, const char *path)
+{
+    rw_status st;
+    if ((st = check_text(path, "source", m->source, sizeof m->source)) ||
+        (st = check_text(path, "pattern", m->pattern, sizeof m->pattern)))
+        return st;
+    return write_body(m, f) ? rw_fail(RW_ERR_IO, "%s: cannot write", path) : RW_OK;
+}
+
 rw_status rw_matrix_write(const rw_matrix *m, const char *path)
 {
     rw_status st;
-    if ((st = check_text("source", m->source, sizeof m->source)) ||
-        (st = check_text("pattern", m->pattern, sizeof m->pattern)))
+    if ((st = check_text(path, "source", m->source, sizeof m->source)) ||
+        (st = check_text(path, "pattern", m->pattern, sizeof m->pattern)))
         return st;
     return rw_write_atomic(path, write_matrix_body, m);
 }
@@ -230,6 +245,9 @@ static rw_status parse_text(const reader *r, const char *kw, char *rest, char *o
         return parse_error(r, "'%s' needs a text", kw);
     if (len > TEXT_MAX)
         return parse_error(r, "'%s' text is longer than %d characters", kw, TEXT_MAX);
+    const char *why = rw_text_problem(rest, len);
+    if (why)
+        return parse_error(r, "'%s' text %s", kw, why);
     memcpy(out, rest, len);
     out[len] = '\0';
     *seen = 1;
@@ -327,8 +345,13 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
     char *line = NULL;
     size_t cap = 0;
     rw_status st = RW_OK;
-    while (getline(&line, &cap, f) != -1) {
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) != -1) {
         r->line++;
+        if (memchr(line, '\0', (size_t)got)) {
+            st = parse_error(r, "a NUL byte (not a text file)");
+            break;
+        }
         char *p = skip_blanks(line);
         if (*p == '\0' || *p == '#')
             continue;
@@ -341,7 +364,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
                 st = parse_error(r, "data line before 'ranks'");
                 break;
             }
-            if (t->n == 0 && h->nonzeros > 0 && grow(t, h->nonzeros < (1 << 24) ? h->nonzeros : (1 << 24))) {
+            if (t->n == 0 && h->nonzeros > 0 && grow(t, h->nonzeros < PREALLOC_MAX ? h->nonzeros : PREALLOC_MAX)) {
                 st = rw_fail(RW_ERR_NOMEM, "%s: out of memory", r->path);
                 break;
             }
@@ -362,7 +385,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
     if (st)
         return st;
     if (ferror(f))
-        return rw_fail(RW_ERR_IO, "%s: read error", r->path);
+        return rw_fail(RW_ERR_IO, "%s: cannot read: %s", r->path, strerror(errno));
     if (!h->seen_magic)
         return parse_error(r, "empty file, not a rankwise communication matrix");
     if (!h->n_ranks)
@@ -373,17 +396,13 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
     return RW_OK;
 }
 
-rw_status rw_matrix_read(const char *path, rw_matrix **out)
+rw_status rw_matrix_read_stream(FILE *f, const char *path, rw_matrix **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rw_fail(RW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     reader r = {.path = path};
     header h = {.nonzeros = -1};
     triplets t = {0};
     rw_status st = read_stream(f, &r, &h, &t);
-    fclose(f);
     if (!st && (st = rw_matrix_create(h.n_ranks, t.n, t.src, t.dst, t.msgs, t.bytes, out)) == RW_OK) {
         memcpy((*out)->source, h.source, sizeof h.source);
         memcpy((*out)->pattern, h.pattern, sizeof h.pattern);
@@ -392,5 +411,17 @@ rw_status rw_matrix_read(const char *path, rw_matrix **out)
     free(t.dst);
     free(t.msgs);
     free(t.bytes);
+    return st;
+}
+
+rw_status rw_matrix_read(const char *path, rw_matrix **out)
+{
+    *out = NULL;
+    rw_status st;
+    FILE *f = rw_open_text(path, &st);
+    if (!f)
+        return st;
+    st = rw_matrix_read_stream(f, path, out);
+    fclose(f);
     return st;
 }

@@ -31,9 +31,10 @@ static int write_body(const rw_model *m, FILE *f)
     int n = m->n_nodes, ns = m->n_sizes;
     fprintf(f, "rankwise-model %d\n", RW_MODEL_FORMAT_VERSION);
     fprintf(f, "created %.3f\n", m->created);
-    fprintf(f, "source %s\n", m->source[0] ? m->source : "-");
+    if (m->source[0]) /* no line for no source */
+        fprintf(f, "source %s\n", m->source);
     fprintf(f, "duration %.10g\n", m->duration);
-    fprintf(f, "settings mode=%s repetitions=%d rounds=%d warmup=%d timeout=%g time_budget=%g\n",
+    fprintf(f, "settings mode=%s repetitions=%d rounds=%d warmup=%d timeout=%.10g time_budget=%.10g\n",
             m->settings.mode == RW_MODE_ISOLATED ? "isolated" : "concurrent",
             m->settings.repetitions, m->settings.rounds, m->settings.warmup, m->settings.timeout,
             m->settings.time_budget);
@@ -79,9 +80,28 @@ static int write_body(const rw_model *m, FILE *f)
 
 static int write_model_body(const void *m, FILE *f) { return write_body(m, f); }
 
+/* Never write what the reader refuses: RW_ERR_ARG naming path and why. */
+static rw_status check_writable(const rw_model *m, const char *path)
+{
+    if (rw_model_check(m) == RW_OK)
+        return RW_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", rw_last_error());
+    return rw_fail(RW_ERR_ARG, "%s: cannot write: %s", path, why);
+}
+
+rw_status rw_model_write_stream(const rw_model *m, FILE *f, const char *path)
+{
+    rw_status st = check_writable(m, path);
+    if (st)
+        return st;
+    return write_body(m, f) ? rw_fail(RW_ERR_IO, "%s: cannot write", path) : RW_OK;
+}
+
 rw_status rw_model_write(const rw_model *m, const char *path)
 {
-    return rw_write_atomic(path, write_model_body, m);
+    rw_status st = check_writable(m, path);
+    return st ? st : rw_write_atomic(path, write_model_body, m);
 }
 
 /* ------------------------------------------------------------------- read */
@@ -131,10 +151,22 @@ static rw_status get_double(const reader *r, int k, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno == ERANGE || *end || end == s || isinf(v))
+    /* ERANGE on underflow still gives the nearest subnormal or zero: the
+     * writer's %.10g of a tiny number must read back. */
+    if ((errno == ERANGE && fabs(v) > 1) || *end || end == s || isinf(v))
         return PARSE_ERROR(r, "'%s': field %d ('%s') is not a number", r->fields[0], k, s);
-    *out = v;
+    *out = isnan(v) ? NAN : v; /* "-nan(1)" is the same unknown as "nan" */
     return RW_OK;
+}
+
+/* A double within b (NaN only when unknown_ok). */
+static rw_status get_bounded(const reader *r, int k, const rw_bound *b, int unknown_ok, double *out)
+{
+    rw_status st = get_double(r, k, out);
+    if (st)
+        return st;
+    const char *why = rw_bound_problem(b, *out, unknown_ok);
+    return why ? PARSE_ERROR(r, "'%s': field %d: %s", r->fields[0], k, why) : RW_OK;
 }
 
 static rw_status want_fields(const reader *r, int n)
@@ -179,9 +211,13 @@ static rw_status parse_settings(const reader *r, rw_probe_settings *st)
             return PARSE_ERROR(r, "settings: expected key=value, found '%s'", r->fields[k]);
         *eq = '\0';
         const char *key = r->fields[k], *val = eq + 1;
-        char *end;
-        double v = strtod(val, &end);
-        int numeric = *val && !*end;
+        int32_t *count = !strcmp(key, "repetitions") ? &st->repetitions
+                         : !strcmp(key, "rounds")    ? &st->rounds
+                         : !strcmp(key, "warmup")    ? &st->warmup
+                                                     : NULL;
+        double *seconds = !strcmp(key, "timeout")       ? &st->timeout
+                          : !strcmp(key, "time_budget") ? &st->time_budget
+                                                        : NULL;
         if (strcmp(key, "mode") == 0) {
             if (strcmp(val, "concurrent") == 0)
                 st->mode = RW_MODE_CONCURRENT;
@@ -189,18 +225,26 @@ static rw_status parse_settings(const reader *r, rw_probe_settings *st)
                 st->mode = RW_MODE_ISOLATED;
             else
                 return PARSE_ERROR(r, "settings: unknown mode '%s'", val);
-        } else if (!numeric || v < 0) {
-            return PARSE_ERROR(r, "settings: %s must be a non-negative number, found '%s'", key, val);
-        } else if (strcmp(key, "repetitions") == 0) {
-            st->repetitions = (int32_t)v;
-        } else if (strcmp(key, "rounds") == 0) {
-            st->rounds = (int32_t)v;
-        } else if (strcmp(key, "warmup") == 0) {
-            st->warmup = (int32_t)v;
-        } else if (strcmp(key, "timeout") == 0) {
-            st->timeout = v;
-        } else if (strcmp(key, "time_budget") == 0) {
-            st->time_budget = v;
+        } else if (count) {
+            /* Digits only, range checked before any conversion (3e9 is no int32). */
+            long long lo = count == &st->warmup ? 0 : 1, v;
+            char *end;
+            errno = 0;
+            v = strtoll(val, &end, 10);
+            if (errno || *end || end == val || *val == '+' || v < lo || v > INT32_MAX)
+                return PARSE_ERROR(r, "settings: %s must be an integer in [%lld, %d], found '%s'",
+                                   key, lo, INT32_MAX, val);
+            *count = (int32_t)v;
+        } else if (seconds) {
+            char *end;
+            errno = 0;
+            double v = strtod(val, &end);
+            /* ERANGE on underflow: a subnormal is still the number written. */
+            if ((errno == ERANGE && fabs(v) > 1) || *end || end == val || !isfinite(v) ||
+                rw_bound_problem(&rw_bound_duration, v, 0))
+                return PARSE_ERROR(r, "settings: %s must be a number of seconds in [0, %g], found '%s'",
+                                   key, RW_MODEL_MAX_DURATION, val);
+            *seconds = v;
         } else {
             return PARSE_ERROR(r, "settings: unknown key '%s'", key);
         }
@@ -214,20 +258,11 @@ static rw_status parse_header_line(reader *r, header *h)
     rw_status st;
     long long v = 0;
     if (strcmp(kw, "created") == 0) {
-        if ((st = want_fields(r, 2)) || (st = get_double(r, 1, &h->created)))
+        if ((st = want_fields(r, 2)) || (st = get_bounded(r, 1, &rw_bound_timestamp, 1, &h->created)))
             return st;
     } else if (strcmp(kw, "duration") == 0) {
-        if ((st = want_fields(r, 2)) || (st = get_double(r, 1, &h->duration)))
+        if ((st = want_fields(r, 2)) || (st = get_bounded(r, 1, &rw_bound_duration, 1, &h->duration)))
             return st;
-    } else if (strcmp(kw, "source") == 0) {
-        h->source[0] = '\0';
-        for (int k = 1; k < r->nfields; k++) {
-            if (k > 1)
-                strncat(h->source, " ", sizeof h->source - strlen(h->source) - 1);
-            strncat(h->source, r->fields[k], sizeof h->source - strlen(h->source) - 1);
-        }
-        if (strcmp(h->source, "-") == 0)
-            h->source[0] = '\0';
     } else if (strcmp(kw, "settings") == 0) {
         return parse_settings(r, &h->settings);
     } else if (strcmp(kw, "sizes") == 0) {
@@ -235,7 +270,7 @@ static rw_status parse_header_line(reader *r, header *h)
             return PARSE_ERROR(r, "'sizes' needs at least one size");
         h->n_sizes = r->nfields - 1;
         for (int k = 1; k < r->nfields; k++) {
-            if ((st = get_long(r, k, 0, INT64_MAX / 2, &v)))
+            if ((st = get_long(r, k, 0, RW_MODEL_MAX_SIZE, &v)))
                 return st;
             h->sizes[k - 1] = v;
             if (k > 1 && h->sizes[k - 1] <= h->sizes[k - 2])
@@ -244,7 +279,7 @@ static rw_status parse_header_line(reader *r, header *h)
     } else if (strcmp(kw, "nodes") == 0) {
         if (h->n_nodes >= 0)
             return PARSE_ERROR(r, "'nodes' given twice");
-        if ((st = want_fields(r, 2)) || (st = get_long(r, 1, 1, 1 << 20, &v)))
+        if ((st = want_fields(r, 2)) || (st = get_long(r, 1, 1, RW_MODEL_MAX_NODES, &v)))
             return st;
         h->n_nodes = (int)v;
         h->names = calloc((size_t)v, sizeof *h->names);
@@ -259,12 +294,16 @@ static rw_status parse_header_line(reader *r, header *h)
         int i = (int)v;
         if (h->names[i])
             return PARSE_ERROR(r, "node %d declared twice", i);
+        const char *why = rw_name_problem(r->fields[2]);
+        if (why)
+            return PARSE_ERROR(r, "node %d: the name %s", i, why);
         for (int k = 0; k < h->n_nodes; k++)
             if (h->names[k] && strcmp(h->names[k], r->fields[2]) == 0)
                 return PARSE_ERROR(r, "duplicate node name '%s'", r->fields[2]);
-        h->names[i] = strdup(r->fields[2]);
-        if ((st = get_long(r, 3, 1, 1 << 20, &v)))
+        if ((st = get_long(r, 3, 1, RW_MODEL_MAX_RANKS_PER_NODE, &v)))
             return st;
+        if (!(h->names[i] = strdup(r->fields[2])))
+            return rw_fail(RW_ERR_NOMEM, "out of memory");
         h->ranks[i] = (int32_t)v;
         h->names_seen++;
     } else {
@@ -296,7 +335,7 @@ static rw_status make_model(reader *r, header *h, rw_model **out)
 static rw_status find_size(const reader *r, const rw_model *m, int k, int *s_out)
 {
     long long v = 0;
-    rw_status st = get_long(r, k, 0, INT64_MAX / 2, &v);
+    rw_status st = get_long(r, k, 0, RW_MODEL_MAX_SIZE, &v);
     if (st)
         return st;
     for (int s = 0; s < m->n_sizes; s++)
@@ -311,9 +350,12 @@ static rw_status get_stat(const reader *r, int k, rw_stat *s)
 {
     rw_status st;
     long long c;
-    if ((st = get_double(r, k, &s->min)) || (st = get_double(r, k + 1, &s->median)) ||
-        (st = get_double(r, k + 2, &s->max)) || (st = get_double(r, k + 3, &s->jitter)) ||
-        (st = get_long(r, k + 4, 0, INT32_MAX, &c)))
+    /* The writer leaves statistics without samples out: a line has some. */
+    if ((st = get_bounded(r, k, &rw_bound_rtt, 0, &s->min)) ||
+        (st = get_bounded(r, k + 1, &rw_bound_rtt, 0, &s->median)) ||
+        (st = get_bounded(r, k + 2, &rw_bound_rtt, 0, &s->max)) ||
+        (st = get_bounded(r, k + 3, &rw_bound_jitter, 0, &s->jitter)) ||
+        (st = get_long(r, k + 4, 1, INT32_MAX, &c)))
         return st;
     s->count = (int32_t)c;
     return RW_OK;
@@ -336,8 +378,10 @@ static rw_status parse_data_line(reader *r, rw_model *m)
             return PARSE_ERROR(r, "pair %lld %lld: a node with itself is an 'intra' line", i, j);
         p = (size_t)i * n + j;
         m->pair_state[p] = state;
-        if ((st = get_double(r, 4, &m->alpha[p])) || (st = get_double(r, 5, &m->beta[p])) ||
-            (st = get_double(r, 6, &m->measured_at[p])))
+        int unknown_ok = state == RW_PAIR_MISSING; /* a measured pair has its fit */
+        if ((st = get_bounded(r, 4, &rw_bound_alpha, unknown_ok, &m->alpha[p])) ||
+            (st = get_bounded(r, 5, &rw_bound_beta, unknown_ok, &m->beta[p])) ||
+            (st = get_bounded(r, 6, &rw_bound_timestamp, 1, &m->measured_at[p])))
             return st;
     } else if (strcmp(kw, "rtt") == 0) {
         if ((st = want_fields(r, 9)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
@@ -349,8 +393,11 @@ static rw_status parse_data_line(reader *r, rw_model *m)
         return get_stat(r, 4, &m->pair_stats[p * m->n_sizes + s]);
     } else if (strcmp(kw, "intra") == 0) {
         if ((st = want_fields(r, 5)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
-            (st = get_state(r, 2, &m->intra_state[i])) || (st = get_double(r, 3, &m->intra_alpha[i])) ||
-            (st = get_double(r, 4, &m->intra_beta[i])))
+            (st = get_state(r, 2, &m->intra_state[i])))
+            return st;
+        int unknown_ok = m->intra_state[i] == RW_PAIR_MISSING;
+        if ((st = get_bounded(r, 3, &rw_bound_alpha, unknown_ok, &m->intra_alpha[i])) ||
+            (st = get_bounded(r, 4, &rw_bound_beta, unknown_ok, &m->intra_beta[i])))
             return st;
     } else if (strcmp(kw, "intra-rtt") == 0) {
         if ((st = want_fields(r, 8)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
@@ -362,6 +409,38 @@ static rw_status parse_data_line(reader *r, rw_model *m)
     } else {
         return PARSE_ERROR(r, "unknown or misplaced keyword '%s'", kw);
     }
+    return RW_OK;
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+static int is_source_line(const char *line)
+{
+    while (is_blank(*line))
+        line++;
+    return strncmp(line, "source", 6) == 0 && (is_blank(line[6]) || line[6] == '\0');
+}
+
+/* source: the rest of the line, '#' included, blanks at its ends trimmed.
+ * (Before format checks, the writer put "source -" for none: it reads as
+ * the text "-", which reports show as no source.) */
+static rw_status parse_source(const reader *r, char *line, char *out)
+{
+    while (is_blank(*line))
+        line++;
+    char *text = line + 6;
+    while (is_blank(*text))
+        text++;
+    size_t len = strlen(text);
+    while (len && is_blank(text[len - 1]))
+        len--;
+    if (len == 0)
+        return PARSE_ERROR(r, "'source' needs a text");
+    const char *why = rw_text_problem(text, len);
+    if (why)
+        return PARSE_ERROR(r, "'source' text %s", why);
+    memcpy(out, text, len);
+    out[len] = '\0';
     return RW_OK;
 }
 
@@ -377,8 +456,18 @@ static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
     rw_status st = RW_OK;
     rw_model *m = NULL;
     int seen_magic = 0;
-    while (getline(&line, &cap, f) != -1) {
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) != -1) {
         r->line++;
+        if (memchr(line, '\0', (size_t)got)) {
+            st = PARSE_ERROR(r, "a NUL byte (not a text file)");
+            break;
+        }
+        if (seen_magic && !m && is_source_line(line)) {
+            if ((st = parse_source(r, line, h->source)))
+                break;
+            continue;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
@@ -413,12 +502,20 @@ static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
     }
     free(line);
     if (!st && ferror(f))
-        st = rw_fail(RW_ERR_IO, "%s: read error", r->path);
+        st = rw_fail(RW_ERR_IO, "%s: cannot read: %s", r->path, strerror(errno));
     if (!st && !seen_magic)
         st = rw_fail(RW_ERR_PARSE, "%s:%d: empty file, not a rankwise model", r->path, r->line);
     if (!st && !m) {
         r->line++;
         st = make_model(r, h, &m); /* a model with no pair measured yet */
+    }
+    /* Every rule was checked line by line; this keeps the promise that
+     * what the reader returns, the writer writes, should a rule be added
+     * to one and not the other. */
+    if (!st && rw_model_check(m) != RW_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", rw_last_error());
+        st = rw_fail(RW_ERR_PARSE, "%s: %s", r->path, why);
     }
     if (st) {
         rw_model_free(m);
@@ -428,21 +525,29 @@ static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
     return RW_OK;
 }
 
-rw_status rw_model_read(const char *path, rw_model **out)
+rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return rw_fail(RW_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     reader r = {.path = path};
     header h = {.n_nodes = -1, .created = NAN, .duration = NAN};
     h.settings = rw_probe_settings_default();
     rw_status st = read_stream(f, &r, &h, out);
-    fclose(f);
     if (h.names)
         for (int i = 0; i < h.n_nodes; i++)
             free(h.names[i]);
     free(h.names);
     free(h.ranks);
+    return st;
+}
+
+rw_status rw_model_read(const char *path, rw_model **out)
+{
+    *out = NULL;
+    rw_status st;
+    FILE *f = rw_open_text(path, &st);
+    if (!f)
+        return st;
+    st = rw_model_read_stream(f, path, out);
+    fclose(f);
     return st;
 }

@@ -8,7 +8,7 @@ import os
 import re
 from os import PathLike
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 from rankwise.hostfile import read_hostfile
 
 Allocation = list[tuple[str, int]]
@@ -33,28 +33,28 @@ def expand_nodelist(text: str) -> list[str]:
     for i, c in enumerate(text + ","):
         if c == "[":
             if depth:
-                raise RankwiseError(f"node list '{text}': nested '['")
+                raise UsageError(f"node list '{text}': nested '['")
             depth = 1
         elif c == "]":
             if not depth:
-                raise RankwiseError(f"node list '{text}': ']' without '['")
+                raise UsageError(f"node list '{text}': ']' without '['")
             depth = 0
         elif c == "," and not depth:
             names.append(text[start:i].strip())
             start = i + 1
     if depth:
-        raise RankwiseError(f"node list '{text}': '[' without ']'")
+        raise UsageError(f"node list '{text}': '[' without ']'")
     hosts: list[str] = []
     for name in names:
         if not name:
-            raise RankwiseError(f"node list '{text}': empty host name")
+            raise UsageError(f"node list '{text}': empty host name")
         parts = re.split(r"\[([^\]]*)\]", name)  # literal, group, literal, group, ..., literal
         choices = [[p] if k % 2 == 0 else _expand_group(p, text) for k, p in enumerate(parts)]
         hosts += ["".join(pick) for pick in itertools.product(*choices)]
     seen: set[str] = set()
     for h in hosts:
         if h in seen:
-            raise RankwiseError(f"node list '{text}': host '{h}' appears twice")
+            raise UsageError(f"node list '{text}': host '{h}' appears twice")
         seen.add(h)
     return hosts
 
@@ -64,10 +64,10 @@ def _expand_group(group: str, text: str) -> list[str]:
     for part in group.split(","):
         m = _RANGE.fullmatch(part.strip())
         if not m:
-            raise RankwiseError(f"node list '{text}': '{part}' is not N or N-M")
+            raise UsageError(f"node list '{text}': '{part}' is not N or N-M")
         lo, hi = m.group(1), m.group(2) or m.group(1)
         if int(hi) < int(lo):
-            raise RankwiseError(f"node list '{text}': range {lo}-{hi} is empty")
+            raise UsageError(f"node list '{text}': range {lo}-{hi} is empty")
         width = len(lo) if lo.startswith("0") else 0  # 'n[08-10]' keeps two digits
         out += [str(v).zfill(width) for v in range(int(lo), int(hi) + 1)]
     return out
@@ -76,7 +76,7 @@ def _expand_group(group: str, text: str) -> list[str]:
 def allocation_from_nodelist(text: str, slots: int = 1) -> Allocation:
     """A Slurm node list with the same number of slots on every node."""
     if slots < 1:
-        raise RankwiseError(f"slots per node must be at least 1, got {slots}")
+        raise UsageError(f"slots per node must be at least 1, got {slots}")
     return [(h, slots) for h in expand_nodelist(text)]
 
 

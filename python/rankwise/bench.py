@@ -21,18 +21,19 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 from rankwise.model import Model
 from rankwise.optimize import Comparison, benchmark_runner, compare, plan
 from rankwise.patterns import dims_create, format_size, generate
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.probe import LIGHT_SIM_PROBE, probe_sim
 from rankwise.sim.platform import PlatformSpec, default_spec
 from rankwise.sim.platform import generate as generate_platform
 from rankwise.files import write_atomic
 
-BENCH_PROBE = ProbeOptions(sizes="8,16K,1M", repetitions=2, rounds=2, warmup=0)
+BENCH_PROBE = LIGHT_SIM_PROBE
 
 
 def uniform_spec() -> PlatformSpec:
@@ -237,7 +238,7 @@ EXPERIMENTS: dict[str, Callable[[Lab, bool], list[Experiment]]] = {
 
 
 def show(exp: Experiment, console: Console) -> None:
-    table = Table(title=f"{exp.title}  [platform: {exp.platform}]", title_justify="left")
+    table = Table(title=escape(f"{exp.title}  [platform: {exp.platform}]"), title_justify="left")
     table.add_column(exp.key)
     extra = list(exp.rows[0].extra) if exp.rows else []
     for col in extra:
@@ -274,7 +275,7 @@ def run_bench(out: Path, only: list[str] | None, quick: bool, repeats: int, cons
     names = only or list(EXPERIMENTS)
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
-        raise RankwiseError(f"unknown experiment '{unknown[0]}' (choose from {', '.join(EXPERIMENTS)})")
+        raise UsageError(f"--only: unknown experiment '{unknown[0]}' (choose from {', '.join(EXPERIMENTS)})")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -286,6 +287,6 @@ def run_bench(out: Path, only: list[str] | None, quick: bool, repeats: int, cons
         for exp in EXPERIMENTS[name](lab, quick):
             show(exp, console)
             csv, png = save(exp, out)
-            console.print(f"written: {csv}, {png}", highlight=False)
+            console.print(escape(f"written: {csv}, {png}"), highlight=False)  # under the user's --out
             ok &= exp.passed is not False
     return ok

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rankwise.anomalies import find_slow_links
@@ -25,7 +26,7 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
     """Generate the default platform, probe it, write model + heatmaps, print
     the summary and how the slow links found match the hidden ground truth.
     Returns whether every hidden fault was found without false alarms."""
-    console = console or Console()
+    console = console or Console(emoji=False)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -33,11 +34,11 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
     spec = default_spec()
     gen = generate_platform(spec, out / "platform")
     console.rule("[bold]rankwise demo[/bold]: the embedded simulated cluster")
-    console.print(
+    console.print(escape(  # the paths are under the user's --out
         f"SimGrid platform {gen.platform_xml}: {len(gen.nodes)} nodes x {spec.cores} cores "
         f"in {spec.racks} racks of {spec.nodes_per_rack}, a two-level fat tree; it hides "
         f"{len(gen.altered_links)} altered links (ground truth in {gen.ground_truth})"
-    )
+    ), highlight=False)
     model_path = out / "model.rwm"
     model = probe_sim(gen.platform_xml, model_path, ProbeOptions(), ranks_per_node=2, nodes=nodes)
     console.print(
@@ -61,15 +62,16 @@ def run_demo(out: Path, nodes: int | None = None, console: Console | None = None
     )
 
     heatmaps = plot_model(model, out / "heatmaps.png", highlight=findings.slow_nodes)
-    console.print(f"\nwritten: {model_path} (model), {heatmaps} (heatmaps), {gen.platform_xml} (platform)")
+    console.print(escape(f"\nwritten: {model_path} (model), {heatmaps} (heatmaps), {gen.platform_xml} (platform)"),
+                  highlight=False)
 
     comparisons, chosen = main_job(gen.platform_xml, model, console, spec.cores)
     speedups = plot_speedup(comparisons, out / "speedup.png", title="default cluster: rankwise vs block placement")
     placed = plot_model(model, out / "chosen-nodes.png", highlight=chosen)
     for c in comparisons:
         write_atomic(out / f"{c.label.split()[0].strip(',').replace('-', '')}.csv", c.to_csv())
-    console.print(f"written: {speedups} (speed-up by size), {placed} (nodes rankwise chose for all-to-all), "
-                  f"one CSV per benchmark")
+    console.print(escape(f"written: {speedups} (speed-up by size), {placed} (nodes rankwise chose for all-to-all), "
+                         f"one CSV per benchmark"), highlight=False)
     return verdict.ok
 
 

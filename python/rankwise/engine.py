@@ -9,8 +9,10 @@ from functools import lru_cache
 from rankwise.errors import RankwiseError
 from rankwise.paths import engine_library
 
-RW_OK = 0
-RW_ERR_PARSE = 2
+# The engine's binary interface this binding is written for (rankwise.h,
+# RW_ABI_VERSION): structure layouts below and function signatures.
+ABI_VERSION = 2
+TEXT_MAX = 255  # bytes of a source, pattern or node name (RW_TEXT_MAX)
 
 
 class Stat(C.Structure):
@@ -63,9 +65,24 @@ ModelPtr = C.POINTER(CModel)
 @lru_cache(maxsize=1)
 def lib() -> C.CDLL:
     """Load librankwise once and declare the signatures used from Python."""
-    so = C.CDLL(str(engine_library()))
+    path = engine_library()
+    so = C.CDLL(str(path))
+    try:
+        abi = so.rw_abi_version
+    except AttributeError:
+        abi = None
+    found = abi() if abi is not None else None
+    if found != ABI_VERSION:
+        raise RankwiseError(
+            f"{path}: the C engine has ABI version {found if found is not None else '(none)'}, "
+            f"this Python package needs {ABI_VERSION}: rebuild and reinstall rankwise "
+            "(make build) so that both come from the same sources")
     so.rw_last_error.restype = C.c_char_p
     so.rw_version.restype = C.c_char_p
+    for kind in ("status", "pair_state", "probe_mode"):
+        getattr(so, f"rw_{kind}_name").restype = C.c_char_p
+        getattr(so, f"rw_{kind}_name").argtypes = [C.c_int]
+        getattr(so, f"rw_{kind}_from_name").argtypes = [C.c_char_p]
     so.rw_model_create.argtypes = [
         C.c_int,
         C.POINTER(C.c_char_p),
@@ -92,9 +109,33 @@ def lib() -> C.CDLL:
     return so
 
 
+def enum_value(kind: str, name: str, so: C.CDLL | None = None) -> int:
+    """Value of the engine's enumeration `kind` (rw_<kind>_from_name) for
+    `name`: positions are never copied into Python."""
+    so = so or lib()
+    value = getattr(so, f"rw_{kind}_from_name")(name.encode())
+    if value < 0:
+        raise RankwiseError(f"the C engine knows no {kind.replace('_', ' ')} '{name}'")
+    return value
+
+
+def enum_names(kind: str, so: C.CDLL | None = None) -> tuple[str, ...]:
+    """Every name of the engine's enumeration `kind`, in value order."""
+    so = so or lib()
+    get, names = getattr(so, f"rw_{kind}_name"), []
+    while (name := get(len(names))) is not None:
+        names.append(name.decode())
+    return tuple(names)
+
+
+@lru_cache(maxsize=None)
+def status_ok() -> int:
+    return enum_value("status", "ok")
+
+
 def check(status: int) -> None:
     """Raise the engine's one-line message when a call failed."""
-    if status != RW_OK:
+    if status != status_ok():
         raise RankwiseError(lib().rw_last_error().decode(errors="replace"))
 
 

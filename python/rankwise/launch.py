@@ -20,9 +20,10 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 
 LAUNCHER_HINTS = {
     "mpirun": "install Open MPI (apt-get install openmpi-bin) or MPICH (apt-get install mpich)",
@@ -57,9 +58,9 @@ def parse_launcher(launcher: str) -> list[str]:
     try:
         words = shlex.split(launcher)
     except ValueError as exc:
-        raise RankwiseError(f"--launcher: cannot parse '{launcher}': {exc}") from None
+        raise UsageError(f"--launcher: cannot parse '{launcher}': {exc}") from None
     if not words:
-        raise RankwiseError("--launcher is empty")
+        raise UsageError("--launcher is empty")
     if not shutil.which(words[0]):
         hint = LAUNCHER_HINTS.get(os.path.basename(words[0]), "check the launcher's name and PATH")
         raise RankwiseError(f"launcher '{words[0]}' not found: {hint}")
@@ -123,7 +124,10 @@ def run_with_progress(cmd: list[str], label: str, show: bool = True, cwd=None,
     lines: queue.Queue = queue.Queue()
     assert proc.stdout is not None
     threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True).start()
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    # A simulated probe of 100 nodes runs for minutes: say how long is left
+    # (rich estimates it from the rate of the RW-PROGRESS steps).
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn(), TextColumn("left"))
     written_at = exited_at = None
     try:
         with Progress(*columns, transient=True, disable=not show) as bar:

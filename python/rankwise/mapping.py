@@ -13,13 +13,17 @@ from functools import lru_cache
 import numpy as np
 
 from rankwise import engine
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 from rankwise.matrix import CommMatrix
 from rankwise.model import Model
 
+# The names users give; their values come from the engine by name
+# (rw_algorithm_from_name, ...), checked when the library is loaded.
 ALGORITHMS = ("auto", "block", "greedy", "refine", "anneal", "exhaustive", "stencil", "torus", "multilevel")
 OBJECTIVES = ("time", "bottleneck", "hop-bytes")
 SELECTIONS = ("first", "greedy", "weighted", "all")
+# hop-bytes is the time objective on a network of hop counts (Network.tree).
+_ENGINE_OBJECTIVE = {"time": "time", "bottleneck": "bottleneck", "hop-bytes": "time"}
 
 i32p, i64p, f64p = C.POINTER(C.c_int32), C.POINTER(C.c_int64), C.POINTER(C.c_double)
 
@@ -76,7 +80,32 @@ def map_lib() -> C.CDLL:
     so.rw_map_cut.argtypes = [engine.MatrixPtr, i32p, C.c_int, i64p, i64p]
     so.rw_network_hierarchy.argtypes = [NetworkPtr, C.c_double, C.c_int32, i32p, i32p]
     so.rw_network_hierarchy.restype = C.c_int
+    for kind in ("algorithm", "objective", "node_selection"):
+        getattr(so, f"rw_{kind}_name").restype = C.c_char_p
+        getattr(so, f"rw_{kind}_name").argtypes = [C.c_int]
+        getattr(so, f"rw_{kind}_from_name").argtypes = [C.c_char_p]
+    # Every name offered to users must be one the engine knows.
+    if engine.enum_names("algorithm", so) != ALGORITHMS:
+        raise RankwiseError(f"the C engine's algorithms {engine.enum_names('algorithm', so)} are not "
+                            f"this package's {ALGORITHMS}: rebuild and reinstall rankwise (make build)")
+    for name in set(_ENGINE_OBJECTIVE.values()):
+        engine.enum_value("objective", name, so)
+    for name in SELECTIONS:
+        engine.enum_value("node_selection", name, so)
     return so
+
+
+_FILL_HINT = ", or allow filling missing pairs"
+
+
+def _missing_hint(message: str, fill_missing: bool) -> str:
+    """The engine's 'allow filling missing pairs' as the option that does it,
+    or, when filling was asked for, why it could not help."""
+    if _FILL_HINT not in message:
+        return message
+    if not fill_missing:
+        return message.replace(_FILL_HINT, ", or give --allow-missing to cost them as the slowest measured pair")
+    return message.replace(_FILL_HINT, "; --allow-missing cannot fill it: the model measured no pair between nodes")
 
 
 @dataclass
@@ -134,6 +163,8 @@ class Network:
             engine.check(so.rw_network_from_model(mptr, len(hosts), idx.ctypes.data_as(i32p),
                                                   slots.ctypes.data_as(i32p), int(fill_missing),
                                                   C.byref(filled), C.byref(net)))
+        except RankwiseError as exc:
+            raise RankwiseError(_missing_hint(str(exc), fill_missing)) from None
         finally:
             engine.lib().rw_model_free(mptr)
         try:
@@ -151,7 +182,7 @@ class Network:
         0 inside a node, 2 through a rack switch, 4 across racks; racks are
         runs of rack_size nodes in allocation order."""
         if rack_size < 1:
-            raise RankwiseError(f"--rack-size must be >= 1, got {rack_size}")
+            raise UsageError(f"--rack-size must be >= 1, got {rack_size}")
         n = len(hosts)
         rack = np.arange(n) // rack_size
         hops = np.where(rack[:, None] == rack[None, :], 2.0, 4.0)
@@ -213,8 +244,8 @@ class MapResult:
 
 def _objective_code(objective: str) -> int:
     if objective not in OBJECTIVES:
-        raise RankwiseError(f"unknown objective '{objective}' (choose from {', '.join(OBJECTIVES)})")
-    return 1 if objective == "bottleneck" else 0  # hop-bytes is time on a hop-count network
+        raise UsageError(f"unknown objective '{objective}' (choose from {', '.join(OBJECTIVES)})")
+    return engine.enum_value("objective", _ENGINE_OBJECTIVE[objective], map_lib())
 
 
 def grid_of(matrix: CommMatrix) -> tuple[tuple[int, int, int], bool] | None:
@@ -249,13 +280,14 @@ def map_ranks(matrix: CommMatrix, network: Network, *, algorithm: str = "auto", 
     the default block placement only when predicted at least min_gain
     faster."""
     if algorithm not in ALGORITHMS:
-        raise RankwiseError(f"unknown algorithm '{algorithm}' (choose from {', '.join(ALGORITHMS)})")
+        raise UsageError(f"unknown algorithm '{algorithm}' (choose from {', '.join(ALGORITHMS)})")
     if selection not in SELECTIONS:
         raise RankwiseError(f"unknown node selection '{selection}' (choose from {', '.join(SELECTIONS)})")
+    so = map_lib()
     opts = CMapOptions()
-    opts.algorithm = ALGORITHMS.index(algorithm)
+    opts.algorithm = engine.enum_value("algorithm", algorithm, so)
     opts.objective = _objective_code(objective)
-    opts.selection = SELECTIONS.index(selection)
+    opts.selection = engine.enum_value("node_selection", selection, so)
     opts.seed = int(seed) & (2**64 - 1)
     opts.time_limit = float(time_limit)
     opts.min_gain = float(min_gain)
@@ -267,7 +299,6 @@ def map_ranks(matrix: CommMatrix, network: Network, *, algorithm: str = "auto", 
         opts.grid[:] = list(grid) + [1] * (3 - len(grid))
     opts.periodic = int(bool(periodic))
 
-    so = map_lib()
     mptr = matrix._to_c()
     nptr = network._to_c()
     res = CMapResult()
@@ -277,7 +308,8 @@ def map_ranks(matrix: CommMatrix, network: Network, *, algorithm: str = "auto", 
             n = res.n_ranks
             node_of = np.ctypeslib.as_array(res.node_of, shape=(n,)).copy()
             slot_of = np.ctypeslib.as_array(res.slot_of, shape=(n,)).copy()
-            return MapResult(network, node_of, slot_of, objective, ALGORITHMS[res.algorithm], res.cost,
+            ran = so.rw_algorithm_name(res.algorithm).decode()
+            return MapResult(network, node_of, slot_of, objective, ran, res.cost,
                              res.block_cost, res.start_cost, res.seconds, res.n_selected)
         finally:
             so.rw_map_result_free(C.byref(res))

@@ -179,8 +179,11 @@ class CommMatrix:
     def save(self, path: str | PathLike) -> None:
         """Write atomically: ``.npz`` with numpy, anything else as text (C engine)."""
         # Checked for both formats: a file must read back as what was saved.
-        _check_text("source", self.source)
-        _check_text("pattern", self.pattern)
+        try:
+            _check_text("source", self.source)
+            _check_text("pattern", self.pattern)
+        except RankwiseError as exc:
+            raise RankwiseError(f"{fspath(path)}: cannot write: {exc}") from None
         if _is_npz(path):
             _save_npz(self, path)
             return
@@ -238,13 +241,21 @@ def _from_c(ptr: engine.MatrixPtr) -> CommMatrix:
 
 # --------------------------------------------------------------- checking
 def _check_text(name: str, text: str) -> None:
+    """The engine's text rule (docs/formats.md, "Texts"): what the C reader
+    refuses is never written, so every file read back equals what was saved."""
     if not isinstance(text, str):
         raise RankwiseError(f"matrix {name} must be text, got {type(text).__name__}")
-    if "\n" in text or "\r" in text:
-        raise RankwiseError(f"matrix {name} holds a line break")
-    if len(text.encode()) > TEXT_MAX:
+    try:
+        raw = text.encode()
+    except UnicodeEncodeError:
+        raise RankwiseError(f"matrix {name} is not valid UTF-8 text") from None
+    bad = next((c for c in text if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if bad is not None:
+        what = "line break" if bad in "\r\n" else "control character"
+        raise RankwiseError(f"matrix {name} holds a {what} (0x{ord(bad):02x})")
+    if len(raw) > TEXT_MAX:
         raise RankwiseError(f"matrix {name} is longer than {TEXT_MAX} bytes: {text[:40]}...")
-    if text != text.strip():
+    if text != text.strip(" "):
         # The file format trims the text: refuse what would not read back the same.
         raise RankwiseError(f"matrix {name} '{text}' starts or ends with blanks")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes as C
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from os import PathLike, fspath
 
 import numpy as np
@@ -14,7 +15,10 @@ import numpy as np
 from rankwise import engine
 from rankwise.errors import RankwiseError
 
+# Pair states in the numpy arrays (the engine's values are looked up by
+# name when crossing to C: _states_to_c, _states_from_c).
 UNPROBED, MEASURED, MISSING = 0, 1, 2
+STATE_NAMES = ("unprobed", "measured", "missing")
 MODES = ("concurrent", "isolated")
 
 
@@ -137,9 +141,16 @@ class Model:
     def _to_c(self) -> engine.ModelPtr:
         n, k = self.n_nodes, len(self.sizes)
         so = engine.lib()
-        names = (C.c_char_p * n)(*[s.encode() for s in self.names])
-        ranks = np.ascontiguousarray(self.ranks_per_node, dtype=np.int32)
-        sizes = np.ascontiguousarray(self.sizes, dtype=np.int64)
+        # The engine checks every rule (rw_model_check); here only what C
+        # strings and fixed-size integers would silently change.
+        names = (C.c_char_p * n)(*[_c_text(f"node {i}: the name", s) for i, s in enumerate(self.names)])
+        source = _c_text("the source", self.source)
+        if len(source) > engine.TEXT_MAX:
+            raise RankwiseError(f"the source is longer than {engine.TEXT_MAX} bytes: {self.source[:40]}...")
+        ranks = _int_array("ranks per node", self.ranks_per_node, np.int32)
+        sizes = _int_array("message sizes", self.sizes, np.int64)
+        for name in ("repetitions", "rounds", "warmup"):
+            _int_array(f"settings: {name}", [getattr(self.settings, name)], np.int32)
         ptr = engine.ModelPtr()
         engine.check(
             so.rw_model_create(
@@ -153,25 +164,27 @@ class Model:
         )
         m = ptr.contents
         st = m.settings
-        st.mode = MODES.index(self.settings.mode)
+        if self.settings.mode not in MODES:
+            raise RankwiseError(f"unknown probe mode '{self.settings.mode}' (choose from {', '.join(MODES)})")
+        st.mode = engine.enum_value("probe_mode", self.settings.mode)
         for name in ("repetitions", "rounds", "warmup", "timeout", "time_budget"):
             setattr(st, name, getattr(self.settings, name))
-        m.source = self.source.encode()[:255]
+        m.source = source
         m.created = self.created
         m.duration = self.duration
         _view(m.alpha, (n, n))[:] = self.alpha
         _view(m.beta, (n, n))[:] = self.beta
         _view(m.measured_at, (n, n))[:] = self.measured_at
-        _view(m.pair_state, (n, n))[:] = self.state
+        _view(m.pair_state, (n, n))[:] = _states_to_c(self.state)
         pair = _view(m.pair_stats, (n, n, k))
         for col, arr in _stat_columns(self, "pair"):
-            pair[col] = arr
+            pair[col] = _int_array("sample counts", arr, np.int32) if col == "count" else arr
         _view(m.intra_alpha, (n,))[:] = self.intra_alpha
         _view(m.intra_beta, (n,))[:] = self.intra_beta
-        _view(m.intra_state, (n,))[:] = self.intra_state
+        _view(m.intra_state, (n,))[:] = _states_to_c(self.intra_state)
         intra = _view(m.intra_stats, (n, k))
         for col, arr in _stat_columns(self, "intra"):
-            intra[col] = arr
+            intra[col] = _int_array("sample counts", arr, np.int32) if col == "count" else arr
         return ptr
 
     @classmethod
@@ -182,7 +195,7 @@ class Model:
         model = cls.empty(names, _view(m.sizes, (k,)).copy(), _view(m.ranks_per_node, (n,)).copy())
         st = m.settings
         model.settings = Settings(
-            mode=MODES[st.mode],
+            mode=engine.lib().rw_probe_mode_name(st.mode).decode(),
             repetitions=st.repetitions,
             rounds=st.rounds,
             warmup=st.warmup,
@@ -195,13 +208,13 @@ class Model:
         model.alpha = _view(m.alpha, (n, n)).copy()
         model.beta = _view(m.beta, (n, n)).copy()
         model.measured_at = _view(m.measured_at, (n, n)).copy()
-        model.state = _view(m.pair_state, (n, n)).copy()
+        model.state = _states_from_c(_view(m.pair_state, (n, n)))
         pair = _view(m.pair_stats, (n, n, k))
         model.rtt_min, model.rtt_median, model.rtt_max = (pair[c].copy() for c in ("min", "median", "max"))
         model.jitter, model.samples = pair["jitter"].copy(), pair["count"].copy()
         model.intra_alpha = _view(m.intra_alpha, (n,)).copy()
         model.intra_beta = _view(m.intra_beta, (n,)).copy()
-        model.intra_state = _view(m.intra_state, (n,)).copy()
+        model.intra_state = _states_from_c(_view(m.intra_state, (n,)))
         intra = _view(m.intra_stats, (n, k))
         model.intra_min, model.intra_median, model.intra_max = (
             intra[c].copy() for c in ("min", "median", "max")
@@ -220,8 +233,13 @@ class Model:
             engine.lib().rw_model_free(ptr)
 
     def save(self, path: str | PathLike) -> None:
-        """Write atomically (the engine renames a complete temporary file)."""
-        ptr = self._to_c()
+        """Write atomically (the engine renames a complete temporary file);
+        refused, naming the file, when the model breaks a rule of the format
+        (rw_model_check: the file would not read back)."""
+        try:
+            ptr = self._to_c()
+        except RankwiseError as exc:
+            raise RankwiseError(f"{fspath(path)}: cannot write: {exc}") from None
         try:
             engine.check(engine.lib().rw_model_write(ptr, fspath(path).encode()))
         finally:
@@ -296,3 +314,62 @@ def _stat_columns(model: Model, which: str):
     yield "max", getattr(model, f"{prefix}_max")
     yield "jitter", model.jitter if which == "pair" else model.intra_jitter
     yield "count", model.samples if which == "pair" else model.intra_samples
+
+
+@lru_cache(maxsize=1)
+def _state_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Python state -> engine value and back, matched by name."""
+    to_c = np.array([engine.enum_value("pair_state", name) for name in STATE_NAMES], dtype=np.uint8)
+    from_c = np.zeros(256, dtype=np.uint8)  # a value the engine never makes reads as unprobed
+    from_c[to_c] = np.arange(len(STATE_NAMES), dtype=np.uint8)
+    return to_c, from_c
+
+
+def _states_to_c(states: np.ndarray) -> np.ndarray:
+    states = np.asarray(states)
+    if states.size and (states.min() < 0 or states.max() >= len(STATE_NAMES)):
+        raise RankwiseError(f"a pair state must be one of 0..{len(STATE_NAMES) - 1} ({', '.join(STATE_NAMES)})")
+    return _state_tables()[0][states.astype(np.intp)]
+
+
+def _states_from_c(states: np.ndarray) -> np.ndarray:
+    return _state_tables()[1][states]
+
+
+def _c_text(what: str, text: str) -> bytes:
+    """UTF-8 bytes for a C string; a NUL would cut it short unseen."""
+    if not isinstance(text, str):
+        raise RankwiseError(f"{what} must be text, got {type(text).__name__}")
+    if "\0" in text:
+        raise RankwiseError(f"{what} holds a control character (0x00)")
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        raise RankwiseError(f"{what} is not valid UTF-8 text") from None
+
+
+def _int_array(what: str, values, dtype) -> np.ndarray:
+    """Integers that fit dtype, as a contiguous array; no silent wrap-around."""
+    info = np.iinfo(dtype)
+    refused = RankwiseError(f"{what} must be integers in [{info.min}, {info.max}]")
+    try:
+        arr = np.asarray(values)
+    except (ValueError, TypeError, OverflowError):
+        raise refused from None
+    if arr.dtype.kind == "f":
+        # Exact bounds: float(int64 max) rounds up to 2**63, beyond the type.
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise refused
+        if arr.size and (arr.min() < float(info.min) or arr.max() >= -float(info.min)):
+            raise refused
+        return np.ascontiguousarray(arr.astype(dtype))
+    elif arr.dtype.kind in "uO":  # beyond int64, or Python objects: compare exactly
+        items = arr.ravel().tolist()
+        if not all(isinstance(v, int) for v in items):
+            raise refused
+        arr = np.array(items, dtype=object).reshape(arr.shape)
+    elif arr.dtype.kind not in "ib":
+        raise refused
+    if arr.size and (arr.min() < info.min or arr.max() > info.max):
+        raise refused
+    return np.ascontiguousarray(arr.astype(dtype))

@@ -10,16 +10,16 @@ other by its run time (simulated time under SMPI, wall time otherwise)."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from rich.markup import escape
 
 from rankwise.programs import PROGRAMS, PREFIX, run_benchmark
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 from rankwise.mapping import MapResult, Network, map_ranks
 from rankwise.matrix import CommMatrix
 from rankwise.model import Model
@@ -81,7 +81,7 @@ def compare(label: str, runner: Runner, before: list[str], after: list[str], *, 
     robust median over the runs. A placement whose every run failed keeps
     NaN and its error lines; the other's results stay."""
     if repeats < 1:
-        raise RankwiseError(f"repeats must be >= 1, got {repeats}")
+        raise UsageError(f"--repeats must be >= 1, got {repeats}")
     got: dict[str, list[dict[int, float]]] = {"before": [], "after": []}
     failures: list[str] = []
     for k in range(repeats):
@@ -191,9 +191,14 @@ def model_age(model: Model) -> float:
 
 
 def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None = None,
-               timeout: float | None = 3600) -> Runner:
+               timeout: float | None = 3600, ok_codes: Sequence[int] = (0,)) -> Runner:
     """Time of a whole run of any application: simulated seconds under SMPI
-    (smpi/display-timing), wall seconds under a real launcher."""
+    (smpi/display-timing), wall seconds under a real launcher.
+
+    An application linked with the profiler (SMPI, or --mpi-flags) is told
+    not to write its matrix (RANKWISE_PROFILE_OUT=none): that end-of-run
+    write would be timed too. ok_codes: exit codes of a run that finished
+    (an application that always ends with `return 1`, as NAS DT does)."""
     import re
     import subprocess
     import tempfile
@@ -207,6 +212,7 @@ def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None 
             hf = Path(tmp) / "hosts"
             write_hostfile(hf, hosts)
             env = launch.mpi_environment()
+            env["RANKWISE_PROFILE_OUT"] = "none"
             if sim is not None:
                 cmd = smpi.smpirun_command(Path(app).resolve(), list(args), sim, hf, len(hosts),
                                            extra_cfg=("smpi/display-timing:yes",))
@@ -224,7 +230,7 @@ def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None 
             except OSError as exc:
                 raise RankwiseError(f"cannot start {cmd[0]}: {exc.strerror}") from None
             wall = time.monotonic() - start
-        if proc.returncode != 0:
+        if proc.returncode not in ok_codes:
             log = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
             raise RankwiseError(launch.failure_message(app, launch.RunResult(proc.returncode, log)), exit_code=1)
         if sim is None:
@@ -237,7 +243,21 @@ def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None 
 
 
 def _stage(console, text: str):
-    return console.status(f"[bold]{text}[/bold]", spinner="dots")
+    return console.status(f"[bold]{escape(text)}[/bold]", spinner="dots")
+
+
+def sim_launch_hint(platform: Path, hosts: Sequence[str], hostfile: Path, app: str, args: Sequence[str]) -> str:
+    """The smpirun command that runs the application on the simulated
+    cluster with rank k on hosts[k]; writes that hostfile."""
+    import shlex
+
+    from rankwise.hostfile import write_hostfile
+    from rankwise.sim import smpi
+
+    write_hostfile(hostfile, list(hosts))
+    words = ["smpirun", "-np", str(len(hosts)), "-platform", str(platform), "-hostfile", str(hostfile)]
+    words += [f"--cfg={cfg}" for cfg in smpi.SMPI_SETTINGS]
+    return shlex.join([*words, app, *args])
 
 
 def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, launcher: str | None = None,
@@ -245,7 +265,8 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
                  hosts: Path | None = None, ranks_per_node: int | None = None, ranks: int | None = None,
                  pattern: str | None = None, matrix: Path | None = None, algorithm: str = "auto",
                  objective: str = "time", seed: int = 1, fmt: str = "slurm", out: Path = Path("rankwise-optimize"),
-                 verify: bool = True, repeats: int = 3, table: str | None = None, group_by: str | None = None):
+                 verify: bool = True, repeats: int = 3, table: str | None = None, group_by: str | None = None,
+                 allow_missing: bool = False):
     """The whole pipeline, printing each stage; returns (plan, comparison or None)."""
     from rankwise import paths
     from rankwise.allocation import read_allocation
@@ -253,17 +274,19 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     from rankwise.launcher_files import FORMATS, usage_hint, write_placement
     from rankwise.patterns import generate
     from rankwise.plots import plot_model, plot_speedup
-    from rankwise.probe import ProbeOptions, probe_launcher, probe_sim
+    from rankwise.probe import LIGHT_SIM_PROBE, ProbeOptions, probe_launcher, probe_sim
     from rankwise.profile import profile_launcher, profile_sim
 
     if fmt not in FORMATS:
-        raise RankwiseError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+        raise UsageError(f"--format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     if pattern is not None and matrix is not None:
-        raise RankwiseError("give the traffic as --pattern or --matrix, not both")
+        raise UsageError("give the traffic as --pattern or --matrix, not both")
     if app is None and pattern is None and matrix is None:
-        raise RankwiseError("nothing to map: give an application to profile, or --pattern / --matrix")
+        raise UsageError("nothing to map: give an application to profile, or --pattern / --matrix")
     if ranks_per_node is not None and ranks_per_node < 1:
-        raise RankwiseError(f"--ranks-per-node must be >= 1, got {ranks_per_node}")
+        raise UsageError(f"--ranks-per-node must be >= 1, got {ranks_per_node}")
+    if repeats < 1:
+        raise UsageError(f"--repeats must be >= 1, got {repeats}")
     bench = benchmark_name(app) if app else None
     if app and not bench and not Path(app).exists():
         raise RankwiseError(f"application '{app}' not found (a path, or one of {', '.join(PROGRAMS)})")
@@ -274,6 +297,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     except OSError as exc:
         raise RankwiseError(f"{out}: cannot create the output folder: {exc.strerror}") from None
     written: list[tuple[str, Path]] = []
+    app_exit_ok = [0]  # exit codes of a run that finished (see the profile step)
 
     # 1. the model
     path = Path(model_path) if model_path else out / "model.rwm"
@@ -282,13 +306,14 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         age = model_age(model)
         note = f"reusing {path} ({model.n_nodes} nodes, measured {age / 3600:.1f} h ago)"
         if age > max_age:
-            console.print(f"[yellow]warning:[/] {path} is {age / 3600:.1f} h old (--max-age {max_age:g} s): "
-                          "the network may have changed; --reprobe measures it again", highlight=False)
-        console.print(f"[bold]1/4 model[/bold]  {note}", highlight=False)
+            console.print(f"[yellow]warning:[/] {escape(str(path))} is {age / 3600:.1f} h old "
+                          f"(--max-age {max_age:g} s): the network may have changed; --reprobe measures it again",
+                          highlight=False)
+        console.print(f"[bold]1/4 model[/bold]  {escape(note)}", highlight=False)
     else:
-        console.print(f"[bold]1/4 model[/bold]  probing into {path}", highlight=False)
+        console.print(f"[bold]1/4 model[/bold]  probing into {escape(str(path))}", highlight=False)
         if sim is not None:
-            model = probe_sim(sim, path, ProbeOptions(), ranks_per_node=max(2, ranks_per_node or 2))
+            model = probe_sim(sim, path, LIGHT_SIM_PROBE, ranks_per_node=max(2, ranks_per_node or 2))
         else:
             model = probe_launcher(launcher, path, ProbeOptions(group_by=group_by), hostfile=hosts)
         written.append(("model", path))
@@ -307,12 +332,13 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     else:
         n = ranks or slots
         if n > slots:
-            raise RankwiseError(f"the allocation has {slots} slots for {n} ranks")
+            raise UsageError(f"--ranks {n}: the allocation has {slots} slots")
         tpath = out / "traffic.rwc"
         default_hosts = [h for h, s in alloc for _ in range(s)][:n]  # the launchers' block order
         with _stage(console, f"2/4 traffic: profiling {app} on {n} ranks"):
             if bench and sim is not None:
                 run_benchmark(bench, args, sim=sim, hosts=default_hosts, profile=tpath)
+                profiled = None
             elif sim is not None:
                 import tempfile
 
@@ -320,25 +346,32 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
                 with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
                     hf = Path(tmp) / "hosts"
                     write_hostfile(hf, default_hosts)
-                    profile_sim(sim, app, list(args), tpath, hostfile=hf, echo=False)
+                    profiled = profile_sim(sim, app, list(args), tpath, hostfile=hf, echo=False)
             else:
                 binary = str(paths.program(PREFIX + bench, "mpi")) if bench else app
-                profile_launcher(launcher, binary, list(args), tpath, echo=False)
+                profiled = profile_launcher(launcher, binary, list(args), tpath, echo=False)
+        if profiled is not None and profiled.warning:
+            console.print(f"[yellow]warning:[/] {escape(profiled.warning)}", highlight=False)
+            app_exit_ok.append(profiled.returncode)
         traffic = CommMatrix.load(tpath)
         where = f"profile of {app}"
         written.append(("traffic", tpath))
     if ranks is not None and ranks != traffic.n_ranks:
-        raise RankwiseError(f"the traffic ({where}) has {traffic.n_ranks} ranks, --ranks says {ranks}")
-    console.print(f"[bold]2/4 traffic[/bold]  {where}: {traffic.n_ranks} ranks, {traffic.nnz} pairs, "
+        raise UsageError(f"--ranks {ranks}: the traffic ({where}) has {traffic.n_ranks} ranks")
+    console.print(f"[bold]2/4 traffic[/bold]  {escape(where)}: {traffic.n_ranks} ranks, {traffic.nnz} pairs, "
                   f"{traffic.total_bytes / 2**20:.1f} MiB", highlight=False)
 
     # 3. the mapping
     with _stage(console, "3/4 mapping"):
-        p = plan(model, traffic, alloc, algorithm=algorithm, objective=objective, seed=seed)
+        p = plan(model, traffic, alloc, algorithm=algorithm, objective=objective, seed=seed,
+                 allow_missing=allow_missing)
     placement_path = out / f"placement.{fmt}"
     write_placement(p.placement, fmt, placement_path, app=" ".join([app or "./app", *args]))
     written.append((f"launcher file ({fmt})", placement_path))
     console.print("[bold]3/4 mapping[/bold]", highlight=False)
+    if p.network.filled:
+        console.print(f"[yellow]warning:[/] the model lacks {p.network.filled} pair(s) of this allocation; "
+                      "they are costed as its slowest measured pair (--allow-missing)", highlight=False)
     print_prediction(traffic, p.network, p.result, objective, console)
     heat = plot_model(model, out / "model.png", highlight=p.chosen_model_nodes)
     written.append(("model heatmap, chosen nodes marked", heat))
@@ -347,11 +380,12 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     comparison = None
     if verify and app:
         runner = (benchmark_runner(bench, args, sim=sim, launcher=launcher, table=table) if bench
-                  else app_runner(app, args, sim=sim, launcher=launcher))
+                  else app_runner(app, args, sim=sim, launcher=launcher, ok_codes=app_exit_ok))
         label = f"{app} {' '.join(args)}".strip()
         with _stage(console, f"4/4 verifying: {label}") as status:
             comparison = compare(label, runner, p.before_hosts, p.after_hosts, repeats=repeats,
-                                 unit="us" if bench else "s", progress=lambda t: status.update(f"[bold]4/4 {t}"))
+                                 unit="us" if bench else "s",
+                                 progress=lambda t: status.update(f"[bold]4/4 {escape(t)}"))
         console.print(f"[bold]4/4 verified[/bold] ({repeats} interleaved runs each, outliers > "
                       f"{OUTLIER_FACTOR:g}x dropped)", highlight=False)
         print_comparison(comparison, console, title=f"{label}: default placement vs rankwise")
@@ -364,9 +398,18 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     elif verify:
         console.print("[bold]4/4 verify[/bold]  skipped: no application given", highlight=False)
 
+    command = " ".join([app or "./app", *args])
+    if sim is not None:
+        # The simulated cluster is run with smpirun, not with the launcher file's srun/mpirun.
+        smpi_hosts = out / "placement.smpi-hosts"
+        program = str(paths.program(PREFIX + bench, "smpi")) if bench else (app or "./app")
+        hint = sim_launch_hint(Path(sim).resolve(), p.after_hosts, smpi_hosts, program, list(args))
+        written.append(("smpirun hostfile, rank order", smpi_hosts))
+    else:
+        hint = usage_hint(fmt, placement_path, traffic.n_ranks, command)
     console.print("\n[bold]written[/bold]", highlight=False)
+    # soft_wrap: a path or a command is printed whole, to be copied (a narrow console wraps it otherwise)
     for what, f in written:
-        console.print(f"  {f}  ({what})", highlight=False)
-    console.print(f"launch: {usage_hint(fmt, placement_path, traffic.n_ranks, ' '.join([app or './app', *args]))}",
-                  highlight=False)
+        console.print(escape(f"  {f}  ({what})"), highlight=False, soft_wrap=True)
+    console.print(f"launch: {escape(hint)}", highlight=False, soft_wrap=True)
     return p, comparison

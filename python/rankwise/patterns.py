@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 from rankwise.matrix import CommMatrix
 
 INT64_MAX = 2**63 - 1
@@ -61,7 +61,7 @@ def dims_create(n: int, ndims: int) -> tuple[int, ...]:
     is what a stencil's halo traffic grows with; ties go to the smallest
     largest factor."""
     if n < 1 or ndims < 1:
-        raise RankwiseError(f"cannot factor {n} ranks into {ndims} dimensions")
+        raise UsageError(f"cannot factor {n} ranks into {ndims} dimensions")
     divisors = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
     divisors = sorted(set(divisors + [n // d for d in divisors]))
 
@@ -103,7 +103,7 @@ def shuffle_ranks(n: int, seed: int) -> np.ndarray:
 # ------------------------------------------------------------- building
 def _check(cond: bool, name: str, message: str) -> None:
     if not cond:
-        raise RankwiseError(f"{name}: {message}")
+        raise UsageError(f"{name}: {message}")
 
 
 def _positive(name: str, **values) -> None:
@@ -593,19 +593,19 @@ class PatternSpec:
         options, parameters are called --like-this (the CLI's spelling)."""
         prefix = f"pattern '{where}'" if where is not None else name
         if name not in PATTERNS:
-            raise RankwiseError(f"{prefix}: unknown pattern '{name}' (known: {', '.join(PATTERNS)})")
+            raise UsageError(f"{prefix}: unknown pattern '{name}' (known: {', '.join(PATTERNS)})")
         table = {p.key: p for p in PATTERNS[name].params}
         label = (lambda k: "--" + k.replace("_", "-")) if options else (lambda k: f"'{k}'")
         params = {}
         for key, text in fields.items():
             if key not in table:
-                raise RankwiseError(f"{prefix}: unknown parameter {label(key)} "
-                                    f"(known: {', '.join(table)})")
-            params[key] = _parse_value(table[key], text, lambda msg: RankwiseError(
+                raise UsageError(f"{prefix}: unknown parameter {label(key)} "
+                                 f"(known: {', '.join(table)})")
+            params[key] = _parse_value(table[key], text, lambda msg: UsageError(
                 f"{prefix}: {label(key)} {msg}, got '{text}'"))
         for p in table.values():
             if p.default is _REQUIRED and p.key not in params:
-                raise RankwiseError(f"{prefix}: {label(p.key)} is required")
+                raise UsageError(f"{prefix}: {label(p.key)} is required")
         return cls(name, params)
 
     def __str__(self) -> str:
@@ -650,16 +650,16 @@ def parse_pattern_spec(text: str) -> PatternSpec:
     Grammar: NAME [':' KEY '=' VALUE (',' KEY '=' VALUE)*]; blanks around
     names, keys and values are ignored; a key may appear once."""
     if not isinstance(text, str) or not text.strip():
-        raise RankwiseError("empty pattern spec (expected NAME:KEY=VALUE,...)")
+        raise UsageError("empty pattern spec (expected NAME:KEY=VALUE,...)")
     name, _, rest = text.strip().partition(":")
     fields: dict[str, str] = {}
     for item in rest.split(",") if rest.strip() else []:
         key, eq, value = (s.strip() for s in item.partition("="))
         if not eq or not key or not value:
-            raise RankwiseError(f"pattern '{text}': '{item.strip()}' is not KEY=VALUE")
+            raise UsageError(f"pattern '{text}': '{item.strip()}' is not KEY=VALUE")
         key = _ALIASES.get(key, key)
         if key in fields:
-            raise RankwiseError(f"pattern '{text}': '{key}' given twice")
+            raise UsageError(f"pattern '{text}': '{key}' given twice")
         fields[key] = value
     return PatternSpec.from_fields(name.strip(), fields, where=text)
 

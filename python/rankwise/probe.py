@@ -14,8 +14,6 @@ import numpy as np
 from rankwise import launch, paths
 from rankwise.errors import RankwiseError
 from rankwise.model import MISSING, Model
-from rankwise.sim import smpi
-from rankwise.sim.hosts import rank_hosts
 from rankwise.hostfile import read_hostfile, write_hostfile
 
 PROBE = "rankwise-probe"
@@ -59,6 +57,13 @@ class ProbeOptions:
         return out
 
 
+# A lighter probe than the default for simulated clusters that only need alpha
+# and beta (rankwise bench, rankwise optimize): 3 sizes, 2 x 2 ping-pongs, no
+# warm-up (SMPI has no caches to warm). The default probe of a 128-node
+# platform takes half an hour of simulation.
+LIGHT_SIM_PROBE = ProbeOptions(sizes="8,16K,1M", repetitions=2, rounds=2, warmup=0)
+
+
 def pairs_touching(model_path: str | PathLike, nodes: list[str]) -> list[tuple[str, str]]:
     """Every ordered pair of the model that involves one of `nodes` (a re-probe)."""
     model = Model.load(model_path)
@@ -85,6 +90,8 @@ def probe_sim(
 ) -> Model:
     """Probe the simulated cluster described by a SimGrid platform (all its
     hosts, the first `nodes`, or those of a hostfile)."""
+    from rankwise.sim.hosts import rank_hosts  # here: probing a real cluster needs no simulator
+
     # smpirun runs in a temporary directory: every path it is given is absolute.
     platform, output = Path(platform).resolve(), Path(output).resolve()
     lines = rank_hosts(platform, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, min_nodes=2)
@@ -94,12 +101,17 @@ def probe_sim(
 def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[str], n_hosts: int,
              show_progress: bool) -> Model:
     """smpirun the SMPI probe with one rank per hostfile line."""
+    from rankwise.sim import smpi
+
     args = ["--output", str(output), "--progress", "--source", f"smpi:{platform}", *options.args()]
     with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
         hostfile = Path(tmp) / "hostfile"
         write_hostfile(hostfile, lines)
-        cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines))
+        cmd = smpi.smpirun_command(paths.program(PROBE, "smpi"), args, platform, hostfile, len(lines),
+                                   extra_cfg=smpi.PROBE_SETTINGS)
         result = launch.run_with_progress(cmd, f"probing {n_hosts} simulated nodes", show_progress, cwd=tmp)
+    if result.returncode != 0:
+        raise RankwiseError(smpi.failure_message("the simulated probe", result.returncode, result.log), exit_code=1)
     return _finish(result, "the simulated probe", output)
 
 

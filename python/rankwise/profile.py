@@ -15,8 +15,9 @@ Two ways to run it:
   and linked with librankwise_profile.a (`rankwise profile --smpi-flags`).
 
 The profiler writes into a fresh folder beside the output; the files are
-moved into place only when the run ended well, so a failed run leaves no
-matrix (and an older one untouched)."""
+moved into place only when the run wrote them, so a run that failed before
+MPI_Finalize leaves no matrix (and an older one untouched). One that exited
+non-zero after MPI_Finalize wrote them keeps them, with a warning."""
 
 from __future__ import annotations
 
@@ -34,10 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from rankwise import launch, paths
-from rankwise.errors import RankwiseError, file_error
+from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.matrix import CommMatrix
-from rankwise.sim import smpi
-from rankwise.sim.platform_file import hostfile_for, read_platform
 from rankwise.hostfile import read_hostfile, write_hostfile
 
 LIBRARY = "librankwise_profile"
@@ -159,6 +158,8 @@ class ProfileResult:
     summary: ProfileSummary
     output: Path
     summary_file: Path
+    returncode: int = 0  # the application's, kept when it wrote its profile anyway
+    warning: str | None = None  # said to the user beside the result
 
 
 def _source(prefix: str, words: list[str]) -> str:
@@ -202,22 +203,29 @@ def _profiler_error(log: list[str]) -> str | None:
     return None
 
 
+def _telling_line(log: list[str]) -> str | None:
+    """The last line that says what went wrong: an error message (the
+    application's or the profiler's), or the launcher's word of a signal.
+    An ordinary output line ('Time in seconds = 1.2') says nothing of it."""
+    words = [line.strip() for line in log if any(c.isalnum() for c in line)]
+    telling = (lambda line: "error:" in line.lower(),
+               lambda line: "exited on signal" in line or "killed" in line.lower())
+    return next((line for test in telling for line in reversed(words) if test(line)), None)
+
+
 def _failure(result: launch.RunResult, app: str) -> RankwiseError:
-    """One line for a run that failed: the application's last words."""
-    words = [line.strip() for line in result.log if any(c.isalnum() for c in line)]
-    telling = (lambda line: "error:" in line.lower(),  # the application's or the profiler's message
-               lambda line: "exited on signal" in line or "killed" in line.lower(),  # the launcher's
-               lambda line: True)
-    last = next((line for test in telling for line in reversed(words) if test(line)), "no output").rstrip(".")
+    """One line for a run that failed, quoting only a line that tells why."""
+    said = _telling_line(result.log)
     code = result.returncode
     how = f"was killed by signal {-code}" if code < 0 else f"failed (exit code {code})"
-    return RankwiseError(f"the profiled application {app} {how}: {last}; no matrix written", exit_code=1)
+    why = f": {said.rstrip('.')}" if said else " before writing its profile (it printed no error message)"
+    return RankwiseError(f"the profiled application {app} {how}{why}; no matrix written")
 
 
 def _check_output(output: Path) -> Path:
     output = output.resolve()
     if output.suffix not in (".rwc", ".npz"):
-        raise RankwiseError(f"{output}: the matrix file must end in .rwc or .npz")
+        raise UsageError(f"{output}: the matrix file must end in .rwc or .npz")
     if output.is_dir():
         raise RankwiseError(f"{output} is a folder")
     if not output.parent.is_dir():
@@ -238,8 +246,16 @@ def _prepare_output(output: Path) -> tuple[Path, Path]:
 
 def _finish(result: launch.RunResult, app: str, written: Path, output: Path) -> ProfileResult:
     output = output.resolve()
+    complete = written.exists() and summary_path(written).exists()
+    warning = None
     if result.returncode != 0:
-        raise _failure(result, app)
+        # A profile is written in MPI_Finalize: the run got to its end. An application such as NAS DT
+        # ends with `return 1` after its work and says nothing: keep what it wrote, and say so. One
+        # that printed an error failed, whatever it wrote.
+        if not complete or _telling_line(result.log):
+            raise _failure(result, app)
+        warning = (f"{app} exited with code {result.returncode} after MPI_Finalize wrote its profile, "
+                   "printing no error; the matrix is kept")
     if not written.exists():
         why = _profiler_error(result.log)
         if why:
@@ -255,7 +271,7 @@ def _finish(result: launch.RunResult, app: str, written: Path, output: Path) -> 
     else:
         os.replace(written, output)
     os.replace(summary_path(written), final_summary)
-    return ProfileResult(matrix, summary, output, final_summary)
+    return ProfileResult(matrix, summary, output, final_summary, result.returncode, warning)
 
 
 def _check_app(app: str) -> Path:
@@ -271,6 +287,8 @@ def _check_app(app: str) -> Path:
 def _sim_hosts(platform: Path, ranks: int | None, ranks_per_node: int | None,
                hostfile: Path | None) -> list[str]:
     """One host name per rank for smpirun."""
+    from rankwise.sim.platform_file import hostfile_for, read_platform  # here: real MPI needs no simulator
+
     hosts = read_platform(platform)
     if hostfile is not None:
         chosen = read_hostfile(hostfile)
@@ -291,12 +309,12 @@ def _sim_hosts(platform: Path, ranks: int | None, ranks_per_node: int | None,
         else:
             lines = [name for name, cores in hosts for _ in range(cores)][:n]
             if len(lines) < n:
-                raise RankwiseError(f"--ranks {n}: the platform has {len(lines)} cores")
+                raise UsageError(f"--ranks {n}: the platform has {len(lines)} cores")
     if ranks is not None:
         if ranks < 1:
-            raise RankwiseError("--ranks must be at least 1")
+            raise UsageError("--ranks must be at least 1")
         if ranks > len(lines):
-            raise RankwiseError(f"--ranks {ranks}: the hosts chosen hold {len(lines)} ranks")
+            raise UsageError(f"--ranks {ranks}: the hosts chosen hold {len(lines)} ranks")
         lines = lines[:ranks]
     return lines
 
@@ -313,6 +331,8 @@ def profile_sim(
 ) -> ProfileResult:
     """Run an SMPI application (linked with librankwise_profile.a) on the
     simulated cluster of a SimGrid platform and keep its matrix."""
+    from rankwise.sim import smpi
+
     platform, output = Path(platform), _check_output(Path(output))
     app_path = _check_app(app)
     library("smpi")
@@ -335,6 +355,9 @@ def profile_sim(
         env["RANKWISE_PROFILE_OUT"] = str(written)
         env["RANKWISE_PROFILE_SOURCE"] = _source(f"smpi:{platform} ", [app, *args])
         result = _run_tee(cmd, env, echo)
+        if result.returncode != 0:
+            why = smpi.failure_message(f"the profiled application {app}", result.returncode, result.log)
+            raise RankwiseError(f"{why}; no matrix written", exit_code=1)
         return _finish(result, app, written, output)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -263,10 +263,10 @@ def run_benchmark(
             env["RANKWISE_PROFILE_SOURCE"] = f"smpi:{platform} {binary} {' '.join(args)}"
         cmd = smpi.smpirun_command(paths.program(binary, "smpi"), args, platform, hf, len(lines),
                                    extra_cfg=cfg)
-        return _run(cmd, name, timeout, cwd=tmp, env=env)
+        return _run(cmd, name, timeout, cwd=tmp, env=env, simulated=True)
 
 
-def _run(cmd: list[str], name: str, timeout: float | None, cwd, env=None) -> BenchResult:
+def _run(cmd: list[str], name: str, timeout: float | None, cwd, env=None, simulated: bool = False) -> BenchResult:
     """Run cmd in its own session (a timeout ends the launcher and its ranks)."""
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -283,8 +283,9 @@ def _run(cmd: list[str], name: str, timeout: float | None, cwd, env=None) -> Ben
         raise RankwiseError(f"{name} did not finish within {timeout:g} s", exit_code=1) from None
     if proc.returncode != 0:
         log = [line for line in (stdout + "\n" + stderr).splitlines() if line.strip()]
-        message = launch.failure_message(name, launch.RunResult(proc.returncode, log))
-        if not message.startswith(name):
+        message = (smpi.failure_message(name, proc.returncode, log) if simulated
+                   else launch.failure_message(name, launch.RunResult(proc.returncode, log)))
+        if not message.startswith((name, "SimGrid crashed")):
             message = f"{name}: {message}"
         raise RankwiseError(message, exit_code=1)
     result = parse_output(stdout, name)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/src/map/map_internal.h"
+#include "../../engine/src/map/algorithms.h"
 #include "check.h"
 #include "map_fixtures.h"
 
@@ -146,6 +146,7 @@ static void test_errors(void)
     t = fx_traffic(12, 0.3);
     op.algorithm = RW_ALG_EXHAUSTIVE;
     CHECK(rw_map(t, net, &op, &res) == RW_ERR_ARG);
+    CHECK(strstr(rw_last_error(), "the exhaustive algorithm is for at most 10 ranks (the job has 12)") != NULL);
     op.algorithm = RW_ALG_STENCIL;
     CHECK(rw_map(t, net, &op, &res) == RW_ERR_ARG);
     CHECK(strstr(rw_last_error(), "process grid") != NULL);
@@ -154,6 +155,18 @@ static void test_errors(void)
     CHECK(rw_algorithm_from_name("anneal") == RW_ALG_ANNEAL);
     CHECK(rw_algorithm_from_name("nope") == -1);
     CHECK(strcmp(rw_algorithm_name(RW_ALG_MULTILEVEL), "multilevel") == 0);
+    /* Every enumeration by name, both ways, for the bindings. */
+    for (int a = 0; a < RW_ALG_COUNT; a++)
+        CHECK(rw_algorithm_from_name(rw_algorithm_name((rw_algorithm)a)) == a);
+    CHECK(rw_algorithm_name(RW_ALG_COUNT) == NULL && rw_algorithm_name((rw_algorithm)-1) == NULL);
+    CHECK(rw_objective_from_name("bottleneck") == RW_OBJ_BOTTLENECK && rw_objective_from_name("hop-bytes") == -1);
+    CHECK(strcmp(rw_objective_name(RW_OBJ_TIME), "time") == 0 && rw_objective_name(2) == NULL);
+    CHECK(rw_node_selection_from_name("weighted") == RW_SELECT_WEIGHTED);
+    CHECK(strcmp(rw_node_selection_name(RW_SELECT_ALL), "all") == 0 && rw_node_selection_name(4) == NULL);
+    CHECK(rw_status_from_name("parse") == RW_ERR_PARSE && strcmp(rw_status_name(RW_OK), "ok") == 0);
+    CHECK(rw_status_name(7) == NULL && rw_status_from_name(NULL) == -1);
+    CHECK(rw_pair_state_from_name("missing") == RW_PAIR_MISSING && rw_probe_mode_from_name("isolated") == RW_MODE_ISOLATED);
+    CHECK(rw_abi_version() == RW_ABI_VERSION);
     rw_matrix_free(t);
     rw_network_free(net);
 }

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../engine/src/map/map_internal.h"
+#include "../../engine/src/map/context.h"
 #include "check.h"
 #include "map_fixtures.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/src/map/map_internal.h"
+#include "rankwise_map.h"
 #include "check.h"
 #include "map_fixtures.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/src/map/map_internal.h"
+#include "../../engine/src/map/algorithms.h"
 #include "check.h"
 #include "map_fixtures.h"
 

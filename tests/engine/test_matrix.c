@@ -295,6 +295,22 @@ static void check_read_errors(void)
     snprintf(buf, sizeof buf, "%s0 1 9223372036854775807 0\n0 1 1 0\n", head);
     check_error(buf, "bad.rwc:4: total messages exceed 64 bits");
 
+    /* One text rule for reader and writer: a lone CR, a tab, bytes that are
+     * not UTF-8 are refused by both (the writer: check_text_rule). */
+    snprintf(buf, sizeof buf, "%ssource a\rb\n", head);
+    check_error(buf, "bad.rwc:3: 'source' text holds a line break (0x0d)");
+    snprintf(buf, sizeof buf, "%spattern a\tb\n", head);
+    check_error(buf, "bad.rwc:3: 'pattern' text holds a control character (0x09)");
+    snprintf(buf, sizeof buf, "%ssource caf\xe9\n", head);
+    check_error(buf, "bad.rwc:3: 'source' text is not valid UTF-8");
+    snprintf(buf, sizeof buf, "%ssource \xc0\xaf\n", head); /* overlong '/' */
+    check_error(buf, "bad.rwc:3: 'source' text is not valid UTF-8");
+    snprintf(buf, sizeof buf, "%ssource a\r\n", head); /* CRLF line end: fine */
+    write_text("crlf.rwc", buf);
+    rw_matrix *c = NULL;
+    CHECK(rw_matrix_read("crlf.rwc", &c) == RW_OK && c && strcmp(c->source, "a") == 0);
+    rw_matrix_free(c);
+
     rw_matrix *m;
     CHECK(rw_matrix_read("does-not-exist.rwc", &m) == RW_ERR_IO && m == NULL);
     CHECK_MSG("does-not-exist.rwc: cannot open");
@@ -337,8 +353,66 @@ static void check_against_dense(void)
     rw_matrix_free(m);
 }
 
+static void check_text_rule(void)
+{
+    static const char *const bad[][2] = {
+        {"a\rb", "out.rwc: cannot write: matrix source holds a line break (0x0d)"},
+        {"a\tb", "out.rwc: cannot write: matrix source holds a control character (0x09)"},
+        {"caf\xe9", "out.rwc: cannot write: matrix source is not valid UTF-8"},
+        {" a", "out.rwc: cannot write: matrix source starts or ends with blanks"},
+    };
+    int32_t src[1] = {0}, dst[1] = {1};
+    int64_t msgs[1] = {1}, bytes[1] = {8};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        rw_matrix *m = NULL;
+        CHECK(rw_matrix_create(2, 1, src, dst, msgs, bytes, &m) == RW_OK);
+        snprintf(m->source, sizeof m->source, "%s", bad[k][0]);
+        unlink("out.rwc");
+        CHECK(rw_matrix_write(m, "out.rwc") == RW_ERR_ARG);
+        CHECK(access("out.rwc", F_OK) != 0);
+        if (strcmp(rw_last_error(), bad[k][1]) != 0) {
+            fprintf(stderr, "unexpected message: %s\n                (wanted %s)\n", rw_last_error(), bad[k][1]);
+            check_failures++;
+        }
+        rw_matrix_free(m);
+    }
+}
+
+/* Texts from outside (a command line) made to keep the rule. */
+static void check_text_clean(void)
+{
+    static const char *const cases[][2] = {
+        {"  pmpi:./app\t-n 4\r\n ", "pmpi:./app -n 4"},
+        {"caf\xe9 \xc3\xa9t\xc3\xa9", "caf? \xc3\xa9t\xc3\xa9"},
+        {"a\xc3", "a?"}, /* a character cut short by a truncation */
+        {"\x01\x7f", ""},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char text[RW_TEXT_MAX + 1];
+        snprintf(text, sizeof text, "%s", cases[k][0]);
+        rw_text_clean(text);
+        CHECK(strcmp(text, cases[k][1]) == 0);
+    }
+    char big[600];
+    memset(big, 'x', 254);
+    memcpy(big + 254, "\xc3\xa9yyyy", 7); /* a two-byte character across the limit */
+    rw_text_clean(big);
+    CHECK(strlen(big) == 254);
+    /* Whatever went in, the writer takes what comes out. */
+    int32_t src[1] = {0}, dst[1] = {1};
+    int64_t msgs[1] = {1}, bytes[1] = {8};
+    rw_matrix *m = NULL;
+    CHECK(rw_matrix_create(2, 1, src, dst, msgs, bytes, &m) == RW_OK);
+    snprintf(m->source, sizeof m->source, "%s", " \x1b[31m\xff\xfe red \t");
+    rw_text_clean(m->source);
+    CHECK(rw_matrix_write(m, "clean.rwc") == RW_OK);
+    rw_matrix_free(m);
+}
+
 int main(void)
 {
+    check_text_rule();
+    check_text_clean();
     check_create();
     check_create_errors();
     check_round_trip();

@@ -115,6 +115,145 @@ static void check_error(const char *text, const char *expect_prefix)
     }
 }
 
+/* Numbers outside the documented bounds, integers beyond their type,
+ * names and texts that are not clean UTF-8: refused with path:line. */
+static void check_bounds(const char *head)
+{
+    static const struct {
+        const char *line, *expect;
+    } bad[] = {
+        {"pair 0 1 measured -1e-6 1e-9 0", "bad.model:6: 'pair': field 4: alpha -1e-06 s is outside [0, 1000]"},
+        {"pair 0 1 measured nan 1e-9 0", "bad.model:6: 'pair': field 4: alpha is nan"},
+        {"pair 0 1 measured 1e300 1e-9 0", "bad.model:6: 'pair': field 4: alpha 1e+300 s is outside"},
+        {"pair 0 1 measured inf 1e-9 0", "bad.model:6: 'pair': field 4 ('inf') is not a number"},
+        {"pair 0 1 measured 1e-6 -1e-9 0", "bad.model:6: 'pair': field 5: beta -1e-09 s/B is outside [0, 1]"},
+        {"pair 0 1 measured 1e-6 2 0", "bad.model:6: 'pair': field 5: beta 2 s/B is outside"},
+        {"pair 0 1 missing nan nan 1e300", "bad.model:6: 'pair': field 6: timestamp 1e+300 (unix time) is outside"},
+        {"pair 0 1 missing -5 nan 0", "bad.model:6: 'pair': field 4: alpha -5 s is outside"},
+        {"pair 0 1 measured 1e-6 1e-9 9.2e18", "bad.model:6: 'pair': field 6: timestamp 9.2e+18"},
+        {"intra 0 measured nan nan", "bad.model:6: 'intra': field 3: alpha is nan"},
+        {"pair 0 1 measured 1e-6 1e-9 0\nrtt 0 1 8 -1 1e-6 1e-6 0 3", "bad.model:7: 'rtt': field 4: round-trip time -1 s"},
+        {"pair 0 1 measured 1e-6 1e-9 0\nrtt 0 1 8 1e-6 nan 1e-6 0 3", "bad.model:7: 'rtt': field 5: round-trip time is nan"},
+        {"pair 0 1 measured 1e-6 1e-9 0\nrtt 0 1 8 1e-6 1e-6 1e-6 1e300 3", "bad.model:7: 'rtt': field 7: jitter 1e+300"},
+        {"pair 0 1 measured 1e-6 1e-9 0\nrtt 0 1 8 1e-6 1e-6 1e-6 0 0", "bad.model:7: 'rtt': field 8 ('0') must be an integer in [1, 2147483647]"},
+        {"pair 0 1 measured 1e-6 1e-9 0\nrtt 0 1 8 1e-6 1e-6 1e-6 0 3e9", "bad.model:7: 'rtt': field 8 ('3e9') must be an integer"},
+    };
+    char buf[1024];
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        snprintf(buf, sizeof buf, "%s%s\n", head, bad[k].line);
+        check_error(buf, bad[k].expect);
+    }
+    static const struct {
+        const char *text, *expect;
+    } header[] = {
+        {"rankwise-model 1\ncreated 1e300\n", "bad.model:2: 'created': field 1: timestamp 1e+300"},
+        {"rankwise-model 1\ncreated 9.2e18\n", "bad.model:2: 'created': field 1: timestamp 9.2e+18"},
+        {"rankwise-model 1\ncreated -1\n", "bad.model:2: 'created': field 1: timestamp -1"},
+        {"rankwise-model 1\nduration 1e300\n", "bad.model:2: 'duration': field 1: duration 1e+300 s"},
+        {"rankwise-model 1\nsettings repetitions=3e9\n", "bad.model:2: settings: repetitions must be an integer in [1, 2147483647], found '3e9'"},
+        {"rankwise-model 1\nsettings repetitions=3000000000\n", "bad.model:2: settings: repetitions must be an integer"},
+        {"rankwise-model 1\nsettings rounds=0\n", "bad.model:2: settings: rounds must be an integer in [1,"},
+        {"rankwise-model 1\nsettings warmup=-1\n", "bad.model:2: settings: warmup must be an integer in [0,"},
+        {"rankwise-model 1\nsettings warmup=1.5\n", "bad.model:2: settings: warmup must be an integer"},
+        {"rankwise-model 1\nsettings timeout=1e300\n", "bad.model:2: settings: timeout must be a number of seconds in [0, 1e+09]"},
+        {"rankwise-model 1\nsettings timeout=nan\n", "bad.model:2: settings: timeout must be a number"},
+        {"rankwise-model 1\nsizes 8 2000000000000\n", "bad.model:2: 'sizes': field 2 ('2000000000000') must be an integer in [0, 1099511627776]"},
+        {"rankwise-model 1\nsizes 8\nnodes 1\nnode 0 a\xff 1\n", "bad.model:4: node 0: the name is not valid UTF-8"},
+        {"rankwise-model 1\nsizes 8\nnodes 1\nnode 0 \xed\xa0\x80 1\n", "bad.model:4: node 0: the name is not valid UTF-8"},
+        {"rankwise-model 1\nsizes 8\nnodes 1\nnode 0 a\x01" "b 1\n", "bad.model:4: node 0: the name holds a control character (0x01)"},
+        {"rankwise-model 1\nsource a\rb\n", "bad.model:2: 'source' text holds a line break (0x0d)"},
+        {"rankwise-model 1\nsource caf\xe9\n", "bad.model:2: 'source' text is not valid UTF-8"},
+        {"rankwise-model 1\nsource a\0b\n", "bad.model:2: a NUL byte"},
+    };
+    for (size_t k = 0; k < sizeof header / sizeof *header; k++) {
+        /* Written with fwrite: some hold a NUL byte. */
+        const char *t = header[k].text;
+        size_t len = strlen(t);
+        if (strstr(header[k].expect, "NUL"))
+            len = strlen(t) + 1 + strlen(t + strlen(t) + 1);
+        FILE *f = fopen("bad.model", "wb");
+        fwrite(t, 1, len, f);
+        fclose(f);
+        rw_model *m = (rw_model *)1;
+        CHECK(rw_model_read("bad.model", &m) == RW_ERR_PARSE && m == NULL);
+        if (strncmp(rw_last_error(), header[k].expect, strlen(header[k].expect)) != 0) {
+            fprintf(stderr, "unexpected message: %s (wanted %s...)\n", rw_last_error(), header[k].expect);
+            check_failures++;
+        }
+    }
+}
+
+/* The writer refuses what the reader would refuse, and writes nothing. */
+static void expect_write_refused(rw_model *m, const char *expect)
+{
+    unlink("refused.model");
+    CHECK(rw_model_write(m, "refused.model") == RW_ERR_ARG);
+    CHECK(access("refused.model", F_OK) != 0);
+    if (!strstr(rw_last_error(), expect) || strncmp(rw_last_error(), "refused.model: cannot write: ", 29)) {
+        fprintf(stderr, "unexpected message: %s (wanted ...%s)\n", rw_last_error(), expect);
+        check_failures++;
+    }
+    rw_model_free(m);
+}
+
+static void check_write_refusals(void)
+{
+    rw_model *m;
+    m = sample_model(), m->alpha[1] = -1;
+    expect_write_refused(m, "pair 0 1 (alpha-1 -> beta-2): alpha -1 s is outside [0, 1000]");
+    m = sample_model(), m->alpha[1] = NAN;
+    expect_write_refused(m, "pair 0 1 (alpha-1 -> beta-2): alpha is nan");
+    m = sample_model(), m->beta[1] = INFINITY;
+    expect_write_refused(m, "beta inf s/B is outside");
+    m = sample_model(), m->measured_at[1] = 9.2e18;
+    expect_write_refused(m, "timestamp 9.2e+18");
+    m = sample_model(), m->created = 1e300;
+    expect_write_refused(m, "created: timestamp 1e+300");
+    m = sample_model(), m->settings.repetitions = 0;
+    expect_write_refused(m, "settings: repetitions and rounds must be >= 1");
+    m = sample_model(), m->settings.timeout = NAN;
+    expect_write_refused(m, "settings: timeout is nan");
+    m = sample_model(), m->pair_stats[1 * 3 + 0].median = 1e300;
+    expect_write_refused(m, "rtt 0 1 (alpha-1 -> beta-2), size 8: round-trip time 1e+300");
+    m = sample_model(), m->intra_alpha[0] = -1;
+    expect_write_refused(m, "intra 0 (alpha-1): alpha -1 s");
+    m = sample_model(), m->ranks_per_node[1] = 0;
+    expect_write_refused(m, "node 1 (beta-2): 0 ranks is outside [1, 1048576]");
+    m = sample_model(), free(m->node_names[1]), m->node_names[1] = strdup("a b");
+    expect_write_refused(m, "node 1: the name holds a blank or '#'");
+    m = sample_model(), free(m->node_names[1]), m->node_names[1] = strdup("a\xff");
+    expect_write_refused(m, "is not valid UTF-8");
+    m = sample_model(), free(m->node_names[1]), m->node_names[1] = strdup("alpha-1");
+    expect_write_refused(m, "nodes 0 and 1 are both named 'alpha-1'");
+    m = sample_model(), snprintf(m->source, sizeof m->source, "a\rb");
+    expect_write_refused(m, "cannot write: source holds a line break (0x0d)");
+    m = sample_model(), m->pair_state[4] = RW_PAIR_MEASURED;
+    expect_write_refused(m, "pair 1 1: a node with itself");
+}
+
+/* Texts and numbers at the edges of the rules read back as written. */
+static void check_text_round_trip(void)
+{
+    rw_model *m = sample_model(), *r = NULL;
+    snprintf(m->source, sizeof m->source, "mpi:mpirun  -np 4 # run \xc3\xa9t\xc3\xa9");
+    free(m->node_names[0]);
+    m->node_names[0] = strdup("n\xc5\x93ud-1");
+    m->alpha[1] = 1e-320; /* subnormal: strtod says ERANGE, still a number */
+    m->settings.repetitions = INT32_MAX;
+    m->settings.timeout = 0.1234567891;
+    CHECK(rw_model_write(m, "edge.model") == RW_OK);
+    CHECK(rw_model_read("edge.model", &r) == RW_OK);
+    if (r) {
+        CHECK(strcmp(r->source, m->source) == 0);
+        CHECK(strcmp(r->node_names[0], m->node_names[0]) == 0);
+        CHECK(r->alpha[1] > 0 && r->alpha[1] < 1e-319);
+        CHECK(r->settings.repetitions == INT32_MAX);
+        CHECK(r->settings.timeout == 0.1234567891);
+    }
+    rw_model_free(m);
+    rw_model_free(r);
+}
+
 int main(void)
 {
     check_round_trip();
@@ -139,9 +278,15 @@ int main(void)
     snprintf(buf, sizeof buf, "%spair 0 1 measured 1e-6\n", head);
     check_error(buf, "bad.model:6: 'pair' takes 6 fields, found 4");
 
+    check_bounds(head);
+    check_write_refusals();
+    check_text_round_trip();
+
     rw_model *m;
     CHECK(rw_model_read("does-not-exist.model", &m) == RW_ERR_IO);
     CHECK(strstr(rw_last_error(), "does-not-exist.model: cannot open") != NULL);
+    CHECK(rw_model_read(".", &m) == RW_ERR_IO && m == NULL);
+    CHECK(strcmp(rw_last_error(), ".: cannot open: it is a directory, not a file") == 0);
 
     /* A failed write leaves nothing behind. */
     rw_model *s = sample_model();

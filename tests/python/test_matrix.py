@@ -182,3 +182,25 @@ def test_any_triplets_match_dense_accumulation(case):
     assert m.nnz == np.count_nonzero((want_b != 0) | (want_m != 0))
     key = m.src.astype(np.int64) * n + m.dst
     assert np.all(np.diff(key) > 0)  # sorted, unique
+
+
+def test_a_lone_carriage_return_is_refused_by_reader_and_writer(tmp_path):
+    """One rule both ways: `show` (reader) and `import` (writer) agree, and
+    both name the file."""
+    path = tmp_path / "cr.rwc"
+    path.write_bytes(b"rankwise-matrix 1\nranks 2\nsource a\rb\n0 1 1 8\n")
+    with pytest.raises(RankwiseError, match=r"cr\.rwc:3: 'source' text holds a line break \(0x0d\)"):
+        CommMatrix.load(path)
+    m = CommMatrix(2, [0], [1], [1], [8], source="ok")
+    m.source = "a\rb"
+    for name in ("out.rwc", "out.npz"):
+        with pytest.raises(RankwiseError, match=rf"{name}: cannot write: matrix source holds a line break"):
+            m.save(tmp_path / name)
+        assert not (tmp_path / name).exists()
+    (tmp_path / "crlf.rwc").write_bytes(b"rankwise-matrix 1\r\nranks 2\r\nsource a b\r\n0 1 1 8\r\n")
+    assert CommMatrix.load(tmp_path / "crlf.rwc").source == "a b"
+
+
+def test_a_directory_is_named_as_such(tmp_path):
+    with pytest.raises(RankwiseError, match=rf"{tmp_path}: cannot open: it is a directory, not a file"):
+        CommMatrix.load(tmp_path)

@@ -95,3 +95,46 @@ def test_save_into_missing_directory_fails_cleanly(tmp_path):
     with pytest.raises(RankwiseError, match="cannot write"):
         m.save(tmp_path / "nope" / "m.rwm")
     assert not (tmp_path / "nope").exists()
+
+
+def test_binding_refuses_an_engine_of_another_abi(monkeypatch):
+    """A package and an engine from different builds: a clear error at load
+    time, not a crash in a structure of another layout."""
+    from rankwise import engine
+
+    engine.lib.cache_clear()
+    monkeypatch.setattr(engine, "ABI_VERSION", engine.ABI_VERSION + 1)
+    try:
+        with pytest.raises(RankwiseError, match=r"the C engine has ABI version \d+, this Python package "
+                                                r"needs \d+: rebuild and reinstall rankwise"):
+            engine.lib()
+    finally:
+        engine.lib.cache_clear()
+
+
+def test_enumerations_come_from_the_engine_by_name():
+    from rankwise import engine
+    from rankwise.model import MODES, STATE_NAMES
+
+    assert engine.enum_names("pair_state") == STATE_NAMES
+    assert engine.enum_names("probe_mode") == MODES
+    assert engine.enum_value("status", "parse") == 2 and engine.enum_names("status")[0] == "ok"
+    with pytest.raises(RankwiseError, match="the C engine knows no probe mode 'turbo'"):
+        engine.enum_value("probe_mode", "turbo")
+
+
+def test_settings_out_of_int32_are_refused_not_wrapped(tmp_path):
+    """repetitions=3e9 used to wrap (UB in the reader, silent in ctypes)."""
+    m, _, _ = synthetic()
+    m.settings.repetitions = 3 * 10**9
+    with pytest.raises(RankwiseError, match=r"x\.rwm: cannot write: settings: repetitions must be integers"):
+        m.save(tmp_path / "x.rwm")
+    assert not (tmp_path / "x.rwm").exists()
+    (tmp_path / "y.rwm").write_text("rankwise-model 1\nsettings repetitions=3e9\nsizes 8\nnodes 1\nnode 0 a 1\n")
+    with pytest.raises(RankwiseError, match=r"y\.rwm:2: settings: repetitions must be an integer in \[1, 2147483647\]"):
+        Model.load(tmp_path / "y.rwm")
+
+
+def test_a_directory_is_named_as_such(tmp_path):
+    with pytest.raises(RankwiseError, match=rf"{tmp_path}: cannot open: it is a directory, not a file"):
+        Model.load(tmp_path)

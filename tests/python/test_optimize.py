@@ -4,6 +4,7 @@ and the before/after method (interleaved runs, outliers dropped)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 
 import numpy as np
@@ -11,9 +12,10 @@ import pytest
 from conftest import assert_one_line_error, run_cli
 
 from rankwise.errors import RankwiseError
+from rankwise.launch import mpi_environment
 from rankwise.matrix import CommMatrix
-from rankwise.model import Model
-from rankwise.optimize import benchmark_name, compare, robust_median
+from rankwise.model import MISSING, Model
+from rankwise.optimize import app_runner, benchmark_name, compare, robust_median
 from rankwise.placement import launch_host
 
 real_mpi = pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun on this machine")
@@ -70,6 +72,13 @@ def test_sim_pipeline_probes_maps_and_is_faster(small_platform, tmp_path):
     assert speedup[262144] > 1.5 and 1024 in speedup
     chosen = (out / "placement.slurm").read_text().split()
     assert len(chosen) == 8 and "node-5" not in chosen
+    # the simulated cluster is launched with smpirun (not the Slurm file's srun), and the command runs
+    launch = next(line for line in r.stdout.splitlines() if line.startswith("launch: "))[len("launch: "):]
+    assert launch.startswith("smpirun -np 8 ") and "srun" not in launch
+    assert (out / "placement.smpi-hosts").read_text().split() == chosen
+    ran = subprocess.run(launch, shell=True, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env=mpi_environment())
+    assert ran.returncode == 0 and "262144" in ran.stdout, ran.stderr
     # a second run reuses the fresh model and profiles the app (no pattern)
     r = run_cli("optimize", "--sim", small_platform.platform_xml, "--out", out, "--ranks", "8", "--no-verify",
                 "--", "stencil", "--grid", "2x2x2", "--mode", "3d", "--sizes", "4K", "--iterations", "1")
@@ -88,6 +97,45 @@ def test_stale_model_warns(small_platform, tmp_path):
                 "--pattern", "ring:ranks=4,bytes=1K", "--no-verify")
     assert r.returncode == 0, r.stderr
     assert "2.0 h old" in r.stdout and "--reprobe" in r.stdout
+
+
+def test_allow_missing_costs_the_pairs_a_model_lacks(small_platform, tmp_path):
+    out = tmp_path / "opt"
+    out.mkdir()
+    m = Model.load(small_platform_model(small_platform, out / "model.rwm"))
+    m.state[0, 1] = MISSING
+    m.save(out / "model.rwm")
+    args = ("optimize", "--sim", small_platform.platform_xml, "--out", out, "--pattern",
+            "alltoall:ranks=16,bytes=1K", "--no-verify")
+    r = run_cli(*args)
+    assert_one_line_error(r, "no measurement for node-0 -> node-1")
+    assert "give --allow-missing" in r.stderr and r.returncode == 1
+    r = run_cli(*args, "--allow-missing")
+    assert r.returncode == 0, r.stderr
+    assert "lacks 1 pair(s)" in r.stdout and (out / "placement.slurm").exists()
+
+
+def test_verification_runs_without_the_profilers_output(monkeypatch, tmp_path):
+    """An SMPI application is linked with the profiler to be profiled; when
+    it is timed, the profiler must not write its matrix (that write would be
+    timed too). A run that ends with an exit code the profiled run ended
+    with (NAS DT's `return 1`) counts."""
+    seen = []
+
+    def fake_run(cmd, **kwargs):
+        seen.append(kwargs["env"])
+        code = 1 if len(seen) > 1 else 0
+        return subprocess.CompletedProcess(cmd, code, "", "[0.5] Simulated time: 0.25 seconds\n")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    app = tmp_path / "app"
+    app.write_text("")
+    run = app_runner(str(app), [], sim=tmp_path / "p.xml", ok_codes=(0,))
+    assert run(["a", "b"]) == {0: 0.25}
+    assert seen[0]["RANKWISE_PROFILE_OUT"] == "none"
+    with pytest.raises(RankwiseError):
+        run(["a", "b"])  # exit code 1, not one the application is known to end with
+    assert app_runner(str(app), [], sim=tmp_path / "p.xml", ok_codes=(0, 1))(["a", "b"]) == {0: 0.25}
 
 
 def small_platform_model(platform, path):

@@ -25,6 +25,7 @@ from rankwise import profile as prof
 from rankwise.errors import RankwiseError
 from rankwise.launch import mpi_environment
 from rankwise.matrix import CommMatrix
+from rankwise.sim.platform_file import read_platform
 
 SOURCE = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "profile_exerciser.c"
 INCLUDE = Path(__file__).resolve().parents[2] / "engine" / "include"
@@ -342,7 +343,7 @@ def test_smpi_refuses_an_application_without_the_profiler(exerciser_mpi, small_p
 
 def test_sim_rank_placement(small_platform):
     plat = Path(small_platform.platform_xml)  # 8 hosts of 2 cores
-    names = [name for name, _ in prof.read_platform(plat)]
+    names = [name for name, _ in read_platform(plat)]
     assert prof._sim_hosts(plat, None, None, None) == names
     assert prof._sim_hosts(plat, 3, None, None) == names[:3]
     assert prof._sim_hosts(plat, 10, None, None) == [n for n in names for _ in range(2)][:10]
@@ -432,5 +433,70 @@ def test_cli_refuses_what_it_cannot_run(small_platform, tmp_path):
     assert_one_line_error(run_cli("profile", "--launcher", "mpirun", "--ranks", "3", "true"), "are for --sim")
     assert_one_line_error(run_cli("profile", "--sim", small_platform.platform_xml, "-o",
                                   tmp_path / "p.txt", "true"), "must end in .rwc or .npz")
-    r = run_cli("profile")
-    assert r.returncode == 0 and "--smpi-flags" in r.stdout
+    r = run_cli("profile")  # the help, and a usage error's exit code like every verb without arguments
+    assert r.returncode == 2 and "--smpi-flags" in r.stdout
+
+
+# An application that ends like NAS DT (`return 1` after its work and MPI_Finalize, saying nothing),
+# that exits with 1 before MPI_Finalize after printing only ordinary output, or that prints an error.
+EXIT_ONE = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    int rank, size, token = 7;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Sendrecv_replace(&token, 1, MPI_INT, (rank + 1) % size, 0, (rank + size - 1) % size, 0,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank == 0)
+        printf(" Time in seconds = 0.01\n");
+    if (argc > 1 && !strcmp(argv[1], "before"))
+        return 1; /* no MPI_Finalize: no profile */
+    if (argc > 1 && !strcmp(argv[1], "error") && rank == 0)
+        fprintf(stderr, "exit_one: error: bad input\n"); /* a failure, whatever the profile holds */
+    MPI_Finalize();
+    return 1;
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def exit_one_smpi(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("exit-one")
+    (folder / "exit_one.c").write_text(EXIT_ONE)
+    _compile(["smpicc", "-O1", str(folder / "exit_one.c"), *prof.smpi_flags(), "-o", str(folder / "exit_one")])
+    return folder / "exit_one"
+
+
+@needs_smpi
+def test_an_application_exiting_non_zero_after_its_profile_keeps_it_with_a_warning(exit_one_smpi, small_platform,
+                                                                                 tmp_path):
+    out = tmp_path / "p.rwc"
+    r = run_cli("profile", "--sim", small_platform.platform_xml, "--ranks", "4", "-q", "-o", out, exit_one_smpi)
+    assert r.returncode == 0, r.stderr
+    assert "warning:" in r.stderr and "exited with code 1 after MPI_Finalize wrote its profile" in r.stderr
+    m = CommMatrix.load(out)
+    assert m.n_ranks == 4 and {(i, (i + 1) % 4) for i in range(4)} <= set(entries(m))
+
+
+@needs_smpi
+def test_a_failure_never_quotes_an_unrelated_output_line(exit_one_smpi, small_platform, tmp_path):
+    out = tmp_path / "p.rwc"
+    r = run_cli("profile", "--sim", small_platform.platform_xml, "--ranks", "4", "-q", "-o", out, exit_one_smpi,
+                "before")
+    assert_one_line_error(r, "no matrix written")
+    assert r.returncode == 1 and "Time in seconds" not in r.stderr
+    assert not out.exists()
+
+
+@needs_smpi
+def test_an_application_that_printed_an_error_fails_even_after_its_profile(exit_one_smpi, small_platform,
+                                                                           tmp_path):
+    out = tmp_path / "p.rwc"
+    r = run_cli("profile", "--sim", small_platform.platform_xml, "--ranks", "4", "-q", "-o", out, exit_one_smpi,
+                "error")
+    assert_one_line_error(r, "failed (exit code 1): exit_one: error: bad input; no matrix written")
+    assert not out.exists()

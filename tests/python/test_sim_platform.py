@@ -6,6 +6,7 @@ import dataclasses
 import json
 import shutil
 import subprocess
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from rankwise.sim.platform import (
     load_generated,
     route,
 )
-from rankwise.sim.platform_file import hostfile_for, parse_radical, read_platform
+from rankwise.sim.platform_file import MAX_RADICAL_HOSTS, hostfile_for, parse_radical, read_platform
 from rankwise.hostfile import read_hostfile, write_hostfile
 
 US = 1e-6
@@ -433,6 +434,35 @@ def test_read_platform_errors_with_line(tmp_path, text, line, message):
     assert str(e.value).startswith(f"{path}:{line}: "), str(e.value)
     assert message in str(e.value)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("radical", ["0-99999999", "0-999999,2000000-2000000"])
+def test_huge_radical_is_refused_at_once_naming_the_limit(tmp_path, radical):
+    path = tmp_path / "huge.xml"
+    path.write_text(HEAD + f'\n<cluster id="c" prefix="n" suffix="" radical="{radical}" speed="1Gf" bw="1Bps"'
+                    ' lat="0s"/>\n</zone></platform>')
+    started = time.monotonic()
+    with pytest.raises(RankwiseError) as e:
+        read_platform(path)
+    assert time.monotonic() - started < 2  # refused before expanding, not after minutes
+    assert str(e.value).startswith(f"{path}:5: radical '")
+    assert f"more than {MAX_RADICAL_HOSTS:,} hosts" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_radical_with_a_number_too_long_for_python_is_refused(tmp_path):
+    with pytest.raises(RankwiseError, match=r"^p.xml:3: bad radical '0-9999.*': a number of more than 100 digits"):
+        parse_radical("0-" + "9" * 5000, "p.xml", 3)
+
+
+def test_radical_limit_counts_every_cluster_of_the_file(tmp_path):
+    half = MAX_RADICAL_HOSTS // 2
+    clusters = "".join(f'<cluster id="c{k}" prefix="c{k}-" suffix="" radical="0-{half}" speed="1Gf" bw="1Bps"'
+                       ' lat="0s"/>\n' for k in range(2))
+    path = tmp_path / "two.xml"
+    path.write_text(HEAD + clusters + "</zone></platform>")
+    with pytest.raises(RankwiseError, match=rf"^{path}:5: the platform defines more than 1,000,000 hosts"):
+        read_platform(path)
+    assert len(parse_radical(f"1-{MAX_RADICAL_HOSTS}")) == MAX_RADICAL_HOSTS  # the limit itself is allowed
 
 
 def test_read_platform_whole_file_errors(tmp_path):

@@ -575,10 +575,13 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         return agree(comm, st);
     p.n = p.nodes.n_nodes;
     if (p.n < 2) {
+        /* The hint never suggests what was given: with ranks as nodes, one rank is too few. */
         st = rw_fail(RW_ERR_STATE,
-                     "only one node (%s) in this job: nothing to measure between nodes "
-                     "(on one host, group ranks as nodes with --group-by rank)",
-                     p.nodes.names[0]);
+                     "only one node (%s) in this job: nothing to measure between nodes (%s)",
+                     p.nodes.names[0],
+                     opt->group_by == RW_GROUP_BY_RANK
+                         ? "run at least 2 ranks"
+                         : "on one host, group ranks as nodes with --group-by rank");
         probe_free(&p);
         return st;
     }

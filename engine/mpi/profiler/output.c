@@ -150,6 +150,7 @@ static rw_status write_files(const char *path, int n, const int64_t *stats, cons
     if ((st = rw_matrix_create(n, total, src, dst, msgs, bytes, &m)))
         goto done;
     snprintf(m->source, sizeof m->source, "%s", rwp.source);
+    rw_text_clean(m->source); /* the writer refuses what would not read back */
     if (!(st = rw_matrix_write(m, path)))
         st = write_summary(path, n, stats, m);
 done:

@@ -228,8 +228,10 @@ static void print_progress(int done, int total, void *arg)
 /* Rank 0: merge into the existing model if asked, then write. */
 static rw_status write_model(const args *a, rw_model *m)
 {
-    if (a->source)
+    if (a->source) {
         snprintf(m->source, sizeof m->source, "%s", a->source);
+        rw_text_clean(m->source); /* the writer refuses what would not read back */
+    }
     if (!a->update)
         return rw_model_write(m, a->output);
     rw_model *base;
@@ -237,8 +239,10 @@ static rw_status write_model(const args *a, rw_model *m)
     if (!st)
         st = rw_model_merge(base, m);
     if (!st) {
-        if (a->source)
+        if (a->source) {
             snprintf(base->source, sizeof base->source, "%s", a->source);
+            rw_text_clean(base->source);
+        }
         st = rw_model_write(base, a->output);
     }
     rw_model_free(base);

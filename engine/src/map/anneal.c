@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map_internal.h"
+#include "algorithms.h"
 
 rw_status rw_alg_anneal(const rw_map_job *job, int32_t *node_of)
 {

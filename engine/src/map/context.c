@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "map_internal.h"
+#include "context.h"
 
 double rw_now(void)
 {

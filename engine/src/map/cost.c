@@ -1,7 +1,7 @@
 /* Costing a complete placement: the objective, and the traffic it cuts. */
 #include <stdlib.h>
 
-#include "map_internal.h"
+#include "context.h"
 
 static rw_status check_placement(const rw_matrix *traffic, int32_t n_nodes, const int32_t *node_of)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map_internal.h"
+#include "algorithms.h"
 
 typedef struct bnb {
     rw_mapctx *c;

@@ -5,7 +5,7 @@
  * placed partner opens the next closest node. */
 #include <stdlib.h>
 
-#include "map_internal.h"
+#include "algorithms.h"
 
 typedef struct heap_item {
     double key;

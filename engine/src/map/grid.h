@@ -4,7 +4,7 @@
 #ifndef RW_MAP_GRID_H
 #define RW_MAP_GRID_H
 
-#include "map_internal.h"
+#include "algorithms.h"
 
 /* The job's process grid, x fastest (rank = x + gx (y + gy z)); a missing
  * y or z extent counts as 1. RW_ERR_ARG when it does not hold n ranks. */

@@ -7,7 +7,7 @@
  * on its first few edges, so the search costs little. */
 #include <stdlib.h>
 
-#include "map_internal.h"
+#include "algorithms.h"
 
 /* Does every edge fit grid g (x fastest)? *wraps counts the coordinate
  * steps that need the wrap-around, *steps all coordinate steps: the true

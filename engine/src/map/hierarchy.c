@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map_internal.h"
+#include "../internal.h"
+#include "rankwise_map.h"
 
 #define GAP 1.5
 

@@ -4,20 +4,91 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map_internal.h"
+#include "algorithms.h"
 
-static const char *const names[RW_ALG_COUNT] = {
-    "auto", "block", "greedy", "refine", "anneal", "exhaustive", "stencil", "torus", "multilevel"};
+/* Every algorithm in one place: its name, what runs, whether the swap/move
+ * refinement follows, whether it needs a process grid, and the sizes it
+ * takes. auto picks, for a job without a grid, the algorithm with the
+ * smallest auto_max_ranks (and auto_max_nodes) that holds the job. */
+typedef rw_status (*alg_run)(const rw_map_job *job, int32_t *node_of, int32_t *slot_of);
+
+typedef struct alg_entry {
+    rw_algorithm id;
+    const char *name;
+    alg_run run;            /* NULL: the start placement stays (block, refine) */
+    int refine_after;       /* constructions end with the refinement; multilevel
+                             * refines itself, exhaustive is already optimal */
+    int needs_grid;         /* a process grid matching the rank count */
+    int32_t max_ranks;      /* refused beyond (0: no limit) */
+    int32_t auto_max_ranks; /* auto's choice up to this many ranks (0: never) */
+    int32_t auto_max_nodes; /* ... on at most this many nodes (0: any) */
+} alg_entry;
+
+static rw_status run_greedy(const rw_map_job *job, int32_t *node_of, int32_t *slot_of)
+{
+    return rw_alg_greedy(job, node_of);
+}
+
+static rw_status run_anneal(const rw_map_job *job, int32_t *node_of, int32_t *slot_of)
+{
+    rw_status st = rw_alg_greedy(job, node_of); /* annealing starts from greedy */
+    return st ? st : rw_alg_anneal(job, node_of);
+}
+
+static rw_status run_exhaustive(const rw_map_job *job, int32_t *node_of, int32_t *slot_of)
+{
+    return rw_alg_exhaustive(job, node_of);
+}
+
+static rw_status run_multilevel(const rw_map_job *job, int32_t *node_of, int32_t *slot_of)
+{
+    return rw_alg_multilevel(job, node_of);
+}
+
+static const alg_entry algorithms[RW_ALG_COUNT] = {
+    /* id                name          run             refine grid max_ranks  auto ranks, nodes */
+    {RW_ALG_AUTO,       "auto",       NULL,           0,     0,   0,                       0,         0},
+    {RW_ALG_BLOCK,      "block",      NULL,           0,     0,   0,                       0,         0},
+    {RW_ALG_GREEDY,     "greedy",     run_greedy,     1,     0,   0,                       2048,      0},
+    {RW_ALG_REFINE,     "refine",     NULL,           1,     0,   0,                       0,         0},
+    {RW_ALG_ANNEAL,     "anneal",     run_anneal,     1,     0,   0,                       256,       0},
+    {RW_ALG_EXHAUSTIVE, "exhaustive", run_exhaustive, 0,     0,   RW_EXHAUSTIVE_MAX_RANKS, 8,         8},
+    {RW_ALG_STENCIL,    "stencil",    rw_alg_stencil, 1,     1,   0,                       0,         0},
+    {RW_ALG_TORUS,      "torus",      rw_alg_torus,   1,     1,   0,                       0,         0},
+    {RW_ALG_MULTILEVEL, "multilevel", run_multilevel, 0,     0,   0,                       INT32_MAX, 0},
+};
 
 const char *rw_algorithm_name(rw_algorithm a)
 {
-    return (a >= 0 && a < RW_ALG_COUNT) ? names[a] : "unknown";
+    return (a >= 0 && a < RW_ALG_COUNT) ? algorithms[a].name : NULL;
 }
 
 int rw_algorithm_from_name(const char *name)
 {
     for (int a = 0; a < RW_ALG_COUNT; a++)
-        if (name && strcmp(name, names[a]) == 0) return a;
+        if (name && strcmp(name, algorithms[a].name) == 0) return a;
+    return -1;
+}
+
+static const char *const objective_names[] = {"time", "bottleneck"};
+static const char *const selection_names[] = {"first", "greedy", "weighted", "all"};
+_Static_assert(RW_OBJ_BOTTLENECK == 1 && RW_SELECT_ALL == 3, "name tables out of step with rankwise_map.h");
+
+const char *rw_objective_name(int o) { return o >= 0 && o <= RW_OBJ_BOTTLENECK ? objective_names[o] : NULL; }
+
+int rw_objective_from_name(const char *name)
+{
+    for (int o = 0; name && o <= RW_OBJ_BOTTLENECK; o++)
+        if (strcmp(name, objective_names[o]) == 0) return o;
+    return -1;
+}
+
+const char *rw_node_selection_name(int s) { return s >= 0 && s <= RW_SELECT_ALL ? selection_names[s] : NULL; }
+
+int rw_node_selection_from_name(const char *name)
+{
+    for (int s = 0; name && s <= RW_SELECT_ALL; s++)
+        if (strcmp(name, selection_names[s]) == 0) return s;
     return -1;
 }
 
@@ -96,10 +167,18 @@ static int grid_matches(const rw_map_options *o, int32_t n)
 static rw_algorithm resolve_auto(const rw_map_options *o, int32_t n, const rw_network *sub)
 {
     if (grid_matches(o, n)) return o->periodic ? RW_ALG_TORUS : RW_ALG_STENCIL;
-    if (n <= 8 && sub->n_nodes <= 8) return RW_ALG_EXHAUSTIVE;
-    if (n > 2048) return RW_ALG_MULTILEVEL;
-    if (n <= 256) return RW_ALG_ANNEAL; /* affordable, and the closest to optimal */
-    return RW_ALG_GREEDY;
+    /* The most thorough algorithm the job is small enough for: exhaustive,
+     * then annealing (affordable, and the closest to optimal), greedy,
+     * multilevel. */
+    const alg_entry *best = NULL;
+    for (int a = 0; a < RW_ALG_COUNT; a++) {
+        const alg_entry *e = &algorithms[a];
+        if (e->auto_max_ranks <= 0 || n > e->auto_max_ranks ||
+            (e->auto_max_nodes > 0 && sub->n_nodes > e->auto_max_nodes))
+            continue;
+        if (!best || e->auto_max_ranks < best->auto_max_ranks) best = e;
+    }
+    return best ? best->id : RW_ALG_MULTILEVEL;
 }
 
 rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_options *opt,
@@ -121,13 +200,14 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
     /* auto on a bare matrix: a grid in rank order is still a grid. */
     if (o.algorithm == RW_ALG_AUTO && o.grid[0] <= 0 && rw_detect_grid(traffic, o.grid, &o.periodic))
         out->grid_detected = 1;
-    if ((o.algorithm == RW_ALG_STENCIL || o.algorithm == RW_ALG_TORUS) && !grid_matches(&o, n))
+    const alg_entry *chosen = &algorithms[o.algorithm];
+    if (chosen->needs_grid && !grid_matches(&o, n))
         return rw_fail(RW_ERR_ARG,
                        "the %s algorithm needs a process grid of %d ranks (given %dx%dx%d)",
-                       rw_algorithm_name(o.algorithm), n, o.grid[0], o.grid[1], o.grid[2]);
-    if (o.algorithm == RW_ALG_EXHAUSTIVE && n > RW_EXHAUSTIVE_MAX_RANKS)
-        return rw_fail(RW_ERR_ARG, "exhaustive search is for at most %d ranks (the job has %d)",
-                       RW_EXHAUSTIVE_MAX_RANKS, n);
+                       chosen->name, n, o.grid[0], o.grid[1], o.grid[2]);
+    if (chosen->max_ranks > 0 && n > chosen->max_ranks)
+        return rw_fail(RW_ERR_ARG, "the %s algorithm is for at most %d ranks (the job has %d)",
+                       chosen->name, chosen->max_ranks, n);
     double limit = o.time_limit > 0 ? o.time_limit : 10.0;
 
     rw_status st;
@@ -164,24 +244,9 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
     memcpy(sub_node, start, (size_t)n * sizeof *sub_node);
     for (int32_t r = 0; r < n; r++) hint[r] = -1;
     int64_t refined = 0;
-    switch (alg) {
-    case RW_ALG_BLOCK: st = RW_OK; break;
-    case RW_ALG_GREEDY: st = rw_alg_greedy(&job, sub_node); break;
-    case RW_ALG_REFINE: st = RW_OK; break;
-    case RW_ALG_ANNEAL:
-        if (!(st = rw_alg_greedy(&job, sub_node))) st = rw_alg_anneal(&job, sub_node);
-        break;
-    case RW_ALG_EXHAUSTIVE: st = rw_alg_exhaustive(&job, sub_node); break;
-    case RW_ALG_STENCIL: st = rw_alg_stencil(&job, sub_node, hint); break;
-    case RW_ALG_TORUS: st = rw_alg_torus(&job, sub_node, hint); break;
-    case RW_ALG_MULTILEVEL: st = rw_alg_multilevel(&job, sub_node); break;
-    default: st = rw_fail(RW_ERR_ARG, "unknown mapping algorithm %d", (int)alg);
-    }
-    if (st) goto fail;
-    /* Constructions end with the swap/move refinement against the objective
-     * (multilevel refines itself; exhaustive is already optimal). */
-    if (alg == RW_ALG_GREEDY || alg == RW_ALG_REFINE || alg == RW_ALG_ANNEAL ||
-        alg == RW_ALG_STENCIL || alg == RW_ALG_TORUS) {
+    const alg_entry *run = &algorithms[alg];
+    if (run->run && (st = run->run(&job, sub_node, hint))) goto fail;
+    if (run->refine_after) {
         refined = rw_refine(&job, sub_node, n > 1024);
         if (refined < 0) {
             st = RW_ERR_NOMEM;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map_internal.h"
+#include "algorithms.h"
 
 #ifdef RW_HAVE_METIS
 #include <metis.h>

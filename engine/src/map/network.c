@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "map_internal.h"
+#include "../internal.h"
+#include "rankwise_map.h"
 
 rw_status rw_network_create(int32_t n_nodes, const int32_t *slots, rw_network **out)
 {

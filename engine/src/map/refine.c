@@ -5,7 +5,7 @@
  * work queue so that only ranks whose surroundings changed are revisited. */
 #include <stdlib.h>
 
-#include "map_internal.h"
+#include "algorithms.h"
 
 /* Jobs this small also get the iterated local search below. */
 #define RW_ITERATED_MAX_RANKS 64

@@ -1,6 +1,6 @@
 /* Seeded pseudo-random numbers: xoshiro256** state filled by splitmix64,
  * so that every algorithm is reproducible for a given seed. */
-#include "map_internal.h"
+#include "rng.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

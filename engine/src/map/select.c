@@ -5,7 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "map_internal.h"
+#include "../internal.h"
+#include "rankwise_map.h"
 
 /* Mean bytes per message of the traffic (0 without traffic). */
 static double mean_message(const rw_matrix *t)

@@ -1,10 +1,17 @@
-"""The `rankwise` command line: one module per verb, mounted here."""
+"""The `rankwise` command line: one module per verb, mounted here.
+
+Every error ends as one line on stderr, `rankwise: error: ...`, and an exit
+code: 2 when the command line is wrong (typer's own usage errors and
+rankwise.errors.UsageError), 1 when a well-formed command failed."""
 
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 import typer
+from rich.markup import escape
+from typer import _click as click
 
 from rankwise.cli.bench import bench_command
 from rankwise.cli.common import err_console
@@ -37,9 +44,57 @@ app.command("demo")(demo_command)
 app.command("bench")(bench_command)
 
 
+def version_text() -> str:
+    """'rankwise 0.1.0 (engine 0.1.0)': the package and the C engine it loads."""
+    from rankwise import __version__
+    from rankwise.engine import version as engine_version
+
+    try:
+        engine = engine_version()
+    except RankwiseError as exc:  # an unbuilt engine must not hide the package's version
+        engine = f"not loaded: {exc}"
+    return f"rankwise {__version__} (engine {engine})"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(None, "--version", callback=_show_version, is_eager=True,
+                                           help="Print the versions of rankwise and of its engine, and exit."),
+):
+    """Measure the network an MPI job runs on, and act on what was measured."""
+
+
+def _fail(message: str, code: int) -> None:
+    # escape(): a message quotes file names and option values as the user typed them.
+    err_console.print(f"[bold red]rankwise: error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def _usage_message(exc: click.exceptions.ClickException) -> str:
+    """click's usage error as one line, with where to read more."""
+    text = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        text += f" (see '{ctx.command_path} --help')"
+    return text
+
+
 def main() -> None:
     try:
-        app(standalone_mode=True)
+        # standalone_mode=False: the errors come back here, to be printed as one line.
+        code = app(standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError:
+        sys.exit(2)  # the help was printed: a verb without its arguments is a usage error
+    except click.exceptions.ClickException as exc:
+        _fail(_usage_message(exc), exc.exit_code)
+    except typer.Abort:
+        _fail("interrupted", 130)
     except RankwiseError as exc:
-        err_console.print(f"[bold red]rankwise: error:[/bold red] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
+        _fail(str(exc), exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 
 
 def bench_command(
@@ -21,7 +21,7 @@ def bench_command(
     from rankwise.bench import run_bench
 
     if repeats < 1:
-        raise RankwiseError(f"--repeats must be >= 1, got {repeats}")
+        raise UsageError(f"--repeats must be >= 1, got {repeats}")
     names = [n.strip() for n in only.split(",") if n.strip()] if only else None
     if not run_bench(out, names, quick, repeats, console):
         raise RankwiseError("some goals were missed (see FAIL above)", exit_code=1)

@@ -8,7 +8,6 @@ from typing import Optional
 import typer
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError
 
 
 def demo_command(

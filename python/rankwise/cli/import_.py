@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from rankwise.report.matrix import summary_line

@@ -13,9 +13,9 @@ from typing import Optional
 
 import numpy as np
 import typer
-from rich.console import Console
+from rich.markup import escape
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import UsageError
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
 
@@ -28,18 +28,18 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
     from rankwise.patterns import generate
 
     if (pattern is None) == (matrix is None):
-        raise RankwiseError("give the traffic as --pattern SPEC or --matrix FILE (one of them)")
+        raise UsageError("give the traffic as --pattern SPEC or --matrix FILE (one of them)")
     m = generate(pattern) if pattern is not None else CommMatrix.load(matrix)
     if ranks is None or ranks == m.n_ranks:
         return m
     if ranks < 1:
-        raise RankwiseError(f"--ranks must be >= 1, got {ranks}")
+        raise UsageError(f"--ranks must be >= 1, got {ranks}")
     where = str(matrix) if matrix is not None else f"pattern '{pattern}'"
     beyond = np.flatnonzero((m.src >= ranks) | (m.dst >= ranks))
     if beyond.size:
         k = int(beyond[0])
-        raise RankwiseError(f"{where}: rank {int(m.src[k])} sends to rank {int(m.dst[k])}, "
-                            f"beyond the job's {ranks} ranks")
+        raise UsageError(f"{where}: rank {int(m.src[k])} sends to rank {int(m.dst[k])}, "
+                         f"beyond the job's {ranks} ranks")
     return CommMatrix(ranks, m.src, m.dst, m.msgs, m.bytes, source=m.source, pattern=m.pattern)
 
 
@@ -47,9 +47,9 @@ def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int],
     from rankwise.allocation import expand_nodelist, read_allocation
 
     if hosts is not None and nodelist is not None:
-        raise RankwiseError("give the allocation as --hostfile FILE or --nodelist LIST, not both")
+        raise UsageError("give the allocation as --hostfile FILE or --nodelist LIST, not both")
     if slots is not None and slots < 1:
-        raise RankwiseError(f"--slots must be >= 1, got {slots}")
+        raise UsageError(f"--slots must be >= 1, got {slots}")
     if hosts is not None:
         alloc = [(h, int(s)) for h, s in read_allocation(hosts)]
     elif nodelist is not None:
@@ -57,7 +57,7 @@ def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int],
     elif model is not None:
         alloc = [(h, int(k)) for h, k in zip(model.names, model.ranks_per_node)]
     else:
-        raise RankwiseError("give the allocation (--hostfile FILE or --nodelist LIST) or a --model")
+        raise UsageError("give the allocation (--hostfile FILE or --nodelist LIST) or a --model")
     if slots is not None:
         alloc = [(h, slots) for h, _ in alloc]
     return alloc
@@ -96,20 +96,21 @@ def map_command(
     for value, known, what in ((objective, OBJECTIVES, "objective"), (algorithm, ALGORITHMS, "algorithm"),
                                (select, SELECTIONS, "node selection"), (fmt, tuple(FORMATS), "format")):
         if value not in known:
-            raise RankwiseError(f"unknown {what} '{value}' (choose from {', '.join(known)})")
+            raise UsageError(f"unknown {what} '{value}' (choose from {', '.join(known)})")
     if fmt == "intel" and not app_cmd:
-        raise RankwiseError("the intel configfile names the application: give --app 'CMD ARGS'")
+        raise UsageError("the intel configfile names the application: give --app 'CMD ARGS'")
     if time_limit < 0:
-        raise RankwiseError(f"--time-limit must be >= 0, got {time_limit}")
+        raise UsageError(f"--time-limit must be >= 0, got {time_limit}")
     if not 0 <= min_gain < 1:
-        raise RankwiseError(f"--min-gain must be in [0, 1), got {min_gain}")
+        raise UsageError(f"--min-gain must be in [0, 1), got {min_gain}")
 
     traffic = _traffic(pattern, matrix, ranks)
     model = Model.load(model_path) if model_path is not None else None
     alloc = _hosts(hosts, nodelist, slots, model)
     if objective == "hop-bytes" or model is None:
         if model is None and objective != "hop-bytes":
-            raise RankwiseError("without a --model only --objective hop-bytes applies (give --rack-size)")
+            hint = "" if rack_size else " (with --rack-size N: nodes per rack switch)"
+            raise UsageError(f"without a --model only --objective hop-bytes applies{hint}")
         network = Network.tree(alloc, rack_size or len(alloc))
     else:
         network = Network.from_model(model, alloc, fill_missing=allow_missing)
@@ -117,7 +118,7 @@ def map_command(
             console.print(f"[yellow]warning:[/] the model lacks {network.filled} pair(s) of this allocation; "
                           "they are costed as its slowest measured pair", highlight=False)
     if network.total_slots < traffic.n_ranks:
-        raise RankwiseError(f"the allocation has {network.total_slots} slots for {traffic.n_ranks} ranks")
+        raise UsageError(f"the allocation has {network.total_slots} slots for {traffic.n_ranks} ranks")
 
     result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
                        seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain)
@@ -126,6 +127,7 @@ def map_command(
     write_placement(placement, fmt, out, app=app_cmd)
 
     print_prediction(traffic, network, result, objective, console)
-    console.print(f"nodes: {compress_names(result.used_nodes)}", highlight=False)
-    console.print(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}", highlight=False)
+    console.print(f"nodes: {escape(compress_names(result.used_nodes))}", highlight=False)
+    console.print(escape(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}"),
+                  highlight=False, soft_wrap=True)  # the command whole, to be copied
 

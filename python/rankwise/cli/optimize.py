@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import UsageError
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.cli.probe import GROUP_BY, check_choice
 
 DEFAULT_FORMAT = {"sim": "slurm", "real": "openmpi"}
 
@@ -42,17 +42,19 @@ def optimize_command(
     repeats: int = typer.Option(3, "--repeats", help="Verification runs per placement (interleaved)."),
     table: Optional[str] = typer.Option(None, "--table", help="Benchmark table to compare (e.g. 3d for the stencil)."),
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Probe: host (default) or rank (every rank a node: one host)."),
+    allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair (warns) instead of failing."),
 ):
     """Probe, map and verify in one go; writes the launcher file."""
     from rankwise.optimize import run_optimize
 
     if (sim is None) == (launcher is None):
-        raise RankwiseError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
-    if repeats < 1:
-        raise RankwiseError(f"--repeats must be >= 1, got {repeats}")
+        raise UsageError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
+    check_choice("--group-by", group_by, GROUP_BY)
+    if group_by is not None and sim is not None:
+        raise UsageError("--group-by is for --launcher (the simulated probe groups ranks by host)")
     app, *args = command or [None]
     run_optimize(console=console, app=app, args=args, sim=sim, launcher=launcher, model_path=model_path,
                  max_age=max_age, reprobe=reprobe, hosts=hosts, ranks_per_node=ranks_per_node, ranks=ranks,
                  pattern=pattern, matrix=matrix, algorithm=algorithm, objective=objective, seed=seed,
                  fmt=fmt or DEFAULT_FORMAT["sim" if sim else "real"], out=out, verify=verify, repeats=repeats,
-                 table=table, group_by=group_by)
+                 table=table, group_by=group_by, allow_missing=allow_missing)

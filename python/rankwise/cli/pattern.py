@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
 from rankwise.report.matrix import show_summary
 
@@ -53,9 +52,9 @@ def alltoall(
     """MPI_Alltoall: every rank sends --bytes to every other rank (--sizes: alltoallv)."""
     if sizes is not None:
         if bytes is not None:
-            from rankwise.errors import RankwiseError
+            from rankwise.errors import UsageError
 
-            raise RankwiseError("give --bytes (alltoall) or --sizes (alltoallv), not both")
+            raise UsageError("give --bytes (alltoall) or --sizes (alltoallv), not both")
         _make("alltoallv", output, sizes=str(sizes), ranks=ranks, iterations=iterations)
     else:
         _make("alltoall", output, ranks=ranks, bytes=bytes, iterations=iterations)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
-from rankwise.errors import RankwiseError
+from rankwise.errors import UsageError
 
 
 def _pairs(text: Optional[str]) -> Optional[list[tuple[str, str]]]:
@@ -18,9 +20,47 @@ def _pairs(text: Optional[str]) -> Optional[list[tuple[str, str]]]:
     for item in text.split(","):
         src, sep, dst = item.rpartition(":")
         if not sep or not src or not dst:
-            raise RankwiseError(f"--pairs: '{item}' is not SRC:DST")
+            raise UsageError(f"--pairs: '{item}' is not SRC:DST")
         out.append((src, dst))
     return out
+
+
+# What rankwise-probe accepts (engine/mpi/tools/rankwise_probe.c), checked here so that a typo is a
+# usage error at once rather than a failed launch: sizes like 8, 1K, 64KiB, 4M; increasing, <= 1 GiB.
+_SIZE = re.compile(r"[ \t\n\v\f\r]*\+?([0-9]+)([KkMm]?)(?:i?B)?")  # as strtoll reads it
+_MAX_SIZES = 40
+_MAX_SIZE = 1 << 30
+MAX_SERIES = 100000  # RW_MAX_SERIES of engine/mpi/probe/probe.c
+DEFAULT_REPETITIONS, DEFAULT_ROUNDS = 5, 3
+GROUP_BY = ("host", "rank")
+MODES = ("concurrent", "isolated")
+
+
+def parse_sizes(text: str) -> list[int]:
+    """'8,1K,64K,4M' -> bytes; a UsageError naming --sizes otherwise."""
+    sizes = []
+    for item in [i for i in text.split(",") if i]:  # empty items are skipped, as strtok does
+        m = _SIZE.fullmatch(item)
+        if not m:
+            raise UsageError(f"--sizes: '{text}' is not a list like 8,1K,4M ('{item}' is not a size)")
+        sizes.append(int(m.group(1)) << {"": 0, "k": 10, "m": 20}[m.group(2).lower()])
+    if not sizes:
+        raise UsageError("--sizes is empty (a list like 8,1K,4M)")
+    if len(sizes) > _MAX_SIZES:
+        raise UsageError(f"--sizes: {len(sizes)} sizes, at most {_MAX_SIZES}")
+    if any(b <= a for a, b in zip(sizes, sizes[1:])) or sizes[-1] > _MAX_SIZE:
+        raise UsageError(f"--sizes '{text}': sizes must be increasing, between 0 and 1G")
+    return sizes
+
+
+def check_choice(option: str, value: Optional[str], known: tuple[str, ...]) -> None:
+    if value is not None and value not in known:
+        raise UsageError(f"{option}: '{value}' is not {' or '.join(known)}")
+
+
+def check_at_least(option: str, value, lowest) -> None:
+    if value is not None and not value >= lowest:
+        raise UsageError(f"{option} must be >= {lowest:g}, got {value:g}")
 
 
 def probe_command(
@@ -48,9 +88,23 @@ def probe_command(
     from rankwise.report.model import render, summarize
 
     if (sim is None) == (launcher is None):
-        raise RankwiseError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
+        raise UsageError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
     if reprobe and not update:
-        raise RankwiseError("--reprobe needs --update MODEL (the model whose pairs are re-measured)")
+        raise UsageError("--reprobe needs --update MODEL (the model whose pairs are re-measured)")
+    if sizes is not None:
+        parse_sizes(sizes)
+    check_choice("--mode", mode, MODES)
+    check_choice("--group-by", group_by, GROUP_BY)
+    for option, value, lowest in (("--repetitions", repetitions, 1), ("--rounds", rounds, 1),
+                                  ("--warmup", warmup, 0), ("--time-budget", time_budget, 0),
+                                  ("--ranks-per-node", ranks_per_node, 1), ("--nodes", nodes, 2)):
+        check_at_least(option, value, lowest)
+    series = (repetitions or DEFAULT_REPETITIONS) * (rounds or DEFAULT_ROUNDS)
+    if series > MAX_SERIES:
+        raise UsageError(f"repetitions x rounds is {series} (--repetitions, --rounds): "
+                         f"at most {MAX_SERIES} samples per pair and size")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout must be > 0 seconds, got {timeout:g}")
     wanted = _pairs(pairs) or []
     if reprobe:
         wanted += pairs_touching(update, [n for n in reprobe.split(",") if n])
@@ -64,4 +118,4 @@ def probe_command(
     else:
         model = probe_launcher(launcher, output, options, hostfile=hostfile)
     render(summarize(model), console)
-    console.print(f"model written to [bold]{output}[/bold]")
+    console.print(f"model written to [bold]{escape(str(output))}[/bold]", highlight=False)

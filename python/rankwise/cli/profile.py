@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from typer import _click as click
 from typer.core import TyperGroup
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import UsageError
 from rankwise.report.profile import show_profile
 
 
@@ -29,8 +28,7 @@ class _SingleCommand(TyperGroup):
 
     def parse_args(self, ctx, args):
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
-            click.echo(ctx.get_help(), color=ctx.color)
-            ctx.exit()
+            raise click.exceptions.NoArgsIsHelpError(ctx)  # help, then exit 2 like every verb
         return click.Command.parse_args(self, ctx, args)
 
     def collect_usage_pieces(self, ctx):
@@ -45,7 +43,7 @@ profile_app = typer.Typer(
     no_args_is_help=True,
     help="Run an MPI application under the profiler: its communication matrix (.rwc) and MPI times.",
 )
-from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.cli.common import HOSTFILE_OPTION, console, err_console
 
 
 @profile_app.callback(
@@ -69,17 +67,17 @@ def profile(
 
     if smpi_flags or mpi_flags:
         if command or sim or launcher:
-            raise RankwiseError("--smpi-flags and --mpi-flags take nothing else")
+            raise UsageError("--smpi-flags and --mpi-flags take nothing else")
         typer.echo(" ".join(prof.smpi_flags() if smpi_flags else prof.mpi_flags()))
         return
     if not command:
-        raise RankwiseError("give the application to profile: rankwise profile --sim P -o OUT.rwc APP ARGS...")
+        raise UsageError("give the application to profile: rankwise profile --sim P -o OUT.rwc APP ARGS...")
     if (sim is None) == (launcher is None):
-        raise RankwiseError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
+        raise UsageError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
     if launcher is not None and (ranks is not None or ranks_per_node is not None or hostfile is not None):
-        raise RankwiseError("--ranks, --ranks-per-node and --hostfile are for --sim; tell the launcher instead")
+        raise UsageError("--ranks, --ranks-per-node and --hostfile are for --sim; tell the launcher instead")
     if ranks_per_node is not None and hostfile is not None:
-        raise RankwiseError("give --ranks-per-node or --hostfile, not both")
+        raise UsageError("give --ranks-per-node or --hostfile, not both")
     app, args = command[0], list(command[1:])
     if sim is not None:
         result = prof.profile_sim(sim, app, args, output, ranks=ranks, ranks_per_node=ranks_per_node,
@@ -87,3 +85,5 @@ def profile(
     else:
         result = prof.profile_launcher(launcher, app, args, output, echo=not quiet)
     show_profile(result, console)
+    if result.warning:
+        err_console.print(f"[yellow]rankwise: warning:[/] {escape(result.warning)}", highlight=False, soft_wrap=True)

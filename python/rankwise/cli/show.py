@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError
 
 
 def _is_matrix(path: Path) -> bool:
@@ -39,10 +39,10 @@ def show_command(
         show_summary(matrix, model_path, console)
         if plot:
             plot_matrix(matrix, plot)
-            console.print(f"traffic heatmap written to [bold]{plot}[/bold]")
+            console.print(f"traffic heatmap written to [bold]{escape(str(plot))}[/bold]", highlight=False)
         return
     model = Model.load(model_path)
     render(summarize(model, top=top), console)
     if plot:
         plot_model(model, plot)
-        console.print(f"heatmaps written to [bold]{plot}[/bold]")
+        console.print(f"heatmaps written to [bold]{escape(str(plot))}[/bold]", highlight=False)

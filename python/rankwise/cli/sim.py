@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError
 
 
 sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid SMPI).")
@@ -36,4 +36,4 @@ def sim_platform(
         vary=vary, unreachable=unreachable, oversubscription=oversubscription, seed=seed,
     )
     gen = generate(spec, out)
-    console.print(f"platform with {len(gen.nodes)} nodes written to [bold]{out}[/bold]")
+    console.print(f"platform with {len(gen.nodes)} nodes written to [bold]{escape(str(out))}[/bold]", highlight=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import UsageError
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, default_spec
 
 KINDS = ("node", "uplink")
@@ -13,7 +13,7 @@ KINDS = ("node", "uplink")
 def _fields(text: str, option: str, count: tuple[int, ...]) -> list[str]:
     parts = text.split(":")
     if len(parts) not in count or parts[0] not in KINDS:
-        raise RankwiseError(f"{option} '{text}': expected {'|'.join(KINDS)}:INDEX{'' if count == (2,) else ':BW_FACTOR[:LAT_FACTOR]'}")
+        raise UsageError(f"{option} '{text}': expected {'|'.join(KINDS)}:INDEX{'' if count == (2,) else ':BW_FACTOR[:LAT_FACTOR]'}")
     return parts
 
 
@@ -21,7 +21,7 @@ def _number(text: str, option: str, what: str, kind=float):
     try:
         return kind(text)
     except ValueError:
-        raise RankwiseError(f"{option}: {what} '{text}' is not a number") from None
+        raise UsageError(f"{option}: {what} '{text}' is not a number") from None
 
 
 def parse_degrade(text: str) -> Degraded:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from os import PathLike, fspath
 from pathlib import Path
 
-from rankwise.errors import RankwiseError, file_error
+from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.importers import dense, intel, matrix_market, native, openmpi, plain
 from rankwise.importers._common import check_ranks_option, read_bytes, read_lines
 from rankwise.matrix import CommMatrix
@@ -54,7 +54,7 @@ def format_name(format: str) -> str:
         return key
     if key in ALIASES:
         return ALIASES[key]
-    raise RankwiseError(f"unknown format '{format}'; known formats: {_known()}")
+    raise UsageError(f"unknown format '{format}'; known formats: {_known()}")
 
 
 def load_comm(path: str | PathLike | list, format: str = "auto", *, n_ranks: int | None = None,
@@ -77,12 +77,12 @@ def load_comm(path: str | PathLike | list, format: str = "auto", *, n_ranks: int
             # several files (an unquoted glob): only monitoring output comes in pieces
             return openmpi.load(list(path), n, kinds)
         else:
-            raise RankwiseError(f"several inputs are only read as Open MPI monitoring files, not as '{fmt}'")
+            raise UsageError(f"several inputs are only read as Open MPI monitoring files, not as '{fmt}'")
     lines = None
     if fmt == "auto":
         fmt, lines = _detect(path)
     if kinds is not None and fmt != "openmpi":
-        raise RankwiseError(f"--kinds applies to Open MPI monitoring files, not to '{fmt}' input")
+        raise UsageError(f"--kinds applies to Open MPI monitoring files, not to '{fmt}' input")
     if fmt == "openmpi":
         return openmpi.load(path, n, kinds)
     if fmt == "npz":

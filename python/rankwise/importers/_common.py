@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, file_error
+from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.matrix import TEXT_MAX, CommMatrix
 
 INT64_MAX = 2**63 - 1
@@ -157,9 +157,9 @@ def check_ranks_option(n_ranks) -> int | None:
     elif isinstance(n_ranks, (int, np.integer)) and not isinstance(n_ranks, bool):
         value = int(n_ranks)
     else:
-        raise RankwiseError(f"--ranks must be a whole number, got {n_ranks!r}")
+        raise UsageError(f"--ranks must be a whole number, got {n_ranks!r}")
     if not 1 <= value <= MAX_RANKS:
-        raise RankwiseError(f"--ranks must be in [1, {MAX_RANKS}], got {value}")
+        raise UsageError(f"--ranks must be in [1, {MAX_RANKS}], got {value}")
     return value
 
 

@@ -58,7 +58,7 @@ import glob as globmod
 import re
 from pathlib import Path
 
-from rankwise.errors import RankwiseError, file_error
+from rankwise.errors import UsageError, file_error
 from rankwise.importers._common import (
     Triplets,
     ends_with_newline,
@@ -152,8 +152,8 @@ def _check_kinds(kinds: str | None) -> str:
     text = "".join(dict.fromkeys(kinds.upper().replace(",", "").replace(" ", "")))
     bad = [k for k in text if k not in KINDS]
     if bad or not text:
-        raise RankwiseError(f"monitoring line kinds '{kinds}': choose among {', '.join(KINDS)} "
-                            f"(default {DEFAULT_KINDS})")
+        raise UsageError(f"monitoring line kinds '{kinds}': choose among {', '.join(KINDS)} "
+                         f"(default {DEFAULT_KINDS})")
     return text
 
 

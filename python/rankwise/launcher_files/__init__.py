@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from os import PathLike
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import UsageError
 from rankwise.launcher_files import intel, mpich, openmpi, permutation, slurm
 from rankwise.placement import Placement
 
@@ -15,7 +15,7 @@ FORMATS = {"openmpi": openmpi, "mpich": mpich, "intel": intel, "slurm": slurm, "
 
 def _format(fmt: str):
     if fmt not in FORMATS:
-        raise RankwiseError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+        raise UsageError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     return FORMATS[fmt]
 
 

@@ -369,6 +369,7 @@ def render(summary: Summary, console) -> None:
     """Print ``summary`` on a rich Console."""
     from rich import box
     from rich.table import Table
+    from rich.markup import escape  # node names and notes come from the model file
     from rich.text import Text
 
     s = summary
@@ -401,7 +402,7 @@ def render(summary: Summary, console) -> None:
         pairs += f"; typical alpha {_num(s.typical_alpha_us)} us, bandwidth {_num(s.typical_bandwidth_gbps)} GB/s"
     console.print(pairs, highlight=False)
     for note in s.notes:
-        console.print(f"  [dim]note: {note}[/]", highlight=False)
+        console.print(f"  [dim]note: {escape(note)}[/]", highlight=False)
 
     if s.groups:
         t = Table(title="Groups of close nodes (from latencies)", title_justify="left", box=box.SIMPLE_HEAD)
@@ -414,7 +415,7 @@ def render(summary: Summary, console) -> None:
         for g, (label, members) in enumerate(zip(s.group_labels, s.groups)):
             r = inside.get(g)
             t.add_row(f"g{g}", str(len(members)), _num(r.alpha_us) if r else "-",
-                      _num(r.bandwidth_gbps) if r else "-", label)
+                      _num(r.bandwidth_gbps) if r else "-", escape(label))
         console.print(t)
         between = [r for r in s.relations if r.groups[0] != r.groups[1]]
         if between and len(between) <= MAX_RELATIONS_LISTED:
@@ -444,7 +445,7 @@ def render(summary: Summary, console) -> None:
         t.add_column("ratio", justify="right")
         t.add_column("jitter", justify="right")
         for r in s.slowest_latency:
-            t.add_row(f"{r.src} <-> {r.dst}", r.relation, _num(r.alpha_us), _num(r.typical_alpha_us),
+            t.add_row(escape(f"{r.src} <-> {r.dst}"), escape(r.relation), _num(r.alpha_us), _num(r.typical_alpha_us),
                       _ratio(r.latency_ratio, True), _pct(r.jitter))
         console.print(t)
     if s.slowest_bandwidth:
@@ -456,7 +457,7 @@ def render(summary: Summary, console) -> None:
         t.add_column("ratio", justify="right")
         t.add_column("alpha us", justify="right")
         for r in s.slowest_bandwidth:
-            t.add_row(f"{r.src} -> {r.dst}", r.relation, _num(r.bandwidth_gbps), _num(r.typical_bandwidth_gbps),
+            t.add_row(escape(f"{r.src} -> {r.dst}"), escape(r.relation), _num(r.bandwidth_gbps), _num(r.typical_bandwidth_gbps),
                       _ratio(r.bandwidth_ratio, False), _num(r.alpha_us))
         console.print(t)
 
@@ -465,7 +466,7 @@ def render(summary: Summary, console) -> None:
         if s.flagged_pairs:
             console.print(
                 f"  [bold]{s.flagged_pairs}[/] of {s.measured} pairs beyond {SLOW_RATIO:g}x typical; nodes in most: "
-                + ", ".join(f"{name} {k}/{d}" for name, k, d in s.flagged_nodes[:6]),
+                + escape(", ".join(f"{name} {k}/{d}" for name, k, d in s.flagged_nodes[:6])),
                 highlight=False,
             )
         console.print()
@@ -474,15 +475,17 @@ def render(summary: Summary, console) -> None:
         console.print(f"[bold red]Missing pairs[/] ({len(s.missing_pairs)}, no answer within the timeout):")
         full = {name for name, count in s.missing_by_node if count >= 2 * (s.n_nodes - 1)}
         if full:
-            console.print(f"  unreachable: {compress_names(sorted(full, key=s.names.index))}", highlight=False)
+            console.print(f"  unreachable: {escape(compress_names(sorted(full, key=s.names.index)))}",
+                          highlight=False)
         rest = [p for p in s.missing_pairs if p[0] not in full and p[1] not in full]
         if rest:
             shown = ", ".join(f"{a} -> {b}" for a, b in rest[:MAX_MISSING_LISTED])
             more = f" ... and {len(rest) - MAX_MISSING_LISTED} more" if len(rest) > MAX_MISSING_LISTED else ""
-            console.print(f"  {shown}{more}", highlight=False)
+            console.print(escape(f"  {shown}{more}"), highlight=False)
         partial = [(name, c) for name, c in s.missing_by_node if name not in full][:5]
         if len(rest) > MAX_MISSING_LISTED and partial:
-            console.print("  most affected: " + ", ".join(f"{name} ({c})" for name, c in partial), highlight=False)
+            console.print("  most affected: " + escape(", ".join(f"{name} ({c})" for name, c in partial)),
+                          highlight=False)
 
     if s.intra is not None:
         i = s.intra
@@ -501,7 +504,7 @@ def render(summary: Summary, console) -> None:
         if i.slowest_bandwidth_node and i.bandwidth_gbps[0] * SLOW_RATIO < i.bandwidth_gbps[1]:
             odd.append(f"lowest bandwidth on {i.slowest_bandwidth_node}")
         if odd:
-            console.print("  [yellow]" + ", ".join(odd) + "[/]", highlight=False)
+            console.print("  [yellow]" + escape(", ".join(odd)) + "[/]", highlight=False)
 
     if s.jitter is not None:
         j = s.jitter
@@ -511,7 +514,7 @@ def render(summary: Summary, console) -> None:
             console.print("  by size: " + ", ".join(f"{_size_text(a)} {_pct(b)}" for a, b in j.by_size),
                           highlight=False)
         if j.noisiest and j.max > 2 * max(j.median, 1e-12):
-            console.print("  noisiest: " + ", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in j.noisiest[:3]),
+            console.print("  noisiest: " + escape(", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in j.noisiest[:3])),
                           highlight=False)
 
 

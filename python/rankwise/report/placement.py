@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -46,7 +47,7 @@ def print_prediction(traffic, network, result, objective: str, console: Console)
 def print_comparison(cmp, console: Console, title: str | None = None) -> None:
     from rankwise.patterns import format_size
 
-    table = Table(title=title or cmp.label, title_justify="left")
+    table = Table(title=escape(title or cmp.label), title_justify="left")  # the user's command line
     whole = cmp.unit == "s"
     table.add_column("run" if whole else "size", justify="right")
     table.add_column(f"default ({cmp.unit})", justify="right")
@@ -58,4 +59,4 @@ def print_comparison(cmp, console: Console, title: str | None = None) -> None:
         table.add_row("whole" if whole else format_size(size), f"{before:.6g}", f"{after:.6g}", shown)
     console.print(table)
     for line in cmp.failures:
-        console.print(f"[red]failed:[/] {line}", highlight=False)
+        console.print(f"[red]failed:[/] {escape(line)}", highlight=False)

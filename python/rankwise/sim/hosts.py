@@ -5,7 +5,7 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 from rankwise.hostfile import read_hostfile
 from rankwise.sim.platform_file import read_platform
 
@@ -25,7 +25,7 @@ def rank_hosts(
     platform = Path(platform)
     known = read_platform(platform)  # None for a compiled platform
     if hostfile is not None and hosts is not None:
-        raise RankwiseError("give a hostfile or a host list, not both")
+        raise UsageError("give a hostfile or a host list, not both")
     if hostfile is not None:
         hosts = [name for name, slots in read_hostfile(hostfile) for _ in range(slots)]
         where = f"{hostfile}: "
@@ -41,14 +41,14 @@ def rank_hosts(
             raise RankwiseError(f"{where}host '{unknown[0]}' is not in the platform {platform}")
         return hosts
     if known is None:
-        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give a hostfile")
+        raise RankwiseError(f"{platform}: a compiled platform has no host list to read; give --hostfile FILE")
     if nodes is not None:
         if not min_nodes <= nodes <= len(known):
-            raise RankwiseError(f"nodes {nodes}: the platform has {len(known)} hosts (need {min_nodes} or more)")
+            raise UsageError(f"--nodes {nodes}: the platform has {len(known)} hosts (need {min_nodes} or more)")
         known = known[:nodes]
     if ranks_per_node < 1:
-        raise RankwiseError("ranks per node must be >= 1")
+        raise UsageError("--ranks-per-node must be >= 1")
     small = [name for name, cores in known if cores < ranks_per_node]
     if small:
-        raise RankwiseError(f"{ranks_per_node} ranks per node: host {small[0]} has fewer cores")
+        raise UsageError(f"--ranks-per-node {ranks_per_node}: host {small[0]} has fewer cores")
     return [name for name, _ in known for _ in range(ranks_per_node)]

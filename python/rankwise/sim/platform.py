@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, file_error
+from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.sim.platform_file import hostfile_for
 from rankwise.files import write_atomic
 from rankwise.hostfile import write_hostfile
@@ -165,7 +165,7 @@ class PlatformSpec:
 
 def _require(ok: bool, msg: str) -> None:
     if not ok:
-        raise RankwiseError(f"invalid platform spec: {msg}")
+        raise UsageError(f"invalid platform spec: {msg}")
 
 
 def _is_int(x: Any) -> bool:

@@ -13,6 +13,12 @@ from rankwise.hostfile import Hosts, write_hostfile
 
 _INT = re.compile(r"[+-]?[0-9]+")  # int() alone would also take '1_0' and other digits
 
+# Hosts one platform file may define through cluster radicals: far beyond any
+# simulation SMPI can run (its time grows with the cube of the ranks), and
+# refused before a range is expanded, so that 'radical="0-99999999"' fails at
+# once instead of building a list for minutes (docs/simulation.md).
+MAX_RADICAL_HOSTS = 1_000_000
+
 
 # --- platform XML -------------------------------------------------------------------------
 
@@ -70,7 +76,11 @@ class _HostCollector:
             suffix = attrs.get("suffix", "")
             radical = self._required(attrs, "radical", tag, line)
             cores = self._cores(attrs, line)
-            for r in parse_radical(radical, self.path, line):
+            numbers = parse_radical(radical, self.path, line)
+            if len(self.hosts) + len(numbers) > MAX_RADICAL_HOSTS:
+                raise file_error(self.path, line, f"the platform defines more than {MAX_RADICAL_HOSTS:,} hosts "
+                                                  "(the limit of a platform file)")
+            for r in numbers:
                 self._add(f"{prefix}{r}{suffix}", cores, line)
 
     def _required(self, attrs: dict[str, str], name: str, tag: str, line: int) -> str:
@@ -98,19 +108,31 @@ class _HostCollector:
 
 
 def parse_radical(text: str, path: str | PathLike = "<radical>", line: int | None = None) -> list[int]:
-    """Expand a cluster radical such as '0-15' or '0-3,8,10-11' into its numbers."""
+    """Expand a cluster radical such as '0-15' or '0-3,8,10-11' into its numbers
+    (at most MAX_RADICAL_HOSTS of them)."""
     out: list[int] = []
+    count = 0
     for part in text.split(","):
         part = part.strip()
         m = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
         if not m:
-            raise file_error(path, line, f"bad radical '{text}': '{part}' is not N or N-M")
+            raise file_error(path, line, f"bad radical '{_short(text)}': '{_short(part)}' is not N or N-M")
+        if max(len(g) for g in m.groups() if g is not None) > 100:  # int() refuses past 4,300 digits
+            raise file_error(path, line, f"bad radical '{_short(text)}': a number of more than 100 digits")
         lo = int(m.group(1))
         hi = int(m.group(2)) if m.group(2) is not None else lo
         if hi < lo:
             raise file_error(path, line, f"bad radical '{text}': range {lo}-{hi} is empty")
+        count += hi - lo + 1
+        if count > MAX_RADICAL_HOSTS:
+            raise file_error(path, line, f"radical '{_short(text)}' names more than {MAX_RADICAL_HOSTS:,} hosts "
+                                         "(the limit of a platform file)")
         out.extend(range(lo, hi + 1))
     return out
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def hostfile_for(

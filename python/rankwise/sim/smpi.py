@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from os import PathLike
 from pathlib import Path
@@ -20,6 +21,69 @@ SMPI_SETTINGS = (
     "network/model:CM02",
     "network/crosstraffic:0",
 )
+
+# The probe's start (rw_nodes: MPI_Allgather of host names) under SMPI's
+# default allgather posts every send and receive at once: 2 ranks on each of
+# 96 nodes put ~36,000 flows in one max-min system. SimGrid 3.32 then
+# subtracts thousands of 1/latency terms (up to 1e6 each) from a link's usage
+# and compares the rest with an absolute precision of 1e-5; with uneven
+# latencies (a few slow links) the rounding left over exceeds it and
+# MaxMin::do_solve aborts ("Cannot saturate more a constraint that has no
+# active element") or segfaults while formatting that message. The ring
+# allgather keeps one flow per rank in flight (docs/simulation.md).
+PROBE_SETTINGS = ("smpi/allgather:ring",)
+
+
+def failure_message(what: str, returncode: int, log: list[str]) -> str:
+    """One line for a failed smpirun, shared by every simulated run: SimGrid's
+    crash with what to try, else the program's own error line, else SimGrid's
+    last error line ('no connecting path between these two hosts'), else the
+    program's last line."""
+    lines = [line.strip() for line in log if line.strip()]
+    program = [line for line in lines if not _SMPIRUN_NOISE.search(line) and not _SIMGRID_LOG.search(line)]
+    crash = _simgrid_crash(lines, program, returncode)
+    if crash is not None:
+        return (f"SimGrid crashed on this platform: {crash}; try fewer ranks per node or fewer "
+                "nodes (see 'SimGrid crashes' in docs/simulation.md)")
+    for line in reversed(program):  # 'rankwise-probe: error: ...'
+        if "error:" in line:
+            return line.split("error:", 1)[1].strip() if line.startswith("rankwise") else line
+    for line in reversed(lines):
+        if _SIMGRID_ERROR.search(line):
+            return f"{what} failed: {_strip_simgrid_prefix(line).rstrip('.')}"
+    last = program[-1] if program else "no output"
+    return f"{what} failed (exit code {returncode}): {last}"
+
+
+# SimGrid's log lines: '[host:rank:(pid) 0.000065] file.cpp:123: [category/CRITICAL] text'.
+_SIMGRID_LOG = re.compile(r"^\[[^\]]*\]\s*(\S+:\d+:\s*)?\[[\w./-]+/[A-Z]+\]")
+_SIMGRID_PREFIX = re.compile(r"^\[[^\]]*\]\s*(\S+:\d+:\s*)?\[[\w./-]+/[A-Z]+\]\s*")
+_SIMGRID_ERROR = re.compile(r"\[[\w./-]+/(CRITICAL|ERROR)\]")
+# smpirun's epilogue, SimGrid's signal handler and the command line smpirun echoes.
+_SMPIRUN_NOISE = re.compile(r"^(Execution failed with code \d+|Segmentation fault|Aborted)\.?$|--cfg=")
+_MAXMIN = re.compile(r"(Cannot saturate more a constraint|There is no sense adding a constraint"
+                     r"|Should not keep a maximum constraint)[^!]*")
+
+
+def _strip_simgrid_prefix(line: str) -> str:
+    return _SIMGRID_PREFIX.sub("", line).strip()
+
+
+def _simgrid_crash(lines: list[str], program: list[str], returncode: int) -> str | None:
+    """SimGrid's own message when its max-min solver failed; a signal with
+    no word from the program or from SimGrid (3.32's solver segfaults while
+    formatting that message when the constraint is first in its table);
+    None when SimGrid did not crash. smpirun reports SIGSEGV as exit code
+    139, SIGABRT as 134."""
+    for line in reversed(lines):
+        m = _MAXMIN.search(line)
+        if m:
+            return f"{m.group(0).strip()} (MaxMin::do_solve)"
+    quiet = not program and not any(_SIMGRID_ERROR.search(line) for line in lines)
+    if returncode in (134, 139, -6, -11) and quiet:
+        how = "segmentation fault" if returncode in (139, -11) else "abort"
+        return f"{how} inside the simulation, with no message from SimGrid or the program"
+    return None
 
 
 def smpirun() -> str:

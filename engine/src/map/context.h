@@ -1,7 +1,9 @@
-/* Mapping engine internals: the search state every algorithm shares, and
- * the algorithms' entry points (one file each). */
-#ifndef RW_MAP_INTERNAL_H
-#define RW_MAP_INTERNAL_H
+/* The search state every mapping algorithm works on: the traffic in both
+ * directions, the current placement and node loads, and the deltas of a
+ * move or a swap (context.c). Algorithms depend on this and on
+ * algorithms.h, never on map.c. */
+#ifndef RW_MAP_CONTEXT_H
+#define RW_MAP_CONTEXT_H
 
 #include "../internal.h"
 #include "rankwise_map.h"
@@ -73,47 +75,7 @@ double rw_score_energy(const rw_mapctx *c, rw_score s);
 /* The objective value reported to users. */
 double rw_score_value(rw_objective objective, rw_score s);
 
-/* ---------------------------------------------------------------------
- * Algorithms. Each receives the job and a valid start placement in
- * node_of (on job->net, a network restricted to the selected nodes) and
- * overwrites it with its result; slot_of may be filled (else left -1,
- * and ranks take a node's slots in rank order). They stop at
- * job->deadline (seconds on rw_now()) with the best placement found.
- * ------------------------------------------------------------------- */
-typedef struct rw_map_job {
-    const rw_matrix *traffic;
-    const rw_network *net;
-    const rw_map_options *opt;
-    double deadline;
-} rw_map_job;
-
-/* Monotonic wall clock, seconds. */
+/* Monotonic wall clock, seconds: searches stop at a deadline on it. */
 double rw_now(void);
-
-rw_status rw_alg_greedy(const rw_map_job *job, int32_t *node_of);
-rw_status rw_alg_anneal(const rw_map_job *job, int32_t *node_of);
-rw_status rw_alg_exhaustive(const rw_map_job *job, int32_t *node_of);
-rw_status rw_alg_stencil(const rw_map_job *job, int32_t *node_of, int32_t *slot_of);
-rw_status rw_alg_torus(const rw_map_job *job, int32_t *node_of, int32_t *slot_of);
-rw_status rw_alg_multilevel(const rw_map_job *job, int32_t *node_of);
-
-/* 1 when the traffic is a stencil on a Cartesian grid numbered in rank
- * order (x fastest), with the grid and whether it wraps; 0 otherwise. */
-int rw_detect_grid(const rw_matrix *traffic, int32_t grid[3], int32_t *periodic);
-
-/* Swap/move refinement of node_of against the job's objective. When
- * `local` is set, a rank only looks at the nodes of its communication
- * partners (large jobs); otherwise at every node. Returns the number of
- * accepted moves, or -1 (error left in rw_last_error). */
-int64_t rw_refine(const rw_map_job *job, int32_t *node_of, int local);
-
-/* Deterministic pseudo-random numbers (splitmix64 seeded, xoshiro256**). */
-typedef struct rw_rng {
-    uint64_t s[4];
-} rw_rng;
-void rw_rng_seed(rw_rng *g, uint64_t seed);
-uint64_t rw_rng_next(rw_rng *g);
-double rw_rng_uniform(rw_rng *g);          /* [0, 1) */
-uint32_t rw_rng_below(rw_rng *g, uint32_t n); /* [0, n), n > 0 */
 
 #endif
