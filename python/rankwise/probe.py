@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
+import numpy as np
+
 from rankwise import launch, paths
 from rankwise.errors import RankwiseError
-from rankwise.model import Model
+from rankwise.model import MISSING, Model
 from rankwise.hostfile import read_hostfile, write_hostfile
 
 PROBE = "rankwise-probe"
@@ -117,9 +121,14 @@ def probe_launcher(
     options: ProbeOptions,
     show_progress: bool = True,
     hostfile: str | PathLike | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Model:
     """Probe a real cluster through an MPI launcher ('mpirun -np 8 ...', 'srun ...').
-    A hostfile is checked here, then handed to the launcher as -hostfile."""
+    A hostfile is checked here, then handed to the launcher as -hostfile.
+
+    A rank that stops answering costs its pairs, not the run: once the model
+    is written the job is ended if it does not end by itself, and `warn`
+    (default: a 'rankwise: warning:' line on stderr) says what was missing."""
     output = Path(output).resolve()
     words = launch.parse_launcher(launcher)
     if hostfile is not None:
@@ -127,5 +136,38 @@ def probe_launcher(
         words += ["-hostfile", str(Path(hostfile).resolve())]
     args = ["--output", str(output), "--progress", "--source", f"mpi:{launcher}", *options.args()]
     cmd = [*words, str(paths.program(PROBE, "mpi")), *args]
-    result = launch.run_with_progress(cmd, "probing", show_progress)
-    return _finish(result, "the probe", output)
+    result = launch.run_with_progress(cmd, "probing", show_progress, end_after_written=True)
+    if result.written is None or not output.exists():  # a file there is from an earlier run
+        cause = launch.failure_message("the probe", result) if result.returncode != 0 else \
+            f"the probe ended without writing {output}"
+        raise RankwiseError(f"{cause.rstrip('.')}; no model was written", exit_code=1)
+    model = Model.load(output)
+    if result.returncode != 0 or result.unfinalized or result.ended_after is not None:
+        (warn or _warn_stderr)(_unfinished_job_warning(model, result))
+    return model
+
+
+def _warn_stderr(message: str) -> None:
+    print(f"rankwise: warning: {message}", file=sys.stderr)
+
+
+def _unfinished_job_warning(model: Model, result: launch.RunResult) -> str:
+    """What the job lost and how it ended, after the model was written."""
+    missing = model.state == MISSING
+    n = model.n_nodes
+    silent = [model.names[i] for i in range(n) if missing[i].sum() == n - 1]
+    pairs = [f"{model.names[i]} -> {model.names[j]}" for i, j in np.argwhere(missing)]
+    what = [f"{', '.join(silent)} stopped answering"] if silent else []
+    if pairs:
+        more = f", and {len(pairs) - 6} more" if len(pairs) > 6 else ""
+        what.append(f"{len(pairs)} pair(s) missing ({', '.join(pairs[:6])}{more})")
+    failed_intra = [model.names[i] for i in np.flatnonzero(model.intra_state == MISSING)]
+    if failed_intra:
+        what.append(f"intra-node measurement failed on {', '.join(failed_intra)}")
+    if result.ended_after is not None:
+        how = f"the job did not end by itself: rankwise ended it {result.ended_after:.0f} s after the model was written"
+    elif result.unfinalized:
+        how = "the job was ended without MPI_Finalize once the model was written"
+    else:
+        how = f"the launcher failed after the model was written (exit code {result.returncode})"
+    return f"{'; '.join(what) or 'a rank stopped answering'}; {how}"

@@ -41,8 +41,24 @@ def test_real_mpi_probe_on_localhost(tmp_path, ranks):
     assert model.source.startswith("mpi:mpirun")
 
 
-def _pid_of_rank(rank: int, deadline: float) -> int:
-    """The process of MPI rank `rank` of a running rankwise-probe (Open MPI)."""
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _descends_from(pid: int, root: int) -> bool:
+    while pid > 1:
+        if pid == root:
+            return True
+        pid = _parent(pid)
+    return False
+
+
+def pid_of_rank(rank: int, root: int, deadline: float) -> int:
+    """The rankwise-probe process of MPI rank `rank` (Open MPI) started by
+    process `root`: never a rank of someone else's job on this machine."""
     while time.monotonic() < deadline:
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -53,7 +69,7 @@ def _pid_of_rank(rank: int, deadline: float) -> int:
                 env = (entry / "environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env and _descends_from(int(entry.name), root):
                 return int(entry.name)
         time.sleep(0.05)
     raise AssertionError(f"rank {rank} not found")
@@ -62,7 +78,8 @@ def _pid_of_rank(rank: int, deadline: float) -> int:
 @pytest.mark.skipif(not shutil.which("ompi_info"), reason="finds ranks through Open MPI's environment")
 def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_path):
     """SIGSTOP one rank mid-probe: the others time out on it, stop at the
-    time budget and rank 0 writes a complete model before MPI_Finalize."""
+    time budget, rank 0 writes a complete model and the job ends although
+    the stopped rank never reaches MPI_Finalize."""
     out, log = tmp_path / "m.rwm", tmp_path / "log"
     cmd = ["mpirun", "-np", "3", "--oversubscribe", str(paths.program("rankwise-probe", "mpi")),
            "--group-by", "rank", "--output", str(out), "--progress", "--sizes", "8,1K",
@@ -75,12 +92,15 @@ def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_pat
         deadline = time.monotonic() + 60
         while "RW-PROGRESS" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.05)
-        stopped = _pid_of_rank(2, deadline)
+        stopped = pid_of_rank(2, proc.pid, deadline)
         os.kill(stopped, signal.SIGSTOP)
         while not out.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert out.exists(), log.read_text()[-2000:]
         model = Model.load(out)  # complete: written atomically before MPI_Finalize
+        # Rank 0 then ends without MPI_Finalize, and mpirun ends the job by itself.
+        proc.wait(timeout=20)
+        assert "RW-UNFINALIZED" in log.read_text()
     finally:
         for pid, kill in ((stopped, os.kill), (proc.pid, os.killpg)):
             try:

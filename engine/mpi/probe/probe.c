@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "nodes.h"
 #include "pingpong.h"
+#include "probe_end.h"
 #include "rankwise_probe.h"
 
 /* 8 B to 4 MiB in steps of 4 (the last step is 2). */
@@ -30,9 +31,17 @@ void rw_probe_options_default(rw_probe_options *opt)
 #define RW_MAX_SERIES 100000
 
 /* Values sent per peer from a leader to rank 0: state, measured_at, then
- * STAT_FIELDS per size. */
+ * STAT_FIELDS per size. A row ends with ROW_TRAILER values: whether the
+ * leader gave up on a peer. */
 #define STAT_FIELDS 5
 #define PEER_HEADER 2
+#define ROW_TRAILER 1
+
+/* Set by rw_probe_run: MPI operations of this rank (on rank 0: of any
+ * node) were given up and may never complete. */
+static int left_pending;
+
+int rw_probe_left_pending(void) { return left_pending; }
 
 typedef struct probe {
     const rw_probe_options *opt;
@@ -48,9 +57,12 @@ typedef struct probe {
                         * budget may stop the schedule early) */
     uint8_t *state;    /* leader: per peer, rw_pair_state of me -> peer */
     uint8_t *dead;     /* leader: peer stopped answering */
+    int *notice_ids;   /* leader: notice_ids[j] == j, the buffers of notices
+                        * about j (sent and freed: never released) */
     double *when;      /* leader: measured_at per peer */
     double wall0, wtime0;
     int synced;        /* collectives on `leaders` still usable */
+    int intra_failed;  /* a local rank did not answer in time */
 } probe;
 
 static double *sample_slot(probe *p, int peer, int s, int round)
@@ -63,7 +75,7 @@ static double now_unix(const probe *p) { return p->wall0 + (MPI_Wtime() - p->wti
 /* A peer stopped answering. Pairs with complete rounds from before keep
  * them (the link was measured; its timestamp says when); a pair never
  * measured in full is missing. */
-static void peer_lost(probe *p, int peer)
+static void mark_lost(probe *p, int peer)
 {
     p->dead[peer] = 1;
     for (int s = 0; s < p->ns; s++)
@@ -71,6 +83,50 @@ static void peer_lost(probe *p, int peer)
             p->state[peer] = RW_PAIR_MISSING;
             return;
         }
+}
+
+/* A leader that gives up on a peer tells the others, so that each of them
+ * does not wait a timeout of its own on it: without this a stopped node
+ * costs a timeout per leader, one tournament round after the other. */
+#define NOTICE_TAG 7323
+
+static void peer_lost(probe *p, int peer)
+{
+    mark_lost(p, peer);
+    /* The collective cannot complete without that peer: stop waiting on it. */
+    p->synced = 0;
+#ifndef RW_SMPI
+    for (int j = 0; j < p->n; j++) {
+        if (j == p->me || j == peer || p->dead[j])
+            continue;
+        MPI_Request req;
+        MPI_Isend(&p->notice_ids[peer], 1, MPI_INT, j, NOTICE_TAG, p->nodes.leaders, &req);
+        MPI_Request_free(&req);
+    }
+#endif
+}
+
+/* Peers other leaders gave up on. A leader that gave up on this one will
+ * not answer it either: it is lost too, without waiting a timeout. */
+static void read_notices(probe *p)
+{
+#ifndef RW_SMPI
+    for (;;) {
+        int flag = 0, id;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, NOTICE_TAG, p->nodes.leaders, &flag, &st);
+        if (!flag)
+            return;
+        MPI_Recv(&id, 1, MPI_INT, st.MPI_SOURCE, NOTICE_TAG, p->nodes.leaders, MPI_STATUS_IGNORE);
+        int lost = id == p->me ? st.MPI_SOURCE : id;
+        if (lost >= 0 && lost < p->n && lost != p->me && !p->dead[lost]) {
+            mark_lost(p, lost);
+            p->synced = 0;
+        }
+    }
+#else
+    (void)p;
+#endif
 }
 
 /* One timed series me -> peer: warm-up, then reps ping-pongs. A peer that
@@ -150,7 +206,15 @@ static int tournament_round_active(const probe *p, int t)
     return 0;
 }
 
+static void measure_schedule(probe *p);
+
 static void measure_inter(probe *p)
+{
+    measure_schedule(p);
+    read_notices(p); /* those that arrived after the last round */
+}
+
+static void measure_schedule(probe *p)
 {
     int T = rw_tournament_rounds(p->n), done = 0, total = 0;
     for (int t = 0; t < T; t++)
@@ -162,6 +226,7 @@ static void measure_inter(probe *p)
             if (!tournament_round_active(p, t))
                 continue;
             int peer = rw_tournament_partner(p->n, t, p->me);
+            read_notices(p);
             if (!isolated) {
                 if (pair_active(p, p->me, peer))
                     measure_pair(p, peer, round);
@@ -224,8 +289,10 @@ static rw_status measure_intra(probe *p, rw_stat *stats /* ns, leader only */, u
         if (local == 0 && !failed)
             rw_stat_from_rounds(v, p->rounds, per_round, &stats[s]);
     }
-    if (failed)
+    if (failed) {
         *state = RW_PAIR_MISSING;
+        p->intra_failed = 1;
+    }
     free(v);
     return RW_OK;
 }
@@ -252,7 +319,23 @@ static void unpack_stat(const double *d, rw_stat *s)
  * (state, stats...). */
 static size_t row_len(const probe *p)
 {
-    return (size_t)(p->n + 1) * (PEER_HEADER + (size_t)STAT_FIELDS * p->ns);
+    return (size_t)(p->n + 1) * (PEER_HEADER + (size_t)STAT_FIELDS * p->ns) + ROW_TRAILER;
+}
+
+/* This rank abandoned requests or a collective: a peer stopped answering. */
+static int gave_up(const probe *p)
+{
+#ifdef RW_SMPI
+    (void)p;
+    return 0; /* waits block: nothing is ever given up */
+#else
+    if (!p->synced || p->intra_failed)
+        return 1;
+    for (int j = 0; p->dead && j < p->n; j++)
+        if (p->dead[j])
+            return 1;
+    return 0;
+#endif
 }
 
 static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_state)
@@ -273,6 +356,7 @@ static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_
             pack_stat(d + PEER_HEADER + (size_t)STAT_FIELDS * s, &st);
         }
     }
+    row[row_len(p) - ROW_TRAILER] = gave_up(p);
 }
 
 static void unpack_row(probe *p, rw_model *m, int i, const double *row)
@@ -299,6 +383,8 @@ static void unpack_row(probe *p, rw_model *m, int i, const double *row)
         if (state == RW_PAIR_MEASURED)
             rw_model_fit_pair(m, (int)pr);
     }
+    if (row[row_len(p) - ROW_TRAILER] != 0)
+        left_pending = 1;
 }
 
 /* Leaders send their rows to rank 0, which waits at most a timeout for
@@ -333,6 +419,7 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
     m->duration = MPI_Wtime() - p->wtime0;
     unpack_row(p, m, 0, mine);
     double *row = mine;
+    double lost_deadline = 0; /* one timeout for all the nodes known lost */
     for (int i = 1; i < p->n; i++) {
         MPI_Request req;
         MPI_Irecv(row, (int)len, MPI_DOUBLE, i, tag, c, &req);
@@ -342,6 +429,12 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
         done = 1;
 #else
         double deadline = MPI_Wtime() + p->timeout;
+        if (p->dead[i]) {
+            if (lost_deadline == 0)
+                lost_deadline = deadline;
+            deadline = lost_deadline;
+        }
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         while (!done && MPI_Wtime() < deadline)
             MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (!done) {
@@ -356,6 +449,7 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
         for (int j = 0; j < p->n; j++) /* node i never reported */
             if (j != i && p->want[(size_t)i * p->n + j])
                 m->pair_state[(size_t)i * p->n + j] = RW_PAIR_MISSING;
+        left_pending = 1;
     }
     free(mine);
     *out = m;
@@ -447,6 +541,13 @@ static void probe_free(probe *p)
     free(p->state);
     free(p->dead);
     free(p->when);
+    /* A collective given up on may still be pending on `leaders`, and
+     * notices sent on it may not have left: freeing the communicator or
+     * their buffers under them crashes Open MPI's libnbc later. */
+    if (p->synced)
+        free(p->notice_ids);
+    else
+        p->nodes.leaders = MPI_COMM_NULL;
     rw_nodes_free(&p->nodes);
 }
 
@@ -463,6 +564,7 @@ static rw_status agree(MPI_Comm comm, rw_status st)
 rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **out)
 {
     *out = NULL;
+    left_pending = 0;
     rw_status st = check_options(opt);
     if (st)
         return st; /* same options everywhere: every rank fails alike */
@@ -496,7 +598,10 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         p.state = calloc((size_t)p.n, 1);
         p.dead = calloc((size_t)p.n, 1);
         p.when = calloc((size_t)p.n, sizeof *p.when);
-        if (!p.samples || !p.filled || !p.state || !p.dead || !p.when)
+        p.notice_ids = malloc((size_t)p.n * sizeof *p.notice_ids);
+        for (int j = 0; p.notice_ids && j < p.n; j++)
+            p.notice_ids[j] = j;
+        if (!p.samples || !p.filled || !p.state || !p.dead || !p.when || !p.notice_ids)
             st = rw_fail(RW_ERR_NOMEM, "out of memory for the probe's samples");
     }
     if ((st = agree(comm, st))) {
@@ -518,6 +623,8 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         measure_inter(&p);
         st = collect(&p, intra, intra_state, out);
     }
+    if (gave_up(&p))
+        left_pending = 1;
     probe_free(&p);
     return st;
 }

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "probe_end.h"
 #include "rankwise_probe.h"
 
 #define MAX_SIZES 40
@@ -26,7 +28,9 @@ static const char usage[] =
     "      --no-intra           skip rank-to-rank measurement inside nodes\n"
     "      --pairs LIST         only these ordered pairs: SRC:DST,SRC:DST (node names)\n"
     "      --source TEXT        where the numbers come from, kept in the model\n"
-    "      --progress           print 'RW-PROGRESS done total' lines on stderr\n";
+    "      --progress           print 'RW-PROGRESS done total' lines on stderr,\n"
+    "                           'RW-WRITTEN PATH' once the model is on disk and\n"
+    "                           'RW-UNFINALIZED' before ending without MPI_Finalize\n";
 
 typedef struct args {
     rw_probe_options opt;
@@ -281,12 +285,27 @@ int main(int argc, char **argv)
         st = write_model(&a, model);
     if (st && rank == 0)
         fprintf(stderr, "rankwise-probe: error: %s\n", rw_last_error());
+    if (!st && rank == 0 && a.progress) {
+        fprintf(stderr, "RW-WRITTEN %s\n", a.output);
+        fflush(stderr);
+    }
     rw_model_free(model);
     free(a.pair_src);
     free(a.pair_dst);
     free(a.pair_text);
-    /* The model is on disk before MPI_Finalize, which may wait for a node
-     * that stopped answering. */
+    /* MPI_Finalize waits for every rank, a stopped one too, and would also
+     * progress requests given up on. The model is on disk: rank 0 ends
+     * without it, and the launcher, seeing a rank end unfinalized, ends the
+     * job (the other ranks wait in MPI_Finalize until then). */
+    if (rank == 0 && rw_probe_left_pending()) {
+        if (a.progress)
+            fprintf(stderr, "RW-UNFINALIZED\n");
+        fprintf(stderr, "rankwise-probe: warning: a node stopped answering; %s, ending the job "
+                        "without MPI_Finalize\n", st ? "no model written" : "model written");
+        fflush(stdout);
+        fflush(stderr);
+        _exit(st ? 1 : 0);
+    }
     MPI_Finalize();
     return st ? 1 : 0;
 }
