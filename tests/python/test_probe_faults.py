@@ -263,3 +263,33 @@ def test_launcher_messages_are_read_from_between_the_dashes(text, message):
     for log in (text.splitlines(), [line for line in text.splitlines() if line.strip()]):
         got = launch.failure_message("the probe", launch.RunResult(137, log))
         assert message in got and "-----" not in got, got
+
+
+@needs_open_mpi
+def test_a_terminated_rankwise_ends_its_job_too(tmp_path):
+    """The job runs in a process group of its own, out of reach of the signals
+    sent to rankwise: a SIGTERM to rankwise must still end the job, with one line."""
+    cmd = [sys.executable, "-m", "rankwise", "probe", "--launcher", "mpirun -np 2",
+           "--group-by", "rank", "--sizes", "8,4M", "--rounds", "20000", "--time-budget", "60",
+           "-o", str(tmp_path / "m.rwm")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    rank = None
+    try:
+        rank = pid_of_rank(1, proc.pid, time.monotonic() + 30)
+        time.sleep(1)  # measuring
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+        deadline = time.monotonic() + 15
+        while not _gone(rank) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _gone(rank), "the probe's rank outlived rankwise"
+    finally:
+        for pid, kill in ((proc.pid, os.killpg), (rank, os.kill)):
+            try:
+                if pid:
+                    kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    assert proc.returncode == 143
+    assert [line for line in stderr.splitlines() if line.strip()] == ["rankwise: error: terminated"]

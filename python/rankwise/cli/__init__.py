@@ -6,6 +6,7 @@ rankwise.errors.UsageError), 1 when a well-formed command failed."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Optional
 
@@ -85,7 +86,23 @@ def _usage_message(exc: click.exceptions.ClickException) -> str:
     return text
 
 
+class Stopped(RankwiseError):
+    """rankwise got SIGINT or SIGTERM; exit 128 + the signal, as a shell reports it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__("interrupted" if signum == signal.SIGINT else "terminated", exit_code=128 + signum)
+
+
+def _stopped(signum, frame):
+    # Launched jobs run in process groups of their own (launch.py) and no longer
+    # get the terminal's signals: unwinding ends them on the way (run_with_progress).
+    raise Stopped(signum)
+
+
 def main() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup and background jobs ignore them
+            signal.signal(signum, _stopped)
     try:
         # standalone_mode=False: the errors come back here, to be printed as one line.
         code = app(standalone_mode=False)
