@@ -28,7 +28,7 @@ import numpy as np
 from rankwise.model import MEASURED, Model
 
 THRESHOLD = 1.3  # slower than 1.3x the healthy value counts as degraded
-JITTER_RATIO = 3.0  # a pair varying 3x more than the typical pair stands out...
+JITTER_RATIO = 3.0  # a pair varying 3x more than the quiet pairs (lower quartile) stands out...
 JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~0 jitter)
 MOST = 0.5  # a link explains a set of variable pairs when at least half of its pairs vary
 
@@ -47,7 +47,7 @@ class NoisyPair:
     src: int
     dst: int
     jitter: float  # (max - min) / mean of its round trips, see pair_variation
-    ratio: float  # jitter / typical jitter of the pairs
+    ratio: float  # jitter / the quiet pairs' (lower quartile)
     scope: str  # explained by a "node" link, a "group" uplink, a "block" (group pair) or "pair" alone
 
 
@@ -272,8 +272,10 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     ok = measured & np.isfinite(var)
     if not ok.any():
         return
-    typical = float(np.median(var[ok]))
-    f.typical_jitter = typical
+    f.typical_jitter = float(np.median(var[ok]))
+    # Quiet reference: the better quartile, since a varying link only adds
+    # jitter, and one rack uplink of two carries half of all pairs.
+    typical = float(np.percentile(var[ok], 25))
     with np.errstate(invalid="ignore"):
         noisy = ok & (var > max(JITTER_RATIO * typical, JITTER_FLOOR))
     if not noisy.any():
@@ -308,10 +310,25 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
                 share[x, y] = share[y, x] = unexplained[cell].mean()
     with np.errstate(invalid="ignore"):
         block_varies = share >= MOST
-    for x in range(k):
-        across = [y for y in range(k) if y != x and np.isfinite(share[x, y])]
-        if len(across) >= 2 and np.mean([block_varies[x, y] for y in across]) >= MOST:
-            f.noisy_groups.append(x)
+    # Greedy: the group whose uplink carries the largest share of its varying
+    # blocks first, as long as it explains at least two of them (a single
+    # block between two groups cannot tell which of their uplinks varies).
+    left = {(x, y) for x in range(k) for y in range(x + 1, k) if block_varies[x, y]}
+    across = [int(np.isfinite(share[x]).sum() - np.isfinite(share[x, x])) for x in range(k)]
+
+    def carried(x: int) -> int:
+        return sum(x in b for b in left)
+
+    while left:
+        candidates = [x for x in range(k) if x not in f.noisy_groups]
+        if not candidates:
+            break
+        x = max(candidates, key=lambda x: carried(x) / max(across[x], 1))
+        if carried(x) < 2 or carried(x) < MOST * across[x]:
+            break
+        f.noisy_groups.append(x)
+        left = {b for b in left if x not in b}
+    f.noisy_groups.sort()
     for x in f.noisy_groups:
         cell = (g[:, None] == x) ^ (g[None, :] == x)  # across, one end in x
         scope[unexplained & cell] = "group"

@@ -130,6 +130,15 @@ def test_varying_uplink_is_reported_as_its_group():
     assert {(p.src, p.dst) for p in f.noisy_pairs} == through
 
 
+def test_varying_uplink_between_two_groups_is_their_block():
+    """Two groups: one uplink carries half of all pairs (the typical pair
+    varies), and the numbers cannot tell which of the two uplinks it is."""
+    spec = shuffled(2, 16, seed=7, varying=[Varying("uplink", 1)])
+    f = find_slow_links(synthetic_model(spec, seed=7))
+    assert f.noisy_blocks == [(0, 1)] and f.noisy_groups == [] and f.noisy_nodes == []
+    assert len(f.noisy_pairs) == 2 * 16 * 16 and {p.scope for p in f.noisy_pairs} == {"block"}
+
+
 def test_varying_node_link_is_reported_as_the_node():
     spec = shuffled(6, 8, seed=6, varying=[Varying("node", 11)])
     f = find_slow_links(synthetic_model(spec, seed=6))
