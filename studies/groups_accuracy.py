@@ -6,7 +6,8 @@ al. 2020 §4 that issue 10 measured). For each platform shape, seed and ranks pe
 - ARI: adjusted Rand index of the groups (Model.groups, the C engine) against the racks;
 - named: degraded nodes in find_slow_links' slow_nodes / degraded nodes;
 - false: nodes flagged that are healthy, plus slow blocks (no uplink is altered here);
-- varying: one rack uplink whose bandwidth varies over time; found when find_slow_links
+- varying: one rack uplink whose bandwidth varies over time (down to 5 %, so that it limits
+  even a single pair: at 30 % an uplink of 8 node links still carries 2.4 of them); found when find_slow_links
   reports that rack's group as the one whose uplink varies, and nothing else (with two
   groups, the block between them: the numbers cannot tell which of the two uplinks varies).
 
@@ -51,7 +52,7 @@ def platform(racks: int, per_rack: int, seed: int, nodes: int | None = None) -> 
     slow = rng.choice(n, max(int(round(0.1 * n)), 1), replace=False)
     return PlatformSpec(racks=racks, nodes_per_rack=per_rack, cores=2, shuffle_racks=True, seed=seed,
                         degraded=[Degraded("node", int(i), **SLOW_NIC) for i in slow],
-                        varying=[Varying("uplink", int(rng.integers(racks)))])
+                        varying=[Varying("uplink", int(rng.integers(racks)), low=0.05)])
 
 
 def judge(spec: PlatformSpec, model: Model) -> dict:

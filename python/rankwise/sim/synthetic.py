@@ -32,12 +32,16 @@ def synthetic_model(
     two or more ranks per node the node's ranks share its NIC: bandwidth is
     divided by the ranks per node. Jitter ((max - min) / mean of the rounds)
     is about 1 % everywhere, and 20-60 % at the largest sizes for pairs
-    whose route holds a link whose bandwidth varies over time."""
+    whose route holds a link whose bandwidth varies over time and, at its
+    lowest, limits the route."""
     rng = np.random.default_rng(seed)
     links = build_links(spec)
-    alpha, bandwidth, _, _ = _route_arrays(spec, links)
+    alpha, bandwidth, lowest, _ = _route_arrays(spec, links)
     n = spec.n_nodes if nodes is None else nodes
-    alpha, bandwidth = alpha[:n, :n], bandwidth[:n, :n]
+    alpha, bandwidth, lowest = alpha[:n, :n], bandwidth[:n, :n], lowest[:n, :n]
+    # A varying link shows only where, at its lowest, it is the route's bottleneck.
+    varies = lowest < bandwidth
+    np.fill_diagonal(varies, False)
     alpha = (alpha + alpha.T) / 2
     sigma = noise * ranks_per_node
     node_altered = np.array([bool(link.reasons) for link in links[:n]])
@@ -54,23 +58,11 @@ def synthetic_model(
     np.fill_diagonal(model.beta, np.nan)
     k = len(SIZES)
     jitter = 0.01 * np.exp(0.3 * rng.standard_normal((n, n, k)))
-    varies = _through_varying(spec, links, n)
     big = k - max(k // 4, 1)
     jitter[..., big:] = np.where(varies[..., None], rng.uniform(0.2, 0.6, (n, n, k - big)), jitter[..., big:])
     model.jitter = jitter
     model.samples[:] = 1
     return model
-
-
-def _through_varying(spec: PlatformSpec, links, n: int) -> np.ndarray:
-    """Pairs whose route holds a link with a bandwidth profile."""
-    rack = spec.rack_of_node[:n]
-    node = np.array([bool(link.profile) for link in links[:n]])
-    up = np.array([bool(link.profile) for link in links[spec.n_nodes:]])[rack]
-    cross = rack[:, None] != rack[None, :]
-    out = node[:, None] | node[None, :] | (cross & (up[:, None] | up[None, :]))
-    np.fill_diagonal(out, False)
-    return out
 
 
 def adjusted_rand_index(a, b) -> float:
