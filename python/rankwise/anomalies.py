@@ -30,7 +30,9 @@ from rankwise.model import MEASURED, Model
 THRESHOLD = 1.3  # slower than 1.3x the healthy value counts as degraded
 JITTER_RATIO = 3.0  # a pair varying 3x more than the quiet pairs (lower quartile) stands out...
 JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~0 jitter)
-MOST = 0.5  # a link explains a set of variable pairs when at least half of its pairs vary
+LINK_SHARE = 0.25  # a link explains variable pairs when a quarter of the pairs it carries vary...
+LINK_RATIO = 4.0  # ...4x more often than the pairs it does not carry...
+MIN_PAIRS = 4  # ...and it carries a few pairs
 
 
 @dataclass(frozen=True)
@@ -284,63 +286,63 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     unexplained = noisy.copy()
     scope = np.full((n, n), "pair", dtype=object)
 
-    # A node's own link: most of its pairs vary, including those inside its
-    # group (an uplink would leave those alone).
-    for i in range(n):
-        mine = np.concatenate([noisy[i, ok[i]], noisy[ok[:, i], i]])
-        near = np.concatenate([noisy[i, ok[i] & same[i]], noisy[ok[:, i] & same[:, i], i]])
-        if mine.size and mine.mean() >= MOST and (near.size == 0 or near.mean() >= MOST):
-            f.noisy_nodes.append(i)
-    for i in f.noisy_nodes:
-        for sl in ((i, slice(None)), (slice(None), i)):
-            scope[sl] = np.where(unexplained[sl], "node", scope[sl])
-            unexplained[sl] = False
+    def stands_out(cell: np.ndarray) -> bool:
+        """The pairs a link carries vary far more often than the others: a
+        varying link is seen only by the pairs measured while it was low."""
+        carried, rest = ok & cell, ok & ~cell
+        if carried.sum() < MIN_PAIRS:
+            return False
+        rate = unexplained[carried].mean()
+        return rate >= LINK_SHARE and rate >= LINK_RATIO * (unexplained[rest].mean() if rest.any() else 0.0)
 
-    # Group pairs (a <= b, both directions together), then a group's uplink:
-    # most of its blocks to the other groups vary.
+    def explain(cell: np.ndarray, what: str) -> None:
+        scope[unexplained & cell] = what
+        unexplained[cell] = False
+
+    # A node's own link: its pairs vary, including those inside its group
+    # (an uplink would leave those alone). Greedily from the most varying.
+    def node_rates(mask: np.ndarray) -> np.ndarray:
+        carried = (ok & mask).sum(0) + (ok & mask).sum(1)
+        hit = (unexplained & mask).sum(0) + (unexplained & mask).sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(carried > 0, hit / carried, np.nan)
+
+    rates = node_rates(np.ones((n, n), bool))
+    for i in np.argsort(-np.nan_to_num(rates, nan=-1.0), kind="stable"):
+        if not rates[i] >= LINK_SHARE:
+            break
+        cell = np.zeros((n, n), bool)
+        cell[i, :] = cell[:, i] = True
+        inside = node_rates(same)[i]
+        if stands_out(cell) and not inside < LINK_SHARE:  # NaN: no group mate to tell
+            f.noisy_nodes.append(int(i))
+            explain(cell, "node")
+    f.noisy_nodes.sort()
+
+    # A group's uplink: the pairs with one end in the group, greedily from
+    # the most varying. With two groups that is their one block, which
+    # cannot tell which of the two uplinks varies: left to the blocks.
     k = int(g.max()) + 1
+    if k >= 3:
+        group_cells = [(g[:, None] == x) ^ (g[None, :] == x) for x in range(k)]
+        while True:
+            rates = [unexplained[ok & c].mean() if (ok & c).any() and x not in f.noisy_groups else -1.0
+                     for x, c in enumerate(group_cells)]
+            x = int(np.argmax(rates))
+            if rates[x] < 0 or not stands_out(group_cells[x]):
+                break
+            f.noisy_groups.append(x)
+            explain(group_cells[x], "group")
+        f.noisy_groups.sort()
+
+    # The link between two groups (or inside one), both directions together.
     lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
-    rest = ok.copy()
-    rest[f.noisy_nodes, :] = rest[:, f.noisy_nodes] = False
-    share = np.full((k, k), np.nan)
     for x in range(k):
         for y in range(x, k):
-            cell = rest & (lo == x) & (hi == y)
-            if cell.any():
-                share[x, y] = share[y, x] = unexplained[cell].mean()
-    with np.errstate(invalid="ignore"):
-        block_varies = share >= MOST
-    # Greedy: the group whose uplink carries the largest share of its varying
-    # blocks first, as long as it explains at least two of them (a single
-    # block between two groups cannot tell which of their uplinks varies).
-    left = {(x, y) for x in range(k) for y in range(x + 1, k) if block_varies[x, y]}
-    across = [int(np.isfinite(share[x]).sum() - np.isfinite(share[x, x])) for x in range(k)]
-
-    def carried(x: int) -> int:
-        return sum(x in b for b in left)
-
-    while left:
-        candidates = [x for x in range(k) if x not in f.noisy_groups]
-        if not candidates:
-            break
-        x = max(candidates, key=lambda x: carried(x) / max(across[x], 1))
-        if carried(x) < 2 or carried(x) < MOST * across[x]:
-            break
-        f.noisy_groups.append(x)
-        left = {b for b in left if x not in b}
-    f.noisy_groups.sort()
-    for x in f.noisy_groups:
-        cell = (g[:, None] == x) ^ (g[None, :] == x)  # across, one end in x
-        scope[unexplained & cell] = "group"
-        unexplained &= ~cell
-    for x in range(k):
-        for y in range(x, k):
-            if block_varies[x, y] and x not in f.noisy_groups and y not in f.noisy_groups:
-                cell = (lo == x) & (hi == y)
-                if (unexplained & cell).any():
-                    f.noisy_blocks.append((x, y))
-                    scope[unexplained & cell] = "block"
-                    unexplained &= ~cell
+            cell = (lo == x) & (hi == y)
+            if stands_out(cell):
+                f.noisy_blocks.append((x, y))
+                explain(cell, "block")
 
     pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / typical) if typical > 0 else np.inf,
                        str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
