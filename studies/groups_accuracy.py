@@ -119,7 +119,7 @@ def simulated(out: Path) -> bool:
 
     ok = True
     t = new_table("SimGrid probes (default options), racks dealt in shuffled order")
-    for racks, per, nodes, seed in ((6, 8, 48, 1), (12, 8, 48, 2), (4, 8, 32, 3)):
+    for racks, per, nodes, seed in ((4, 8, 32, 3), (6, 8, 48, 1), (12, 8, 48, 2), (12, 8, 96, 4)):
         for rpn in (1, 2):
             spec = platform(racks, per, seed, nodes)
             where = out / f"r{racks}x{per}-n{nodes}-s{seed}-rpn{rpn}"

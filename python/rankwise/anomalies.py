@@ -15,9 +15,11 @@ Questions follow:
 - which pairs are slow? those against their cleaned block, and every pair
   of a slow block;
 - which links vary over time? the round-to-round jitter of a pair, (max -
-  min) / mean as Luo et al. 2018 define it, against the typical pair; a
-  block of variable pairs is explained by the smallest shared link that
-  carries them all: a node's link, a group's uplink, or a group pair."""
+  min) / mean as Luo et al. 2018 define it, against the quiet pairs; a set
+  of variable pairs is explained by a shared link whose pairs vary far more
+  often than the others: a node's link, a group's uplink, or the link
+  between two groups (a varying link is seen only by the pairs measured
+  while it was low, so not by all of them)."""
 
 from __future__ import annotations
 
