@@ -199,7 +199,7 @@ def test_structure_names_the_slow_node_and_the_lone_variable_pair(racks):
     console = Console(record=True, width=200, color_system=None)
     render(summarize(racks), console)
     out = console.export_text()
-    assert "slow node links: node-5 in g0: bandwidth x0.25" in out
+    assert "slow node links: node-5: bandwidth x0.25 (in g0)" in out
     assert "varying over time: 1 pair whose jitter stands out" in out and "pairs alone: node-7 -> node-50 60.0%" in out
 
 
@@ -240,3 +240,12 @@ def test_empty_and_single_node_models():
     assert one.pairs_total == 0 and one.groups == [["solo"]]
     for summary in (s, one):
         render(summary, Console(record=True, width=100))
+
+
+def test_structure_prints_node_names_as_written(tmp_path):
+    """Names come from the model file: rich markup in them is printed, not applied."""
+    m = rack_model(tmp_path)
+    m.names[5] = "n[bold]5"
+    console = Console(record=True, width=200, color_system=None)
+    render(summarize(m), console)
+    assert "slow node links: n[bold]5: bandwidth x0.25 (in g0)" in console.export_text()

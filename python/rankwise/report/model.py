@@ -571,6 +571,8 @@ def render(summary: Summary, console) -> None:
 
 
 def _render_structure(st: Structure, console) -> None:
+    from rich.markup import escape  # node names come from the model file
+
     console.print("[bold]Links the topology does not show[/] (each node's own part removed, docs/model-structure.md):",
                   highlight=False)
     found = False
@@ -583,12 +585,12 @@ def _render_structure(st: Structure, console) -> None:
                 what.append(f"+{r.extra_latency_us:.3g} us latency (x{r.latency_ratio:.2g})")
             if math.isfinite(r.bandwidth_ratio) and r.bandwidth_ratio * SLOW_RATIO < 1:
                 what.append(f"bandwidth x{r.bandwidth_ratio:.2g}")
-            parts.append(f"{r.node} in g{r.group}: {', '.join(what)}")
-        console.print("  [bold red]slow node links[/]: " + "; ".join(parts), highlight=False)
+            parts.append(f"{r.node}: {', '.join(what)} (in g{r.group})")
+        console.print("  [bold red]slow node links[/]: " + escape("; ".join(parts)), highlight=False)
     if st.slow_blocks:
         found = True
         console.print("  [bold red]slow shared links[/] (all pairs of): " + ", ".join(st.slow_blocks), highlight=False)
-    shared = ([f"node {x}'s link" for x in st.variable_nodes] + [f"g{g}'s uplink" for g in st.variable_groups]
+    shared = ([f"node {escape(x)}'s link" for x in st.variable_nodes] + [f"g{g}'s uplink" for g in st.variable_groups]
               + [f"the link {b}" for b in st.variable_blocks])
     if st.variable_pairs:
         found = True
@@ -601,7 +603,7 @@ def _render_structure(st: Structure, console) -> None:
         if st.variable_alone:
             shown = ", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in st.variable_alone[:5])
             more = f" ... and {len(st.variable_alone) - 5} more" if len(st.variable_alone) > 5 else ""
-            console.print(f"    pairs alone: {shown}{more}", highlight=False)
+            console.print(escape(f"    pairs alone: {shown}{more}"), highlight=False)
     if not found:
         console.print("  none: no node, shared link or pair stands out", highlight=False)
     console.print()
