@@ -207,11 +207,17 @@ rw_status rw_model_read(const char *path, rw_model **out);
 rw_status rw_model_write(const rw_model *m, const char *path);
 
 /* Groups of nodes that are close to each other, found from the numbers
- * alone: each node sorts its latencies (alpha, symmetrised) to the others
- * and takes those below the first gap of more than 1.5x as neighbours;
- * groups are the connected components of that neighbourhood.
- * group_of[i] receives a group index in [0, n_groups). Returns n_groups
- * (1 when there is no clear gap), or -1 on error. */
+ * alone (alpha, symmetrised). Latency adds up along a route, alpha_ij ~
+ * a_i + a_j + D(g_i, g_j): each node's own term a_i is estimated from row
+ * differences and removed first, so that a node with a slow NIC neither
+ * forms a group of its own nor looks close to everyone. Each node then
+ * takes the nodes below the first gap of more than 1.5x in its corrected
+ * row as neighbours; two nodes join when one names the other and their
+ * neighbourhoods mostly agree. Nodes whose own term dominates their pairs
+ * join the group closest to them on average (docs/model-structure.md).
+ * group_of[i] receives a group index in [0, n_groups), numbered in order
+ * of first node. Returns n_groups (1 when there is no clear gap), or -1
+ * on error. */
 int rw_model_groups(const rw_model *m, int32_t *group_of);
 
 /* ---------------------------------------------------------------------

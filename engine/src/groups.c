@@ -1,5 +1,12 @@
 /* Groups of close nodes (racks, switches, islands) found from the measured
- * latencies alone, without any topology given as input. */
+ * latencies alone, without any topology given as input.
+ *
+ * Latency adds up along a route: alpha_ij ~ a_i + a_j + D(g_i, g_j), where
+ * a_i is node i's own part (its NIC and cable) and D the network between
+ * the two groups. A node with a slow NIC shifts its whole row by a
+ * constant; grouping on the raw numbers makes it a group of its own, or
+ * makes it look close to everyone. So the node terms are removed first,
+ * and the groups are read from what is left (docs/model-structure.md). */
 #include "internal.h"
 
 #include <math.h>
@@ -8,6 +15,9 @@
 /* Two consecutive sorted distances further apart than this ratio mark a
  * level of the hierarchy; noise within one level stays well below it. */
 #define LEVEL_GAP 1.5
+/* Node terms are estimated against at most this many reference nodes, so
+ * that the cost stays O(n * REFS^2) on large models. */
+#define REFS 96
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -35,64 +45,329 @@ static int find(int *parent, int x)
     return x;
 }
 
-/* Each node looks at its own row: the nodes before the first large relative
- * gap of its sorted distances are its neighbours. A node whose links are
- * all slow (a degraded cable) still finds its rack this way, because the
- * gap is relative to its own row. Groups are the connected components. */
+/* Median of the finite values of v[0..k) (reordered); NaN when none. */
+static double finite_median(double *v, int k)
+{
+    int f = 0;
+    for (int t = 0; t < k; t++)
+        if (isfinite(v[t]))
+            v[f++] = v[t];
+    return f ? rw_median(v, (size_t)f) : NAN;
+}
+
+/* Midpoint of the 20th and 80th percentiles of the finite values of
+ * v[0..k) (reordered); NaN when none. */
+static double mid_range(double *v, int k)
+{
+    int f = 0;
+    for (int t = 0; t < k; t++)
+        if (isfinite(v[t]))
+            v[f++] = v[t];
+    if (f == 0)
+        return NAN;
+    qsort(v, (size_t)f, sizeof *v, cmp_double);
+    return 0.5 * (v[(f - 1) / 5] + v[(f - 1) - (f - 1) / 5]);
+}
+
+/* Node terms up to a common constant: term[i] ~ a_i - median(a).
+ * For two nodes i, k the difference of their rows, alpha_ij - alpha_kj,
+ * is a_i - a_k at every column j outside their two groups (a_j and the
+ * network part cancel), a_i - a_k - Delta at the columns of i's group and
+ * a_i - a_k + Delta at those of k's: the middle of its range is a_i - a_k
+ * whether those columns are few (many groups) or most (two groups); the
+ * percentiles leave out the noisiest columns. The median over k then
+ * gives a_i - median(a). */
+static void node_terms(int n, const double *d, double *term, double *tmp, double *diff)
+{
+    int step = n > REFS ? (n + REFS - 1) / REFS : 1;
+    for (int i = 0; i < n; i++) {
+        int nk = 0;
+        for (int k = 0; k < n; k += step) {
+            if (k == i)
+                continue;
+            int nj = 0;
+            for (int j = 0; j < n; j += step)
+                if (j != i && j != k)
+                    diff[nj++] = d[i * n + j] - d[k * n + j];
+            tmp[nk++] = mid_range(diff, nj);
+        }
+        term[i] = finite_median(tmp, nk);
+        if (isnan(term[i]))
+            term[i] = 0;
+    }
+}
+
+/* Each reliable node sorts its corrected row over the reliable columns and
+ * names as neighbours the nodes before the first relative gap (none when
+ * the row has no gap). */
+static int neighbours(int n, const double *x, const unsigned char *reliable, int i, double *row,
+                      unsigned char *near)
+{
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (j != i && reliable[j] && isfinite(x[i * n + j]))
+            row[k++] = x[i * n + j];
+    qsort(row, (size_t)k, sizeof *row, cmp_double);
+    double cut = NAN;
+    for (int t = 0; t + 1 < k; t++)
+        if (row[t] > 0 && row[t + 1] > LEVEL_GAP * row[t]) {
+            cut = row[t];
+            break;
+        }
+    for (int j = 0; j < n; j++)
+        near[i * n + j] = !isnan(cut) && j != i && reliable[j] && x[i * n + j] <= cut;
+    return !isnan(cut);
+}
+
+/* Whether i and j name mostly the same nodes, each counting itself. */
+static int similar(int n, const unsigned char *near, int i, int j)
+{
+    int both = 0, either = 0;
+    for (int k = 0; k < n; k++) {
+        int a = k == i || near[i * n + k], b = k == j || near[j * n + k];
+        both += a && b;
+        either += a || b;
+    }
+    return 2 * both >= either;
+}
+
+/* The group a node whose own figures are too noisy to cut its row joins:
+ * the one whose columns are, on average, closer to it than the other
+ * groups' by a level gap, `level` being the typical distance inside a
+ * group (averaging over a whole group beats the noise of single pairs).
+ * -1 when none stands out: the node is alone in its group. */
+static int closest_group(int n, const double *x, const unsigned char *reliable, const int32_t *label,
+                         int groups, double level, int i, double *mean, int *count, double *tmp)
+{
+    for (int g = 0; g < groups; g++)
+        mean[g] = count[g] = 0;
+    for (int j = 0; j < n; j++)
+        if (j != i && reliable[j] && isfinite(x[i * n + j])) {
+            mean[label[j]] += x[i * n + j];
+            count[label[j]]++;
+        }
+    int k = 0;
+    for (int g = 0; g < groups; g++)
+        if (count[g])
+            tmp[k++] = mean[g] /= count[g];
+    if (k < 2)
+        return -1;
+    /* The group furthest below the typical group in units of its standard
+     * error (which shrinks as 1/sqrt(count)): a small group close to the
+     * node beats a large one that is close by chance. */
+    double typical = rw_median(tmp, (size_t)k), score = -INFINITY;
+    int which = -1;
+    for (int g = 0; g < groups; g++)
+        if (count[g] && (typical - mean[g]) * sqrt(count[g]) > score) {
+            score = (typical - mean[g]) * sqrt(count[g]);
+            which = g;
+        }
+    k = 0;
+    for (int g = 0; g < groups; g++)
+        if (count[g] && g != which)
+            tmp[k++] = mean[g];
+    double others = rw_median(tmp, (size_t)k);
+    /* Compared as a difference: the node's own term is the least certain
+     * part of its row, and it shifts the whole row. */
+    return others - mean[which] > (LEVEL_GAP - 1) * level ? which : -1;
+}
+
+struct work {
+    double *x;              /* n x n: latency with the node terms removed */
+    double *row, *tmp;      /* n each */
+    unsigned char *near;    /* n x n: i names j as a neighbour */
+    unsigned char *reliable; /* n */
+    int *parent, *label;    /* n each */
+};
+
+/* One grouping of the latencies d (n x n, NaN unknown) given node terms. */
+static int group_once(int n, const double *d, const double *term, struct work *w, int32_t *group_of)
+{
+    double *x = w->x, *row = w->row, *tmp = w->tmp;
+    unsigned char *near = w->near, *reliable = w->reliable;
+    int *parent = w->parent, *label = w->label;
+    /* What is left is the network's part plus a typical node's share: the
+     * row every node would have with an ordinary NIC. */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            x[i * n + j] = d[i * n + j] - term[i] - term[j];
+    /* A node whose own term outweighs half the typical distance has pairs
+     * whose noise (relative to what is measured) hides the network's part:
+     * its row and column do not decide the cuts. */
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++)
+            row[j] = x[i * n + j];
+        tmp[i] = finite_median(row, n);
+    }
+    double typical = finite_median(tmp, n);
+    int n_reliable = 0;
+    for (int i = 0; i < n; i++)
+        n_reliable += reliable[i] = !(term[i] > 0.5 * typical);
+    if (n_reliable < 2)
+        for (int i = 0; i < n; i++)
+            reliable[i] = 1;
+
+    int rows_with_gap = 0;
+    for (int i = 0; i < n; i++) {
+        if (reliable[i])
+            rows_with_gap += neighbours(n, x, reliable, i, row, near);
+        else
+            for (int j = 0; j < n; j++)
+                near[i * n + j] = 0;
+    }
+    if (rows_with_gap == 0) { /* no structure at all: one group */
+        for (int i = 0; i < n; i++)
+            group_of[i] = 0;
+        return 1;
+    }
+
+    /* Two nodes join when one names the other and they name mostly the
+     * same nodes (Jaccard index of their neighbourhoods, themselves
+     * included, at least 1/2): one noisy pair cannot merge two racks. */
+    for (int i = 0; i < n; i++)
+        parent[i] = i;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if ((near[i * n + j] || near[j * n + i]) && similar(n, near, i, j))
+                parent[find(parent, i)] = find(parent, j);
+    /* A node left alone (its row has no clear gap, or only one side names
+     * the other) joins the group that most of the nodes it names, or that
+     * name it, belong to. */
+    for (int i = 0; i < n; i++) {
+        if (!reliable[i])
+            continue;
+        int root = find(parent, i), alone = 1;
+        for (int j = 0; j < n && alone; j++)
+            alone = j == i || find(parent, j) != root;
+        if (!alone)
+            continue;
+        for (int j = 0; j < n; j++)
+            label[j] = 0;
+        int total = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i && (near[i * n + j] || near[j * n + i])) {
+                label[find(parent, j)]++;
+                total++;
+            }
+        int best = -1;
+        for (int j = 0; j < n; j++)
+            if (label[j] && (best < 0 || label[j] > label[best]))
+                best = j;
+        if (best >= 0 && 2 * label[best] > total)
+            parent[root] = best;
+    }
+    /* Number the groups of reliable nodes, then place the others. */
+    for (int i = 0; i < n; i++)
+        label[i] = -1;
+    int groups = 0;
+    for (int i = 0; i < n; i++)
+        if (reliable[i] && label[find(parent, i)] < 0)
+            label[find(parent, i)] = groups++;
+    for (int i = 0; i < n; i++)
+        group_of[i] = reliable[i] ? label[find(parent, i)] : -1;
+    /* The typical distance inside a group, from the reliable nodes. */
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        double sum = 0;
+        int count = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i && reliable[i] && reliable[j] && group_of[j] == group_of[i] && isfinite(x[i * n + j])) {
+                sum += x[i * n + j];
+                count++;
+            }
+        if (count)
+            row[k++] = sum / count;
+    }
+    double level = k ? rw_median(row, (size_t)k) : NAN;
+    int reliable_groups = groups;
+    for (int i = 0; i < n; i++)
+        if (!reliable[i]) {
+            int g = isnan(level) ? -1
+                                 : closest_group(n, x, reliable, group_of, reliable_groups, level, i, tmp, parent,
+                                                 row);
+            group_of[i] = g >= 0 ? g : groups++;
+        }
+    /* Number groups in order of their first node. */
+    for (int g = 0; g < n; g++)
+        label[g] = -1;
+    int next = 0;
+    for (int i = 0; i < n; i++) {
+        if (label[group_of[i]] < 0)
+            label[group_of[i]] = next++;
+        group_of[i] = label[group_of[i]];
+    }
+    return groups;
+}
+
+/* Node terms again, now against reliable group mates only: for two nodes
+ * of one group the row difference is a_i - a_k at every column, whatever
+ * the sizes of the groups (the first estimate is biased when two groups
+ * hold most nodes). Reliable nodes first, anchored on their mates' median;
+ * then the others, on the reliable mates' new terms. A node without a
+ * reliable mate keeps its first term. */
+static void refine_terms(int n, const double *d, const int32_t *group_of, const unsigned char *reliable,
+                         double *term, double *tmp, double *diff)
+{
+    int step = n > REFS ? (n + REFS - 1) / REFS : 1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            if (reliable[i] != (pass == 0))
+                continue;
+            int nk = 0;
+            for (int k = 0; k < n && nk < REFS; k++) {
+                if (k == i || !reliable[k] || group_of[k] != group_of[i])
+                    continue;
+                int nj = 0;
+                for (int j = 0; j < n; j += step)
+                    if (j != i && j != k)
+                        diff[nj++] = d[i * n + j] - d[k * n + j];
+                tmp[nk++] = finite_median(diff, nj) + (pass == 0 ? 0 : term[k]);
+            }
+            double t = finite_median(tmp, nk);
+            if (!isnan(t))
+                term[i] = t;
+        }
+}
+
 int rw_model_groups(const rw_model *m, int32_t *group_of)
 {
     int n = m->n_nodes;
-    int *parent = malloc((size_t)n * sizeof *parent);
-    double *row = malloc((size_t)n * sizeof *row);
-    if (!parent || !row) {
-        free(parent);
-        free(row);
+    if (n <= 0)
+        return 0;
+    size_t nn = (size_t)n * n;
+    double *d = malloc(nn * sizeof *d), *term = malloc((size_t)n * sizeof *term);
+    struct work w = {
+        .x = malloc(nn * sizeof *w.x),
+        .row = malloc((size_t)n * sizeof *w.row),
+        .tmp = malloc((size_t)n * sizeof *w.tmp),
+        .near = malloc(nn),
+        .reliable = malloc((size_t)n),
+        .parent = malloc((size_t)n * sizeof *w.parent),
+        .label = malloc((size_t)n * sizeof *w.label),
+    };
+    int groups = -1;
+    if (!d || !term || !w.x || !w.row || !w.tmp || !w.near || !w.reliable || !w.parent || !w.label) {
         rw_fail(RW_ERR_NOMEM, "out of memory");
-        return -1;
+        goto out;
     }
     for (int i = 0; i < n; i++)
-        parent[i] = i;
-    int rows_with_gap = 0;
-    for (int i = 0; i < n; i++) {
-        int k = 0;
-        for (int j = 0; j < n; j++) {
-            double d = j == i ? NAN : distance(m, i, j);
-            if (!isnan(d))
-                row[k++] = d;
-        }
-        qsort(row, (size_t)k, sizeof *row, cmp_double);
-        double cut = NAN;
-        for (int t = 0; t + 1 < k; t++)
-            if (row[t + 1] > LEVEL_GAP * row[t]) {
-                cut = row[t];
-                break;
-            }
-        /* A node at the same distance from all others (alone in its rack)
-         * names no neighbours; others may still name it. */
-        if (isnan(cut))
-            continue;
-        rows_with_gap++;
-        for (int j = 0; j < n; j++) {
-            double d = j == i ? NAN : distance(m, i, j);
-            if (!isnan(d) && d <= cut)
-                parent[find(parent, i)] = find(parent, j);
-        }
+        for (int j = 0; j < n; j++)
+            d[i * n + j] = i == j ? NAN : distance(m, i, j);
+    node_terms(n, d, term, w.tmp, w.row);
+    groups = group_once(n, d, term, &w, group_of);
+    if (groups > 1) {
+        refine_terms(n, d, group_of, w.reliable, term, w.tmp, w.row);
+        groups = group_once(n, d, term, &w, group_of);
     }
-    if (rows_with_gap == 0) /* no structure at all: one group */
-        for (int i = 0; i < n; i++)
-            parent[i] = 0;
-    /* Number groups in order of their first node. */
-    int groups = 0;
-    int *label = (int *)row; /* row is no longer needed; same size */
-    for (int i = 0; i < n; i++)
-        label[i] = -1;
-    for (int i = 0; i < n; i++) {
-        int root = find(parent, i);
-        if (label[root] < 0)
-            label[root] = groups++;
-        group_of[i] = label[root];
-    }
-    free(parent);
-    free(row);
+out:
+    free(d);
+    free(term);
+    free(w.x);
+    free(w.row);
+    free(w.tmp);
+    free(w.near);
+    free(w.reliable);
+    free(w.parent);
+    free(w.label);
     return groups;
 }

@@ -1,25 +1,40 @@
-"""Links the static topology does not show: pairs measurably slower than
-pairs of the same kind.
+"""Links the static topology does not show: pairs measurably slower, or
+more variable, than pairs of the same kind.
 
-Nodes are first grouped from the numbers (Model.groups). Pairs between the
-same two groups form a block and should look alike. Three questions follow:
-- is a node's own link bad? its pairs are slower than the other pairs of
-  the same blocks (compared without the node, so that it does not hide
-  itself in a small rack);
+Nodes are first grouped from the numbers (Model.groups, the C engine; it
+removes each node's own latency before grouping, docs/model-structure.md).
+Pairs between the same two groups form a block and should look alike.
+Questions follow:
+- is a node's own link bad? Latency adds up along a route, alpha_ij ~ a_i +
+  a_j + D(g_i, g_j): the node terms a_i and the block terms D are fitted
+  together, and a node whose term makes its pairs slower than typical is
+  flagged. Bandwidth is the route's bottleneck, not a sum: a node's pairs
+  are compared with the same blocks without it;
 - is a shared link bad (a rack uplink)? a block, cleaned of bad nodes, is
   slower than the healthy blocks of its kind (inside a group / across);
 - which pairs are slow? those against their cleaned block, and every pair
-  of a slow block."""
+  of a slow block;
+- which links vary over time? the round-to-round jitter of a pair, (max -
+  min) / mean as Luo et al. 2018 define it, against the quiet pairs; a set
+  of variable pairs is explained by a shared link whose pairs vary far more
+  often than the others: a node's link, a group's uplink, or the link
+  between two groups (a varying link is seen only by the pairs measured
+  while it was low, so not by all of them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from rankwise.model import MEASURED, Model
 
 THRESHOLD = 1.3  # slower than 1.3x the healthy value counts as degraded
+JITTER_RATIO = 3.0  # a pair varying 3x more than the quiet pairs (lower quartile) stands out...
+JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~0 jitter)
+LINK_SHARE = 0.25  # a link explains variable pairs when a quarter of the pairs it carries vary...
+LINK_RATIO = 4.0  # ...4x more often than the pairs it does not carry...
+MIN_PAIRS = 4  # ...and it carries a few pairs
 
 
 @dataclass(frozen=True)
@@ -31,12 +46,29 @@ class SlowPair:
     scope: str  # "node" (a node's own link), "block" (a shared link) or "pair"
 
 
+@dataclass(frozen=True)
+class NoisyPair:
+    src: int
+    dst: int
+    jitter: float  # (max - min) / mean of its round trips, see pair_variation
+    ratio: float  # jitter / the quiet pairs' (lower quartile)
+    scope: str  # explained by a "node" link, a "group" uplink, a "block" (group pair) or "pair" alone
+
+
 @dataclass
 class Findings:
     groups: np.ndarray
     slow_pairs: list[SlowPair]
     slow_nodes: list[int]
     slow_blocks: list[tuple[int, int]]  # (source group, destination group)
+    node_latency: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s, a_i above the typical node
+    node_latency_ratio: np.ndarray = field(default_factory=lambda: np.zeros(0))  # its pairs' alpha / without a_i
+    node_bandwidth_ratio: np.ndarray = field(default_factory=lambda: np.zeros(0))  # its pairs' bandwidth / its blocks'
+    noisy_pairs: list[NoisyPair] = field(default_factory=list)
+    noisy_nodes: list[int] = field(default_factory=list)  # a node's own link varies
+    noisy_groups: list[int] = field(default_factory=list)  # a group's uplink varies
+    noisy_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b), a <= b: the link between them
+    typical_jitter: float = float("nan")
 
     def flagged(self) -> set[tuple[int, int]]:
         return {(p.src, p.dst) for p in self.slow_pairs}
@@ -49,13 +81,93 @@ def _slowness(lat, bw, ref_lat, ref_bw):
 
 
 def _block_median(values, mask, gi, gj):
-    """Median of values over mask, per (source group, destination group) cell."""
-    out = np.full((gi.max() + 1, gj.max() + 1), np.nan)
-    for a in np.unique(gi):
-        for b in np.unique(gj):
-            m = mask & (gi[:, None] == a) & (gj[None, :] == b)
-            if m.any():
-                out[a, b] = np.median(values[m])
+    """Median of the finite values over mask, per (source group, destination group) cell."""
+    k1, k2 = int(gi.max()) + 1, int(gj.max()) + 1
+    rows, cols = np.nonzero(mask)
+    v = values[rows, cols]
+    keep = np.isfinite(v)
+    key, v = gi[rows[keep]] * k2 + gj[cols[keep]], v[keep]
+    order = np.lexsort((v, key))
+    key, v = key[order], v[order]
+    cells = np.arange(k1 * k2)
+    start, end = np.searchsorted(key, cells), np.searchsorted(key, cells, side="right")
+    count = end - start
+    lo = np.minimum(start + (count - 1) // 2, max(len(v) - 1, 0))
+    hi = np.minimum(start + count // 2, max(len(v) - 1, 0))
+    med = np.full(k1 * k2, np.nan)
+    has = count > 0
+    med[has] = (v[lo[has]] + v[hi[has]]) / 2
+    return med.reshape(k1, k2)
+
+
+def _fill_missing(block: np.ndarray) -> np.ndarray:
+    """Cells without pairs (a group of one node, or of one node once it is
+    left out) take the median of the same kind of cell: inside a group, or
+    across to the same destination group."""
+    out = block.copy()
+    k = len(block)
+    diag = np.eye(k, dtype=bool)
+    for x, y in zip(*np.nonzero(~np.isfinite(block))):
+        if x == y:
+            pool = block[diag]
+        else:
+            pool = block[~diag[:, y] & (np.arange(k) != x), y]
+            if not np.isfinite(pool).any():
+                pool = block[~diag]
+        pool = pool[np.isfinite(pool)]
+        out[x, y] = np.median(pool) if pool.size else np.nan
+    return out
+
+
+def node_latency_terms(model: Model, groups: np.ndarray, iterations: int = 10):
+    """Fit alpha_ij ~ a_i + a_j + D(g_i, g_j) by alternating medians.
+
+    Returns (a, D): a[i] in seconds, with the median node at 0, and D per
+    group pair. Robust to a few slow nodes per block (medians)."""
+    n = model.n_nodes
+    g = np.asarray(groups, int)
+    ok = (model.state == MEASURED) & ~np.eye(n, dtype=bool)
+    alpha = np.where(ok, model.alpha, np.nan)
+    sym = np.where(np.isfinite(alpha) & np.isfinite(alpha.T), (alpha + alpha.T) / 2, np.fmax(alpha, alpha.T))
+    known = np.isfinite(sym)
+    a = np.zeros(n)
+    blocks = np.zeros((0, 0))
+    for _ in range(iterations):
+        # A group of one node has no block of its own and its blocks across
+        # are its term plus the network: judge them as blocks of their kind.
+        alone = np.bincount(g)[g] == 1
+        inside = known & ~(alone[:, None] | alone[None, :])
+        blocks = _fill_missing(_block_median(sym - a[:, None] - a[None, :], inside, g, g))
+        rest = sym - blocks[g[:, None], g[None, :]] - a[None, :]
+        new = np.array([np.median(r[np.isfinite(r)]) if np.isfinite(r).any() else 0.0 for r in rest])
+        new -= np.median(new) if n else 0.0
+        if np.allclose(new, a, rtol=0, atol=1e-12):
+            a = new
+            break
+        a = new
+    return a, blocks
+
+
+def _node_bandwidth_ratios(bw, measured, g):
+    """Per node, the median over its pairs of bandwidth / the same block's
+    median without the node (so that it does not hide itself in a small group)."""
+    n = len(g)
+    base = _block_median(bw, measured, g, g)
+    out = np.full(n, np.nan)
+    for i in range(n):
+        without = measured.copy()
+        without[i, :] = without[:, i] = False
+        mates = g == g[i]
+        ref = base.copy()
+        # Only the cells of i's group change when i is left out.
+        ref[g[i], :] = _block_median(bw, without & mates[:, None], g, g)[g[i], :]
+        ref[:, g[i]] = _block_median(bw, without & mates[None, :], g, g)[:, g[i]]
+        ref = _fill_missing(ref)
+        out_j, in_j = np.flatnonzero(measured[i]), np.flatnonzero(measured[:, i])
+        mine = np.concatenate([bw[i, out_j] / ref[g[i], g[out_j]], bw[in_j, i] / ref[g[in_j], g[i]]])
+        mine = mine[np.isfinite(mine)]
+        if mine.size:
+            out[i] = np.median(mine)
     return out
 
 
@@ -66,22 +178,17 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     np.fill_diagonal(measured, False)
     lat, bw = model.alpha, model.bandwidth
 
-    # 1. Nodes: each node's pairs against the same blocks without it.
-    slow_nodes = []
+    # 1. Nodes: each node's own term, whatever its group and its number of ranks.
+    a, blocks = node_latency_terms(model, g)
+    lat_ratio = np.full(n, np.nan)
     for i in range(n):
-        without = measured.copy()
-        without[i, :] = without[:, i] = False
-        ref_lat = _block_median(lat, without, g, g)
-        ref_bw = _block_median(bw, without, g, g)
-        mine = []
-        for j in np.flatnonzero(measured[i]):
-            mine.append(_slowness(lat[i, j], bw[i, j], ref_lat[g[i], g[j]], ref_bw[g[i], g[j]]))
-        for j in np.flatnonzero(measured[:, i]):
-            mine.append(_slowness(lat[j, i], bw[j, i], ref_lat[g[j], g[i]], ref_bw[g[j], g[i]]))
-        mine = np.asarray(mine, float)
-        mine = mine[np.isfinite(mine)]
-        if mine.size and np.median(mine) > threshold:
-            slow_nodes.append(i)
+        mine = np.concatenate([lat[i, measured[i]], lat[measured[:, i], i]])
+        if mine.size:
+            lat_ratio[i] = np.median(mine) / np.median(mine - a[i])
+    bw_ratio = _node_bandwidth_ratios(bw, measured, g)
+    with np.errstate(invalid="ignore"):
+        slow = (lat_ratio > threshold) | (bw_ratio * threshold < 1)
+    slow_nodes = [int(i) for i in np.flatnonzero(slow)]
 
     # 2. Blocks, cleaned of slow nodes, against the healthy blocks of their kind.
     clean = measured.copy()
@@ -98,15 +205,15 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
             continue
         # Healthy: the better quartile, since alterations only make links worse.
         hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
-        for a, b in zip(*np.nonzero(ok)):
-            if _slowness(blat[a, b], bbw[a, b], hl, hb) > threshold:
-                slow_blocks.append((int(a), int(b)))
-                blat[a, b], bbw[a, b] = hl, hb  # judge its pairs against healthy blocks
+        for x, y in zip(*np.nonzero(ok)):
+            if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold:
+                slow_blocks.append((int(x), int(y)))
+                blat[x, y], bbw[x, y] = hl, hb  # judge its pairs against healthy blocks
 
     # 3. Pairs.
     bad_node = np.zeros(n, bool)
     bad_node[slow_nodes] = True
-    slow: list[SlowPair] = []
+    slow_pairs: list[SlowPair] = []
     for i, j in zip(*np.nonzero(measured)):
         rl, rb = blat[g[i], g[j]], bbw[g[i], g[j]]
         if _slowness(lat[i, j], bw[i, j], rl, rb) <= threshold:
@@ -117,6 +224,129 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
             scope = "block"
         else:
             scope = "pair"
-        slow.append(SlowPair(int(i), int(j), float(lat[i, j] / rl), float(bw[i, j] / rb), scope))
-    slow.sort(key=lambda p: max(p.latency_ratio, 1 / p.bandwidth_ratio), reverse=True)
-    return Findings(groups=g, slow_pairs=slow, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks))
+        slow_pairs.append(SlowPair(int(i), int(j), float(lat[i, j] / rl), float(bw[i, j] / rb), scope))
+    slow_pairs.sort(key=lambda p: max(p.latency_ratio, 1 / p.bandwidth_ratio), reverse=True)
+
+    findings = Findings(
+        groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks),
+        node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio,
+    )
+    _find_variable_links(model, measured, g, findings)
+    return findings
+
+
+def pair_variation(model: Model) -> np.ndarray:
+    """Per pair, its jitter (Luo et al. 2018: (max - min) / mean of the
+    round trips): the median over the smallest quarter of the sizes or over
+    the largest quarter, whichever is larger. A link whose latency varies
+    shows at small sizes, one whose bandwidth varies only at large ones (a
+    median over all sizes would hide it)."""
+    out = np.full(model.state.shape, np.nan)
+    ok = model.state == MEASURED
+    k = len(model.sizes)
+    if not ok.any() or k == 0:
+        return out
+    jit = model.jitter[ok]
+    quarter = max(k // 4, 1)
+    with np.errstate(all="ignore"), _quiet_nanmedian():
+        small = np.nanmedian(jit[:, :quarter], axis=-1)
+        large = np.nanmedian(jit[:, k - quarter:], axis=-1)
+    out[ok] = np.fmax(small, large)
+    return out
+
+
+class _quiet_nanmedian:
+    """Silence numpy's warning for all-NaN slices (pairs without jitter)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings) -> None:
+    """Pairs whose jitter stands out, and the shared links that explain them."""
+    n = model.n_nodes
+    var = pair_variation(model)
+    ok = measured & np.isfinite(var)
+    if not ok.any():
+        return
+    f.typical_jitter = float(np.median(var[ok]))
+    # Quiet reference: the better quartile, since a varying link only adds
+    # jitter, and one rack uplink of two carries half of all pairs.
+    typical = float(np.percentile(var[ok], 25))
+    with np.errstate(invalid="ignore"):
+        noisy = ok & (var > max(JITTER_RATIO * typical, JITTER_FLOOR))
+    if not noisy.any():
+        return
+    same = g[:, None] == g[None, :]
+    unexplained = noisy.copy()
+    scope = np.full((n, n), "pair", dtype=object)
+
+    def stands_out(cell: np.ndarray) -> bool:
+        """The pairs a link carries vary far more often than the others: a
+        varying link is seen only by the pairs measured while it was low."""
+        carried, rest = ok & cell, ok & ~cell
+        if carried.sum() < MIN_PAIRS:
+            return False
+        rate = unexplained[carried].mean()
+        return rate >= LINK_SHARE and rate >= LINK_RATIO * (unexplained[rest].mean() if rest.any() else 0.0)
+
+    def explain(cell: np.ndarray, what: str) -> None:
+        scope[unexplained & cell] = what
+        unexplained[cell] = False
+
+    # A node's own link: its pairs vary, including those inside its group
+    # (an uplink would leave those alone). Greedily from the most varying.
+    def node_rates(mask: np.ndarray) -> np.ndarray:
+        carried = (ok & mask).sum(0) + (ok & mask).sum(1)
+        hit = (unexplained & mask).sum(0) + (unexplained & mask).sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(carried > 0, hit / carried, np.nan)
+
+    rates = node_rates(np.ones((n, n), bool))
+    for i in np.argsort(-np.nan_to_num(rates, nan=-1.0), kind="stable"):
+        if not rates[i] >= LINK_SHARE:
+            break
+        cell = np.zeros((n, n), bool)
+        cell[i, :] = cell[:, i] = True
+        inside = node_rates(same)[i]
+        if stands_out(cell) and not inside < LINK_SHARE:  # NaN: no group mate to tell
+            f.noisy_nodes.append(int(i))
+            explain(cell, "node")
+    f.noisy_nodes.sort()
+
+    # A group's uplink: the pairs with one end in the group, greedily from
+    # the most varying. With two groups that is their one block, which
+    # cannot tell which of the two uplinks varies: left to the blocks.
+    k = int(g.max()) + 1
+    if k >= 3:
+        group_cells = [(g[:, None] == x) ^ (g[None, :] == x) for x in range(k)]
+        while True:
+            rates = [unexplained[ok & c].mean() if (ok & c).any() and x not in f.noisy_groups else -1.0
+                     for x, c in enumerate(group_cells)]
+            x = int(np.argmax(rates))
+            if rates[x] < 0 or not stands_out(group_cells[x]):
+                break
+            f.noisy_groups.append(x)
+            explain(group_cells[x], "group")
+        f.noisy_groups.sort()
+
+    # The link between two groups (or inside one), both directions together.
+    lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
+    for x in range(k):
+        for y in range(x, k):
+            cell = (lo == x) & (hi == y)
+            if stands_out(cell):
+                f.noisy_blocks.append((x, y))
+                explain(cell, "block")
+
+    pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / typical) if typical > 0 else np.inf,
+                       str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
+    pairs.sort(key=lambda p: p.jitter, reverse=True)
+    f.noisy_pairs = pairs

@@ -188,6 +188,33 @@ def test_render_prints_the_findings(racks):
     assert "node-7 -> node-50 60.0%" in out
 
 
+def test_structure_names_the_slow_node_and_the_lone_variable_pair(racks):
+    st = summarize(racks).structure
+    assert [r.node for r in st.slow_nodes] == ["node-5"]
+    assert st.slow_nodes[0].bandwidth_ratio == pytest.approx(0.25, rel=0.05)
+    assert st.slow_nodes[0].extra_latency_us == pytest.approx(0, abs=0.1)
+    assert st.slow_blocks == []
+    assert (st.variable_nodes, st.variable_groups, st.variable_blocks) == ([], [], [])
+    assert st.variable_pairs == 1 and st.variable_alone == [("node-7", "node-50", pytest.approx(0.6))]
+    console = Console(record=True, width=200, color_system=None)
+    render(summarize(racks), console)
+    out = console.export_text()
+    assert "slow node links: node-5: bandwidth x0.25 (in g0)" in out
+    assert "varying over time: 1 pair whose jitter stands out" in out and "pairs alone: node-7 -> node-50 60.0%" in out
+
+
+def test_structure_explains_a_varying_uplink(tmp_path):
+    m = rack_model(tmp_path)
+    rack = np.arange(64) // 16
+    through = (rack[:, None] == 2) != (rack[None, :] == 2)
+    m.jitter[through, -1] = 0.4  # rack 2's uplink: only large transfers vary
+    st = summarize(m).structure
+    assert st.variable_groups == [2] and st.variable_nodes == [] and st.variable_blocks == []
+    console = Console(record=True, width=200, color_system=None)
+    render(summarize(m), console)
+    assert "explained by g2's uplink" in console.export_text()
+
+
 def test_unreachable_node_and_partial_model(tmp_path):
     m = rack_model(tmp_path)
     m.state[3, :] = MISSING
@@ -213,3 +240,12 @@ def test_empty_and_single_node_models():
     assert one.pairs_total == 0 and one.groups == [["solo"]]
     for summary in (s, one):
         render(summary, Console(record=True, width=100))
+
+
+def test_structure_prints_node_names_as_written(tmp_path):
+    """Names come from the model file: rich markup in them is printed, not applied."""
+    m = rack_model(tmp_path)
+    m.names[5] = "n[bold]5"
+    console = Console(record=True, width=200, color_system=None)
+    render(summarize(m), console)
+    assert "slow node links: n[bold]5: bandwidth x0.25 (in g0)" in console.export_text()

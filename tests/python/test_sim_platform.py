@@ -279,6 +279,7 @@ def test_default_spec():
         (dict(node_bw=-1.0), "node_bw"),
         (dict(node_lat="1us"), "node_lat must be a number"),
         (dict(cores=2.5), "cores must be an integer"),
+        (dict(shuffle_racks="yes"), "shuffle_racks must be true or false"),
         (dict(degraded=[("node", 1, "half")]), "factors must be positive numbers"),
         (dict(degraded=[("node",)]), r"degraded item \('node',\) is not \(kind, index, bw_factor, lat_factor\)"),
     ],
@@ -542,3 +543,42 @@ def test_smpi_ping_pong_matches_ground_truth(tmp_path):
         assert rtt[k, 0] == pytest.approx(expected_rtt0, rel=0.02, abs=0.05 * US), k
         transfer = rtt[k, 1 << 20] - rtt[k, 0]
         assert transfer == pytest.approx((1 << 20) / gp.bandwidth[0, j], rel=0.02), k
+
+
+# --- racks dealt in shuffled order ----------------------------------------------------------
+
+
+def test_shuffled_racks_keep_sizes_and_routes_follow_them(tmp_path):
+    spec = PlatformSpec(racks=4, nodes_per_rack=5, shuffle_racks=True, seed=9,
+                        degraded=[Degraded("uplink", 1, 0.5, 2.0)])
+    rack = spec.rack_of_node
+    assert sorted(rack.tolist()) == sorted((np.arange(20) // 5).tolist())  # a permutation
+    assert (rack != np.arange(20) // 5).any()
+    assert (PlatformSpec(racks=4, nodes_per_rack=5, shuffle_racks=True, seed=10).rack_of_node != rack).any()
+    links = build_links(spec)
+    gp = generate(spec, tmp_path)
+    assert (gp.rack_of_node == rack).all() and (load_generated(tmp_path).rack_of_node == rack).all()
+    for i in range(20):
+        for j in range(20):
+            ids = route(spec, i, j)
+            if i != j:
+                assert len(ids) == (2 if rack[i] == rack[j] else 4)
+                assert gp.alpha[i, j] == pytest.approx(sum(links[k].latency for k in ids), rel=1e-12)
+                assert gp.affected[i, j] == (rack[i] != rack[j] and 1 in (rack[i], rack[j]))
+    root = ET.parse(gp.platform_xml).getroot()
+    leaf = {r.get("src"): r.get("dst") for r in root.iter("route") if r.get("src").startswith("node-")}
+    assert all(leaf[f"node-{i}"] == f"leaf-{rack[i]}" for i in range(20))
+    # The links' random draws do not depend on the shuffle.
+    plain = dataclasses.replace(spec, shuffle_racks=False)
+    assert build_links(plain) == links
+    assert (plain.rack_of_node == np.arange(20) // 5).all()
+
+
+def test_cli_sim_platform_shuffle(tmp_path):
+    from conftest import run_cli
+
+    r = run_cli("sim", "platform", "--racks", "3", "--nodes-per-rack", "4", "--shuffle", "--seed", "5", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    gp = load_generated(tmp_path)
+    assert gp.spec.shuffle_racks
+    assert (gp.rack_of_node == PlatformSpec(racks=3, nodes_per_rack=4, shuffle_racks=True, seed=5).rack_of_node).all()

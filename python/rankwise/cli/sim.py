@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Optional
 
@@ -25,6 +26,7 @@ def sim_platform(
     unreachable: list[int] = typer.Option([], "--unreachable", help="A node that does not answer (repeatable)."),
     oversubscription: Optional[float] = typer.Option(None, help="Rack uplink oversubscription (1 = non-blocking)."),
     seed: Optional[int] = typer.Option(None, help="Seed of every random choice."),
+    shuffle: bool = typer.Option(False, "--shuffle", help="Deal racks to hosts in a seeded shuffled order."),
     default: bool = typer.Option(False, "--default", help="The embedded default platform (64 nodes x 4 cores, 4 racks)."),
 ):
     """Generate a SimGrid platform: a two-level fat tree with what its topology does not show."""
@@ -35,5 +37,7 @@ def sim_platform(
         default=default, racks=racks, nodes_per_rack=nodes_per_rack, cores=cores, degrade=degrade,
         vary=vary, unreachable=unreachable, oversubscription=oversubscription, seed=seed,
     )
+    if shuffle:
+        spec = dataclasses.replace(spec, shuffle_racks=True)
     gen = generate(spec, out)
     console.print(f"platform with {len(gen.nodes)} nodes written to [bold]{escape(str(out))}[/bold]", highlight=False)

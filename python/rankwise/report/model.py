@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from rankwise.anomalies import find_slow_links
 from rankwise.model import MEASURED, MISSING, UNPROBED, Model
 
 SLOW_RATIO = 1.3  # as rankwise.anomalies: a figure beyond 1.3x its typical value is flagged
@@ -81,6 +82,32 @@ class JitterSummary:
 
 
 @dataclass
+class SlowNode:
+    """A node whose own link (NIC, cable) makes all its pairs slower."""
+
+    node: str
+    group: int
+    extra_latency_us: float  # its own latency term above the typical node's
+    latency_ratio: float  # its pairs' alpha / the same without its term
+    bandwidth_ratio: float  # its pairs' bandwidth / the same blocks' without it
+
+
+@dataclass
+class Structure:
+    """What rankwise.anomalies finds: slow and variable links, and the
+    shared link (a node's, a group's uplink, a group pair) explaining them."""
+
+    slow_nodes: list[SlowNode]
+    slow_blocks: list[str]  # relations ("in g1", "g0-g2") slower than the healthy ones of their kind
+    variable_nodes: list[str]  # nodes whose own link varies over time
+    variable_groups: list[int]  # groups whose uplink varies
+    variable_blocks: list[str]  # group pairs whose link varies
+    variable_pairs: int  # ordered pairs whose jitter stands out
+    variable_alone: list[tuple[str, str, float]]  # (src, dst, jitter) explained by no shared link
+    typical_jitter: float  # median over pairs (see rankwise.anomalies.pair_variation)
+
+
+@dataclass
 class Summary:
     n_nodes: int
     ranks: int  # total MPI ranks (sum of ranks per node)
@@ -105,6 +132,7 @@ class Summary:
     missing_by_node: list[tuple[str, int]]  # nodes in missing pairs, most first
     intra: IntraSummary | None
     jitter: JitterSummary | None
+    structure: Structure | None = None  # slow and variable links (None: fewer than 3 nodes measured)
     typical_alpha_us: float = math.nan  # median over all measured pairs
     typical_bandwidth_gbps: float = math.nan
     notes: list[str] = field(default_factory=list)
@@ -179,7 +207,8 @@ def summarize(model: Model, top: int = 10) -> Summary:
     bw_gbps = np.where(measured, model.bandwidth, np.nan) / 1e9
     jitter = model.pair_jitter if n else np.zeros((0, 0))
 
-    groups = model.groups() if n else np.zeros(0, np.int32)
+    findings = find_slow_links(model) if measured.any() and n >= 3 else None
+    groups = findings.groups if findings is not None else model.groups() if n else np.zeros(0, np.int32)
     n_groups = int(groups.max()) + 1 if n else 0
     members = [[names[i] for i in np.flatnonzero(groups == g)] for g in range(n_groups)]
 
@@ -280,9 +309,29 @@ def summarize(model: Model, top: int = 10) -> Summary:
         missing_by_node=missing_by_node,
         intra=_intra(model),
         jitter=_jitter(model, measured, jitter),
+        structure=_structure(names, findings) if findings is not None else None,
         typical_alpha_us=_finite_median(alpha_us[measured]) if measured.any() else math.nan,
         typical_bandwidth_gbps=_finite_median(bw_gbps[measured]) if measured.any() else math.nan,
         notes=notes,
+    )
+
+
+def _structure(names: list[str], f) -> Structure:
+    def finite(x) -> float:
+        return float(x) if np.isfinite(x) else math.nan
+
+    slow = [SlowNode(names[i], int(f.groups[i]), finite(f.node_latency[i] * 1e6), finite(f.node_latency_ratio[i]),
+                     finite(f.node_bandwidth_ratio[i])) for i in f.slow_nodes]
+    alone = [(names[p.src], names[p.dst], p.jitter) for p in f.noisy_pairs if p.scope == "pair"]
+    return Structure(
+        slow_nodes=slow,
+        slow_blocks=[_relation_text(b) for b in dict.fromkeys(_relation_key(*b) for b in f.slow_blocks)],
+        variable_nodes=[names[i] for i in f.noisy_nodes],
+        variable_groups=list(f.noisy_groups),
+        variable_blocks=[_relation_text(b) for b in f.noisy_blocks],
+        variable_pairs=len(f.noisy_pairs),
+        variable_alone=alone,
+        typical_jitter=f.typical_jitter,
     )
 
 
@@ -436,6 +485,9 @@ def render(summary: Summary, console) -> None:
                 highlight=False,
             )
 
+    if s.structure is not None:
+        _render_structure(s.structure, console)
+
     if s.slowest_latency:
         t = Table(title="Slowest pairs by latency", title_justify="left", box=box.SIMPLE_HEAD)
         t.add_column("pair")
@@ -516,6 +568,45 @@ def render(summary: Summary, console) -> None:
         if j.noisiest and j.max > 2 * max(j.median, 1e-12):
             console.print("  noisiest: " + escape(", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in j.noisiest[:3])),
                           highlight=False)
+
+
+def _render_structure(st: Structure, console) -> None:
+    from rich.markup import escape  # node names come from the model file
+
+    console.print("[bold]Links the topology does not show[/] (each node's own part removed, docs/model-structure.md):",
+                  highlight=False)
+    found = False
+    if st.slow_nodes:
+        found = True
+        parts = []
+        for r in st.slow_nodes:
+            what = []
+            if math.isfinite(r.latency_ratio) and r.latency_ratio > SLOW_RATIO:
+                what.append(f"+{r.extra_latency_us:.3g} us latency (x{r.latency_ratio:.2g})")
+            if math.isfinite(r.bandwidth_ratio) and r.bandwidth_ratio * SLOW_RATIO < 1:
+                what.append(f"bandwidth x{r.bandwidth_ratio:.2g}")
+            parts.append(f"{r.node}: {', '.join(what)} (in g{r.group})")
+        console.print("  [bold red]slow node links[/]: " + escape("; ".join(parts)), highlight=False)
+    if st.slow_blocks:
+        found = True
+        console.print("  [bold red]slow shared links[/] (all pairs of): " + ", ".join(st.slow_blocks), highlight=False)
+    shared = ([f"node {escape(x)}'s link" for x in st.variable_nodes] + [f"g{g}'s uplink" for g in st.variable_groups]
+              + [f"the link {b}" for b in st.variable_blocks])
+    if st.variable_pairs:
+        found = True
+        k = st.variable_pairs
+        line = (f"  [bold yellow]varying over time[/]: {k} {'pairs' if k != 1 else 'pair'} whose jitter stands out "
+                f"(typical {_pct(st.typical_jitter)})")
+        if shared:
+            line += "; explained by " + ", ".join(shared)
+        console.print(line, highlight=False)
+        if st.variable_alone:
+            shown = ", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in st.variable_alone[:5])
+            more = f" ... and {len(st.variable_alone) - 5} more" if len(st.variable_alone) > 5 else ""
+            console.print(escape(f"    pairs alone: {shown}{more}"), highlight=False)
+    if not found:
+        console.print("  none: no node, shared link or pair stands out", highlight=False)
+    console.print()
 
 
 def _pct(value: float) -> str:

@@ -100,6 +100,7 @@ class PlatformSpec:
     unreachable_lat: float = 1000.0
     jitter_sigma: float = 0.0  # log-normal spread of every link's bandwidth and latency
     seed: int = 1
+    shuffle_racks: bool = False  # deal racks to hosts in a seeded random order, not node // nodes_per_rack
 
     def __post_init__(self) -> None:
         # Accept plain tuples/lists/dicts (as written in JSON or by hand) for the nested items.
@@ -111,6 +112,16 @@ class PlatformSpec:
     @property
     def n_nodes(self) -> int:
         return self.racks * self.nodes_per_rack
+
+    @property
+    def rack_of_node(self) -> np.ndarray:
+        """Rack of each node: in blocks of nodes_per_rack, or dealt in a seeded shuffled order
+        (host names then say nothing of the topology, as on many real allocations)."""
+        rack = np.arange(self.n_nodes) // self.nodes_per_rack
+        if self.shuffle_racks:
+            # Its own stream, so that shuffling leaves every link's random draws unchanged.
+            rack = np.random.default_rng([self.seed, 1]).permutation(rack)
+        return rack
 
     @property
     def uplink_bw(self) -> float:
@@ -130,6 +141,7 @@ class PlatformSpec:
     def _validate(self) -> None:
         for name in ("racks", "nodes_per_rack", "cores", "seed"):
             _require(_is_int(getattr(self, name)), f"{name} must be an integer")
+        _require(isinstance(self.shuffle_racks, bool), "shuffle_racks must be true or false")
         for name in ("racks", "nodes_per_rack", "cores"):
             _require(getattr(self, name) >= 1, f"{name} must be at least 1")
         for f in dataclasses.fields(self):
@@ -302,7 +314,8 @@ def route(spec: PlatformSpec, src: int, dst: int) -> list[int]:
     """Indices into the link table of the links from node src to node dst ([] = loopback)."""
     if src == dst:
         return []
-    rs, rd = src // spec.nodes_per_rack, dst // spec.nodes_per_rack
+    rack = spec.rack_of_node
+    rs, rd = rack[src], rack[dst]
     if rs == rd:
         return [src, dst]
     return [src, spec.n_nodes + rs, spec.n_nodes + rd, dst]
@@ -313,12 +326,12 @@ def _route_arrays(spec: PlatformSpec, links: Sequence[Link]):
 
     Vectorised form of route(): a route is node link, [uplink, uplink,] node link.
     """
-    n, npr = spec.n_nodes, spec.nodes_per_rack
+    n = spec.n_nodes
     lat = np.array([link.latency for link in links])
     bw = np.array([link.bandwidth for link in links])
     bw_min = np.array([link.bandwidth_min for link in links])
     altered = np.array([bool(link.reasons) for link in links])
-    rack = np.arange(n) // npr
+    rack = spec.rack_of_node
     up = n + rack  # link index of each node's rack uplink
     cross = rack[:, None] != rack[None, :]
 
@@ -388,6 +401,7 @@ def _config(spec: PlatformSpec) -> list[tuple[str, str]]:
 def platform_xml(spec: PlatformSpec, links: Sequence[Link]) -> str:
     """SimGrid 4.1 platform: one flat Dijkstra zone with hosts, leaf routers, the spine and links."""
     n, npr = spec.n_nodes, spec.nodes_per_rack
+    rack = spec.rack_of_node
     out = [
         "<?xml version='1.0'?>",
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
@@ -410,7 +424,7 @@ def platform_xml(spec: PlatformSpec, links: Sequence[Link]) -> str:
     # Routes are given upward only; the symmetrical route uses the DOWN half of each link.
     for i in range(n):
         out.append(
-            f'    <route src="node-{i}" dst="leaf-{i // npr}"><link_ctn id="node-{i}" direction="UP"/></route>'
+            f'    <route src="node-{i}" dst="leaf-{rack[i]}"><link_ctn id="node-{i}" direction="UP"/></route>'
         )
     for r in range(spec.racks):
         out.append(f'    <route src="leaf-{r}" dst="spine"><link_ctn id="up-{r}" direction="UP"/></route>')
@@ -501,7 +515,7 @@ def generate(spec: PlatformSpec, out_dir: str | PathLike) -> GeneratedPlatform:
         links=links,
         nodes=nodes,
         cores=np.full(spec.n_nodes, spec.cores),
-        rack_of_node=np.arange(spec.n_nodes) // spec.nodes_per_rack,
+        rack_of_node=spec.rack_of_node,
         alpha=alpha,
         bandwidth=bandwidth,
         bandwidth_min=bandwidth_min,

@@ -1,0 +1,194 @@
+"""The model knows its structure (Cui et al. 2020 §4): groups of close nodes
+that match the racks although racks are dealt to hosts in shuffled order and
+up to 10 % of the nodes have a degraded NIC; every degraded node named, no
+false alarm, with one or two ranks per node; links whose bandwidth varies
+over time found and explained by the shared link that carries them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankwise.anomalies import find_slow_links, pair_variation
+from rankwise.model import Model
+from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.sim.platform import Degraded, PlatformSpec, Varying, generate
+from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
+
+SLOW_NIC = dict(bw_factor=1 / 8, lat_factor=20.0)  # the NIC of the issue's measurements
+
+
+def shuffled(racks: int, per_rack: int, seed: int, degraded_share: float = 0.1, **kw) -> PlatformSpec:
+    """Racks dealt in shuffled order, a random tenth of the nodes degraded."""
+    n = racks * per_rack
+    rng = np.random.default_rng([seed, 2])
+    slow = rng.choice(n, int(round(degraded_share * n)), replace=False)
+    return PlatformSpec(racks=racks, nodes_per_rack=per_rack, cores=2, shuffle_racks=True, seed=seed,
+                        degraded=[Degraded("node", int(i), **SLOW_NIC) for i in slow], **kw)
+
+
+def degraded_nodes(spec: PlatformSpec) -> list[int]:
+    return sorted(d.index for d in spec.degraded if d.kind == "node")
+
+
+def racks_of(spec: PlatformSpec, model: Model) -> np.ndarray:
+    return spec.rack_of_node[: model.n_nodes]
+
+
+# --------------------------------------------------------------- the helper
+
+
+def test_adjusted_rand_index():
+    assert adjusted_rand_index([0, 0, 1, 1, 2], [5, 5, 3, 3, 9]) == 1.0  # same partition, other labels
+    # Hand computed: contingency [[2, 1], [0, 2]]; sum C(n_ij, 2) = 2, rows 3 + 1, columns 1 + 3,
+    # expected 4 * 4 / 10 = 1.6, max 4: (2 - 1.6) / (4 - 1.6) = 1/6.
+    assert adjusted_rand_index([0, 0, 0, 1, 1], [0, 0, 1, 1, 1]) == pytest.approx(1 / 6)
+    assert adjusted_rand_index([0, 1, 2, 3], [0, 0, 0, 0]) == 0.0  # all apart vs all together
+    rng = np.random.default_rng(0)
+    assert abs(adjusted_rand_index(rng.integers(0, 6, 500), rng.integers(0, 6, 500))) < 0.05
+
+
+def test_synthetic_model_follows_its_platform():
+    spec = shuffled(4, 6, seed=1)
+    model = synthetic_model(spec, noise=0, slow_noise=0)
+    rack = racks_of(spec, model)
+    slow = degraded_nodes(spec)
+    healthy = [i for i in range(24) if i not in slow]
+    a, b = healthy[0], next(j for j in healthy[1:] if rack[j] == rack[healthy[0]])
+    c = next(j for j in healthy if rack[j] != rack[a])
+    assert model.alpha[a, b] == pytest.approx(2 * spec.node_lat)
+    assert model.alpha[a, c] == pytest.approx(2 * spec.node_lat + 2 * spec.uplink_lat)
+    assert model.bandwidth[slow[0], a] == pytest.approx(spec.node_bw / 8)
+
+
+# -------------------------------------------------- groups and slow nodes
+
+
+SHAPES = [(6, 8), (8, 6), (4, 12), (2, 16), (3, 16), (12, 8), (16, 6)]
+
+
+@pytest.mark.parametrize("ranks_per_node", [1, 2])
+@pytest.mark.parametrize("racks,per_rack", SHAPES)
+def test_groups_match_shuffled_racks_and_every_degraded_node_is_named(racks, per_rack, ranks_per_node):
+    for seed in range(4):
+        spec = shuffled(racks, per_rack, seed)
+        model = synthetic_model(spec, ranks_per_node=ranks_per_node, seed=seed)
+        f = find_slow_links(model)
+        ari = adjusted_rand_index(f.groups, racks_of(spec, model))
+        assert ari >= 0.95, (seed, ari)
+        assert f.slow_nodes == degraded_nodes(spec), seed
+        assert f.slow_blocks == [], seed
+        assert {p.scope for p in f.slow_pairs} <= {"node"}, seed
+
+
+@pytest.mark.parametrize("factors", [dict(lat_factor=20.0), dict(bw_factor=1 / 8), dict(lat_factor=3.0)])
+def test_latency_or_bandwidth_alone_flags_the_node(factors):
+    spec = PlatformSpec(racks=6, nodes_per_rack=8, shuffle_racks=True, seed=4,
+                        degraded=[Degraded("node", 7, **factors), Degraded("node", 30, **factors)])
+    for rpn in (1, 2):
+        model = synthetic_model(spec, ranks_per_node=rpn, seed=rpn)
+        f = find_slow_links(model)
+        assert adjusted_rand_index(f.groups, racks_of(spec, model)) == 1.0
+        assert f.slow_nodes == [7, 30]
+        if "lat_factor" in factors:  # the fitted term is the NIC's extra latency on both directions' mean
+            extra = spec.node_lat * (factors["lat_factor"] - 1)
+            assert f.node_latency[[7, 30]] == pytest.approx([extra, extra], rel=0.15)
+
+
+def test_two_degraded_nodes_on_a_48_node_subset_do_not_merge_racks():
+    """The issue's case: 2 ranks per node, a 48-node subset of 96 shuffled nodes."""
+    spec = shuffled(12, 8, seed=3, degraded_share=0)
+    rack = spec.rack_of_node
+    two = [int(np.flatnonzero(rack[:48] == r)[0]) for r in (rack[0], rack[1] if rack[1] != rack[0] else rack[2])]
+    spec = PlatformSpec(**{**spec.to_dict(), "degraded": [Degraded("node", i, **SLOW_NIC) for i in two]})
+    model = synthetic_model(spec, ranks_per_node=2, nodes=48, seed=3)
+    f = find_slow_links(model)
+    assert adjusted_rand_index(f.groups, rack[:48]) >= 0.95
+    assert f.slow_nodes == sorted(two)
+
+
+def test_uniform_network_is_one_group_without_findings():
+    model = synthetic_model(PlatformSpec(racks=1, nodes_per_rack=24), seed=2)
+    f = find_slow_links(model)
+    assert (f.groups == 0).all()
+    assert f.slow_nodes == [] and f.slow_blocks == [] and f.noisy_pairs == []
+
+
+# ----------------------------------------------------------- variable links
+
+
+def limited_by_varying_link(spec: PlatformSpec, tmp_path) -> set[tuple[int, int]]:
+    """Pairs whose route, at the varying link's lowest, is limited by it."""
+    gen = generate(spec, tmp_path / "truth")
+    return set(zip(*map(np.ndarray.tolist, np.nonzero(gen.bandwidth_min < gen.bandwidth))))
+
+
+def test_varying_uplink_is_reported_as_its_group(tmp_path):
+    spec = shuffled(6, 8, seed=5, varying=[Varying("uplink", 2, low=0.05)])
+    model = synthetic_model(spec, seed=5)
+    f = find_slow_links(model)
+    rack = racks_of(spec, model)
+    group = int(np.bincount(f.groups[rack == 2]).argmax())
+    assert f.noisy_groups == [group]
+    assert f.noisy_nodes == [] and f.noisy_blocks == []
+    assert f.noisy_pairs and {p.scope for p in f.noisy_pairs} == {"group"}
+    through = {(i, j) for i in range(48) for j in range(48) if (rack[i] == 2) != (rack[j] == 2)}
+    limited = limited_by_varying_link(spec, tmp_path)
+    assert limited < through and len(limited) > 0.75 * len(through)  # not those via a slower degraded NIC
+    assert {(p.src, p.dst) for p in f.noisy_pairs} == limited
+
+
+def test_varying_uplink_between_two_groups_is_their_block(tmp_path):
+    """Two groups: one uplink carries half of all pairs (the typical pair
+    varies), and the numbers cannot tell which of the two uplinks it is."""
+    spec = shuffled(2, 16, seed=7, varying=[Varying("uplink", 1, low=0.05)])
+    f = find_slow_links(synthetic_model(spec, seed=7))
+    assert f.noisy_blocks == [(0, 1)] and f.noisy_groups == [] and f.noisy_nodes == []
+    assert {(p.src, p.dst) for p in f.noisy_pairs} == limited_by_varying_link(spec, tmp_path)
+    assert {p.scope for p in f.noisy_pairs} == {"block"}
+
+
+def test_varying_node_link_is_reported_as_the_node():
+    spec = shuffled(6, 8, seed=6, varying=[Varying("node", 11)])
+    f = find_slow_links(synthetic_model(spec, seed=6))
+    assert f.noisy_nodes == [11] and f.noisy_groups == [] and f.noisy_blocks == []
+    assert {p.scope for p in f.noisy_pairs} == {"node"}
+    assert all(11 in (p.src, p.dst) for p in f.noisy_pairs)
+
+
+def test_jitter_at_large_sizes_only_is_seen():
+    """A bandwidth that varies shows only in large transfers: the median over
+    all sizes would be the quiet small sizes' jitter."""
+    model = synthetic_model(shuffled(2, 4, seed=1, degraded_share=0), seed=1)
+    model.jitter[:] = 0.01
+    model.jitter[0, 1, -1] = 0.5
+    var = pair_variation(model)
+    assert var[0, 1] == pytest.approx(0.5)
+    assert var[1, 0] == pytest.approx(0.01)
+    assert model.pair_jitter[0, 1] == pytest.approx(0.01)
+
+
+# ------------------------------------------------------ one simulated probe
+
+
+@pytest.mark.parametrize("ranks_per_node", [1, 2])
+def test_simulated_probe_of_shuffled_racks_with_degraded_nodes(tmp_path, ranks_per_node):
+    """SimGrid, 40 of 48 nodes in 6 racks dealt in shuffled order, two NICs
+    at 1/8 of the bandwidth and 20x the latency, one rack uplink whose
+    bandwidth varies over time down to 5 % (a limit even for one pair)."""
+    base = PlatformSpec(racks=6, nodes_per_rack=8, cores=2, shuffle_racks=True, seed=3)
+    rack = base.rack_of_node
+    varying_rack = int(rack[0])
+    slow = [int(np.flatnonzero(rack[:40] == r)[1]) for r in sorted(set(rack[:40]) - {varying_rack})[:2]]
+    spec = PlatformSpec(**{**base.to_dict(), "degraded": [Degraded("node", i, **SLOW_NIC) for i in slow],
+                           "varying": [Varying("uplink", varying_rack, low=0.05)]})
+    gen = generate(spec, tmp_path / "plat")
+    options = ProbeOptions()
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm", options, ranks_per_node=ranks_per_node, nodes=40,
+                      show_progress=False)
+    f = find_slow_links(model)
+    assert adjusted_rand_index(f.groups, rack[:40]) >= 0.95
+    assert f.slow_nodes == sorted(slow)
+    group = int(np.bincount(f.groups[rack[:40] == varying_rack]).argmax())
+    assert f.noisy_groups == [group]
+    assert f.noisy_nodes == []
