@@ -1,5 +1,5 @@
 # rankwise — set-up, build, demo and tests in one place.
-#   make demo   install what is missing, build, run the main job on the simulated cluster
+#   make demo   install what is missing, build, probe the simulated cluster, map three jobs, run them before/after
 #   make test   install what is missing, build, run every test (pytest + ctest)
 #   make check-readme  run every command of README.md here (also part of make test)
 # Both are idempotent: a second run only rebuilds what changed.

@@ -2,7 +2,7 @@
 
 Platforms with racks dealt to hosts in shuffled order (PlatformSpec.shuffle_racks) and a tenth
 of the nodes with a degraded NIC (1/8 of the bandwidth, 20x the latency: the case of Cui et
-al. 2020 §4 that issue 10 measured). For each platform shape, seed and ranks per node:
+al. 2020 §4 on which the first grouping failed). For each platform shape, seed and ranks per node:
 - ARI: adjusted Rand index of the groups (Model.groups, the C engine) against the racks;
 - named: degraded nodes in find_slow_links' slow_nodes / degraded nodes;
 - false: nodes flagged that are healthy, plus slow blocks (no uplink is altered here);

@@ -1,4 +1,4 @@
-"""Mapping quality and speed (issue 3's figures): one table per part,
+"""Mapping quality and speed: one table per part,
 columns instance, algorithm, quality, seconds, peak MB.
 
 1. 3-D 7-point stencil (non-periodic), 64 ranks per node, uniform 2-level

@@ -21,7 +21,7 @@ probe of the job's nodes (no link capacities: the model has none yet). Each row:
 started from SMPI's barrier exit skew (rankwise.predict.barrier_starts), and Hockney's model of
 the same schedule (each message alone, alpha + n beta, along the critical path) beside it.
 
-Goals (issue 10): all-to-all median |error| <= 10 %, 90th percentile <= 25 %; bcast, reduce,
+Goals: all-to-all median |error| <= 10 %, 90th percentile <= 25 %; bcast, reduce,
 allreduce, allgather median <= 15 %. Exit status 1 when one is missed.
 
 Run: .venv/bin/python studies/predict_accuracy.py [--quick] [--platforms default,uniform]

@@ -10,7 +10,7 @@ of the process (the wall time is what a user waits for on an idle machine; on a 
 CPU time is the fair figure), the transfers simulated, the events and max-min rate updates, and
 the growth factor of the CPU time from the previous P.
 
-Goal (issue 10): a 256-rank all-to-all prediction in <= 50 ms (CPU time, worst network).
+Goal: a 256-rank all-to-all prediction in <= 50 ms (CPU time, worst network).
 Exit status 1 when missed.
 Run: .venv/bin/python studies/predict_speed.py [--ranks 64,256,1024,4096] [--repeat 3]
 4,096 ranks of pairwise all-to-all are 16.8 M transfers: a few GB of memory and tens of seconds.

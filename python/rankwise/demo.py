@@ -1,4 +1,4 @@
-"""`rankwise demo`: the main job on the embedded simulated cluster."""
+"""`rankwise demo`: probe the embedded simulated cluster, then map three jobs and run them before/after."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def demo_jobs(n_nodes: int, probed: int, cores: int) -> list[tuple[str, str, lis
 def main_job(platform, model, console: Console, cores: int):
     """The pipeline on the probed model: map each benchmark's traffic, run it
     in the default block placement and in rankwise's, print the tables."""
-    console.rule("[bold]the main job[/bold]: map, then run before / after on the simulated cluster")
+    console.rule("[bold]three jobs[/bold]: map, then run before / after on the simulated cluster")
     comparisons, chosen = [], []
     jobs = demo_jobs(model.n_nodes, int(model.ranks_per_node.max()), cores)
     for title, spec, (program, *args), table, slots in jobs:

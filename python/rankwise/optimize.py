@@ -1,4 +1,4 @@
-"""The main job: probe (or reuse a fresh model) -> know the traffic (pattern,
+"""`rankwise optimize`: probe (or reuse a fresh model) -> know the traffic (pattern,
 matrix, or profile the app) -> choose nodes and map -> write the launcher
 file -> verify: run the app in the default and the optimized placement,
 interleaved, several times, and report before / after / speed-up.

@@ -14,7 +14,7 @@ def demo_command(
     out: Path = typer.Option(Path("rankwise-demo"), "--out", help="Output folder."),
     nodes: Optional[int] = typer.Option(None, "--nodes", help="Probe only the first N nodes of the default platform."),
 ):
-    """The main job on the embedded simulated cluster: platform, probe, model, heatmaps, summary."""
+    """Probe the embedded simulated cluster, then map three jobs and run them before/after."""
     from rankwise.demo import run_demo
 
     run_demo(out, nodes=nodes, console=console)
