@@ -204,7 +204,7 @@ def traffic_rows(net, hosts, matrix, counts, placement_file: Optional[Path], ite
             raise RankwiseError(f"{placement_file}: node '{unknown[0]}' is not in the allocation "
                                 f"({len(hosts)} nodes)")
         node_of = np.asarray([index[pl.nodes[k]] for k in pl.node_of], dtype=np.int32)[: matrix.n_ranks]
-        rows.append((str(placement_file), predict_traffic(net, matrix, node_of, iterations=iterations).time,
+        rows.append((placement_file.name, predict_traffic(net, matrix, node_of, iterations=iterations).time,
                      predict_traffic(net, matrix, node_of, iterations=iterations, contention=False).time))
     return rows
 

@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from rankwise.cli.common import console
 from rankwise.cli.predict import block_counts, check_operation, parse_size_list, write_csv
-from rankwise.errors import UsageError
+from rankwise.errors import RankwiseError, UsageError
 
 NETWORKS = ("truth", "model")
 
@@ -35,7 +35,7 @@ def validate_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the rows as CSV."),
 ):
     """Run a collective under SMPI with its algorithm pinned; print predicted against simulated time."""
-    from rankwise.predict import SMPI_ALGORITHM, PredictNetwork
+    from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, predict_collective
 
     algs = check_operation(op, algorithm)
     pinnable = [a for a in algs if (op, a) in SMPI_ALGORITHM]
@@ -52,11 +52,15 @@ def validate_command(
         raise UsageError("--model predicts from the model: drop --network truth")
     if iterations < 1:
         raise UsageError(f"--iterations must be >= 1, got {iterations}")
+    if plot is not None:
+        from rankwise.plots import _png_target
+
+        _png_target(plot)  # a PNG that cannot be written must not cost a simulation first
 
     from rankwise.model import Model
     from rankwise.report.prediction import print_validation
     from rankwise.sim.platform_file import read_platform
-    from rankwise.validate import platform_files, plot_validation, validate
+    from rankwise.validate import node_indices, platform_files, plot_validation, validate
 
     xml, folder = platform_files(sim)
     known = read_platform(xml)
@@ -74,7 +78,15 @@ def validate_command(
 
     rows = []
     for alg in pinnable:
+        if algorithm is None:  # every algorithm: leave out, and say, those the predictor refuses here
+            try:
+                predict_collective(net, op, alg, size_list[0], node_indices(net, rank_hosts))
+            except RankwiseError as exc:
+                console.print(f"left out: {escape(alg)}: {escape(str(exc))}", highlight=False, soft_wrap=True)
+                continue
         rows += validate(net, xml, op, alg, size_list, rank_hosts, iterations=iterations)
+    if not rows:
+        raise RankwiseError(f"no {op} algorithm could be validated on {ranks} ranks")
     source = "ground truth" if network == "truth" else model_path.name
     title = f"{op}, {ranks} ranks on {len(counts)} nodes of {xml.parent.name or xml.name}: SMPI vs predicted ({source})"
     print_validation(rows, title, console)
