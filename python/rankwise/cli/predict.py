@@ -131,17 +131,48 @@ def network_of(model, hosts, allow_missing: bool):
     return PredictNetwork.from_model(model, hosts, fill_missing=allow_missing)
 
 
+SWITCH_KEYS = {"radix": int, "hops": int, "packet": float, "cycle": float, "load": float}
+
+
+def parse_switch(text: Optional[str]) -> Optional[dict]:
+    """'radix=16,hops=3,packet=32,cycle=3.2e-9,load=0.8': the switches Luo et al.
+    2018 eq. 4 charges (radix x radix, hops on a route, packet bytes, cycle s,
+    load rho in [0, 1)); None when not given."""
+    if text is None:
+        return None
+    values = {}
+    for item in [i.strip() for i in text.split(",") if i.strip()]:
+        key, eq, value = item.partition("=")
+        if not eq or key not in SWITCH_KEYS:
+            raise UsageError(f"--switch: '{item}' is not one of {'=, '.join(SWITCH_KEYS)}= (e.g. radix=16)")
+        try:
+            values[key] = SWITCH_KEYS[key](value)
+        except ValueError:
+            raise UsageError(f"--switch: {key}={value} is not a number") from None
+    missing = [k for k in SWITCH_KEYS if k not in values]
+    if missing:
+        raise UsageError(f"--switch lacks {', '.join(missing)} (radix, hops, packet, cycle, load are needed)")
+    if values["radix"] < 1 or values["hops"] < 0 or values["packet"] <= 0 or values["cycle"] <= 0 \
+            or not 0 <= values["load"] < 1:
+        raise UsageError("--switch: radix >= 1, hops >= 0, packet > 0, cycle > 0 and 0 <= load < 1 are needed")
+    return values
+
+
 def formulas(op: str, algorithm: str, p: int, size: int, alpha: float, beta: float,
-             overhead: float) -> dict[str, float]:
+             overhead: float, switch: Optional[dict] = None) -> dict[str, float]:
     """The closed forms that describe this algorithm (docs/prediction.md), on
-    the job's typical pair (alpha, beta)."""
-    from rankwise.predict import loggp, luo_bruck, luo_pairwise
+    the job's typical pair (alpha, beta); eq. 4 with the switches given."""
+    from rankwise.predict import loggp, luo_bruck, luo_contention, luo_pairwise
 
     if op != "alltoall" or p < 2:
         return {}
     if algorithm in ("pair", "ring"):
-        return {"LogGP": (p - 1) * loggp(alpha, overhead, beta, size),
-                "Luo eq.2": luo_pairwise(p, alpha, beta, size)}
+        out = {"LogGP": (p - 1) * loggp(alpha, overhead, beta, size),
+               "Luo eq.2": luo_pairwise(p, alpha, beta, size)}
+        if switch is not None:
+            out["Luo eq.4"] = luo_contention(p, alpha, beta, size, packet=switch["packet"], hops=switch["hops"],
+                                             radix=switch["radix"], rho=switch["load"], cycle=switch["cycle"])
+        return out
     if algorithm == "bruck":
         return {"Luo eq.1": luo_bruck(p, alpha, beta, size)}
     return {}
@@ -158,7 +189,7 @@ def typical_pair(net, used: np.ndarray) -> tuple[float, float, float]:
 
 
 def predict_collective_rows(net, op: str, algs: list[str], sizes: list[int], node_of: np.ndarray,
-                            strict: bool):
+                            strict: bool, switch: Optional[dict] = None):
     """Every algorithm at every size (rankwise.report.prediction.AlgorithmRow);
     an algorithm the predictor refuses (e.g. pair on 6 ranks) is a row with
     the reason, or an error when it was asked for by name (strict)."""
@@ -178,7 +209,7 @@ def predict_collective_rows(net, op: str, algs: list[str], sizes: list[int], nod
                     raise
                 group.append(AlgorithmRow(size, alg, None, None, note=str(exc)))
                 continue
-            group.append(AlgorithmRow(size, alg, pred, hock, formulas(op, alg, node_of.size, size, alpha, beta, o)))
+            group.append(AlgorithmRow(size, alg, pred, hock, formulas(op, alg, node_of.size, size, alpha, beta, o, switch)))
         done = [r for r in group if r.predicted is not None]
         if done:
             min(done, key=lambda r: r.predicted).preferred = True
@@ -234,6 +265,7 @@ def predict_command(
     pattern: Optional[str] = typer.Option(None, "--pattern", "-p", help="Traffic as a pattern spec, e.g. alltoall:ranks=32,bytes=1M."),
     placement_file: Optional[Path] = typer.Option(None, "--placement", help="With the traffic: also predict this placement (rankwise map --format permutation)."),
     iterations: float = typer.Option(1.0, "--iterations", help="With the traffic: iterations the matrix sums (one phase = total / iterations)."),
+    switch: Optional[str] = typer.Option(None, "--switch", help="Luo et al. 2018 eq. 4 for all-to-all: radix=16,hops=3,packet=32,cycle=3.2e-9,load=0.8."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair instead of failing."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the table as CSV."),
 ):
@@ -247,12 +279,15 @@ def predict_command(
         raise UsageError("--placement is for an application's traffic (--matrix or --pattern)")
     if not iterations > 0:
         raise UsageError(f"--iterations must be > 0, got {iterations:g}")
+    if switch is not None and traffic_given:
+        raise UsageError("--switch is for a collective's formulas (--op alltoall)")
     if traffic_given:
         _predict_traffic(model_path, hostfile, matrix, pattern, ranks, ranks_per_node, placement_file,
                          iterations, allow_missing, output)
         return
     algs = check_operation(op, algorithm)
     size_list = parse_size_list(sizes)
+    switch_figures = parse_switch(switch)
     if ranks is None:
         raise UsageError("--op needs --ranks (the job size)")
     model, hosts, counts = load_allocation(model_path, hostfile, ranks, ranks_per_node)
@@ -261,13 +296,14 @@ def predict_command(
     from rankwise.report.prediction import print_collective
 
     node_of = placement(counts)
-    rows = predict_collective_rows(net, op, algs, size_list, node_of, strict=algorithm is not None)
+    rows = predict_collective_rows(net, op, algs, size_list, node_of, strict=algorithm is not None,
+                                   switch=switch_figures)
     if not any(r.predicted is not None for r in rows):
         raise RankwiseError(f"no {op} algorithm applies to {ranks} ranks: {rows[0].note}")
     shape = f"{len(counts)} nodes" + (f", {ranks_per_node} per node" if ranks_per_node else "")
     print_collective(rows, f"{op}, {ranks} ranks on {shape} (predicted from {model_path.name})", console)
     if output is not None:
-        names = list(dict.fromkeys(n for r in rows for n in r.formulas))
+        names = sorted({n for r in rows for n in r.formulas})
         write_csv(output, ["size", "algorithm", "predicted_s", "hockney_s", *[f"{n}_s" for n in names], "preferred"],
                   [[r.size, r.algorithm, "" if r.predicted is None else f"{r.predicted:.9g}",
                     "" if r.hockney is None else f"{r.hockney:.9g}",

@@ -57,8 +57,9 @@ def preferred_ranges(rows: Sequence[AlgorithmRow]) -> list[tuple[int, int, str]]
 def print_collective(rows: Sequence[AlgorithmRow], title: str, console: Console) -> None:
     """Predicted time per size for every algorithm, Hockney's time of the
     same schedule and the closed forms that apply; '*' marks the fastest."""
-    formulas = list(dict.fromkeys(name for r in rows for name in r.formulas))
-    table = Table(title=escape(title), title_justify="left", box=None, pad_edge=False, header_style="bold underline")
+    formulas = sorted({name for r in rows for name in r.formulas})
+    table = Table(title=escape(title), title_justify="left", box=None, pad_edge=False, header_style="bold underline",
+                  collapse_padding=True)
     table.add_column("size", justify="right", no_wrap=True)
     table.add_column("algorithm", no_wrap=True)
     for name in ["predicted", "Hockney", *formulas]:

@@ -68,6 +68,18 @@ def test_predict_prints_every_algorithm_and_the_preferred_one(tmp_path, model_fi
     assert {x["algorithm"] for x in rows if x["preferred"] == "1"} == {w.strip(";") for w in line.split()[2::2]}
 
 
+def test_predict_adds_luo_eq_4_with_the_switches(tmp_path, model_file):
+    out = tmp_path / "a2a.csv"
+    r = run_cli("predict", "--model", model_file, "--op", "alltoall", "--algorithm", "pair", "--ranks", "8",
+                "--sizes", "4K", "--switch", "radix=16,hops=3,packet=32,cycle=3.2e-9,load=0.8", "-o", out)
+    assert r.returncode == 0, r.stderr
+    (row,) = read_csv(out)
+    wait = (1 - 1 / 16) * 0.8 / (2 * (1 - 0.8))  # eq. 3, cycles
+    eq4 = 7 * (ALPHA + 4096 * BETA + 4096 / 32 * 3 * wait * 3.2e-9)
+    assert float(row["Luo eq.4_s"]) == pytest.approx(eq4, rel=1e-6)
+    assert "Luo eq.4" in r.stdout
+
+
 def test_predict_one_algorithm_with_ranks_per_node(tmp_path, model_file):
     out = tmp_path / "bcast.csv"
     r = run_cli("predict", "--model", model_file, "--op", "bcast", "--algorithm", "binomial", "--ranks", "16",
@@ -141,6 +153,9 @@ BAD = [
     (("--op", "alltoall", "--ranks", "40", "--ranks-per-node", "4"), 2, "40 ranks at 4 per node need 10 nodes"),
     (("--op", "alltoall"), 2, "--op needs --ranks"),
     (("--op", "alltoall", "--algorithm", "pair", "--ranks", "6"), 1, "pair needs a power-of-two rank count"),
+    (("--op", "alltoall", "--ranks", "8", "--switch", "radix=16,hops=3"), 2, "--switch lacks packet, cycle, load"),
+    (("--op", "alltoall", "--ranks", "8", "--switch", "radix=16,hops=3,packet=32,cycle=1e-9,load=1"), 2,
+     "0 <= load < 1"),
 ]
 
 
