@@ -92,7 +92,7 @@ def block_counts(ranks: int, slots: list[int], ranks_per_node: Optional[int], wh
         return [min(ranks_per_node, ranks - i * ranks_per_node) for i in range(need)]
     if sum(slots) < ranks:
         raise UsageError(f"{ranks} ranks do not fit the {sum(slots)} slots of {where} "
-                         "(give --ranks-per-node or more hosts)")
+                         "(--ranks-per-node K overrides the slots)")
     counts, left = [], ranks
     for s in slots:
         if left == 0:
@@ -103,9 +103,9 @@ def block_counts(ranks: int, slots: list[int], ranks_per_node: Optional[int], wh
 
 
 def load_allocation(model_path: Path, hostfile: Optional[Path], ranks: int, ranks_per_node: Optional[int]):
-    """(model, hosts [(name, slots)], ranks per node used): the hostfile's
-    hosts, else the model's nodes with as many slots as the ranks need
-    spread evenly."""
+    """(model, hosts [(name, slots)], ranks on each node used, in order): the
+    hostfile's hosts, else the model's nodes with as many slots as the ranks
+    need spread evenly."""
     from rankwise.allocation import read_allocation
     from rankwise.model import Model
 
@@ -117,11 +117,8 @@ def load_allocation(model_path: Path, hostfile: Optional[Path], ranks: int, rank
         even = math.ceil(max(ranks, 1) / model.n_nodes)
         hosts = [(h, even) for h in model.names]
         where = f"the model ({model.n_nodes} nodes)"
+    # --ranks-per-node overrides the hostfile's slots, as map's --slots does.
     counts = block_counts(ranks, [s for _, s in hosts], ranks_per_node, where)
-    if hostfile is not None and ranks_per_node is not None:
-        over = [h for (h, s), c in zip(hosts, counts) if c > s]
-        if over:
-            raise UsageError(f"--ranks-per-node {ranks_per_node} exceeds the slots of {over[0]} in {hostfile}")
     return model, hosts, counts
 
 

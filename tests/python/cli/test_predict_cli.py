@@ -91,6 +91,19 @@ def test_predict_one_algorithm_with_ranks_per_node(tmp_path, model_file):
     assert float(rows[1]["predicted_s"]) > float(rows[0]["predicted_s"])
 
 
+def test_predict_on_a_hostfile_fills_its_slots_in_order(tmp_path, model_file):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node-6 slots=4\nnode-7 slots=4\nnode-0 slots=4\n")
+    r = run_cli("predict", "--model", model_file, "--hostfile", hostfile, "--op", "gather", "--ranks", "8",
+                "--sizes", "1K")
+    assert r.returncode == 0, r.stderr
+    assert "8 ranks on 2 nodes" in r.stdout
+    r = run_cli("predict", "--model", model_file, "--hostfile", hostfile, "--op", "gather", "--ranks", "13",
+                "--sizes", "1K")
+    assert_one_line_error(r, "13 ranks do not fit the 12 slots of")
+    assert r.returncode == 2
+
+
 def test_predict_marks_algorithms_that_do_not_apply(model_file):
     r = run_cli("predict", "--model", model_file, "--op", "alltoall", "--ranks", "6", "--sizes", "1K")
     assert r.returncode == 0, r.stderr
