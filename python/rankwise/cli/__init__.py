@@ -21,10 +21,12 @@ from rankwise.cli.import_ import import_command
 from rankwise.cli.map import map_command
 from rankwise.cli.optimize import optimize_command
 from rankwise.cli.pattern import pattern_app
+from rankwise.cli.predict import predict_command
 from rankwise.cli.probe import probe_command
 from rankwise.cli.profile import profile_app
 from rankwise.cli.show import show_command
 from rankwise.cli.sim import sim_app
+from rankwise.cli.validate import validate_command
 from rankwise.errors import RankwiseError
 
 app = typer.Typer(
@@ -43,6 +45,8 @@ app.command("map", no_args_is_help=True)(map_command)
 app.command("optimize", no_args_is_help=True, context_settings={"allow_interspersed_args": False})(optimize_command)
 app.command("demo")(demo_command)
 app.command("bench")(bench_command)
+app.command("predict", no_args_is_help=True)(predict_command)
+app.command("validate", no_args_is_help=True)(validate_command)
 
 
 def version_text() -> str:
