@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 
 from rankwise.errors import RankwiseError, file_error
 from rankwise.files import write_atomic
+from rankwise.numbers import OutOfRange, bounded_int, shown
 
 Hosts = list[tuple[str, int]]
 
-_INT = re.compile(r"[+-]?[0-9]+")  # int() alone would also take '1_0' and other digits
+# Slots per host and in all: no job has more ranks than a matrix may hold
+# (2^26), and the engine counts slots in 32-bit integers.
+MAX_SLOTS = 1 << 26
 
 
 def read_hostfile(path: str | PathLike) -> Hosts:
@@ -68,13 +70,20 @@ def read_hostfile(path: str | PathLike) -> Hosts:
         hosts.append((name, slots))
     if not hosts:
         raise file_error(path, None, "no host in hostfile")
+    if sum(slots for _, slots in hosts) > MAX_SLOTS:
+        raise file_error(path, None, f"the hosts offer more than {MAX_SLOTS} slots in all")
     return hosts
 
 
 def _positive(text: str, what: str, path: str | PathLike, line: int) -> int:
-    if not _INT.fullmatch(text):
-        raise file_error(path, line, f"{what} '{text}' is not an integer")
-    value = int(text)
+    try:
+        value = bounded_int(text, MAX_SLOTS)
+    except OutOfRange:
+        if text.startswith("-"):
+            raise file_error(path, line, f"{what} must be positive, got {shown(text)}") from None
+        raise file_error(path, line, f"{what} {shown(text)} is more than {MAX_SLOTS}") from None
+    except ValueError:
+        raise file_error(path, line, f"{what} '{shown(text)}' is not an integer") from None
     if value <= 0:
         raise file_error(path, line, f"{what} must be positive, got {value}")
     return value

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rankwise import launch, paths
 from rankwise.errors import RankwiseError
+from rankwise.files import prepare_output
 from rankwise.model import Model
 from rankwise.hostfile import read_hostfile, write_hostfile
 
@@ -89,7 +90,7 @@ def probe_sim(
     from rankwise.sim.hosts import rank_hosts  # here: probing a real cluster needs no simulator
 
     # smpirun runs in a temporary directory: every path it is given is absolute.
-    platform, output = Path(platform).resolve(), Path(output).resolve()
+    platform, output = Path(platform).resolve(), prepare_output(Path(output).resolve())
     lines = rank_hosts(platform, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, min_nodes=2)
     return _run_sim(platform, output, options, lines, len(set(lines)), show_progress)
 
@@ -120,7 +121,7 @@ def probe_launcher(
 ) -> Model:
     """Probe a real cluster through an MPI launcher ('mpirun -np 8 ...', 'srun ...').
     A hostfile is checked here, then handed to the launcher as -hostfile."""
-    output = Path(output).resolve()
+    output = prepare_output(Path(output).resolve())  # refused or its folder made before probing
     words = launch.parse_launcher(launcher)
     if hostfile is not None:
         read_hostfile(hostfile)

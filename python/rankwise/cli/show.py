@@ -31,6 +31,8 @@ def show_command(
     from rankwise.plots import plot_matrix, plot_model
     from rankwise.report.model import render, summarize
 
+    if model_path.is_dir():
+        raise RankwiseError(f"{model_path}: is a directory; give a model (.rwm) or a matrix (.rwc, .npz)")
     if _is_matrix(model_path):
         from rankwise.report.matrix import show_summary
         from rankwise.matrix import CommMatrix

@@ -18,6 +18,7 @@ import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.matrix import TEXT_MAX, CommMatrix
+from rankwise.numbers import bounded_int, shown
 
 INT64_MAX = 2**63 - 1
 MAX_RANKS = 1 << 26  # RW_MATRIX_MAX_RANKS of the engine
@@ -108,12 +109,15 @@ def parse_rank(path, line: int, text: str, what: str = "rank", base: int = 0) ->
     """A rank written as decimal digits (base 1 for Matrix Market), as a
     0-based int."""
     if not _INT_RE.fullmatch(text):
-        raise file_error(path, line, f"{what} '{text}' is not a whole number")
-    value = int(text) - base
+        raise file_error(path, line, f"{what} '{shown(text)}' is not a whole number")
+    try:
+        value = bounded_int(text, MAX_RANKS + base) - base
+    except ValueError:
+        value = MAX_RANKS  # refused just below, without converting thousands of digits
     if value < 0:
         raise file_error(path, line, f"{what} {text} is below {base}")
     if value >= MAX_RANKS:
-        raise file_error(path, line, f"{what} {text} is beyond the {MAX_RANKS} ranks a matrix may hold")
+        raise file_error(path, line, f"{what} {shown(text)} is beyond the {MAX_RANKS} ranks a matrix may hold")
     return value
 
 
@@ -122,15 +126,16 @@ def parse_count(path, line: int, text: str, what: str) -> int:
     digits, or as a number with a fraction or exponent whose value is whole
     ('1e6', '2048.0'): tools that write floats are common."""
     if _INT_RE.fullmatch(text):
-        value = int(text)
-    else:
-        value = parse_float(path, line, text, what)
-        if value != math.floor(value):
-            raise file_error(path, line, f"{what} {text} is not a whole number")
-        value = int(value)
+        try:
+            return bounded_int(text, INT64_MAX)
+        except ValueError:
+            raise file_error(path, line, f"{what} {shown(text)} does not fit in 64 bits") from None
+    value = parse_float(path, line, text, what)
+    if value != math.floor(value):
+        raise file_error(path, line, f"{what} {shown(text)} is not a whole number")
     if value > INT64_MAX:
-        raise file_error(path, line, f"{what} {text} does not fit in 64 bits")
-    return value
+        raise file_error(path, line, f"{what} {shown(text)} does not fit in 64 bits")
+    return int(value)
 
 
 def parse_float(path, line: int, text: str, what: str) -> float:
@@ -138,13 +143,13 @@ def parse_float(path, line: int, text: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise file_error(path, line, f"{what} '{text}' is not a number") from None
+        raise file_error(path, line, f"{what} '{shown(text)}' is not a number") from None
     if math.isnan(value):
         raise file_error(path, line, f"{what} is NaN")
     if math.isinf(value):
         raise file_error(path, line, f"{what} is infinite")
     if value < 0:
-        raise file_error(path, line, f"{what} {text} is negative")
+        raise file_error(path, line, f"{what} {shown(text)} is negative")
     return value
 
 
@@ -153,7 +158,10 @@ def check_ranks_option(n_ranks) -> int | None:
     if n_ranks is None:
         return None
     if isinstance(n_ranks, str) and _INT_RE.fullmatch(n_ranks.strip()):
-        value = int(n_ranks)
+        try:
+            value = bounded_int(n_ranks.strip(), MAX_RANKS)
+        except ValueError:
+            raise RankwiseError(f"--ranks must be in [1, {MAX_RANKS}], got {shown(n_ranks.strip())}") from None
     elif isinstance(n_ranks, (int, np.integer)) and not isinstance(n_ranks, bool):
         value = int(n_ranks)
     else:

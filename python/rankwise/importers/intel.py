@@ -50,6 +50,7 @@ from rankwise.importers._common import (
     job_size,
     parse_count,
     parse_float,
+    parse_rank,
     read_lines,
     source_text,
 )
@@ -104,7 +105,8 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
         if section:
             if state != "out":
                 raise _cut(path, no, current, table_line)
-            p, size = int(section.group(1)), int(section.group(2))
+            p = parse_rank(path, no, section.group(1), "process")
+            size = parse_count(path, no, section.group(2), "process count")
             if job is None:
                 job = job_size(path, n_ranks, size, "the statistics are of", no)
                 trip = Triplets(job)
@@ -148,7 +150,8 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
                 if not row:
                     raise file_error(path, no, f"'{text}' is not a row 'SRC --> DST AMOUNT(MB) TRANSFERS' "
                                                f"of the Data Transfers table of process {current}")
-                src, dst = int(row.group(1)), int(row.group(2))
+                src = parse_rank(path, no, row.group(1), "source process")
+                dst = parse_rank(path, no, row.group(2), "destination process")
                 if src != current:
                     raise file_error(path, no, f"a row from process {src} in the table of process {current}")
                 mb = parse_float(path, no, row.group(3), "amount (MB)")

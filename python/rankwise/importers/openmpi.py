@@ -63,6 +63,8 @@ from rankwise.importers._common import (
     Triplets,
     ends_with_newline,
     job_size,
+    parse_count,
+    parse_rank,
     read_lines,
     source_text,
 )
@@ -153,7 +155,10 @@ def _check_kinds(kinds: str | None) -> str:
     bad = [k for k in text if k not in KINDS]
     if bad or not text:
         raise UsageError(f"monitoring line kinds '{kinds}': choose among {', '.join(KINDS)} "
-                         f"(default {DEFAULT_KINDS})")
+                            f"(default {DEFAULT_KINDS})")
+    if "I" in text and "C" in text:
+        raise UsageError(f"monitoring line kinds '{kinds}': I and C count the same collective bytes "
+                            "twice (I below the PML, C above it); choose one")
     return text
 
 
@@ -219,7 +224,7 @@ def _read(file: Path, rank: int | None, kinds: str, trip: Triplets) -> None:
             want = ("O2A", "A2O", "A2A")[3 - pending_d]
             if not agg or agg.group(1) != want:
                 raise file_error(file, no, f"expected the {want} line of the D block at line {d_line}")
-            _check_sender(file, no, rank, int(agg.group(2)))
+            _check_sender(file, no, rank, parse_rank(file, no, agg.group(2)))
             pending_d -= 1
             continue
         if text.startswith("#"):
@@ -236,7 +241,9 @@ def _read(file: Path, rank: int | None, kinds: str, trip: Triplets) -> None:
             continue
         m = LINE_RE.fullmatch(text)
         if m:
-            kind, me, peer, nbytes, msgs = m.group(1), *map(int, m.group(2, 3, 4, 5))
+            kind = m.group(1)
+            me, peer = parse_rank(file, no, m.group(2)), parse_rank(file, no, m.group(3), "peer rank")
+            nbytes, msgs = parse_count(file, no, m.group(4), "bytes"), parse_count(file, no, m.group(5), "messages")
             _check_sender(file, no, rank, me)
             if kind in kinds:
                 src, dst = (peer, me) if kind == "R" else (me, peer)

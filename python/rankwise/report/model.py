@@ -362,7 +362,12 @@ def _ratio(value: float, slower_above: bool) -> str:
 
 
 def _when(t: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    """A unix time as local date and time; one a calendar cannot show (a
+    damaged or hand-edited model: 1e300, negative, NaN) as the raw number."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    except (OverflowError, OSError, ValueError):
+        return f"at unix time {t:.6g} (not a calendar date)"
 
 
 def render(summary: Summary, console) -> None:
