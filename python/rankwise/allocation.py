@@ -78,7 +78,7 @@ def expand_nodelist(text: str) -> list[str]:
     seen: set[str] = set()
     for h in hosts:
         if h in seen:
-            raise UsageError(f"node list '{shown(text, 80)}': host '{h}' appears twice")
+            raise UsageError(f"node list '{shown(text, 80)}': host '{shown(h)}' appears twice")
         seen.add(h)
     return hosts
 

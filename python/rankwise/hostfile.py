@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from pathlib import Path
 
 from rankwise.errors import RankwiseError, file_error
 from rankwise.files import write_atomic
+from rankwise.inputs import read_input
 from rankwise.numbers import OutOfRange, bounded_int, shown
 
 Hosts = list[tuple[str, int]]
@@ -26,9 +26,7 @@ def read_hostfile(path: str | PathLike) -> Hosts:
     either line gives a slot count is an error.
     """
     try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise file_error(path, None, f"cannot read hostfile: {e.strerror}") from None
+        text = read_input(path, "hostfile").decode()
     except UnicodeDecodeError:
         raise file_error(path, None, "hostfile is not text") from None
 
@@ -41,15 +39,15 @@ def read_hostfile(path: str | PathLike) -> Hosts:
             continue
         name, colon, count = tokens[0].partition(":")
         if not name:
-            raise file_error(path, lineno, f"missing host name in '{tokens[0]}'")
+            raise file_error(path, lineno, f"missing host name in '{shown(tokens[0])}'")
         slots = _positive(count, "slot count", path, lineno) if colon else 1
         max_slots = None
         for tok in tokens[1:]:
             key, eq, value = tok.partition("=")
             if not eq or key not in ("slots", "max_slots", "max-slots"):
-                raise file_error(path, lineno, f"unexpected '{tok}' (expected slots=N or max_slots=N)")
+                raise file_error(path, lineno, f"unexpected '{shown(tok)}' (expected slots=N or max_slots=N)")
             if colon and key == "slots":
-                raise file_error(path, lineno, f"slots given twice for host '{name}'")
+                raise file_error(path, lineno, f"slots given twice for host '{shown(name)}'")
             if key == "slots":
                 slots = _positive(value, "slots", path, lineno)
             else:
@@ -60,7 +58,7 @@ def read_hostfile(path: str | PathLike) -> Hosts:
         if name in first_line:
             if counted or explicit[name]:
                 raise file_error(
-                    path, lineno, f"duplicate host '{name}' (first listed on line {first_line[name]}); use slots=N"
+                    path, lineno, f"duplicate host '{shown(name)}' (first listed on line {first_line[name]}); use slots=N"
                 )
             k = next(k for k, (h, _) in enumerate(hosts) if h == name)
             hosts[k] = (name, hosts[k][1] + 1)

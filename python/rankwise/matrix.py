@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes as C
 import os
-import zipfile
 from os import PathLike, fspath
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import numpy as np
 from rankwise import engine
 from rankwise.errors import RankwiseError
 from rankwise.files import prepare_output, temporary_name
+from rankwise.inputs import check_input
 from rankwise.numbers import bounded_int, shown
 
 NPZ_FORMAT = "rankwise-matrix 1"
@@ -178,10 +178,9 @@ class CommMatrix:
     @classmethod
     def load(cls, path: str | PathLike) -> "CommMatrix":
         """Read a matrix: ``.npz`` with numpy, anything else as the text format (C engine)."""
+        check_input(path)  # numpy and the C reader would block on a FIFO
         if _is_npz(path):
             return _load_npz(path)
-        if os.path.isdir(path):
-            raise RankwiseError(f"{path}: is a directory, not a matrix file")
         so = engine.matrix_lib()
         ptr = engine.MatrixPtr()
         engine.check(so.rw_matrix_read(fspath(path).encode(), C.byref(ptr)))
@@ -334,8 +333,6 @@ def _save_npz(m: CommMatrix, path) -> None:
 
 
 def _load_npz(path) -> CommMatrix:
-    if Path(path).is_dir():
-        raise RankwiseError(f"{path}: is a directory")
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}

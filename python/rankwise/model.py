@@ -6,7 +6,6 @@ file format, docs/formats.md); this module only copies arrays across."""
 from __future__ import annotations
 
 import ctypes as C
-import os
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from os import PathLike, fspath
@@ -16,6 +15,7 @@ import numpy as np
 from rankwise import engine
 from rankwise.errors import RankwiseError
 from rankwise.files import prepare_output
+from rankwise.inputs import check_input
 
 # Pair states in the numpy arrays (the engine's values are looked up by
 # name when crossing to C: _states_to_c, _states_from_c).
@@ -227,8 +227,7 @@ class Model:
     # ----------------------------------------------------------------- I/O
     @classmethod
     def load(cls, path: str | PathLike) -> "Model":
-        if os.path.isdir(path):
-            raise RankwiseError(f"{path}: is a directory, not a model file")
+        check_input(path)  # the C reader would block on a FIFO, and says only "read error" of a directory
         ptr = engine.ModelPtr()
         engine.check(engine.lib().rw_model_read(fspath(path).encode(), C.byref(ptr)))
         try:

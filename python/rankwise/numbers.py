@@ -29,5 +29,10 @@ def bounded_int(text: str, maximum: int) -> int:
 
 
 def shown(text: str, width: int = 24) -> str:
-    """A user's value cut for a one-line message (a 4,000-digit number is not)."""
-    return text if len(text) <= width else f"{text[:width]}... ({len(text)} characters)"
+    """A user's value for a one-line message: cut (a 4,000-digit number is
+    not), and with line breaks, control characters and undecodable bytes
+    escaped as Python would write them (a CR would rewrite the line)."""
+    cut = text if len(text) <= width else f"{text[:width]}... ({len(text)} characters)"
+    if cut.isprintable():
+        return cut
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)

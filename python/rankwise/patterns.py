@@ -594,7 +594,7 @@ class PatternSpec:
         options, parameters are called --like-this (the CLI's spelling)."""
         prefix = f"pattern '{shown(where, 80)}'" if where is not None else name
         if name not in PATTERNS:
-            raise UsageError(f"{prefix}: unknown pattern '{name}' (known: {', '.join(PATTERNS)})")
+            raise UsageError(f"{prefix}: unknown pattern '{shown(name)}' (known: {', '.join(PATTERNS)})")
         table = {p.key: p for p in PATTERNS[name].params}
         label = (lambda k: "--" + k.replace("_", "-")) if options else (lambda k: f"'{k}'")
         params = {}

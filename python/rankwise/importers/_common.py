@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import math
 import re
+import zlib
 from bisect import bisect_right
 from os import PathLike, fspath
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError, file_error
+from rankwise.inputs import read_input
 from rankwise.matrix import TEXT_MAX, CommMatrix
 from rankwise.numbers import bounded_int, shown
 
@@ -26,14 +28,15 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 # ------------------------------------------------------------------ files
-def read_lines(path: str | PathLike) -> list[str]:
+def read_lines(path: str | PathLike, data: bytes | None = None) -> list[str]:
     """The lines of a text file (UTF-8, or gzip-compressed UTF-8), without
-    their line ends. A file that is not text is refused, not guessed at."""
-    data = read_bytes(path)
+    their line ends. A file that is not text is refused, not guessed at.
+    `data`: its bytes when already read (a pipe can be read only once)."""
+    data = read_bytes(path) if data is None else data
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise file_error(path, None, f"cannot decompress: {exc} (truncated .gz file?)") from None
     try:
         text = data.decode("utf-8")
@@ -50,22 +53,17 @@ def read_lines(path: str | PathLike) -> list[str]:
 
 
 def read_bytes(path: str | PathLike) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise file_error(path, None, "is a directory") from None
-    except OSError as exc:
-        raise file_error(path, None, f"cannot open: {exc.strerror}") from None
+    return read_input(path)  # regular files and pipes; never blocks on a FIFO
 
 
-def ends_with_newline(path: str | PathLike) -> bool:
+def ends_with_newline(path: str | PathLike, data: bytes | None = None) -> bool:
     """Whether the (decompressed) file's last byte is a line end; an empty
     file counts as complete."""
-    data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):
             return False
     return not data or data.endswith((b"\n", b"\r"))
 
