@@ -167,6 +167,9 @@ def make_seeds(folder: Path) -> dict[str, bytes]:
     seeds["pattern.arg"] = b"stencil3d:grid=4x4x4,neighbours=6,periodic=1,bytes=1M"
     seeds["pattern2.arg"] = b"ring:ranks=8,bytes=64K,bidirectional=1,iterations=3"
     seeds["pattern3.arg"] = b"groups:groups=2,per_group=4,bytes=1K,link_bytes=64K"
+    seeds["slots.arg"] = b"2"
+    seeds["ranks.arg"] = b"4"
+    seeds["top.arg"] = b"10"
     return seeds
 
 
@@ -411,6 +414,18 @@ TARGETS = [
     Target("pattern spec 3", "pattern3.arg", ["pattern", "spec", "-o", "{out}", "--", "{arg}"], ".rwc"),
     Target("map --pattern", "pattern2.arg", ["map", "--pattern={arg}", "--nodelist", "n[1-8]", "--objective",
                                              "hop-bytes", "--algorithm", "greedy", "-o", "{out}"], ".txt"),
+    Target("map --slots", "slots.arg", ["map", "--matrix", "{good_rwc}", "--nodelist", "n[1-4]", "--slots={arg}",
+                                        "--objective", "hop-bytes", "-o", "{out}"], ".txt"),
+    Target("map --ranks", "ranks.arg", ["map", "--matrix", "{good_rwc}", "--model", "{good_model}", "--ranks={arg}",
+                                        "-o", "{out}"], ".txt"),
+    Target("import --ranks", "ranks.arg", ["import", "{good_rwc}", "--ranks={arg}", "-o", "{out}"], ".npz"),
+    Target("show --top", "top.arg", ["show", "{good_model}", "--top={arg}"]),
+    Target("optimize --matrix", "matrix.rwc", ["optimize", "--sim", "{good_platform}", "--model", "{good_model}",
+                                               "--max-age", "1e12", "--no-verify", "--out", "{folder}/opt",
+                                               "--matrix", "{in}"]),
+    Target("optimize --pattern", "pattern2.arg", ["optimize", "--sim", "{good_platform}", "--model",
+                                                  "{good_model}", "--max-age", "1e12", "--no-verify", "--out",
+                                                  "{folder}/opt", "--pattern={arg}"]),
     Target("platform xml", "platform.xml", [], reader="platform"),
     Target("platform xml cluster", "cluster.xml", [], reader="platform"),
     *[Target(f"launcher {fmt}", f"launcher.{fmt}", [], reader=f"launcher:{fmt}")
@@ -513,7 +528,8 @@ def _prepare(case: Case, folder: Path) -> tuple[list[str], Path | None, Path]:
         elif case.output == "missing-folder":
             out = folder / "new" / "deeper" / ("out" + target.out_ext)
     words = {"{in}": str(inp), "{dir}": str(inp.parent), "{arg}": arg, "{out}": str(out),
-             "{good_rwc}": str(seeds / "matrix.rwc"), "{good_model}": str(seeds / "model.rwm")}
+             "{good_rwc}": str(seeds / "matrix.rwc"), "{good_model}": str(seeds / "model.rwm"),
+             "{good_platform}": str(seeds / "platform" / "platform.xml"), "{folder}/opt": str(folder / "opt")}
     # '--nodelist={arg}': an argument starting with '-' stays a value, as a careful user would write it
     argv = [words.get(w, w) if "{arg}" not in w or w == "{arg}" else w.replace("{arg}", arg) for w in target.argv]
     (folder / "argv").write_text(repr(["rankwise", *argv]) + "\n")  # to run a finding again by hand
@@ -614,7 +630,9 @@ def _judge(o: Outcome, out: Path | None, folder: Path) -> None:
     if failed and not o.findings:
         lines = [line for line in o.stderr.split("\n") if line.strip()]
         if len(lines) != 1 or not lines[0].startswith("rankwise: error: "):
-            o.findings.append("error not one line")
+            # typer's own usage box (an option that is not an integer, say) is told apart
+            boxed = o.code == 2 and any(line.startswith("╭") for line in lines)
+            o.findings.append("error not one line" + (" (typer usage box)" if boxed else ""))
     if out is not None:
         kind = o.case.output
         if kind in ("absent", "missing-folder") and failed and os.path.lexists(out):
@@ -670,7 +688,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tracebacks: {tracebacks}")
     print(f"hangs: {hangs}")
     print(f"half-written files: {half}")
-    print(f"errors not one 'rankwise: error:' line: {not_one_line}")
+    print(f"errors not one 'rankwise: error:' line: {not_one_line} "
+          f"(of which typer usage boxes: {count('error not one line (typer')})")
     print(f"warnings printed (numpy or Python): {warnings}")
     slow = sorted(outcomes, key=lambda o: -o.seconds)[:3]
     print("slowest: " + "; ".join(f"{TARGETS[o.case.target].name} ({o.case.special or o.case.mutation}) "

@@ -47,6 +47,7 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
 
 def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int], model):
     from rankwise.allocation import expand_nodelist, read_allocation
+    from rankwise.hostfile import MAX_SLOTS
 
     if hosts is not None and nodelist is not None:
         raise UsageError("give the allocation as --hostfile FILE or --nodelist LIST, not both")
@@ -62,6 +63,8 @@ def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int],
         raise UsageError("give the allocation (--hostfile FILE or --nodelist LIST) or a --model")
     if slots is not None:
         alloc = [(h, slots) for h, _ in alloc]
+    if sum(s for _, s in alloc) > MAX_SLOTS:  # the engine counts slots in 32 bits
+        raise RankwiseError(f"the allocation offers {sum(s for _, s in alloc)} slots, more than {MAX_SLOTS}")
     return alloc
 
 
