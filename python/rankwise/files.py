@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
 
-from rankwise.errors import RankwiseError
+from rankwise.errors import RankwiseError, UsageError
 
 _TEMP = re.compile(r"\.tmp\.([0-9]{1,10})")  # what follows NAME in our temporaries
 
@@ -45,8 +45,8 @@ def prepare_output(path: str | PathLike, suffixes: Iterable[str] | None = None) 
     if suffixes is not None:
         accepted = tuple(suffixes)
         if path.suffix.lower() not in accepted:
-            raise RankwiseError(f"{path}: rankwise writes this file as {' or '.join(accepted)}; "
-                                f"'{path.suffix or 'no extension'}' is not one of them")
+            raise UsageError(f"{path}: the file must end in {' or '.join(accepted)} (rankwise writes no other "
+                             f"kind here), not {repr(path.suffix) if path.suffix else 'no extension'}")
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -55,7 +55,7 @@ def prepare_output(path: str | PathLike, suffixes: Iterable[str] | None = None) 
         raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
     if mode is not None and not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-        raise RankwiseError(f"{path}: is {kind}; rankwise writes only regular files (give a file name)")
+        raise UsageError(f"{path}: is {kind}; rankwise writes only regular files (give a file name)")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -14,11 +14,12 @@ from os import PathLike, fspath
 
 from rankwise.errors import RankwiseError
 
+# Worded as the C engine's reader words a directory (rw_open_text).
 _KINDS = (
-    (stat.S_ISDIR, "is a directory"),
-    (stat.S_ISCHR, "is a character device, not a file"),
-    (stat.S_ISBLK, "is a block device, not a file"),
-    (stat.S_ISSOCK, "is a socket, not a file"),
+    (stat.S_ISDIR, "cannot open: it is a directory, not a file"),
+    (stat.S_ISCHR, "cannot open: it is a character device, not a file"),
+    (stat.S_ISBLK, "cannot open: it is a block device, not a file"),
+    (stat.S_ISSOCK, "cannot open: it is a socket, not a file"),
 )
 
 
@@ -42,7 +43,7 @@ def read_input(path: str | PathLike, what: str = "") -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
     except IsADirectoryError:
-        raise RankwiseError(f"{fspath(path)}: is a directory") from None
+        raise RankwiseError(f"{fspath(path)}: {_KINDS[0][1]}") from None
     except OSError as exc:
         raise RankwiseError(f"{fspath(path)}: {cannot}: {exc.strerror}") from None
     try:
@@ -54,8 +55,6 @@ def read_input(path: str | PathLike, what: str = "") -> bytes:
         os.set_blocking(fd, True)  # a pipe with a writer: wait for its data, as cat would
         try:
             return f.read()
-        except IsADirectoryError:
-            raise RankwiseError(f"{fspath(path)}: is a directory") from None
         except OSError as exc:
             raise RankwiseError(f"{fspath(path)}: cannot read: {exc.strerror}") from None
 
@@ -64,6 +63,6 @@ def _check_mode(path, mode: int, pipes: bool) -> None:
     if stat.S_ISREG(mode) or (pipes and stat.S_ISFIFO(mode)):
         return
     if stat.S_ISFIFO(mode):
-        raise RankwiseError(f"{fspath(path)}: is a FIFO; this reader needs a regular file")
-    what = next((text for test, text in _KINDS if test(mode)), "is not a regular file")
+        raise RankwiseError(f"{fspath(path)}: cannot open: it is a FIFO; this reader needs a regular file")
+    what = next((text for test, text in _KINDS if test(mode)), "cannot open: it is not a regular file")
     raise RankwiseError(f"{fspath(path)}: {what}")

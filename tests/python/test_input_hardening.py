@@ -274,7 +274,7 @@ def test_output_rules_are_the_same_in_every_verb(tmp_path, ring, model_file):
 def test_prepare_output_refuses_what_is_not_a_regular_file(tmp_path):
     with pytest.raises(RankwiseError, match="is a directory"):
         prepare_output(tmp_path)
-    with pytest.raises(RankwiseError, match=r"rankwise writes this file as \.rwc or \.npz; '\.csv'"):
+    with pytest.raises(RankwiseError, match=r"must end in \.rwc or \.npz \(rankwise writes no other kind here\), not '\.csv'"):
         prepare_output(tmp_path / "m.csv", (".rwc", ".npz"))
     assert prepare_output(tmp_path / "new" / "m.rwc", (".rwc", ".npz")).parent.is_dir()
 
