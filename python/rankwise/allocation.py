@@ -8,10 +8,17 @@ import os
 import re
 from os import PathLike
 
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.hostfile import read_hostfile
+from rankwise.numbers import bounded_int, shown
 
 Allocation = list[tuple[str, int]]
+
+# Nodes in one allocation. A mapping holds N x N arrays of the network
+# (8192 nodes: 512 MiB each), and a model of more nodes could not have been
+# probed (N^2 pairs); a node list is counted against this before it is
+# expanded, so 'n[0-99999999]' is refused at once, not after minutes.
+MAX_NODES = 8192
 
 
 def read_allocation(path: str | PathLike) -> Allocation:
@@ -19,10 +26,13 @@ def read_allocation(path: str | PathLike) -> Allocation:
     ('host', 'host:N', 'host slots=N'). A host on several bare lines gains a
     slot per line (one line per rank, as machinefiles have it); listed again
     where a count is given, it is refused with 'path:line'."""
-    return read_hostfile(path)
+    hosts = read_hostfile(path)
+    if len(hosts) > MAX_NODES:
+        raise file_error(path, None, f"{len(hosts)} hosts: an allocation has at most {MAX_NODES} nodes")
+    return hosts
 
 
-_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
 
 def expand_nodelist(text: str) -> list[str]:
@@ -33,44 +43,67 @@ def expand_nodelist(text: str) -> list[str]:
     for i, c in enumerate(text + ","):
         if c == "[":
             if depth:
-                raise UsageError(f"node list '{text}': nested '['")
+                raise UsageError(f"node list '{shown(text, 80)}': nested '['")
             depth = 1
         elif c == "]":
             if not depth:
-                raise UsageError(f"node list '{text}': ']' without '['")
+                raise UsageError(f"node list '{shown(text, 80)}': ']' without '['")
             depth = 0
         elif c == "," and not depth:
             names.append(text[start:i].strip())
             start = i + 1
     if depth:
-        raise UsageError(f"node list '{text}': '[' without ']'")
+        raise UsageError(f"node list '{shown(text, 80)}': '[' without ']'")
     hosts: list[str] = []
+    split = []
     for name in names:
         if not name:
-            raise UsageError(f"node list '{text}': empty host name")
+            raise UsageError(f"node list '{shown(text, 80)}': empty host name")
         parts = re.split(r"\[([^\]]*)\]", name)  # literal, group, literal, group, ..., literal
-        choices = [[p] if k % 2 == 0 else _expand_group(p, text) for k, p in enumerate(parts)]
+        groups = [_ranges(p, text) if k % 2 else None for k, p in enumerate(parts)]
+        split.append((parts, groups))
+    # Counted before expanding: ranges hold up to 10^18 names.
+    count = 0
+    for parts, groups in split:
+        size = 1
+        for ranges in filter(None, groups):
+            size *= sum(hi - lo + 1 for lo, hi, _ in ranges)
+        count += size
+        if count > MAX_NODES:
+            raise UsageError(f"node list '{shown(text, 80)}' names more than {MAX_NODES} nodes, "
+                             "the most an allocation may have")
+    for parts, groups in split:
+        choices = [[p] if ranges is None else _expand(ranges) for p, ranges in zip(parts, groups)]
         hosts += ["".join(pick) for pick in itertools.product(*choices)]
     seen: set[str] = set()
     for h in hosts:
         if h in seen:
-            raise UsageError(f"node list '{text}': host '{h}' appears twice")
+            raise UsageError(f"node list '{shown(text, 80)}': host '{shown(h)}' appears twice")
         seen.add(h)
     return hosts
 
 
-def _expand_group(group: str, text: str) -> list[str]:
-    out: list[str] = []
+def _ranges(group: str, text: str) -> list[tuple[int, int, int]]:
+    """(lo, hi, zero-padded width) of each 'N' or 'N-M' of a bracket group."""
+    out = []
     for part in group.split(","):
         m = _RANGE.fullmatch(part.strip())
         if not m:
-            raise UsageError(f"node list '{text}': '{part}' is not N or N-M")
-        lo, hi = m.group(1), m.group(2) or m.group(1)
-        if int(hi) < int(lo):
-            raise UsageError(f"node list '{text}': range {lo}-{hi} is empty")
-        width = len(lo) if lo.startswith("0") else 0  # 'n[08-10]' keeps two digits
-        out += [str(v).zfill(width) for v in range(int(lo), int(hi) + 1)]
+            raise UsageError(f"node list '{shown(text, 80)}': '{shown(part)}' is not N or N-M")
+        lo_text, hi_text = m.group(1), m.group(2) or m.group(1)
+        try:
+            lo, hi = bounded_int(lo_text, 10**18), bounded_int(hi_text, 10**18)
+        except ValueError:
+            raise UsageError(f"node list '{shown(text, 80)}': '{shown(part)}' has more than 18 digits") from None
+        if hi < lo:
+            raise UsageError(f"node list '{shown(text, 80)}': range {lo_text}-{hi_text} is empty")
+        width = len(lo_text) if lo_text.startswith("0") else 0  # 'n[08-10]' keeps two digits
+        out.append((lo, hi, width))
     return out
+
+
+def _expand(ranges: list[tuple[int, int, int]]) -> list[str]:
+    return [str(v).zfill(width) for lo, hi, width in ranges for v in range(lo, hi + 1)]
 
 
 def allocation_from_nodelist(text: str, slots: int = 1) -> Allocation:
@@ -84,12 +117,18 @@ def parse_tasks_per_node(text: str, n_nodes: int) -> list[int]:
     """SLURM_TASKS_PER_NODE ('2(x3),1') -> [2, 2, 2, 1] for n_nodes nodes."""
     counts: list[int] = []
     for item in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", item)
+        m = re.fullmatch(r"\s*([0-9]+)(?:\(x([0-9]+)\))?\s*", item)
         if not m:
-            raise RankwiseError(f"SLURM_TASKS_PER_NODE '{text}': '{item}' is not N or N(xM)")
-        counts += [int(m.group(1))] * int(m.group(2) or 1)
+            raise RankwiseError(f"SLURM_TASKS_PER_NODE '{shown(text, 80)}': '{shown(item)}' is not N or N(xM)")
+        try:
+            tasks, repeat = bounded_int(m.group(1), MAX_NODES << 16), bounded_int(m.group(2) or "1", MAX_NODES)
+        except ValueError:
+            raise RankwiseError(f"SLURM_TASKS_PER_NODE '{shown(text, 80)}': '{shown(item)}' is out of range") from None
+        counts += [tasks] * repeat
+        if len(counts) > n_nodes:
+            break  # refused just below, before a huge repeat is built
     if len(counts) != n_nodes:
-        raise RankwiseError(f"SLURM_TASKS_PER_NODE '{text}' gives {len(counts)} nodes, the node list {n_nodes}")
+        raise RankwiseError(f"SLURM_TASKS_PER_NODE '{shown(text, 80)}' gives {len(counts)} nodes, the node list {n_nodes}")
     return counts
 
 

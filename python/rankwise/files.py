@@ -1,24 +1,129 @@
-"""Writing files safely: readers see the old content or the new one, never a part."""
+"""Writing files safely: readers see the old content or the new one, never a part.
+
+Every output rankwise writes (Python here, the C engine's models and text
+matrices alike) is a complete temporary ``NAME.tmp.PID`` renamed over NAME.
+Before writing, prepare_output() makes the rules the same for every verb's
+``-o``:
+
+- missing parent folders are created;
+- NAME must be a regular file or absent: a directory, a device (``/dev/null``),
+  a FIFO or a socket is refused, never replaced by a regular file (renaming
+  over a device node would destroy it, and writing into a FIFO would wait
+  for a reader that may never come);
+- temporaries ``NAME.tmp.PID`` left by a writer that was killed (PID no
+  longer running on this machine) are removed: they can be 150 MB.
+"""
 
 from __future__ import annotations
 
 import os
-import tempfile
+import re
+import stat
+from collections.abc import Iterable
 from os import PathLike
 from pathlib import Path
+
+from rankwise.errors import RankwiseError, UsageError
+
+_TEMP = re.compile(r"\.tmp\.([0-9]{1,10})")  # what follows NAME in our temporaries
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def prepare_output(path: str | PathLike, suffixes: Iterable[str] | None = None) -> Path:
+    """Check that `path` may be written as a new regular file, create its
+    folder, and clean up stale temporaries of earlier writes to it.
+    With `suffixes` (e.g. ('.rwc', '.npz')), any other extension is refused:
+    a file format is never chosen silently for a name that says another."""
+    path = Path(path)
+    if suffixes is not None:
+        accepted = tuple(suffixes)
+        if path.suffix.lower() not in accepted:
+            raise UsageError(f"{path}: the file must end in {' or '.join(accepted)} (rankwise writes no other "
+                             f"kind here), not {repr(path.suffix) if path.suffix else 'no extension'}")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise UsageError(f"{path}: is {kind}; rankwise writes only regular files (give a file name)")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RankwiseError(f"{path.parent}: cannot create the folder: {exc.strerror}") from None
+    remove_stale_temporaries(path)
+    return path
+
+
+def temporary_name(path: str | PathLike) -> Path:
+    """NAME.tmp.PID: the name every rankwise writer gives its temporary."""
+    path = Path(path)
+    return path.with_name(f"{path.name}.tmp.{os.getpid()}")
+
+
+def remove_stale_temporaries(path: str | PathLike) -> list[Path]:
+    """Remove NAME.tmp.PID files next to `path` whose PID is not running:
+    only our own naming, only regular files, never a live writer's."""
+    path = Path(path)
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    prefix = path.name
+    for entry in entries:
+        if not entry.name.startswith(prefix):
+            continue
+        m = _TEMP.fullmatch(entry.name[len(prefix):])
+        if not m or _running(int(m.group(1))):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            pass  # not ours to remove after all (permissions): leave it
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid < 2**31  # PermissionError: it exists, owned by someone else
+    return True
 
 
 def write_atomic(path: str | PathLike, data: str | bytes) -> None:
     """Write a file so that readers see either the old or the new content, never a part."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = prepare_output(path)
     raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = temporary_name(path)
+    try:
+        # 0666 & ~umask, as for any file a user creates: these files are meant to be shared
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    except OSError as exc:
+        raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these files are meant to be shared
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise RankwiseError(f"{path}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from os import PathLike
-from pathlib import Path
 
 from rankwise.errors import RankwiseError, file_error
 from rankwise.files import write_atomic
+from rankwise.inputs import read_input
+from rankwise.numbers import OutOfRange, bounded_int, shown
 
 Hosts = list[tuple[str, int]]
 
-_INT = re.compile(r"[+-]?[0-9]+")  # int() alone would also take '1_0' and other digits
+# Slots per host and in all: no job has more ranks than a matrix may hold
+# (2^26), and the engine counts slots in 32-bit integers.
+MAX_SLOTS = 1 << 26
 
 
 def read_hostfile(path: str | PathLike) -> Hosts:
@@ -24,9 +26,7 @@ def read_hostfile(path: str | PathLike) -> Hosts:
     either line gives a slot count is an error.
     """
     try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise file_error(path, None, f"cannot read hostfile: {e.strerror}") from None
+        text = read_input(path, "hostfile").decode()
     except UnicodeDecodeError:
         raise file_error(path, None, "hostfile is not text") from None
 
@@ -39,15 +39,15 @@ def read_hostfile(path: str | PathLike) -> Hosts:
             continue
         name, colon, count = tokens[0].partition(":")
         if not name:
-            raise file_error(path, lineno, f"missing host name in '{tokens[0]}'")
+            raise file_error(path, lineno, f"missing host name in '{shown(tokens[0])}'")
         slots = _positive(count, "slot count", path, lineno) if colon else 1
         max_slots = None
         for tok in tokens[1:]:
             key, eq, value = tok.partition("=")
             if not eq or key not in ("slots", "max_slots", "max-slots"):
-                raise file_error(path, lineno, f"unexpected '{tok}' (expected slots=N or max_slots=N)")
+                raise file_error(path, lineno, f"unexpected '{shown(tok)}' (expected slots=N or max_slots=N)")
             if colon and key == "slots":
-                raise file_error(path, lineno, f"slots given twice for host '{name}'")
+                raise file_error(path, lineno, f"slots given twice for host '{shown(name)}'")
             if key == "slots":
                 slots = _positive(value, "slots", path, lineno)
             else:
@@ -58,7 +58,7 @@ def read_hostfile(path: str | PathLike) -> Hosts:
         if name in first_line:
             if counted or explicit[name]:
                 raise file_error(
-                    path, lineno, f"duplicate host '{name}' (first listed on line {first_line[name]}); use slots=N"
+                    path, lineno, f"duplicate host '{shown(name)}' (first listed on line {first_line[name]}); use slots=N"
                 )
             k = next(k for k, (h, _) in enumerate(hosts) if h == name)
             hosts[k] = (name, hosts[k][1] + 1)
@@ -68,13 +68,20 @@ def read_hostfile(path: str | PathLike) -> Hosts:
         hosts.append((name, slots))
     if not hosts:
         raise file_error(path, None, "no host in hostfile")
+    if sum(slots for _, slots in hosts) > MAX_SLOTS:
+        raise file_error(path, None, f"the hosts offer more than {MAX_SLOTS} slots in all")
     return hosts
 
 
 def _positive(text: str, what: str, path: str | PathLike, line: int) -> int:
-    if not _INT.fullmatch(text):
-        raise file_error(path, line, f"{what} '{text}' is not an integer")
-    value = int(text)
+    try:
+        value = bounded_int(text, MAX_SLOTS)
+    except OutOfRange:
+        if text.startswith("-"):
+            raise file_error(path, line, f"{what} must be positive, got {shown(text)}") from None
+        raise file_error(path, line, f"{what} {shown(text)} is more than {MAX_SLOTS}") from None
+    except ValueError:
+        raise file_error(path, line, f"{what} '{shown(text)}' is not an integer") from None
     if value <= 0:
         raise file_error(path, line, f"{what} must be positive, got {value}")
     return value

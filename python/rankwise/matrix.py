@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes as C
 import os
-import zipfile
 from os import PathLike, fspath
 from pathlib import Path
 
@@ -20,8 +19,12 @@ import numpy as np
 
 from rankwise import engine
 from rankwise.errors import RankwiseError
+from rankwise.files import prepare_output, temporary_name
+from rankwise.inputs import check_input
+from rankwise.numbers import bounded_int, shown
 
 NPZ_FORMAT = "rankwise-matrix 1"
+MATRIX_SUFFIXES = (".rwc", ".npz")  # what a verb's -o may name: the text format or numpy's
 TEXT_MAX = 255  # bytes of source / pattern, as in the C struct
 DENSE_MAX_RANKS = 8192  # to_dense(): 8192^2 int64 is already 512 MiB
 
@@ -162,10 +165,20 @@ class CommMatrix:
         what = f", pattern={self.pattern!r}" if self.pattern else ""
         return f"CommMatrix(n_ranks={self.n_ranks}, nnz={self.nnz}, total_bytes={self.total_bytes}{what})"
 
+    def require_traffic(self, where: str) -> "CommMatrix":
+        """self, or an error when it holds no bytes at all: mapping needs
+        traffic, and an all-zero profile is what an application that
+        failed but exited 0 leaves behind."""
+        if self.total_bytes == 0:
+            raise RankwiseError(f"{where}: the matrix holds no traffic ({self.nnz} pairs, 0 bytes): "
+                                "nothing to map (did the application fail?)", exit_code=1)
+        return self
+
     # ----------------------------------------------------------------- I/O
     @classmethod
     def load(cls, path: str | PathLike) -> "CommMatrix":
         """Read a matrix: ``.npz`` with numpy, anything else as the text format (C engine)."""
+        check_input(path)  # numpy and the C reader would block on a FIFO
         if _is_npz(path):
             return _load_npz(path)
         so = engine.matrix_lib()
@@ -184,6 +197,7 @@ class CommMatrix:
             _check_text("pattern", self.pattern)
         except RankwiseError as exc:
             raise RankwiseError(f"{fspath(path)}: cannot write: {exc}") from None
+        prepare_output(path)
         if _is_npz(path):
             _save_npz(self, path)
             return
@@ -299,7 +313,7 @@ def _save_npz(m: CommMatrix, path) -> None:
     created with the usual 0666 & ~umask (mkstemp's 0600 would differ from
     the text files)."""
     path = Path(path)
-    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
+    tmp = temporary_name(path)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     except OSError as exc:
@@ -313,6 +327,9 @@ def _save_npz(m: CommMatrix, path) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise RankwiseError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _load_npz(path) -> CommMatrix:
@@ -321,21 +338,48 @@ def _load_npz(path) -> CommMatrix:
             data = {k: z[k] for k in z.files}
     except FileNotFoundError:
         raise RankwiseError(f"{path}: cannot open: No such file or directory") from None
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise RankwiseError(f"{path}: not a numpy .npz file ({exc})") from None
-    fmt = str(data.get("format", ""))
+    except PermissionError:
+        raise RankwiseError(f"{path}: cannot open: Permission denied") from None
+    except EOFError:  # numpy's answer to an empty file
+        raise RankwiseError(f"{path}: not a numpy .npz file (the file is empty)") from None
+    except Exception as exc:  # noqa: BLE001 - numpy and zipfile raise many kinds on a damaged archive
+        raise RankwiseError(f"{path}: not a numpy .npz file ({type(exc).__name__}: {_first_line(exc)})") from None
+    if not isinstance(data, dict):
+        raise RankwiseError(f"{path}: a single numpy array (.npy), not a rankwise .npz matrix")
+    fmt = _npz_text(path, data, "format")
     kind, _, version = fmt.partition(" ")
-    if kind != "rankwise-matrix" or not version.isdigit():
+    try:
+        number = bounded_int(version, 1 << 31) if kind == "rankwise-matrix" else None
+    except ValueError:
+        number = None if not version.isascii() or not version.isdigit() else 1 << 31
+    if number is None:
         raise RankwiseError(f"{path}: not a rankwise communication matrix (no 'format' entry "
                             f"'{NPZ_FORMAT}')")
-    if int(version) > 1:
-        raise RankwiseError(f"{path}: matrix format version {version} is newer than this rankwise (1)")
+    if number > 1:
+        raise RankwiseError(f"{path}: matrix format version {shown(version)} is newer than this rankwise (1)")
     missing = [k for k in ("n_ranks", "src", "dst", "msgs", "bytes") if k not in data]
     if missing:
         raise RankwiseError(f"{path}: no '{missing[0]}' array")
+    n_ranks = data["n_ranks"]
+    if n_ranks.shape != () or n_ranks.dtype.kind not in "iu":
+        raise RankwiseError(f"{path}: 'n_ranks' must be one integer, got {n_ranks.dtype} of shape {n_ranks.shape}")
     try:
-        return CommMatrix(data["n_ranks"].item(), data["src"], data["dst"], data["msgs"],
-                          data["bytes"], source=str(data.get("source", "")),
-                          pattern=str(data.get("pattern", "")))
+        return CommMatrix(n_ranks.item(), data["src"], data["dst"], data["msgs"],
+                          data["bytes"], source=_npz_text(path, data, "source"),
+                          pattern=_npz_text(path, data, "pattern"))
     except RankwiseError as exc:
         raise RankwiseError(f"{path}: {exc}") from None
+
+
+def _npz_text(path, data: dict, key: str) -> str:
+    """A text entry of an .npz: one string (absent: empty)."""
+    value = data.get(key)
+    if value is None:
+        return ""
+    if value.shape != () or value.dtype.kind != "U":
+        raise RankwiseError(f"{path}: '{key}' must be one string, got {value.dtype} of shape {value.shape}")
+    return str(value)
+
+
+def _first_line(exc: BaseException) -> str:
+    return shown(str(exc).splitlines()[0] if str(exc) else "damaged", 80)

@@ -14,6 +14,8 @@ import numpy as np
 
 from rankwise import engine
 from rankwise.errors import RankwiseError
+from rankwise.files import prepare_output
+from rankwise.inputs import check_input
 
 # Pair states in the numpy arrays (the engine's values are looked up by
 # name when crossing to C: _states_to_c, _states_from_c).
@@ -191,7 +193,7 @@ class Model:
     def _from_c(cls, ptr: engine.ModelPtr) -> "Model":
         m = ptr.contents
         n, k = m.n_nodes, m.n_sizes
-        names = [m.node_names[i].decode() for i in range(n)]
+        names = [_node_name(m.node_names[i], i) for i in range(n)]
         model = cls.empty(names, _view(m.sizes, (k,)).copy(), _view(m.ranks_per_node, (n,)).copy())
         st = m.settings
         model.settings = Settings(
@@ -225,10 +227,13 @@ class Model:
     # ----------------------------------------------------------------- I/O
     @classmethod
     def load(cls, path: str | PathLike) -> "Model":
+        check_input(path)  # the C reader would block on a FIFO, and says only "read error" of a directory
         ptr = engine.ModelPtr()
         engine.check(engine.lib().rw_model_read(fspath(path).encode(), C.byref(ptr)))
         try:
             return cls._from_c(ptr)
+        except RankwiseError as exc:
+            raise RankwiseError(f"{path}: {exc}") from None
         finally:
             engine.lib().rw_model_free(ptr)
 
@@ -236,6 +241,7 @@ class Model:
         """Write atomically (the engine renames a complete temporary file);
         refused, naming the file, when the model breaks a rule of the format
         (rw_model_check: the file would not read back)."""
+        prepare_output(path)
         try:
             ptr = self._to_c()
         except RankwiseError as exc:
@@ -296,6 +302,15 @@ _STAT_DTYPE = np.dtype(
         "itemsize": C.sizeof(engine.Stat),
     }
 )
+
+
+def _node_name(raw: bytes, i: int) -> str:
+    """A node name from C: UTF-8, or an error (a name with replaced bytes
+    would go to a hostfile as a host that does not exist)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RankwiseError(f"the name of node {i} ({raw!r}) is not UTF-8") from None
 
 
 def _view(ptr, shape) -> np.ndarray:

@@ -356,6 +356,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         traffic = CommMatrix.load(tpath)
         where = f"profile of {app}"
         written.append(("traffic", tpath))
+    traffic.require_traffic(where)
     if ranks is not None and ranks != traffic.n_ranks:
         raise UsageError(f"--ranks {ranks}: the traffic ({where}) has {traffic.n_ranks} ranks")
     console.print(f"[bold]2/4 traffic[/bold]  {escape(where)}: {traffic.n_ranks} ranks, {traffic.nnz} pairs, "

@@ -24,6 +24,7 @@ import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError
 from rankwise.matrix import CommMatrix
+from rankwise.numbers import bounded_int, shown
 
 INT64_MAX = 2**63 - 1
 MAX_ENTRIES = 1 << 25  # 33.5 M pairs, ~1 GiB while building: beyond that, a typo
@@ -40,7 +41,7 @@ def parse_size(text: str) -> int:
     match = _SIZE_RE.fullmatch(text.strip())
     if not match:
         raise ValueError(text)
-    value = int(match.group(1)) << (10 * _UNITS[match.group(2).lower()])
+    value = bounded_int(match.group(1), INT64_MAX) << (10 * _UNITS[match.group(2).lower()])
     if value > INT64_MAX:
         raise ValueError(text)
     return value
@@ -591,18 +592,18 @@ class PatternSpec:
         """Type-check text values by the pattern's parameter table. Errors
         start with `where` (the spec text) or the pattern name; with
         options, parameters are called --like-this (the CLI's spelling)."""
-        prefix = f"pattern '{where}'" if where is not None else name
+        prefix = f"pattern '{shown(where, 80)}'" if where is not None else name
         if name not in PATTERNS:
-            raise UsageError(f"{prefix}: unknown pattern '{name}' (known: {', '.join(PATTERNS)})")
+            raise UsageError(f"{prefix}: unknown pattern '{shown(name)}' (known: {', '.join(PATTERNS)})")
         table = {p.key: p for p in PATTERNS[name].params}
         label = (lambda k: "--" + k.replace("_", "-")) if options else (lambda k: f"'{k}'")
         params = {}
         for key, text in fields.items():
             if key not in table:
                 raise UsageError(f"{prefix}: unknown parameter {label(key)} "
-                                 f"(known: {', '.join(table)})")
+                                    f"(known: {', '.join(table)})")
             params[key] = _parse_value(table[key], text, lambda msg: UsageError(
-                f"{prefix}: {label(key)} {msg}, got '{text}'"))
+                f"{prefix}: {label(key)} {msg}, got '{shown(text)}'"))
         for p in table.values():
             if p.default is _REQUIRED and p.key not in params:
                 raise UsageError(f"{prefix}: {label(p.key)} is required")
@@ -617,9 +618,15 @@ def _parse_value(p: Param, text: str, error):
     if p.kind == "count":
         if p.words and text not in p.words:
             raise error(f"must be {' or '.join(p.words)}")
-        if not (text.isascii() and text.isdigit()) or int(text) < p.minimum:
+        if not (text.isascii() and text.isdigit()):
             raise error(f"must be an integer >= {p.minimum}")
-        return int(text)
+        try:
+            value = bounded_int(text, INT64_MAX)
+        except ValueError:
+            raise error(f"must be an integer from {p.minimum} to {INT64_MAX}") from None
+        if value < p.minimum:
+            raise error(f"must be an integer >= {p.minimum}")
+        return value
     if p.kind == "size":
         try:
             return parse_size(text)
@@ -628,9 +635,13 @@ def _parse_value(p: Param, text: str, error):
     if p.kind in ("dims2", "dims3"):
         parts = text.lower().split("x")
         ndims = int(p.kind[-1])
-        if len(parts) != ndims or not all(s.isascii() and s.isdigit() and int(s) >= 1 for s in parts):
+        try:
+            dims = tuple(bounded_int(s, INT64_MAX) if s.isascii() and s.isdigit() else 0 for s in parts)
+        except ValueError:
+            raise error(f"must be {ndims} integers from 1 to {INT64_MAX} joined by 'x'") from None
+        if len(parts) != ndims or min(dims) < 1:
             raise error(f"must be {ndims} integers >= 1 joined by 'x' (e.g. {'x'.join(['64'] * ndims)})")
-        return tuple(int(s) for s in parts)
+        return dims
     if p.kind == "flag":
         if text.lower() not in _FLAGS:
             raise error("must be 0 or 1")
@@ -656,10 +667,10 @@ def parse_pattern_spec(text: str) -> PatternSpec:
     for item in rest.split(",") if rest.strip() else []:
         key, eq, value = (s.strip() for s in item.partition("="))
         if not eq or not key or not value:
-            raise UsageError(f"pattern '{text}': '{item.strip()}' is not KEY=VALUE")
+            raise UsageError(f"pattern '{shown(text, 80)}': '{shown(item.strip())}' is not KEY=VALUE")
         key = _ALIASES.get(key, key)
         if key in fields:
-            raise UsageError(f"pattern '{text}': '{key}' given twice")
+            raise UsageError(f"pattern '{shown(text, 80)}': '{shown(key)}' given twice")
         fields[key] = value
     return PatternSpec.from_fields(name.strip(), fields, where=text)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from rankwise import launch, paths
 from rankwise.errors import RankwiseError
+from rankwise.files import prepare_output
 from rankwise.model import MISSING, Model
 from rankwise.hostfile import read_hostfile, write_hostfile
 
@@ -93,7 +94,7 @@ def probe_sim(
     from rankwise.sim.hosts import rank_hosts  # here: probing a real cluster needs no simulator
 
     # smpirun runs in a temporary directory: every path it is given is absolute.
-    platform, output = Path(platform).resolve(), Path(output).resolve()
+    platform, output = Path(platform).resolve(), prepare_output(Path(output).resolve())
     lines = rank_hosts(platform, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, min_nodes=2)
     return _run_sim(platform, output, options, lines, len(set(lines)), show_progress)
 
@@ -129,7 +130,7 @@ def probe_launcher(
     A rank that stops answering costs its pairs, not the run: once the model
     is written the job is ended if it does not end by itself, and `warn`
     (default: a 'rankwise: warning:' line on stderr) says what was missing."""
-    output = Path(output).resolve()
+    output = prepare_output(Path(output).resolve())  # refused or its folder made before probing
     words = launch.parse_launcher(launcher)
     if hostfile is not None:
         read_hostfile(hostfile)

@@ -223,14 +223,10 @@ def _failure(result: launch.RunResult, app: str) -> RankwiseError:
 
 
 def _check_output(output: Path) -> Path:
-    output = output.resolve()
-    if output.suffix not in (".rwc", ".npz"):
-        raise UsageError(f"{output}: the matrix file must end in .rwc or .npz")
-    if output.is_dir():
-        raise RankwiseError(f"{output} is a folder")
-    if not output.parent.is_dir():
-        raise RankwiseError(f"{output.parent}: no such folder")
-    return output
+    from rankwise.files import prepare_output
+    from rankwise.matrix import MATRIX_SUFFIXES
+
+    return prepare_output(output.resolve(), MATRIX_SUFFIXES)  # the same -o rules as every verb
 
 
 def _prepare_output(output: Path) -> tuple[Path, Path]:

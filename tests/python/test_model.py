@@ -90,11 +90,11 @@ def test_load_errors_are_one_line_with_file_and_line(tmp_path):
         Model.load(tmp_path / "absent.rwm")
 
 
-def test_save_into_missing_directory_fails_cleanly(tmp_path):
+def test_save_creates_missing_folders_as_every_writer_does(tmp_path):
     m, _, _ = synthetic(n=5)
-    with pytest.raises(RankwiseError, match="cannot write"):
-        m.save(tmp_path / "nope" / "m.rwm")
-    assert not (tmp_path / "nope").exists()
+    m.save(tmp_path / "nope" / "m.rwm")  # -o behaves alike everywhere: missing folders are made
+    assert Model.load(tmp_path / "nope" / "m.rwm").equals(m)
+    assert sorted(p.name for p in (tmp_path / "nope").iterdir()) == ["m.rwm"]
 
 
 def test_binding_refuses_an_engine_of_another_abi(monkeypatch):

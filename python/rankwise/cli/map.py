@@ -15,7 +15,8 @@ import numpy as np
 import typer
 from rich.markup import escape
 
-from rankwise.errors import UsageError
+from rankwise.errors import RankwiseError, UsageError
+from rankwise.files import prepare_output
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
 
@@ -30,6 +31,7 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
     if (pattern is None) == (matrix is None):
         raise UsageError("give the traffic as --pattern SPEC or --matrix FILE (one of them)")
     m = generate(pattern) if pattern is not None else CommMatrix.load(matrix)
+    m.require_traffic(str(matrix) if matrix is not None else f"pattern '{pattern}'")
     if ranks is None or ranks == m.n_ranks:
         return m
     if ranks < 1:
@@ -45,6 +47,7 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
 
 def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int], model):
     from rankwise.allocation import expand_nodelist, read_allocation
+    from rankwise.hostfile import MAX_SLOTS
 
     if hosts is not None and nodelist is not None:
         raise UsageError("give the allocation as --hostfile FILE or --nodelist LIST, not both")
@@ -60,6 +63,8 @@ def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int],
         raise UsageError("give the allocation (--hostfile FILE or --nodelist LIST) or a --model")
     if slots is not None:
         alloc = [(h, slots) for h, _ in alloc]
+    if sum(s for _, s in alloc) > MAX_SLOTS:  # the engine counts slots in 32 bits
+        raise RankwiseError(f"the allocation offers {sum(s for _, s in alloc)} slots, more than {MAX_SLOTS}")
     return alloc
 
 
@@ -104,6 +109,7 @@ def map_command(
     if not 0 <= min_gain < 1:
         raise UsageError(f"--min-gain must be in [0, 1), got {min_gain}")
 
+    out = prepare_output(output or Path(DEFAULT_OUTPUT[fmt]))  # before any work: -o as in every verb
     traffic = _traffic(pattern, matrix, ranks)
     model = Model.load(model_path) if model_path is not None else None
     alloc = _hosts(hosts, nodelist, slots, model)
@@ -123,7 +129,6 @@ def map_command(
     result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
                        seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain)
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
-    out = output or Path(DEFAULT_OUTPUT[fmt])
     write_placement(placement, fmt, out, app=app_cmd)
 
     print_prediction(traffic, network, result, objective, console)

@@ -14,6 +14,8 @@ from typing import Optional
 
 import typer
 
+from rankwise.files import prepare_output
+from rankwise.matrix import MATRIX_SUFFIXES
 from rankwise.report.matrix import show_summary
 
 pattern_app = typer.Typer(
@@ -35,6 +37,7 @@ def _flag(value: Optional[bool]) -> Optional[str]:
 def _make(name: str, output: Path, **options: Optional[str]) -> None:
     from rankwise.patterns import PatternSpec, generate
 
+    prepare_output(output, MATRIX_SUFFIXES)  # before generating: a wrong name costs nothing
     fields = {key: value for key, value in options.items() if value is not None}
     matrix = generate(PatternSpec.from_fields(name, fields, options=True))
     matrix.save(output)
@@ -171,6 +174,7 @@ def from_spec(
     """Generate a matrix from a pattern spec (grammar: docs/formats.md)."""
     from rankwise.patterns import generate
 
+    prepare_output(output, MATRIX_SUFFIXES)
     matrix = generate(spec)
     matrix.save(output)
     show_summary(matrix, output, console)

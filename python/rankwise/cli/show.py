@@ -9,10 +9,12 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
+from rankwise.errors import RankwiseError
+from rankwise.inputs import check_input
 
 
 def _is_matrix(path: Path) -> bool:
-    if path.suffix == ".npz":
+    if path.suffix in (".npz", ".rwc"):
         return True
     try:
         with open(path, "rb") as f:
@@ -31,6 +33,9 @@ def show_command(
     from rankwise.plots import plot_matrix, plot_model
     from rankwise.report.model import render, summarize
 
+    if model_path.is_dir():
+        raise RankwiseError(f"{model_path}: is a directory; give a model (.rwm) or a matrix (.rwc, .npz)")
+    check_input(model_path)  # before peeking at its first bytes: a FIFO would block
     if _is_matrix(model_path):
         from rankwise.report.matrix import show_summary
         from rankwise.matrix import CommMatrix

@@ -112,10 +112,11 @@ def _detect(path) -> tuple[str, list[str] | None]:
         if openmpi.is_glob(fspath(path)):
             return "openmpi", None
         raise file_error(path, None, "cannot open: No such file or directory")
-    if read_bytes(path)[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+    data = read_bytes(path)
+    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return "npz", None
     try:
-        lines = read_lines(path)
+        lines = read_lines(path, data)
     except RankwiseError as exc:
         raise RankwiseError(f"{exc}: cannot tell its format (known: {_known()})") from None
     first = next((line.strip() for line in lines if line.strip()), "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import math
 import re
+import zlib
 from bisect import bisect_right
 from os import PathLike, fspath
 from pathlib import Path
@@ -17,7 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError, file_error
+from rankwise.inputs import read_input
 from rankwise.matrix import TEXT_MAX, CommMatrix
+from rankwise.numbers import bounded_int, shown
 
 INT64_MAX = 2**63 - 1
 MAX_RANKS = 1 << 26  # RW_MATRIX_MAX_RANKS of the engine
@@ -25,14 +28,15 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 # ------------------------------------------------------------------ files
-def read_lines(path: str | PathLike) -> list[str]:
+def read_lines(path: str | PathLike, data: bytes | None = None) -> list[str]:
     """The lines of a text file (UTF-8, or gzip-compressed UTF-8), without
-    their line ends. A file that is not text is refused, not guessed at."""
-    data = read_bytes(path)
+    their line ends. A file that is not text is refused, not guessed at.
+    `data`: its bytes when already read (a pipe can be read only once)."""
+    data = read_bytes(path) if data is None else data
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise file_error(path, None, f"cannot decompress: {exc} (truncated .gz file?)") from None
     try:
         text = data.decode("utf-8")
@@ -49,22 +53,17 @@ def read_lines(path: str | PathLike) -> list[str]:
 
 
 def read_bytes(path: str | PathLike) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise file_error(path, None, "is a directory") from None
-    except OSError as exc:
-        raise file_error(path, None, f"cannot open: {exc.strerror}") from None
+    return read_input(path)  # regular files and pipes; never blocks on a FIFO
 
 
-def ends_with_newline(path: str | PathLike) -> bool:
+def ends_with_newline(path: str | PathLike, data: bytes | None = None) -> bool:
     """Whether the (decompressed) file's last byte is a line end; an empty
     file counts as complete."""
-    data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):
             return False
     return not data or data.endswith((b"\n", b"\r"))
 
@@ -108,12 +107,15 @@ def parse_rank(path, line: int, text: str, what: str = "rank", base: int = 0) ->
     """A rank written as decimal digits (base 1 for Matrix Market), as a
     0-based int."""
     if not _INT_RE.fullmatch(text):
-        raise file_error(path, line, f"{what} '{text}' is not a whole number")
-    value = int(text) - base
+        raise file_error(path, line, f"{what} '{shown(text)}' is not a whole number")
+    try:
+        value = bounded_int(text, MAX_RANKS + base) - base
+    except ValueError:
+        value = MAX_RANKS  # refused just below, without converting thousands of digits
     if value < 0:
         raise file_error(path, line, f"{what} {text} is below {base}")
     if value >= MAX_RANKS:
-        raise file_error(path, line, f"{what} {text} is beyond the {MAX_RANKS} ranks a matrix may hold")
+        raise file_error(path, line, f"{what} {shown(text)} is beyond the {MAX_RANKS} ranks a matrix may hold")
     return value
 
 
@@ -122,15 +124,16 @@ def parse_count(path, line: int, text: str, what: str) -> int:
     digits, or as a number with a fraction or exponent whose value is whole
     ('1e6', '2048.0'): tools that write floats are common."""
     if _INT_RE.fullmatch(text):
-        value = int(text)
-    else:
-        value = parse_float(path, line, text, what)
-        if value != math.floor(value):
-            raise file_error(path, line, f"{what} {text} is not a whole number")
-        value = int(value)
+        try:
+            return bounded_int(text, INT64_MAX)
+        except ValueError:
+            raise file_error(path, line, f"{what} {shown(text)} does not fit in 64 bits") from None
+    value = parse_float(path, line, text, what)
+    if value != math.floor(value):
+        raise file_error(path, line, f"{what} {shown(text)} is not a whole number")
     if value > INT64_MAX:
-        raise file_error(path, line, f"{what} {text} does not fit in 64 bits")
-    return value
+        raise file_error(path, line, f"{what} {shown(text)} does not fit in 64 bits")
+    return int(value)
 
 
 def parse_float(path, line: int, text: str, what: str) -> float:
@@ -138,13 +141,13 @@ def parse_float(path, line: int, text: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise file_error(path, line, f"{what} '{text}' is not a number") from None
+        raise file_error(path, line, f"{what} '{shown(text)}' is not a number") from None
     if math.isnan(value):
         raise file_error(path, line, f"{what} is NaN")
     if math.isinf(value):
         raise file_error(path, line, f"{what} is infinite")
     if value < 0:
-        raise file_error(path, line, f"{what} {text} is negative")
+        raise file_error(path, line, f"{what} {shown(text)} is negative")
     return value
 
 
@@ -153,7 +156,10 @@ def check_ranks_option(n_ranks) -> int | None:
     if n_ranks is None:
         return None
     if isinstance(n_ranks, str) and _INT_RE.fullmatch(n_ranks.strip()):
-        value = int(n_ranks)
+        try:
+            value = bounded_int(n_ranks.strip(), MAX_RANKS)
+        except ValueError:
+            raise RankwiseError(f"--ranks must be in [1, {MAX_RANKS}], got {shown(n_ranks.strip())}") from None
     elif isinstance(n_ranks, (int, np.integer)) and not isinstance(n_ranks, bool):
         value = int(n_ranks)
     else:

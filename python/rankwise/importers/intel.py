@@ -50,18 +50,22 @@ from rankwise.importers._common import (
     job_size,
     parse_count,
     parse_float,
+    parse_rank,
     read_lines,
     source_text,
 )
 from rankwise.matrix import CommMatrix
+from rankwise.numbers import shown
 
 NAME = "intel"
 MB = 1 << 20  # Intel MPI's "MB"
 NOTE = "point-to-point Data Transfers only; collective volumes have no destinations: not imported"
 
 PROCESS_RE = re.compile(r"~+\s*Process\s+(\d+)\s+of\s+(\d+)\b.*")
-_ROW = re.compile(r"(\d+)\s*(?:-->|->|=>)?\s*(\d+)\s+(\S+)\s+(\S+)")
-_TOTALS = re.compile(r"Totals?\s*:?\s+(\S+)\s+(\S+)", re.IGNORECASE)
+# SRC and DST apart by an arrow or blanks (with both optional, a run of
+# digits could be cut anywhere: quadratic on a long line, and ambiguous)
+_ROW = re.compile(r"(\d+)(?:\s*(?:-->|->|=>)\s*|\s+)(\d+)\s+(\S+)\s+(\S+)")
+_TOTALS = re.compile(r"Totals?(?:\s*:\s*|\s+)(\S+)\s+(\S+)", re.IGNORECASE)  # no two adjacent \s*: quadratic
 _IPM_COMMAND = re.compile(r"#\s*command\s*:", re.IGNORECASE)
 
 
@@ -104,7 +108,8 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
         if section:
             if state != "out":
                 raise _cut(path, no, current, table_line)
-            p, size = int(section.group(1)), int(section.group(2))
+            p = parse_rank(path, no, section.group(1), "process")
+            size = parse_count(path, no, section.group(2), "process count")
             if job is None:
                 job = job_size(path, n_ranks, size, "the statistics are of", no)
                 trip = Triplets(job)
@@ -146,9 +151,10 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
             else:
                 row = _ROW.fullmatch(text)
                 if not row:
-                    raise file_error(path, no, f"'{text}' is not a row 'SRC --> DST AMOUNT(MB) TRANSFERS' "
+                    raise file_error(path, no, f"'{shown(text, 60)}' is not a row 'SRC --> DST AMOUNT(MB) TRANSFERS' "
                                                f"of the Data Transfers table of process {current}")
-                src, dst = int(row.group(1)), int(row.group(2))
+                src = parse_rank(path, no, row.group(1), "source process")
+                dst = parse_rank(path, no, row.group(2), "destination process")
                 if src != current:
                     raise file_error(path, no, f"a row from process {src} in the table of process {current}")
                 mb = parse_float(path, no, row.group(3), "amount (MB)")
@@ -161,7 +167,7 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
         totals = _TOTALS.fullmatch(text)
         if not totals:
             raise file_error(path, no, f"expected the Totals line of the Data Transfers table of process "
-                                       f"{current}, got '{text}'")
+                                       f"{current}, got '{shown(text, 60)}'")
         total_mb = parse_float(path, no, totals.group(1), "total amount (MB)")
         total_n = parse_count(path, no, totals.group(2), "total transfer count")
         # Every amount has 7 significant digits: a relative error of 5e-7 each.

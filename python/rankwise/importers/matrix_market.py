@@ -30,6 +30,7 @@ from rankwise.importers._common import (
     source_text,
 )
 from rankwise.matrix import CommMatrix
+from rankwise.numbers import shown
 
 NAME = "mtx"
 BANNER = "%%matrixmarket"
@@ -44,12 +45,12 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
         raise file_error(path, 1, "expected '%%MatrixMarket matrix FORMAT FIELD SYMMETRY'")
     fmt, field, symmetry = (h.lower() for h in head[2:])
     if fmt not in ("coordinate", "array"):
-        raise file_error(path, 1, f"format '{head[2]}' is not coordinate or array")
+        raise file_error(path, 1, f"format '{shown(head[2])}' is not coordinate or array")
     if field not in ("integer", "real"):
         why = "has no values" if field == "pattern" else "is not integer or real"
-        raise file_error(path, 1, f"field '{head[3]}' {why}: bytes are needed")
+        raise file_error(path, 1, f"field '{shown(head[3])}' {why}: bytes are needed")
     if symmetry not in ("general", "symmetric"):
-        raise file_error(path, 1, f"symmetry '{head[4]}' is not general or symmetric")
+        raise file_error(path, 1, f"symmetry '{shown(head[4])}' is not general or symmetric")
     if fmt == "array" and symmetry != "general":
         raise file_error(path, 1, "a symmetric array (half a dense matrix) is not supported: "
                                   "write it as coordinate or general")

@@ -63,10 +63,14 @@ from rankwise.importers._common import (
     Triplets,
     ends_with_newline,
     job_size,
+    parse_count,
+    parse_rank,
+    read_bytes,
     read_lines,
     source_text,
 )
 from rankwise.matrix import CommMatrix
+from rankwise.numbers import shown
 
 NAME = "openmpi"
 DEFAULT_KINDS = "EISR"
@@ -75,7 +79,7 @@ SECTIONS = ("# POINT TO POINT", "# OSC", "# COLLECTIVES")
 
 LINE_RE = re.compile(r"([EISRC])\s+(\d+)\s+(\d+)\s+(\d+)\s+bytes\s+(\d+)\s+msgs\s+sent(?:\s+([\d,]+))?\s*")
 _AGG_RE = re.compile(r"(O2A|A2O|A2A)\s+(\d+)\s+(\d+)\s+bytes\s+(\d+)\s+msgs\s+sent\s*")
-_D_RE = re.compile(r"D\s+(.*?)\s*procs:\s*([\d,\s]*)")
+_D_PROCS = re.compile(r"[\d,\s]*")
 RANK_FILE_RE = re.compile(r"(?P<stem>.+)\.(?P<rank>\d+)\.prof")
 
 
@@ -153,7 +157,10 @@ def _check_kinds(kinds: str | None) -> str:
     bad = [k for k in text if k not in KINDS]
     if bad or not text:
         raise UsageError(f"monitoring line kinds '{kinds}': choose among {', '.join(KINDS)} "
-                         f"(default {DEFAULT_KINDS})")
+                            f"(default {DEFAULT_KINDS})")
+    if "I" in text and "C" in text:
+        raise UsageError(f"monitoring line kinds '{kinds}': I and C count the same collective bytes "
+                            "twice (I below the PML, C above it); choose one")
     return text
 
 
@@ -203,8 +210,9 @@ def _refuse_lone_rank_file(file: Path, n_ranks: int | None) -> None:
 
 
 def _read(file: Path, rank: int | None, kinds: str, trip: Triplets) -> None:
-    lines = read_lines(file)
-    if lines and not ends_with_newline(file):
+    data = read_bytes(file)
+    lines = read_lines(file, data)
+    if lines and not ends_with_newline(file, data):
         raise file_error(file, len(lines), "the last line has no line end: truncated file?")
     sections: list[str] = []  # section headers seen in the current block
     block_line = 0
@@ -219,7 +227,7 @@ def _read(file: Path, rank: int | None, kinds: str, trip: Triplets) -> None:
             want = ("O2A", "A2O", "A2A")[3 - pending_d]
             if not agg or agg.group(1) != want:
                 raise file_error(file, no, f"expected the {want} line of the D block at line {d_line}")
-            _check_sender(file, no, rank, int(agg.group(2)))
+            _check_sender(file, no, rank, parse_rank(file, no, agg.group(2)))
             pending_d -= 1
             continue
         if text.startswith("#"):
@@ -229,27 +237,36 @@ def _read(file: Path, rank: int | None, kinds: str, trip: Triplets) -> None:
                     _check_sections(file, no - 1, sections, block_line)
                     sections, block_line = [text], no
                 elif sections != list(SECTIONS[:k]):
-                    raise file_error(file, no, f"'{text}' out of order (after "
+                    raise file_error(file, no, f"'{shown(text)}' out of order (after "
                                                f"{', '.join(sections) or 'nothing'})")
                 else:
                     sections.append(text)
             continue
         m = LINE_RE.fullmatch(text)
         if m:
-            kind, me, peer, nbytes, msgs = m.group(1), *map(int, m.group(2, 3, 4, 5))
+            kind = m.group(1)
+            me, peer = parse_rank(file, no, m.group(2)), parse_rank(file, no, m.group(3), "peer rank")
+            nbytes, msgs = parse_count(file, no, m.group(4), "bytes"), parse_count(file, no, m.group(5), "messages")
             _check_sender(file, no, rank, me)
             if kind in kinds:
                 src, dst = (peer, me) if kind == "R" else (me, peer)
                 trip.add(file, no, src, dst, msgs, nbytes)
             continue
-        if _D_RE.fullmatch(text):
+        if _is_d_line(text):
             pending_d, d_line = 3, no
             continue
-        raise file_error(file, no, f"'{_cut(text)}' is not an Open MPI monitoring line "
+        raise file_error(file, no, f"'{shown(text, 60)}' is not an Open MPI monitoring line "
                                    "('E|I|S|R|C ME PEER B bytes M msgs sent')")
     if pending_d:
         raise file_error(file, len(lines), f"the D block at line {d_line} is cut short: truncated file?")
     _check_sections(file, len(lines), sections, block_line)
+
+
+def _is_d_line(text: str) -> bool:
+    """'D COMM procs: 0,1,2' (split by hand: a lazy regex over the
+    communicator name is quadratic on a long line of blanks)."""
+    head, found, procs = text.rpartition("procs:")
+    return bool(found) and text[:1] == "D" and text[1:2].isspace() and bool(_D_PROCS.fullmatch(procs))
 
 
 def _check_sender(file: Path, no: int, rank: int | None, me: int) -> None:
@@ -262,6 +279,3 @@ def _check_sections(file: Path, no: int, sections: list[str], block_line: int) -
         raise file_error(file, no, f"the output begun at line {block_line} has no "
                                    f"'{SECTIONS[len(sections)]}' section: truncated file?")
 
-
-def _cut(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[:width] + "..."

@@ -35,6 +35,7 @@ from rankwise.importers._common import (
     strip_comment,
 )
 from rankwise.matrix import CommMatrix
+from rankwise.numbers import shown
 
 NAME = "list"
 
@@ -145,7 +146,7 @@ def _header(path, no: int, fields: list[str]) -> tuple:
         key = ALIASES.get(name.lower())
         if key is None:
             known = ", ".join("/".join(v) for v in COLUMN_NAMES.values())
-            raise file_error(path, no, f"unknown column '{name}' in the header line (known: {known})")
+            raise file_error(path, no, f"unknown column '{shown(name)}' in the header line (known: {known})")
         if key in index:
             raise file_error(path, no, f"column '{key}' named twice in the header line")
         index[key] = k

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from os import PathLike
-from pathlib import Path
-
 from rankwise.errors import file_error
+from rankwise.inputs import read_input
+from rankwise.numbers import bounded_int, shown
 from rankwise.placement import Placement, host_problem
 
 
 def lines(path: str | PathLike, comment: str = "#") -> Iterator[tuple[int, str]]:
     """(line number, text) of the non-empty lines, comments removed."""
     try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise file_error(path, None, f"cannot read: {exc.strerror}") from None
+        text = read_input(path).decode()  # a FIFO or a directory is refused, never waited on
     except UnicodeDecodeError:
         raise file_error(path, None, "not a text file") from None
     for number, raw in enumerate(text.splitlines(), 1):
@@ -25,10 +23,17 @@ def lines(path: str | PathLike, comment: str = "#") -> Iterator[tuple[int, str]]
             yield number, body
 
 
-def count(text: str, what: str, path, line: int) -> int:
+MAX_COUNT = 1 << 16  # ranks or a core index on one host: beyond any node's cores
+MAX_RANK = (1 << 26) - 1  # a rank of the largest job a matrix may describe
+
+
+def count(text: str, what: str, path, line: int, maximum: int = MAX_COUNT) -> int:
     if not (text.isascii() and text.isdigit()):
-        raise file_error(path, line, f"{what} '{text}' is not a non-negative integer")
-    return int(text)
+        raise file_error(path, line, f"{what} '{shown(text)}' is not a non-negative integer")
+    try:
+        return bounded_int(text, maximum)
+    except ValueError:
+        raise file_error(path, line, f"{what} {shown(text)} is more than {maximum}") from None
 
 
 def host(text: str, path, line: int) -> str:

@@ -14,7 +14,7 @@ import re
 from os import PathLike
 
 from rankwise.errors import RankwiseError, file_error
-from rankwise.launcher_files._text import from_rows, host, lines
+from rankwise.launcher_files._text import MAX_RANK, count, from_rows, host, lines
 from rankwise.placement import Placement
 from rankwise.files import write_atomic
 
@@ -48,5 +48,6 @@ def read(path: str | PathLike) -> Placement:
         s = SLOT.fullmatch(m.group(3))
         if not s:
             raise file_error(path, number, f"slot '{m.group(3)}' is not CORE, SOCKET:CORE, a range or a list")
-        rows.append((int(m.group(1)), host(m.group(2), path, number), int(s.group(2)), number))
+        rows.append((count(m.group(1), "rank", path, number, MAX_RANK), host(m.group(2), path, number),
+                     count(s.group(2), "slot", path, number), number))
     return from_rows(path, rows)

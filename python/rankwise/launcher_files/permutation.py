@@ -5,7 +5,7 @@ from __future__ import annotations
 from os import PathLike
 
 from rankwise.errors import file_error
-from rankwise.launcher_files._text import count, from_rows, host, lines
+from rankwise.launcher_files._text import MAX_RANK, count, from_rows, host, lines
 from rankwise.placement import Placement
 from rankwise.files import write_atomic
 
@@ -23,6 +23,6 @@ def read(path: str | PathLike) -> Placement:
         words = text.split()
         if len(words) != 3:
             raise file_error(path, number, f"expected 'RANK NODE SLOT', got '{text}'")
-        rows.append((count(words[0], "rank", path, number), host(words[1], path, number),
+        rows.append((count(words[0], "rank", path, number, MAX_RANK), host(words[1], path, number),
                      count(words[2], "slot", path, number), number))
     return from_rows(path, rows)

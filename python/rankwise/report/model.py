@@ -14,7 +14,6 @@ inter-group pairs are slower in absolute terms.
 from __future__ import annotations
 
 import math
-import re
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -140,7 +139,6 @@ class Summary:
 
 # ------------------------------------------------------------ computing
 
-_TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
 
 
 def compress_names(names: list[str]) -> str:
@@ -149,12 +147,13 @@ def compress_names(names: list[str]) -> str:
     Zero padding is kept ('n01..n12') and must match within a run."""
 
     def split(name):
-        m = _TRAILING_NUMBER.match(name)
-        return (m.group(1), m.group(2)) if m else (name, None)
+        # rstrip, not a regex: '(.*?)(\d+)$' backtracks quadratically on long runs of digits
+        prefix = name.rstrip("0123456789")
+        return (prefix, name[len(prefix):]) if len(prefix) < len(name) else (name, None)
 
     def follows(prev, cur):
         (p1, d1), (p2, d2) = prev, cur
-        if d1 is None or d2 is None or p1 != p2 or int(d2) != int(d1) + 1:
+        if d1 is None or d2 is None or p1 != p2 or max(len(d1), len(d2)) > 18 or int(d2) != int(d1) + 1:
             return False
         padded = (len(d1) > 1 and d1[0] == "0") or (len(d2) > 1 and d2[0] == "0")
         return not padded or len(d1) == len(d2)
@@ -410,8 +409,20 @@ def _ratio(value: float, slower_above: bool) -> str:
     return f"[bold red]{text}[/]" if slow else f"[yellow]{text}[/]" if mild else text
 
 
+def _span(values) -> tuple[float, float]:
+    """(min, max) of the finite values, NaN when there are none (np.nanmin
+    would warn on an all-NaN list)."""
+    finite = [v for v in values if math.isfinite(v)]
+    return (min(finite), max(finite)) if finite else (math.nan, math.nan)
+
+
 def _when(t: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    """A unix time as local date and time; one a calendar cannot show (a
+    damaged or hand-edited model: 1e300, negative, NaN) as the raw number."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    except (OverflowError, OSError, ValueError):
+        return f"at unix time {t:.6g} (not a calendar date)"
 
 
 def render(summary: Summary, console) -> None:
@@ -477,11 +488,11 @@ def render(summary: Summary, console) -> None:
                 t.add_row(_relation_text(r.groups), str(r.pairs), _num(r.alpha_us), _num(r.bandwidth_gbps))
             console.print(t)
         elif between:
-            a = np.array([r.alpha_us for r in between])
-            b = np.array([r.bandwidth_gbps for r in between])
+            a = _span([r.alpha_us for r in between])
+            b = _span([r.bandwidth_gbps for r in between])
             console.print(
-                f"  between groups ({len(between)} relations): alpha {_num(np.nanmin(a))}..{_num(np.nanmax(a))} us, "
-                f"bandwidth {_num(np.nanmin(b))}..{_num(np.nanmax(b))} GB/s",
+                f"  between groups ({len(between)} relations): alpha {_num(a[0])}..{_num(a[1])} us, "
+                f"bandwidth {_num(b[0])}..{_num(b[1])} GB/s",
                 highlight=False,
             )
 

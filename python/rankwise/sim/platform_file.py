@@ -10,8 +10,11 @@ from xml.parsers import expat
 
 from rankwise.errors import RankwiseError, file_error
 from rankwise.hostfile import Hosts, write_hostfile
+from rankwise.inputs import read_input
+from rankwise.numbers import bounded_int, shown
 
 _INT = re.compile(r"[+-]?[0-9]+")  # int() alone would also take '1_0' and other digits
+MAX_CORES = 1 << 16  # cores of one host
 
 # Hosts one platform file may define through cluster radicals: far beyond any
 # simulation SMPI can run (its time grows with the cube of the ranks), and
@@ -34,10 +37,7 @@ def read_platform(path: str | PathLike) -> Hosts | None:
         if not p.is_file():
             raise file_error(path, None, "platform library not found")
         return None
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise file_error(path, None, f"cannot read platform file: {e.strerror}") from None
+    data = read_input(path, "platform file")  # a FIFO or a directory is refused, never waited on
 
     collector = _HostCollector(path)
     parser = expat.ParserCreate()
@@ -92,8 +92,11 @@ class _HostCollector:
     def _cores(self, attrs: dict[str, str], line: int) -> int:
         text = attrs.get("core", "1").strip()
         if not _INT.fullmatch(text):
-            raise file_error(self.path, line, f"core count '{text}' is not an integer")
-        cores = int(text)
+            raise file_error(self.path, line, f"core count '{shown(text)}' is not an integer")
+        try:
+            cores = bounded_int(text, MAX_CORES)
+        except ValueError:
+            raise file_error(self.path, line, f"core count {shown(text)} is more than {MAX_CORES}") from None
         if cores <= 0:
             raise file_error(self.path, line, f"core count must be positive, got {cores}")
         return cores
