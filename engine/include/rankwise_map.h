@@ -59,7 +59,7 @@ int64_t rw_network_total_slots(const rw_network *net);
 typedef enum rw_objective {
     /* Sum over ordered rank pairs of msgs*alpha + bytes*beta between their
      * nodes: the communication time of the whole run, all messages in
-     * sequence (seed 004, eq. 4). */
+     * sequence (Getmansky et al. 2015, eq. 4). */
     RW_OBJ_TIME = 0,
     /* The largest per-rank time: what rank r sends plus what it receives,
      * each message costed as above; what a bulk-synchronous step waits
@@ -107,7 +107,7 @@ int rw_algorithm_from_name(const char *name);
 
 typedef enum rw_node_selection {
     RW_SELECT_FIRST = 0,    /* the first nodes of the allocation, in order */
-    RW_SELECT_GREEDY = 1,   /* seed 000 fig. 8: two closest nodes, then the closest to the set */
+    RW_SELECT_GREEDY = 1,   /* Cui et al. 2020, fig. 8: two closest nodes, then the closest to the set */
     RW_SELECT_WEIGHTED = 2, /* the same, distances costed at the job's mean message size
                              * and a node weighted by the slots it brings */
     RW_SELECT_ALL = 3       /* keep every node (algorithms may use any free slot) */

@@ -1,4 +1,4 @@
-"""`rankwise bench`: the seeds' evidence, reproduced on simulated platforms.
+"""`rankwise bench`: the papers' evidence, reproduced on simulated platforms.
 
 Each experiment probes its platform (once; the model is kept in the output
 folder), maps a benchmark program's traffic, runs the program in the
@@ -106,7 +106,7 @@ SIZES = "1K,4K,16K,64K,256K,1M,4M"
 
 
 def alltoall(lab: Lab, quick: bool) -> list[Experiment]:
-    """seed 000 Table 1: all-to-all rounds, before/after by message size, two scales."""
+    """Cui et al. 2020, Table 1: all-to-all rounds, before/after by message size, two scales."""
     out = []
     # Two scales on the default cluster, both 32 nodes' worth of ranks out of
     # 64 nodes: 2 and 4 ranks per node (every core). (A 128-node platform
@@ -114,7 +114,7 @@ def alltoall(lab: Lab, quick: bool) -> list[Experiment]:
     scales = [(64, 2, SIZES)] + ([] if quick else [(128, 4, "1K,16K,64K,256K,1M")])
     for n, per_node, sizes in scales:
         platform = "default"
-        exp = Experiment(f"alltoall-{n}", f"seed 000 Table 1: all-to-all, {n} ranks ({per_node} per node, "
+        exp = Experiment(f"alltoall-{n}", f"Cui et al. 2020, Table 1: all-to-all, {n} ranks ({per_node} per node, "
                          f"32 of the 64 nodes)", platform, "size", "us", goal="speed-up >= 1.3 at >= 64 KiB")
         c, p = lab.compare(platform, f"alltoall:ranks={n},bytes=64K",
                            ["alltoall", "--sizes", sizes, "--iterations", "2"], per_node, label=exp.title)
@@ -125,13 +125,13 @@ def alltoall(lab: Lab, quick: bool) -> list[Experiment]:
 
 
 def stencil(lab: Lab, quick: bool) -> list[Experiment]:
-    """seed 000 Table 2 / Fig. 5: the 3-D (2-2-2) stencil before/after at
+    """Cui et al. 2020, Table 2 / Fig. 5: the 3-D (2-2-2) stencil before/after at
     64..512 ranks, and the three modes compared in rankwise's placement of
     the largest job."""
-    exp = Experiment("stencil", "seed 000 Table 2: 3-D stencil (2-2-2 mode), 64 KiB and 1 MiB blocks",
+    exp = Experiment("stencil", "Cui et al. 2020, Table 2: 3-D stencil (2-2-2 mode), 64 KiB and 1 MiB blocks",
                      "default", "ranks", "us", goal="speed-up >= 1.2 at 64-512 ranks")
     modes_n = 64 if quick else 256
-    modes = Experiment("stencil-modes", f"seed 000 Fig. 5: stencil modes in rankwise's placement, {modes_n} ranks",
+    modes = Experiment("stencil-modes", f"Cui et al. 2020, Fig. 5: stencil modes in rankwise's placement, {modes_n} ranks",
                        "default", "size", "us", goal="3d (2-2-2) fastest at >= 64 KiB")
     # 64-256 ranks on 32 nodes' worth of slots (rankwise chooses them out of
     # 64), 512 ranks on the whole cluster (only the arrangement can help).
@@ -159,12 +159,12 @@ def stencil(lab: Lab, quick: bool) -> list[Experiment]:
 
 
 def scaling(lab: Lab, quick: bool) -> list[Experiment]:
-    """seed 000 Tables 3/4: an MD-like stencil (fixed 256 KiB halo per rank,
+    """Cui et al. 2020, Tables 3/4: an MD-like stencil (fixed 256 KiB halo per rank,
     weak scaling) and FFT transposes (64^3 grid, pencils, strong scaling)
     by node count, 2 ranks per node."""
-    md = Experiment("scaling-md", "seed 000 Table 3: MD-like 3-D stencil (2-2-2, 256 KiB) by node count",
+    md = Experiment("scaling-md", "Cui et al. 2020, Table 3: MD-like 3-D stencil (2-2-2, 256 KiB) by node count",
                     "default", "nodes", "us")
-    fft = Experiment("scaling-fft", "seed 000 Table 4: FFT transposes (64^3 pencils) by node count",
+    fft = Experiment("scaling-fft", "Cui et al. 2020, Table 4: FFT transposes (64^3 pencils) by node count",
                      "default", "nodes", "us")
     for nodes in (8, 16, 32) if quick else (8, 16, 32, 64):
         n = 2 * nodes
@@ -181,10 +181,10 @@ def scaling(lab: Lab, quick: bool) -> list[Experiment]:
 
 
 def groups(lab: Lab, quick: bool) -> list[Experiment]:
-    """seed 004 Tables 2/3: synthetic groups (N_bl groups of N_perbl ranks,
+    """Getmansky et al. 2015, Tables 2/3: synthetic groups (N_bl groups of N_perbl ranks,
     D bytes inside a group, D_bl between neighbouring groups every
     1 + N_skip iterations), shuffled ranks, every core of the nodes used."""
-    exp = Experiment("groups", "seed 004 Table 3: synthetic groups with MPI_Alltoallv (4 ranks per node)",
+    exp = Experiment("groups", "Getmansky et al. 2015, Table 3: synthetic groups with MPI_Alltoallv (4 ranks per node)",
                      "default", "N_bl x N_perbl, D, D_bl, N_skip", "us", goal="speed-up >= 2")
     configs = [(16, 4, "1M", "64K", 0), (8, 8, "1M", "64K", 0), (16, 4, "256K", "256K", 1),
                (32, 4, "1M", "64K", 3), (16, 8, "1M", "16K", 0)]

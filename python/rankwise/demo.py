@@ -80,7 +80,7 @@ def demo_jobs(n_nodes: int, probed: int, cores: int) -> list[tuple[str, str, lis
     of the three before/after runs. All-to-all and stencil run half the
     probed slots (32 nodes' worth of ranks on the default cluster: rankwise
     must choose the nodes); the groups fill every core of a quarter of the
-    nodes, groups of a node's size (seed 004 Table 3's shape, scaled)."""
+    nodes, groups of a node's size (Getmansky et al. 2015, Table 3's shape, scaled)."""
     n = max(8, n_nodes * probed // 2)
     n -= n % 8
     px, py, pz = dims_create(n, 3)
@@ -94,7 +94,7 @@ def demo_jobs(n_nodes: int, probed: int, cores: int) -> list[tuple[str, str, lis
          f"stencil3d:grid={px}x{py}x{pz},bytes=64K,mode=3d",
          ["stencil", "--grid", f"{px}x{py}x{pz}", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d",
          probed),
-        (f"synthetic groups (seed 004), {groups} x {per_group} ranks",
+        (f"synthetic groups (Getmansky et al. 2015), {groups} x {per_group} ranks",
          f"groups:groups={groups},per_group={per_group},bytes=1M,link_bytes=64K",
          ["groups", "--groups", str(groups), "--sizes", "64K,256K,1M", "--link-bytes", "64K",
           "--iterations", "2"], None, cores),

@@ -25,7 +25,7 @@ from rankwise.matrix import CommMatrix
 from rankwise.model import Model
 from rankwise.placement import Placement, placement_on_nodes
 
-OUTLIER_FACTOR = 10.0  # seed 000: runs an order of magnitude off are dropped
+OUTLIER_FACTOR = 10.0  # Cui et al. 2020: runs an order of magnitude off are dropped
 
 
 def benchmark_name(app: str) -> str | None:

@@ -261,7 +261,7 @@ def _exchange(name: str, dims: tuple[int, ...], periodic: bool, offsets, iterati
     return _finish(n, np.concatenate(srcs), np.concatenate(dsts), iterations, np.concatenate(vols), spec)
 
 
-# The forwarding modes of seed 000 §3.2 (rankwise-bench-stencil --mode): per
+# The forwarding modes of Cui et al. 2020, §3.2 (rankwise-bench-stencil --mode): per
 # phase, the offsets exchanged and how many blocks each message carries.
 _HALO_MODES = {
     "1d": [([o for o in np.ndindex(3, 3, 3) if o != (1, 1, 1)], 1)],

@@ -1,5 +1,5 @@
 /* Stencil blocks and the virtual torus, called directly: valid placements,
- * the cube-block optimum of seed 000's figure (16^3 ranks, 64 slots a
+ * the cube-block optimum of Cui et al. 2020's figure (16^3 ranks, 64 slots a
  * node: 0.200 of the edges cross nodes), 2-D and 1-D grids, uneven slots,
  * racks kept whole, a ring folded onto a line of nodes. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-"""`rankwise bench`: tables, CSV and PNG of the seeds' evidence."""
+"""`rankwise bench`: tables, CSV and PNG of the papers' evidence."""
 
 from __future__ import annotations
 

@@ -79,3 +79,18 @@ def test_real_cluster_modules_import_without_the_simulator(tmp_path):
     r = subprocess.run([sys.executable, "-c", NO_SIM.format(modules=REAL_CLUSTER)], capture_output=True, text=True,
                        env=env, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_papers_are_cited_by_author_and_year():
+    """Code, docs, help and output cite the papers as 'Cui et al. 2020', never by
+    a number a reader cannot look up ('seed' and three digits), which also reads as a random seed."""
+    if not (REPO / ".git").exists():
+        import pytest
+
+        pytest.skip("needs the source tree")
+    found = subprocess.run(["git", "grep", "-n", "-I", "-i", "-E", r"seed 0[0-9]{2}|the seeds'", "--", ".", ":!tests/python/test_layout.py"],
+                           cwd=REPO, capture_output=True, text=True).stdout
+    assert found == "", found

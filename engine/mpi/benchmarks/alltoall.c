@@ -1,7 +1,7 @@
 /* rankwise-bench-alltoall: time MPI_Alltoall over message sizes.
  *
  * The size is the number of bytes each rank sends to each other rank (the
- * per-pair size, as in the all-to-all figures of seed 000: 1 KiB .. 8 MiB).
+ * per-pair size, as in the all-to-all figures of Cui et al. 2020: 1 KiB .. 8 MiB).
  * One rank's buffers therefore hold 2 x ranks x size bytes: at 8 MiB and
  * 64 ranks 1 GiB. Sizes whose buffers exceed --max-memory are skipped with
  * a note. Under SMPI the buffers are shared (their content never matters)

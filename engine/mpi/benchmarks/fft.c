@@ -1,4 +1,4 @@
-/* rankwise-bench-fft: the transposes of a distributed 3-D FFT (seed 000,
+/* rankwise-bench-fft: the transposes of a distributed 3-D FFT (Cui et al. 2020,
  * §3.1) on a grid of NX x NY x NZ complex doubles, one forward transform
  * per iteration. No butterflies are computed; the local transposes
  * (packing and unpacking the blocks) are done with memcpy, which costs no

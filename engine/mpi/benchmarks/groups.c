@@ -1,4 +1,4 @@
-/* rankwise-bench-groups: the synthetic application of seed 004, with
+/* rankwise-bench-groups: the synthetic application of Getmansky et al. 2015, with
  * MPI_Alltoallv and displacement arrays.
  *
  * N = N_bl x N_perbl ranks (--groups, --per-group); logical rank
@@ -216,7 +216,7 @@ static int bench(rw_bench *b, groups *gr, const char *traffic)
     char link[32];
     rw_format_size(gr->link_bytes, link, sizeof link);
     rw_bench_header(b);
-    rw_bench_meta(b, "operation", "seed 004 synthetic groups, one MPI_Alltoallv per iteration");
+    rw_bench_meta(b, "operation", "Getmansky et al. 2015 synthetic groups, one MPI_Alltoallv per iteration");
     rw_bench_meta(b, "groups", "%d", gr->n_groups);
     rw_bench_meta(b, "per-group", "%d", gr->per_group);
     rw_bench_meta(b, "link-bytes", "%lld", (long long)gr->link_bytes);
@@ -294,7 +294,7 @@ int main(int argc, char **argv)
         {"traffic", RW_OPT_TEXT, &traffic, 0, "FILE   write the timed traffic as a matrix (.rwc)"},
     };
     int rc = rw_bench_init(&b, "rankwise-bench-groups",
-                           "--groups N_BL | --per-group N [options]\n  seed 004's synthetic groups "
+                           "--groups N_BL | --per-group N [options]\n  Getmansky et al. 2015's synthetic groups "
                            "(MPI_Alltoallv); a size is D, bytes to each group mate per iteration;\n"
                            "  --iterations is N_iter",
                            "1K:64K", argc, argv, opts, 7);

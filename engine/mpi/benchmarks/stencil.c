@@ -1,5 +1,5 @@
 /* rankwise-bench-stencil: the 26-neighbour halo exchange of a 3-D stencil
- * on a PX x PY x PZ process grid, in the three ways of seed 000 (§3.2).
+ * on a PX x PY x PZ process grid, in the three ways of Cui et al. 2020 (§3.2).
  *
  * Ranks are placed as MPI_Cart_create places them (no reordering): rank
  * (x, y, z) = (x PY + y) PZ + z, the last coordinate varying fastest, as

@@ -1,4 +1,4 @@
-/* Exhaustive branch and bound (seed 004 §2.1): the optimum for tiny jobs,
+/* Exhaustive branch and bound (Getmansky et al. 2015, §2.1): the optimum for tiny jobs,
  * the reference the heuristics are tested against. Ranks are placed one by
  * one, heaviest first; a partial placement is abandoned once its cost so
  * far plus a lower bound of what is left reaches the best complete one.

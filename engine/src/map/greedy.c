@@ -1,4 +1,4 @@
-/* Greedy construction (MPIPP / seed 004 §2.2): the rank most attached to
+/* Greedy construction (MPIPP / Getmansky et al. 2015, §2.2): the rank most attached to
  * the ranks already placed opens a node, the one where its traffic to
  * them costs least; that node is then filled with the ranks most tied to
  * it. Nodes come in the order the selection chose them, so a rank with no

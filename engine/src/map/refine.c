@@ -1,4 +1,4 @@
-/* Swap/move refinement (seed 004 §2.2, MPIPP): move a rank to a free slot
+/* Swap/move refinement (Getmansky et al. 2015, §2.2, MPIPP): move a rank to a free slot
  * or swap two ranks' places whenever that lowers the objective. Each
  * candidate is costed from the ranks' partners only. Small jobs try every
  * node; large ones (local) only the nodes their partners sit on, with a

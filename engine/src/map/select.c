@@ -1,4 +1,4 @@
-/* Choosing the nodes of an allocation a job runs on (seed 000, fig. 8):
+/* Choosing the nodes of an allocation a job runs on (Cui et al. 2020, fig. 8):
  * start from the two closest nodes, then keep adding the node closest to
  * the chosen set, until the chosen nodes have slots for every rank. */
 #include <float.h>

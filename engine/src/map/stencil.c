@@ -1,4 +1,4 @@
-/* Stencil blocks (seed 000, fig. 10). A node takes a box of the process
+/* Stencil blocks (Cui et al. 2020, fig. 10). A node takes a box of the process
  * grid shaped to cut the fewest stencil edges (64 slots on a 64^3 grid:
  * 4x4x4), and the grid of boxes is cut by recursive bisection along the
  * network's hierarchy of close nodes: the nodes of a rack, contiguous in the

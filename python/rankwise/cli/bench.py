@@ -17,7 +17,7 @@ def bench_command(
     quick: bool = typer.Option(False, "--quick", help="Fewer scales and configurations (a couple of minutes)."),
     repeats: int = typer.Option(1, "--repeats", help="Runs per placement (simulated time is deterministic: 1 is enough)."),
 ):
-    """The seeds' before/after tables, reproduced on simulated platforms (and one real-MPI run)."""
+    """Before/after tables of Cui et al. 2020 and Getmansky et al. 2015, reproduced on simulated platforms (and one real-MPI run)."""
     from rankwise.bench import run_bench
 
     if repeats < 1:

@@ -1,4 +1,4 @@
-"""Intel MPI configfile (the format seed 004 generated): one line per run
+"""Intel MPI configfile (the format Getmansky et al. 2015 generated): one line per run
 of consecutive ranks on a node, `-n K -host NODE APP ARGS`, started with
 `mpiexec.hydra -configfile FILE`. Hydra reads it like a machinefile: each
 line is cut at the first '#' and split at whitespace, with no quoting."""
