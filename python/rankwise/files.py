@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import BinaryIO
 from os import PathLike
 from pathlib import Path
 
@@ -111,6 +112,12 @@ def write_atomic(path: str | PathLike, data: str | bytes) -> None:
     """Write a file so that readers see either the old or the new content, never a part."""
     path = prepare_output(path)
     raw = data.encode() if isinstance(data, str) else data
+    write_through_temporary(path, lambda f: f.write(raw))
+
+
+def write_through_temporary(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """`write` fills 'path.tmp.PID', which is then renamed over path (path
+    already checked by prepare_output); the temporary never outlives a failure."""
     tmp = temporary_name(path)
     try:
         # 0666 & ~umask, as for any file a user creates: these files are meant to be shared
@@ -119,7 +126,7 @@ def write_atomic(path: str | PathLike, data: str | bytes) -> None:
         raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
+            write(f)
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

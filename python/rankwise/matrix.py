@@ -11,7 +11,6 @@ arrays and copies them across. ``.npz`` files are a numpy alternative.
 from __future__ import annotations
 
 import ctypes as C
-import os
 from os import PathLike, fspath
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import numpy as np
 
 from rankwise import engine
 from rankwise.errors import RankwiseError
-from rankwise.files import prepare_output, temporary_name
+from rankwise.files import prepare_output, write_through_temporary
 from rankwise.inputs import check_input
 from rankwise.numbers import bounded_int, shown
 
@@ -309,27 +308,10 @@ def _is_npz(path) -> bool:
 
 def _save_npz(m: CommMatrix, path) -> None:
     """Uncompressed (zlib would cost seconds on millions of entries); atomic
-    like the engine's writer: a complete 'path.tmp.PID' renamed over path,
-    created with the usual 0666 & ~umask (mkstemp's 0600 would differ from
-    the text files)."""
-    path = Path(path)
-    tmp = temporary_name(path)
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    except OSError as exc:
-        raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, format=np.array(NPZ_FORMAT), n_ranks=np.int64(m.n_ranks), src=m.src,
-                     dst=m.dst, msgs=m.msgs, bytes=m.bytes, source=np.array(m.source),
-                     pattern=np.array(m.pattern))
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise RankwiseError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    like the engine's writer: a complete 'path.tmp.PID' renamed over path."""
+    write_through_temporary(Path(path), lambda f: np.savez(
+        f, format=np.array(NPZ_FORMAT), n_ranks=np.int64(m.n_ranks), src=m.src, dst=m.dst, msgs=m.msgs,
+        bytes=m.bytes, source=np.array(m.source), pattern=np.array(m.pattern)))
 
 
 def _load_npz(path) -> CommMatrix:
