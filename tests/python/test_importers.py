@@ -657,7 +657,7 @@ def test_cli_import_several_files(tmp_path):
 
 
 def test_cli_import_errors_are_one_line_and_write_nothing(tmp_path):
-    from test_cli import assert_one_line_error
+    from conftest import assert_one_line_error
 
     out = tmp_path / "x.rwc"
     bad = write(tmp_path / "l.txt", "0 1 10\n1 0 -1\n")
