@@ -18,13 +18,13 @@
 extern "C" {
 #endif
 
-#define RW_MODEL_FORMAT_VERSION 1
+#define RW_MODEL_FORMAT_VERSION 2
 
 /* Version of the binary interface: the layout of the structures below and
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
  * binding (python/rankwise/engine.py) must follow; the binding refuses a
  * library whose rw_abi_version() differs from the one it was written for. */
-#define RW_ABI_VERSION 2
+#define RW_ABI_VERSION 3
 int rw_abi_version(void);
 
 typedef enum rw_status {
@@ -112,6 +112,23 @@ typedef struct rw_probe_settings {
 /* Defaults: concurrent, 5 repetitions, 3 rounds, 1 warm-up, 10 s timeout. */
 rw_probe_settings rw_probe_settings_default(void);
 
+/* What a model may hold (docs/formats.md, "Bounds"). A number outside
+ * its bounds is a broken clock, a unit error or a corrupt file, never a
+ * measurement: the reader refuses it with "path:line: ..." and the writer
+ * refuses to write it, so every file the writer makes reads back. NaN
+ * means "unknown" where the rules below allow it. */
+#define RW_TEXT_MAX 255                  /* bytes of a source, pattern or node name */
+#define RW_MODEL_MAX_NODES (1 << 20)
+#define RW_MODEL_MAX_RANKS_PER_NODE (1 << 20)
+#define RW_MODEL_MAX_SIZE (1LL << 40)    /* bytes of a message size */
+#define RW_MODEL_MAX_SECONDS 1e3         /* alpha and round-trip times, s */
+#define RW_MODEL_MAX_BETA 1.0            /* s per byte (1 B/s) */
+#define RW_MODEL_MAX_JITTER 1e9          /* (max - min) / mean */
+#define RW_MODEL_MAX_DURATION 1e9        /* duration, timeout, time budget, s */
+#define RW_MODEL_MAX_TIMESTAMP 32503680000.0 /* unix time of 3000-01-01 UTC */
+#define RW_MODEL_MAX_BANDWIDTH 1e15      /* bytes/s of a node cap or shared link (1 PB/s) */
+#define RW_MODEL_MAX_LINKS (1 << 16)
+
 typedef struct rw_model {
     int32_t n_nodes;
     char **node_names;      /* n_nodes strings */
@@ -136,7 +153,37 @@ typedef struct rw_model {
     rw_stat *intra_stats;   /* n_nodes * n_sizes */
     double *intra_alpha, *intra_beta;
     uint8_t *intra_state;
+
+    /* The network's structure (format 2; docs/formats.md, "Structure").
+     * Every figure is optional: NaN (or none) where it was not measured. */
+    double *overhead;       /* n_nodes: send overhead o of one message, s */
+    double *inject;         /* n_nodes: bytes/s the node sends to several peers at once */
+    double *eject;          /* n_nodes: bytes/s it receives from several peers at once */
+    int64_t knee;           /* first size of the large-message protocol (eager ->
+                               rendezvous), bytes; 0 when none was found */
+    double *alpha_large;    /* n_nodes^2: the pair's fit on sizes >= knee */
+    double *beta_large;     /*   (NaN without a knee or enough sizes) */
+    int32_t *group_of;      /* n_nodes: the group the links below refer to, -1 none */
+    int32_t n_links;
+    struct rw_link *links;  /* shared links, rw_model_add_link */
 } rw_model;
+
+/* A shared link between groups (a rack uplink, a switch's core): every
+ * flow from a node of a group in `from` to a node of a different group in
+ * `to` crosses it; n_from (n_to) == 0 means every group. */
+typedef struct rw_link {
+    char name[RW_TEXT_MAX + 1]; /* rw_name rules */
+    double capacity;            /* bytes/s it carries in all */
+    int32_t n_from, n_to;
+    int32_t *from, *to;
+} rw_link;
+
+/* Append a link (the arrays are copied). RW_ERR_ARG on a bad name or
+ * capacity; the group lists are checked by rw_model_check. */
+rw_status rw_model_add_link(rw_model *m, const char *name, double capacity, int32_t n_from,
+                            const int32_t *from, int32_t n_to, const int32_t *to);
+/* 1 when the flow from node i to node j crosses link l, else 0. */
+int rw_model_link_crosses(const rw_model *m, int32_t l, int32_t i, int32_t j);
 
 /* Allocate a model with every pair UNPROBED. Names may be NULL (then
  * "node<i>"); ranks_per_node may be NULL (then 1). */
@@ -158,24 +205,13 @@ rw_status rw_model_fit_intra(rw_model *m, int node);
 double rw_model_time(const rw_model *m, int i, int j, double bytes);
 
 /* Copy every pair of `update` that is MEASURED or MISSING into `base`
- * (matched by node name; nodes new to base are an error). Used to merge
- * a partial re-probe into an existing model. Sizes must match. */
+ * (matched by node name; nodes new to base are an error), with the
+ * structure figures update knows (overhead, node caps, large-message fit;
+ * its groups and links replace base's when it has links; its knee when
+ * non-zero). Used to merge a partial re-probe into an existing model.
+ * Sizes must match. */
 rw_status rw_model_merge(rw_model *base, const rw_model *update);
 
-/* What a model may hold (docs/formats.md, "Bounds"). A number outside
- * its bounds is a broken clock, a unit error or a corrupt file, never a
- * measurement: the reader refuses it with "path:line: ..." and the writer
- * refuses to write it, so every file the writer makes reads back. NaN
- * means "unknown" where the rules below allow it. */
-#define RW_TEXT_MAX 255                  /* bytes of a source, pattern or node name */
-#define RW_MODEL_MAX_NODES (1 << 20)
-#define RW_MODEL_MAX_RANKS_PER_NODE (1 << 20)
-#define RW_MODEL_MAX_SIZE (1LL << 40)    /* bytes of a message size */
-#define RW_MODEL_MAX_SECONDS 1e3         /* alpha and round-trip times, s */
-#define RW_MODEL_MAX_BETA 1.0            /* s per byte (1 B/s) */
-#define RW_MODEL_MAX_JITTER 1e9          /* (max - min) / mean */
-#define RW_MODEL_MAX_DURATION 1e9        /* duration, timeout, time budget, s */
-#define RW_MODEL_MAX_TIMESTAMP 32503680000.0 /* unix time of 3000-01-01 UTC */
 
 /* RW_OK when m keeps every rule: node names (rw_name rules: UTF-8, no
  * blank, '#' or control character, at most RW_TEXT_MAX bytes, distinct),
@@ -186,8 +222,12 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update);
  * [0, MAX_DURATION]; a measured pair or intra figure has finite alpha in
  * [0, MAX_SECONDS] and beta in [0, MAX_BETA], a missing one NaN or the same;
  * statistics with count > 0 have min/median/max in [0, MAX_SECONDS] and
- * jitter in [0, MAX_JITTER], count >= 0. Otherwise RW_ERR_ARG naming the
- * first offence. */
+ * jitter in [0, MAX_JITTER], count >= 0. Structure: overhead NaN or in
+ * [0, MAX_SECONDS]; inject/eject NaN or in (0, MAX_BANDWIDTH]; knee in [0,
+ * MAX_SIZE]; alpha_large/beta_large NaN or the bounds of alpha/beta, only
+ * on measured pairs; group_of in [-1, n_nodes); at most MAX_LINKS links,
+ * distinct names, capacity in (0, MAX_BANDWIDTH], group lists of groups
+ * some node has. Otherwise RW_ERR_ARG naming the first offence. */
 rw_status rw_model_check(const rw_model *m);
 
 /* Make a NUL-terminated text keep the text rule in place, for texts taken

@@ -44,7 +44,9 @@ typedef struct rw_bound {
     double lo, hi;
 } rw_bound;
 extern const rw_bound rw_bound_alpha, rw_bound_beta, rw_bound_rtt, rw_bound_jitter,
-    rw_bound_timestamp, rw_bound_duration;
+    rw_bound_timestamp, rw_bound_duration, rw_bound_overhead, rw_bound_bandwidth;
+/* rw_bound_problem for a bandwidth, which must also be > 0. */
+const char *rw_bandwidth_problem(double v, int unknown_ok);
 
 /* NULL when v is within b (or NaN and unknown_ok), else e.g. "alpha -1 s
  * is outside [0, 1000]" (a thread-local buffer). */

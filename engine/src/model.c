@@ -48,9 +48,16 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
     m->intra_alpha = malloc(n * sizeof *m->intra_alpha);
     m->intra_beta = malloc(n * sizeof *m->intra_beta);
     m->intra_state = calloc(n, sizeof *m->intra_state);
+    m->overhead = malloc(n * sizeof *m->overhead);
+    m->inject = malloc(n * sizeof *m->inject);
+    m->eject = malloc(n * sizeof *m->eject);
+    m->alpha_large = malloc(pairs * sizeof *m->alpha_large);
+    m->beta_large = malloc(pairs * sizeof *m->beta_large);
+    m->group_of = malloc(n * sizeof *m->group_of);
     if (!m->node_names || !m->ranks_per_node || !m->sizes || !m->pair_stats || !m->alpha ||
         !m->beta || !m->measured_at || !m->pair_state || !m->intra_stats || !m->intra_alpha ||
-        !m->intra_beta || !m->intra_state) {
+        !m->intra_beta || !m->intra_state || !m->overhead || !m->inject || !m->eject ||
+        !m->alpha_large || !m->beta_large || !m->group_of) {
         rw_model_free(m);
         return rw_fail(RW_ERR_NOMEM, "out of memory for a model of %d nodes", n_nodes);
     }
@@ -64,6 +71,8 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
         }
         m->ranks_per_node[i] = ranks_per_node ? ranks_per_node[i] : 1;
         m->intra_alpha[i] = m->intra_beta[i] = NAN;
+        m->overhead[i] = m->inject[i] = m->eject[i] = NAN;
+        m->group_of[i] = -1;
     }
     memcpy(m->sizes, sizes, (size_t)n_sizes * sizeof *sizes);
     for (size_t k = 0; k < pairs * (size_t)n_sizes; k++)
@@ -71,7 +80,7 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
     for (size_t k = 0; k < n * (size_t)n_sizes; k++)
         m->intra_stats[k] = empty_stat();
     for (size_t p = 0; p < pairs; p++)
-        m->alpha[p] = m->beta[p] = m->measured_at[p] = NAN;
+        m->alpha[p] = m->beta[p] = m->measured_at[p] = m->alpha_large[p] = m->beta_large[p] = NAN;
     m->settings = rw_probe_settings_default();
     m->created = NAN;
     m->duration = NAN;
@@ -98,7 +107,77 @@ void rw_model_free(rw_model *m)
     free(m->intra_alpha);
     free(m->intra_beta);
     free(m->intra_state);
+    free(m->overhead);
+    free(m->inject);
+    free(m->eject);
+    free(m->alpha_large);
+    free(m->beta_large);
+    free(m->group_of);
+    for (int32_t l = 0; m->links && l < m->n_links; l++) {
+        free(m->links[l].from);
+        free(m->links[l].to);
+    }
+    free(m->links);
     free(m);
+}
+
+rw_status rw_model_add_link(rw_model *m, const char *name, double capacity, int32_t n_from,
+                            const int32_t *from, int32_t n_to, const int32_t *to)
+{
+    const char *why = name ? rw_name_problem(name) : "is missing";
+    if (why)
+        return rw_fail(RW_ERR_ARG, "link name %s", why);
+    if (!(capacity > 0 && capacity <= RW_MODEL_MAX_BANDWIDTH))
+        return rw_fail(RW_ERR_ARG, "link %s: capacity %g B/s is outside (0, %g]", name, capacity,
+                       RW_MODEL_MAX_BANDWIDTH);
+    if (n_from < 0 || n_to < 0 || (n_from && !from) || (n_to && !to))
+        return rw_fail(RW_ERR_ARG, "link %s: bad group lists", name);
+    if (m->n_links >= RW_MODEL_MAX_LINKS)
+        return rw_fail(RW_ERR_ARG, "more than %d links", RW_MODEL_MAX_LINKS);
+    rw_link *grown = realloc(m->links, ((size_t)m->n_links + 1) * sizeof *grown);
+    if (!grown)
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a link");
+    m->links = grown;
+    rw_link *l = &m->links[m->n_links];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "%s", name);
+    l->capacity = capacity;
+    l->from = malloc(((size_t)n_from + 1) * sizeof *l->from);
+    l->to = malloc(((size_t)n_to + 1) * sizeof *l->to);
+    if (!l->from || !l->to) {
+        free(l->from);
+        free(l->to);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a link");
+    }
+    if (n_from)
+        memcpy(l->from, from, (size_t)n_from * sizeof *from);
+    if (n_to)
+        memcpy(l->to, to, (size_t)n_to * sizeof *to);
+    l->n_from = n_from;
+    l->n_to = n_to;
+    m->n_links++;
+    return RW_OK;
+}
+
+static int in_list(int32_t g, int32_t n, const int32_t *list)
+{
+    if (n == 0)
+        return 1; /* every group */
+    for (int32_t k = 0; k < n; k++)
+        if (list[k] == g)
+            return 1;
+    return 0;
+}
+
+int rw_model_link_crosses(const rw_model *m, int32_t l, int32_t i, int32_t j)
+{
+    if (l < 0 || l >= m->n_links || i < 0 || j < 0 || i >= m->n_nodes || j >= m->n_nodes)
+        return 0;
+    int32_t gi = m->group_of[i], gj = m->group_of[j];
+    if (gi < 0 || gj < 0 || gi == gj)
+        return 0;
+    const rw_link *k = &m->links[l];
+    return in_list(gi, k->n_from, k->from) && in_list(gj, k->n_to, k->to);
 }
 
 int rw_model_find_node(const rw_model *m, const char *name)
@@ -157,6 +236,31 @@ double rw_model_time(const rw_model *m, int i, int j, double bytes)
     return m->alpha[p] + m->beta[p] * bytes;
 }
 
+/* base takes update's groups (nodes matched by map; base's other nodes
+ * lose theirs) and links. */
+static rw_status replace_links(rw_model *base, const rw_model *update, const int *map)
+{
+    for (int32_t l = 0; l < base->n_links; l++) {
+        free(base->links[l].from);
+        free(base->links[l].to);
+    }
+    free(base->links);
+    base->links = NULL;
+    base->n_links = 0;
+    for (int i = 0; i < base->n_nodes; i++)
+        base->group_of[i] = -1;
+    for (int i = 0; i < update->n_nodes; i++)
+        base->group_of[map[i]] = update->group_of[i];
+    for (int32_t l = 0; l < update->n_links; l++) {
+        const rw_link *k = &update->links[l];
+        rw_status st = rw_model_add_link(base, k->name, k->capacity, k->n_from, k->from, k->n_to, k->to);
+        if (st)
+            return st;
+    }
+    base->settings = update->settings;
+    return RW_OK;
+}
+
 rw_status rw_model_merge(rw_model *base, const rw_model *update)
 {
     if (base->n_sizes != update->n_sizes ||
@@ -171,19 +275,27 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update)
     }
     int ns = base->n_sizes, nb = base->n_nodes, nu = update->n_nodes;
     for (int i = 0; i < nu; i++) {
-        base->ranks_per_node[map[i]] = update->ranks_per_node[i];
+        int bi = map[i];
+        base->ranks_per_node[bi] = update->ranks_per_node[i];
         if (update->intra_state[i] != RW_PAIR_UNPROBED) {
-            int bi = map[i];
             base->intra_state[bi] = update->intra_state[i];
             base->intra_alpha[bi] = update->intra_alpha[i];
             base->intra_beta[bi] = update->intra_beta[i];
             memcpy(base->intra_stats + (size_t)bi * ns, update->intra_stats + (size_t)i * ns,
                    (size_t)ns * sizeof(rw_stat));
         }
+        if (!isnan(update->overhead[i]))
+            base->overhead[bi] = update->overhead[i];
+        if (!isnan(update->inject[i]))
+            base->inject[bi] = update->inject[i];
+        if (!isnan(update->eject[i]))
+            base->eject[bi] = update->eject[i];
         for (int j = 0; j < nu; j++) {
             size_t pu = (size_t)i * nu + j, pb = (size_t)map[i] * nb + map[j];
             if (update->pair_state[pu] == RW_PAIR_UNPROBED)
                 continue;
+            base->alpha_large[pb] = update->alpha_large[pu];
+            base->beta_large[pb] = update->beta_large[pu];
             base->pair_state[pb] = update->pair_state[pu];
             base->alpha[pb] = update->alpha[pu];
             base->beta[pb] = update->beta[pu];
@@ -192,6 +304,10 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update)
                    (size_t)ns * sizeof(rw_stat));
         }
     }
+    if (update->knee > 0)
+        base->knee = update->knee;
+    if (update->n_links > 0)
+        return replace_links(base, update, map);
     base->settings = update->settings;
     return RW_OK;
 }

@@ -12,6 +12,18 @@ const rw_bound rw_bound_rtt = {"round-trip time", "s", 0, RW_MODEL_MAX_SECONDS};
 const rw_bound rw_bound_jitter = {"jitter", "", 0, RW_MODEL_MAX_JITTER};
 const rw_bound rw_bound_timestamp = {"timestamp", "(unix time)", 0, RW_MODEL_MAX_TIMESTAMP};
 const rw_bound rw_bound_duration = {"duration", "s", 0, RW_MODEL_MAX_DURATION};
+const rw_bound rw_bound_overhead = {"overhead", "s", 0, RW_MODEL_MAX_SECONDS};
+/* A bandwidth of 0 would be a link that carries nothing: the bound's low
+ * end is checked apart (rw_bandwidth_problem). */
+const rw_bound rw_bound_bandwidth = {"bandwidth", "B/s", 0, RW_MODEL_MAX_BANDWIDTH};
+
+const char *rw_bandwidth_problem(double v, int unknown_ok)
+{
+    const char *why = rw_bound_problem(&rw_bound_bandwidth, v, unknown_ok);
+    if (why || isnan(v) || v > 0)
+        return why;
+    return "bandwidth 0 B/s carries nothing (must be > 0)";
+}
 
 const char *rw_bound_problem(const rw_bound *b, double v, int unknown_ok)
 {
@@ -113,10 +125,68 @@ static rw_status check_nodes(const rw_model *m)
     return RW_OK;
 }
 
+static rw_status check_groups(const int32_t *list, int32_t n, int32_t max_group, const char *link,
+                              const char *side)
+{
+    for (int32_t k = 0; k < n; k++)
+        if (list[k] < 0 || list[k] > max_group)
+            return FAIL("link %s: %s group %d is no node's group", link, side, (int)list[k]);
+    return RW_OK;
+}
+
+/* Per-node structure figures, groups and links (format 2). */
+static rw_status check_structure(const rw_model *m)
+{
+    const char *why;
+    int n = m->n_nodes;
+    int32_t max_group = -1;
+    for (int i = 0; i < n; i++) {
+        if ((why = rw_bound_problem(&rw_bound_overhead, m->overhead[i], 1)))
+            return FAIL("overhead %d (%s): %s", i, m->node_names[i], why);
+        if ((why = rw_bandwidth_problem(m->inject[i], 1)) || (why = rw_bandwidth_problem(m->eject[i], 1)))
+            return FAIL("nic %d (%s): %s", i, m->node_names[i], why);
+        if (m->group_of[i] < -1 || m->group_of[i] >= n)
+            return FAIL("group %d (%s): %d is outside [-1, %d)", i, m->node_names[i], (int)m->group_of[i], n);
+        if (m->group_of[i] > max_group)
+            max_group = m->group_of[i];
+    }
+    if (m->knee < 0 || m->knee > RW_MODEL_MAX_SIZE)
+        return FAIL("knee %lld is outside [0, %lld]", (long long)m->knee, RW_MODEL_MAX_SIZE);
+    for (size_t p = 0; p < (size_t)n * n; p++) {
+        if (isnan(m->alpha_large[p]) && isnan(m->beta_large[p]))
+            continue;
+        int i = (int)(p / n), j = (int)(p % n);
+        if (m->pair_state[p] != RW_PAIR_MEASURED)
+            return FAIL("pair-large %d %d: a large-message fit of a pair that is not measured", i, j);
+        if ((why = rw_bound_problem(&rw_bound_alpha, m->alpha_large[p], 0)) ||
+            (why = rw_bound_problem(&rw_bound_beta, m->beta_large[p], 0)))
+            return FAIL("pair-large %d %d (%s -> %s): %s", i, j, m->node_names[i], m->node_names[j], why);
+    }
+    if (m->n_links < 0 || m->n_links > RW_MODEL_MAX_LINKS || (m->n_links && !m->links))
+        return FAIL("%d links is outside [0, %d]", (int)m->n_links, RW_MODEL_MAX_LINKS);
+    rw_status st;
+    for (int32_t l = 0; l < m->n_links; l++) {
+        const rw_link *k = &m->links[l];
+        if (!memchr(k->name, '\0', sizeof k->name) || (why = rw_name_problem(k->name)))
+            return FAIL("link %d: the name %s", (int)l, why ? why : "is not terminated");
+        for (int32_t e = 0; e < l; e++)
+            if (strcmp(m->links[e].name, k->name) == 0)
+                return FAIL("links %d and %d are both named '%s'", (int)e, (int)l, k->name);
+        if ((why = rw_bandwidth_problem(k->capacity, 0)))
+            return FAIL("link %s: %s", k->name, why);
+        if (k->n_from < 0 || k->n_to < 0 || k->n_from > n || k->n_to > n)
+            return FAIL("link %s: group lists of %d and %d groups", k->name, (int)k->n_from, (int)k->n_to);
+        if ((st = check_groups(k->from, k->n_from, max_group, k->name, "source")) ||
+            (st = check_groups(k->to, k->n_to, max_group, k->name, "destination")))
+            return st;
+    }
+    return RW_OK;
+}
+
 rw_status rw_model_check(const rw_model *m)
 {
     rw_status st;
-    if ((st = check_header(m)) || (st = check_nodes(m)))
+    if ((st = check_header(m)) || (st = check_nodes(m)) || (st = check_structure(m)))
         return st;
     int n = m->n_nodes, ns = m->n_sizes;
     const char *why;

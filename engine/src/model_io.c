@@ -26,6 +26,48 @@ static void write_stat_line(FILE *f, const char *kw, const char *who, int64_t si
             st->median, st->max, st->jitter, st->count);
 }
 
+/* Per-node overhead, NIC caps and groups: a line each when known. */
+static void write_node_structure(const rw_model *m, FILE *f)
+{
+    int n = m->n_nodes, header = 0;
+    for (int i = 0; i < n; i++) {
+        int has_o = !isnan(m->overhead[i]), has_nic = !isnan(m->inject[i]) || !isnan(m->eject[i]);
+        if ((has_o || has_nic || m->group_of[i] >= 0) && !header++)
+            fprintf(f, "# overhead <node> <send_overhead_s>\n"
+                       "# nic <node> <inject_B_per_s> <eject_B_per_s>\n"
+                       "# group <node> <group>\n");
+        if (has_o)
+            fprintf(f, "overhead %d %.10g\n", i, m->overhead[i]);
+        if (has_nic)
+            fprintf(f, "nic %d %.10g %.10g\n", i, m->inject[i], m->eject[i]);
+        if (m->group_of[i] >= 0)
+            fprintf(f, "group %d %d\n", i, (int)m->group_of[i]);
+    }
+}
+
+static void write_groups(FILE *f, int32_t n, const int32_t *list)
+{
+    if (n == 0) {
+        fprintf(f, " *");
+        return;
+    }
+    for (int32_t k = 0; k < n; k++)
+        fprintf(f, "%c%d", k ? ',' : ' ', (int)list[k]);
+}
+
+static void write_links(const rw_model *m, FILE *f)
+{
+    if (m->n_links)
+        fprintf(f, "# link <name> <capacity_B_per_s> <from_groups> <to_groups> (* = every group)\n");
+    for (int32_t l = 0; l < m->n_links; l++) {
+        const rw_link *k = &m->links[l];
+        fprintf(f, "link %s %.10g", k->name, k->capacity);
+        write_groups(f, k->n_from, k->from);
+        write_groups(f, k->n_to, k->to);
+        fprintf(f, "\n");
+    }
+}
+
 static int write_body(const rw_model *m, FILE *f)
 {
     int n = m->n_nodes, ns = m->n_sizes;
@@ -41,7 +83,10 @@ static int write_body(const rw_model *m, FILE *f)
     fprintf(f, "sizes");
     for (int s = 0; s < ns; s++)
         fprintf(f, " %lld", (long long)m->sizes[s]);
-    fprintf(f, "\nnodes %d\n", n);
+    fprintf(f, "\n");
+    if (m->knee > 0)
+        fprintf(f, "knee %lld\n", (long long)m->knee);
+    fprintf(f, "nodes %d\n", n);
     fprintf(f, "# node <index> <name> <ranks>\n");
     for (int i = 0; i < n; i++)
         fprintf(f, "node %d %s %d\n", i, m->node_names[i], m->ranks_per_node[i]);
@@ -60,7 +105,10 @@ static int write_body(const rw_model *m, FILE *f)
                 write_stat_line(f, "intra-rtt", who, m->sizes[s], &m->intra_stats[(size_t)i * ns + s]);
     }
 
+    write_node_structure(m, f);
+
     fprintf(f, "# pair <src> <dst> <state> <alpha_s> <beta_s_per_byte> <measured_at>\n"
+               "# pair-large <src> <dst> <alpha_s> <beta_s_per_byte> (sizes >= knee)\n"
                "# rtt <src> <dst> <size_B> <min_s> <median_s> <max_s> <jitter> <samples>\n");
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
@@ -69,12 +117,15 @@ static int write_body(const rw_model *m, FILE *f)
                 continue;
             fprintf(f, "pair %d %d %s %.10g %.10g %.3f\n", i, j, state_name(m->pair_state[p]),
                     m->alpha[p], m->beta[p], m->measured_at[p]);
+            if (!isnan(m->alpha_large[p]))
+                fprintf(f, "pair-large %d %d %.10g %.10g\n", i, j, m->alpha_large[p], m->beta_large[p]);
             char who[32];
             snprintf(who, sizeof who, "%d %d", i, j);
             for (int s = 0; s < ns; s++)
                 if (m->pair_stats[p * ns + s].count > 0)
                     write_stat_line(f, "rtt", who, m->sizes[s], &m->pair_stats[p * ns + s]);
         }
+    write_links(m, f);
     return ferror(f) ? -1 : 0;
 }
 
@@ -109,6 +160,7 @@ rw_status rw_model_write(const rw_model *m, const char *path)
 typedef struct reader {
     const char *path;
     int line;
+    int version; /* of the file, from its first line */
     char *fields[MAX_FIELDS];
     int nfields;
 } reader;
@@ -176,6 +228,15 @@ static rw_status want_fields(const reader *r, int n)
     return RW_OK;
 }
 
+/* Keywords a format version introduced are refused in older files. */
+static rw_status need_version(const reader *r, int version)
+{
+    if (r->version < version)
+        return PARSE_ERROR(r, "'%s' needs model format version %d (the file says %d)", r->fields[0],
+                           version, r->version);
+    return RW_OK;
+}
+
 static rw_status get_state(const reader *r, int k, uint8_t *out)
 {
     const char *s = r->fields[k];
@@ -201,6 +262,7 @@ typedef struct header {
     char **names;
     int32_t *ranks;
     int names_seen;
+    int64_t knee;
 } header;
 
 static rw_status parse_settings(const reader *r, rw_probe_settings *st)
@@ -276,6 +338,11 @@ static rw_status parse_header_line(reader *r, header *h)
             if (k > 1 && h->sizes[k - 1] <= h->sizes[k - 2])
                 return PARSE_ERROR(r, "'sizes' must be increasing");
         }
+    } else if (strcmp(kw, "knee") == 0) {
+        if ((st = need_version(r, 2)) || (st = want_fields(r, 2)) ||
+            (st = get_long(r, 1, 0, RW_MODEL_MAX_SIZE, &v)))
+            return st;
+        h->knee = v;
     } else if (strcmp(kw, "nodes") == 0) {
         if (h->n_nodes >= 0)
             return PARSE_ERROR(r, "'nodes' given twice");
@@ -328,6 +395,7 @@ static rw_status make_model(reader *r, header *h, rw_model **out)
     (*out)->created = h->created;
     (*out)->duration = h->duration;
     (*out)->settings = h->settings;
+    (*out)->knee = h->knee;
     memcpy((*out)->source, h->source, sizeof h->source);
     return RW_OK;
 }
@@ -358,6 +426,99 @@ static rw_status get_stat(const reader *r, int k, rw_stat *s)
         (st = get_long(r, k + 4, 1, INT32_MAX, &c)))
         return st;
     s->count = (int32_t)c;
+    return RW_OK;
+}
+
+static int is_structure_keyword(const char *kw)
+{
+    return !strcmp(kw, "overhead") || !strcmp(kw, "nic") || !strcmp(kw, "group") ||
+           !strcmp(kw, "pair-large") || !strcmp(kw, "link");
+}
+
+/* A group list: '*' (every group) or comma-separated group indices. */
+static rw_status get_groups(const reader *r, int k, int n_nodes, int32_t *list, int32_t *n)
+{
+    const char *s = r->fields[k];
+    *n = 0;
+    if (strcmp(s, "*") == 0)
+        return RW_OK;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || v < 0 || v >= n_nodes || (*end && *end != ',') || *n >= n_nodes)
+            return PARSE_ERROR(r, "'%s': field %d ('%s') must be '*' or groups in [0, %d) joined by ','",
+                               r->fields[0], k, r->fields[k], n_nodes);
+        list[(*n)++] = (int32_t)v;
+        s = *end ? end + 1 : end;
+        if (*end == ',' && !*s)
+            return PARSE_ERROR(r, "'%s': field %d ends with ','", r->fields[0], k);
+    }
+    return RW_OK;
+}
+
+static rw_status parse_link(reader *r, rw_model *m)
+{
+    rw_status st;
+    double cap;
+    const char *why = rw_name_problem(r->fields[1]);
+    if (why)
+        return PARSE_ERROR(r, "link: the name %s", why);
+    for (int32_t l = 0; l < m->n_links; l++)
+        if (strcmp(m->links[l].name, r->fields[1]) == 0)
+            return PARSE_ERROR(r, "link '%s' given twice", r->fields[1]);
+    if ((st = get_double(r, 2, &cap)))
+        return st;
+    if ((why = rw_bandwidth_problem(cap, 0)))
+        return PARSE_ERROR(r, "link %s: %s", r->fields[1], why);
+    int32_t *from = malloc((size_t)m->n_nodes * sizeof *from), *to = malloc((size_t)m->n_nodes * sizeof *to);
+    int32_t n_from = 0, n_to = 0;
+    if (!from || !to)
+        st = rw_fail(RW_ERR_NOMEM, "out of memory");
+    if (!st && !(st = get_groups(r, 3, m->n_nodes, from, &n_from)) &&
+        !(st = get_groups(r, 4, m->n_nodes, to, &n_to)))
+        st = rw_model_add_link(m, r->fields[1], cap, n_from, from, n_to, to);
+    free(from);
+    free(to);
+    return st;
+}
+
+/* overhead, nic, group, pair-large, link (format 2). */
+static rw_status parse_structure_line(reader *r, rw_model *m)
+{
+    const char *kw = r->fields[0];
+    int n = m->n_nodes;
+    long long i = 0, j = 0;
+    rw_status st;
+    if (strcmp(kw, "link") == 0)
+        return (st = want_fields(r, 5)) ? st : parse_link(r, m);
+    if (strcmp(kw, "pair-large") == 0) {
+        if ((st = want_fields(r, 5)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
+            (st = get_long(r, 2, 0, n - 1, &j)))
+            return st;
+        size_t p = (size_t)i * n + j;
+        if (m->pair_state[p] != RW_PAIR_MEASURED)
+            return PARSE_ERROR(r, "pair-large %lld %lld: after a 'pair' line of a measured pair only", i, j);
+        return (st = get_bounded(r, 3, &rw_bound_alpha, 0, &m->alpha_large[p])) ? st
+               : get_bounded(r, 4, &rw_bound_beta, 0, &m->beta_large[p]);
+    }
+    int fields = strcmp(kw, "nic") == 0 ? 4 : 3;
+    if ((st = want_fields(r, fields)) || (st = get_long(r, 1, 0, n - 1, &i)))
+        return st;
+    if (strcmp(kw, "overhead") == 0)
+        return get_bounded(r, 2, &rw_bound_overhead, 0, &m->overhead[i]);
+    if (strcmp(kw, "group") == 0) {
+        long long g = 0;
+        if ((st = get_long(r, 2, -1, n - 1, &g)))
+            return st;
+        m->group_of[i] = (int32_t)g;
+        return RW_OK;
+    }
+    const char *why;
+    if ((st = get_double(r, 2, &m->inject[i])) || (st = get_double(r, 3, &m->eject[i])))
+        return st;
+    if ((why = rw_bandwidth_problem(m->inject[i], 1)) || (why = rw_bandwidth_problem(m->eject[i], 1)))
+        return PARSE_ERROR(r, "nic %lld: %s", i, why);
     return RW_OK;
 }
 
@@ -406,6 +567,10 @@ static rw_status parse_data_line(reader *r, rw_model *m)
         if (m->intra_state[i] == RW_PAIR_UNPROBED)
             return PARSE_ERROR(r, "intra-rtt %lld before its 'intra' line", i);
         return get_stat(r, 3, &m->intra_stats[(size_t)i * m->n_sizes + s]);
+    } else if (is_structure_keyword(kw)) {
+        if ((st = need_version(r, 2)))
+            return st;
+        return parse_structure_line(r, m);
     } else {
         return PARSE_ERROR(r, "unknown or misplaced keyword '%s'", kw);
     }
@@ -446,7 +611,8 @@ static rw_status parse_source(const reader *r, char *line, char *out)
 
 static int is_data_keyword(const char *kw)
 {
-    return !strcmp(kw, "pair") || !strcmp(kw, "rtt") || !strcmp(kw, "intra") || !strcmp(kw, "intra-rtt");
+    return !strcmp(kw, "pair") || !strcmp(kw, "rtt") || !strcmp(kw, "intra") || !strcmp(kw, "intra-rtt") ||
+           is_structure_keyword(kw);
 }
 
 static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
@@ -492,6 +658,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, rw_model **out)
                                  v, RW_MODEL_FORMAT_VERSION);
                 break;
             }
+            r->version = (int)v;
             seen_magic = 1;
             continue;
         }

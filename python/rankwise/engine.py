@@ -11,7 +11,7 @@ from rankwise.paths import engine_library
 
 # The engine's binary interface this binding is written for (rankwise.h,
 # RW_ABI_VERSION): structure layouts below and function signatures.
-ABI_VERSION = 2
+ABI_VERSION = 3
 TEXT_MAX = 255  # bytes of a source, pattern or node name (RW_TEXT_MAX)
 
 
@@ -36,6 +36,17 @@ class ProbeSettings(C.Structure):
     ]
 
 
+class CLink(C.Structure):
+    _fields_ = [
+        ("name", C.c_char * 256),
+        ("capacity", C.c_double),
+        ("n_from", C.c_int32),
+        ("n_to", C.c_int32),
+        ("from_", C.POINTER(C.c_int32)),
+        ("to", C.POINTER(C.c_int32)),
+    ]
+
+
 class CModel(C.Structure):
     _fields_ = [
         ("n_nodes", C.c_int32),
@@ -56,6 +67,15 @@ class CModel(C.Structure):
         ("intra_alpha", C.POINTER(C.c_double)),
         ("intra_beta", C.POINTER(C.c_double)),
         ("intra_state", C.POINTER(C.c_uint8)),
+        ("overhead", C.POINTER(C.c_double)),
+        ("inject", C.POINTER(C.c_double)),
+        ("eject", C.POINTER(C.c_double)),
+        ("knee", C.c_int64),
+        ("alpha_large", C.POINTER(C.c_double)),
+        ("beta_large", C.POINTER(C.c_double)),
+        ("group_of", C.POINTER(C.c_int32)),
+        ("n_links", C.c_int32),
+        ("links", C.POINTER(CLink)),
     ]
 
 
@@ -99,6 +119,8 @@ def lib() -> C.CDLL:
     so.rw_model_fit_intra.argtypes = [ModelPtr, C.c_int]
     so.rw_model_merge.argtypes = [ModelPtr, ModelPtr]
     so.rw_model_groups.argtypes = [ModelPtr, C.POINTER(C.c_int32)]
+    so.rw_model_add_link.argtypes = [ModelPtr, C.c_char_p, C.c_double, C.c_int32, C.POINTER(C.c_int32),
+                                     C.c_int32, C.POINTER(C.c_int32)]
     so.rw_fit_hockney.argtypes = [
         C.POINTER(C.c_double),
         C.POINTER(C.c_double),

@@ -34,6 +34,26 @@ class Settings:
     time_budget: float = 0.0
 
 
+@dataclass(frozen=True)
+class Link:
+    """A shared link between groups of nodes (a rack uplink): every flow
+    from a node whose group is in from_groups to a node of another group in
+    to_groups crosses it; None means every group. capacity in bytes/s."""
+
+    name: str
+    capacity: float
+    from_groups: tuple[int, ...] | None = None
+    to_groups: tuple[int, ...] | None = None
+
+    def crosses(self, group_of: np.ndarray) -> np.ndarray:
+        """n x n booleans: which node pairs' flows cross the link."""
+        g = np.asarray(group_of)
+        src = np.ones(g.size, bool) if self.from_groups is None else np.isin(g, self.from_groups)
+        dst = np.ones(g.size, bool) if self.to_groups is None else np.isin(g, self.to_groups)
+        known = g >= 0
+        return (src & known)[:, None] & (dst & known)[None, :] & (g[:, None] != g[None, :])
+
+
 @dataclass
 class Model:
     """A complete directed graph of nodes weighted by measured timings.
@@ -68,6 +88,27 @@ class Model:
     source: str = ""
     created: float = float("nan")
     duration: float = float("nan")  # seconds the probe took (simulated under SMPI)
+    # The network's structure (format 2, docs/formats.md "Structure"); NaN,
+    # -1, 0 or empty where it was not measured.
+    overhead: np.ndarray | None = None  # per node, send overhead o (s)
+    inject: np.ndarray | None = None  # per node, bytes/s sent to several peers at once
+    eject: np.ndarray | None = None  # per node, bytes/s received from several at once
+    knee: int = 0  # first size of the large-message protocol (bytes), 0 = none found
+    alpha_large: np.ndarray | None = None  # per pair, the fit on sizes >= knee
+    beta_large: np.ndarray | None = None
+    group_of: np.ndarray | None = None  # per node, the group links refer to (-1 none)
+    links: list[Link] = field(default_factory=list)
+
+    def __post_init__(self):
+        n = len(self.names)
+        for name, shape, fill, dtype in (("overhead", (n,), np.nan, np.float64),
+                                         ("inject", (n,), np.nan, np.float64),
+                                         ("eject", (n,), np.nan, np.float64),
+                                         ("alpha_large", (n, n), np.nan, np.float64),
+                                         ("beta_large", (n, n), np.nan, np.float64),
+                                         ("group_of", (n,), -1, np.int32)):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(shape, fill, dtype=dtype))
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -187,7 +228,31 @@ class Model:
         intra = _view(m.intra_stats, (n, k))
         for col, arr in _stat_columns(self, "intra"):
             intra[col] = _int_array("sample counts", arr, np.int32) if col == "count" else arr
+        try:
+            self._structure_to_c(ptr)
+        except BaseException:
+            so.rw_model_free(ptr)
+            raise
         return ptr
+
+    def _structure_to_c(self, ptr: engine.ModelPtr) -> None:
+        m, n = ptr.contents, self.n_nodes
+        for name, shape in (("overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
+                            ("alpha_large", (n, n)), ("beta_large", (n, n))):
+            value = np.asarray(getattr(self, name), dtype=np.float64)
+            if value.shape != shape:
+                raise RankwiseError(f"{name} needs shape {shape}, got {value.shape}")
+            _view(getattr(m, name), shape)[:] = value
+        _view(m.group_of, (n,))[:] = _int_array("groups", np.asarray(self.group_of).reshape(n), np.int32)
+        m.knee = int(_int_array("knee", [self.knee], np.int64)[0])
+        for link in self.links:
+            lists = []
+            for groups in (link.from_groups, link.to_groups):
+                arr = _int_array(f"link {link.name}: groups", [] if groups is None else list(groups), np.int32)
+                lists.append((arr.size, arr.ctypes.data_as(C.POINTER(C.c_int32)) if arr.size else None, arr))
+            engine.check(engine.lib().rw_model_add_link(
+                ptr, _c_text(f"link {link.name}: the name", link.name), float(link.capacity),
+                lists[0][0], lists[0][1], lists[1][0], lists[1][1]))
 
     @classmethod
     def _from_c(cls, ptr: engine.ModelPtr) -> "Model":
@@ -222,6 +287,16 @@ class Model:
             intra[c].copy() for c in ("min", "median", "max")
         )
         model.intra_jitter, model.intra_samples = intra["jitter"].copy(), intra["count"].copy()
+        for name, shape in (("overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
+                            ("alpha_large", (n, n)), ("beta_large", (n, n)), ("group_of", (n,))):
+            setattr(model, name, _view(getattr(m, name), shape).copy())
+        model.knee = int(m.knee)
+        model.links = []
+        for li in range(m.n_links):
+            c = m.links[li]
+            groups = [tuple(int(g) for g in _view(p, (count,))) if count else None
+                      for p, count in ((c.from_, c.n_from), (c.to, c.n_to))]
+            model.links.append(Link(c.name.decode(errors="replace"), float(c.capacity), *groups))
         return model
 
     # ----------------------------------------------------------------- I/O

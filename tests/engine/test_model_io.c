@@ -254,6 +254,42 @@ static void check_text_round_trip(void)
     rw_model_free(r);
 }
 
+/* Overhead, NIC caps, knee, large-message fit, groups and links read back. */
+static void check_structure_round_trip(void)
+{
+    rw_model *m = sample_model(), *r = NULL;
+    int n = m->n_nodes;
+    m->overhead[0] = 1.5e-6;
+    m->inject[1] = 1.25e10; /* eject of node 1 stays unknown */
+    m->knee = 65536;
+    int p = -1;
+    for (int q = 0; q < n * n && p < 0; q++)
+        if (m->pair_state[q] == RW_PAIR_MEASURED)
+            p = q;
+    m->alpha_large[p] = 4e-6;
+    m->beta_large[p] = 7e-11;
+    for (int i = 0; i < n; i++)
+        m->group_of[i] = i % 2;
+    int32_t out[1] = {0};
+    CHECK(rw_model_add_link(m, "up-0", 5e10, 1, out, 0, NULL) == RW_OK);
+    CHECK(rw_model_add_link(m, "bad name", 5e10, 0, NULL, 0, NULL) == RW_ERR_ARG);
+    CHECK(rw_model_add_link(m, "zero", 0, 0, NULL, 0, NULL) == RW_ERR_ARG);
+    CHECK(rw_model_link_crosses(m, 0, 0, 1) == 1 && rw_model_link_crosses(m, 0, 1, 0) == 0);
+    CHECK(rw_model_write(m, "structure.model") == RW_OK);
+    CHECK(rw_model_read("structure.model", &r) == RW_OK);
+    if (r) {
+        CHECK(r->overhead[0] == 1.5e-6 && isnan(r->overhead[1]));
+        CHECK(r->inject[1] == 1.25e10 && isnan(r->eject[1]));
+        CHECK(r->knee == 65536);
+        CHECK(r->alpha_large[p] == 4e-6 && r->beta_large[p] == 7e-11);
+        CHECK(r->group_of[1] == 1 && r->n_links == 1);
+        CHECK(r->n_links == 1 && strcmp(r->links[0].name, "up-0") == 0 && r->links[0].n_from == 1 &&
+              r->links[0].from[0] == 0 && r->links[0].n_to == 0 && r->links[0].capacity == 5e10);
+    }
+    rw_model_free(r);
+    rw_model_free(m);
+}
+
 int main(void)
 {
     check_round_trip();
@@ -277,6 +313,24 @@ int main(void)
     check_error(buf, "bad.model:6: unknown keyword 'frobnicate'");
     snprintf(buf, sizeof buf, "%spair 0 1 measured 1e-6\n", head);
     check_error(buf, "bad.model:6: 'pair' takes 6 fields, found 4");
+
+    /* Structure lines (format 2): refused in a version-1 file, checked in a
+     * version-2 one. */
+    snprintf(buf, sizeof buf, "%snic 0 1e10 1e10\n", head);
+    check_error(buf, "bad.model:6: 'nic' needs model format version 2 (the file says 1)");
+    check_error("rankwise-model 1\nknee 65536\n", "bad.model:2: 'knee' needs model format version 2");
+    const char *head2 = "rankwise-model 2\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n";
+    snprintf(buf, sizeof buf, "%snic 0 0 1e10\n", head2);
+    check_error(buf, "bad.model:6: nic 0: bandwidth 0 B/s carries nothing");
+    snprintf(buf, sizeof buf, "%soverhead 1 -1e-6\n", head2);
+    check_error(buf, "bad.model:6: 'overhead': field 2: overhead -1e-06 s is outside");
+    snprintf(buf, sizeof buf, "%spair-large 0 1 1e-6 1e-9\n", head2);
+    check_error(buf, "bad.model:6: pair-large 0 1: after a 'pair' line of a measured pair only");
+    snprintf(buf, sizeof buf, "%slink up 5e10 0, *\n", head2);
+    check_error(buf, "bad.model:6: 'link': field 3 ends with ','");
+    snprintf(buf, sizeof buf, "%sgroup 0 0\ngroup 1 0\nlink up 5e10 0 1\n", head2);
+    check_error(buf, "bad.model: link up: destination group 1 is no node's group");
+    check_structure_round_trip();
 
     check_bounds(head);
     check_write_refusals();

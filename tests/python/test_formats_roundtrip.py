@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from rankwise.errors import RankwiseError
 from rankwise.matrix import CommMatrix
-from rankwise.model import MEASURED, MISSING, UNPROBED, Model
+from rankwise.model import MEASURED, MISSING, UNPROBED, Link, Model
 
 # RANKWISE_EXAMPLES=5000 for a deeper run than the suite's.
 SETTINGS = settings(max_examples=int(os.environ.get("RANKWISE_EXAMPLES", 150)), deadline=None,
@@ -61,6 +61,12 @@ def base_model() -> Model:
     m.intra_median[0], m.intra_min[0], m.intra_max[0] = [4e-7, 5e-7], [4e-7, 5e-7], [4e-7, 5e-7]
     m.intra_jitter[0], m.intra_samples[0] = [0.0, 0.0], [15, 15]
     m.source, m.created, m.duration = "unit", 1.79e9, 12.5
+    # Structure (format 2): node 0's overhead and NIC caps, a knee, the
+    # measured pair's large-message fit, two groups and a link out of 0.
+    m.overhead[0], m.inject[0], m.eject[0] = 1e-6, 1.25e10, 1.2e10
+    m.knee, m.alpha_large[0, 1], m.beta_large[0, 1] = 65536, 3e-6, 9e-11
+    m.group_of[:] = [0, 1]
+    m.links = [Link("up-0", 5e10, (0,), None)]
     return m
 
 
@@ -88,6 +94,12 @@ def assert_same_model(a: Model, b: Model) -> None:
     intra = a.intra_state != UNPROBED
     for key in ("intra_alpha", "intra_beta"):
         assert all(map(close, getattr(a, key)[intra], getattr(b, key)[intra])), key
+    for key in ("overhead", "inject", "eject", "alpha_large", "beta_large"):
+        assert all(map(close, np.ravel(getattr(a, key)), np.ravel(getattr(b, key)))), key
+    assert a.knee == b.knee and np.asarray(a.group_of).tolist() == b.group_of.tolist()
+    assert [(k.name, k.from_groups, k.to_groups) for k in a.links] == \
+        [(k.name, k.from_groups, k.to_groups) for k in b.links]
+    assert all(close(x.capacity, y.capacity) for x, y in zip(a.links, b.links))
 
 
 def close(x, y, atol=0.0) -> bool:
@@ -139,6 +151,11 @@ MODEL_NUMBERS = {
     "intra beta": (_set("intra_beta", 0), lambda ls, t: set_field(ls, "intra 0 ", 4, t)),
     "rtt median": (_set("rtt_median", (0, 1, 1)), lambda ls, t: set_field(ls, "rtt 0 1 1024 ", 5, t)),
     "jitter": (_set("jitter", (0, 1, 0)), lambda ls, t: set_field(ls, "rtt 0 1 8 ", 7, t)),
+    "overhead": (_set("overhead", 0), lambda ls, t: set_field(ls, "overhead 0 ", 2, t)),
+    "inject": (_set("inject", 0), lambda ls, t: set_field(ls, "nic 0 ", 2, t)),
+    "alpha large": (_set("alpha_large", (0, 1)), lambda ls, t: set_field(ls, "pair-large 0 1 ", 3, t)),
+    "capacity": (lambda m, v: setattr(m, "links", [Link("up-0", v, (0,), None)]),
+                 lambda ls, t: set_field(ls, "link ", 2, t)),
     "created": (lambda m, v: setattr(m, "created", v), lambda ls, t: set_field(ls, "created ", 1, t)),
     "duration": (lambda m, v: setattr(m, "duration", v), lambda ls, t: set_field(ls, "duration ", 1, t)),
     "timeout": (lambda m, v: setattr(m.settings, "timeout", v), lambda ls, t: set_setting(ls, "timeout", t)),
@@ -152,6 +169,8 @@ MODEL_INTS = {
     "warmup": (lambda m, v: setattr(m.settings, "warmup", v), lambda ls, t: set_setting(ls, "warmup", t)),
     "ranks": (_set("ranks_per_node", 1), lambda ls, t: set_field(ls, "node 1 ", 3, t)),
     "samples": (_set("samples", (0, 1, 0)), lambda ls, t: set_field(ls, "rtt 0 1 8 ", 8, t)),
+    "knee": (lambda m, v: setattr(m, "knee", v), lambda ls, t: set_field(ls, "knee ", 1, t)),
+    "group": (_set("group_of", 1), lambda ls, t: set_field(ls, "group 1 ", 2, t)),
     "size": (lambda m, v: setattr(m, "sizes", [8, v]),
              lambda ls, t: set_field(ls, "sizes ", 2, t)),
 }
@@ -244,7 +263,9 @@ def test_model_node_name_not_utf8_is_refused(tmp_path):
 
 # Any file the reader accepts, the writer writes back and it reads the same.
 MODEL_LINE_EDITS = st.sampled_from(["created", "source", "duration", "settings", "sizes", "nodes", "node 0",
-                                    "node 1", "intra 0", "intra-rtt 0", "pair 0 1", "rtt 0 1", "pair 1 0"])
+                                    "node 1", "intra 0", "intra-rtt 0", "pair 0 1", "rtt 0 1", "pair 1 0",
+                                    "knee", "overhead 0", "nic 0", "group 0", "group 1", "pair-large 0 1",
+                                    "link"])
 
 
 @SETTINGS

@@ -51,7 +51,7 @@ def test_python_write_c_read_round_trip(tmp_path):
     assert back.equals(m)
     # The file is the documented text format, written by the C engine.
     lines = path.read_text().splitlines()
-    assert lines[0] == "rankwise-model 1"
+    assert lines[0] == "rankwise-model 2"
     assert "pair 1 4 missing nan nan 1790000000.000" in lines
 
 
