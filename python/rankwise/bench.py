@@ -26,7 +26,7 @@ from rich.table import Table
 
 from rankwise.errors import RankwiseError, UsageError
 from rankwise.model import Model
-from rankwise.optimize import Comparison, benchmark_runner, compare, plan
+from rankwise.optimize import Comparison, benchmark_runner, compare, plan, predicted_rows, with_bytes
 from rankwise.patterns import dims_create, format_size, generate
 from rankwise.probe import LIGHT_SIM_PROBE, probe_sim
 from rankwise.sim.platform import PlatformSpec, default_spec
@@ -34,6 +34,7 @@ from rankwise.sim.platform import generate as generate_platform
 from rankwise.files import write_atomic
 
 BENCH_PROBE = LIGHT_SIM_PROBE
+PREDICTION_TOLERANCE = 0.20  # the goal: predicted speed-up within 20 % of the measured one
 
 
 def uniform_spec() -> PlatformSpec:
@@ -51,10 +52,16 @@ class Row:
     before: float
     after: float
     extra: dict[str, str] = field(default_factory=dict)
+    predicted: float = float("nan")  # the predictor's speed-up for this row (rankwise.decision)
 
     @property
     def speedup(self) -> float:
         return self.before / self.after if self.after > 0 else float("nan")
+
+    @property
+    def prediction_error(self) -> float:
+        """predicted / measured speed-up - 1 (nan without a prediction)."""
+        return self.predicted / self.speedup - 1 if self.speedup > 0 else float("nan")
 
 
 @dataclass
@@ -93,12 +100,17 @@ class Lab:
         return self.models[name]
 
     def compare(self, platform: str, spec: str, program: list[str], slots: int, table: str | None = None,
-                label: str = "") -> tuple[Comparison, object]:
+                label: str = "", spec_at: Callable[[int], str] | None = None) -> tuple[Comparison, object]:
+        """Map the pattern `spec`, run the program in both placements; per
+        row (message size) the predictor's speed-up for `spec_at(size)`
+        (the job's pattern at that size; default: `spec` itself) lands in
+        self.predicted[label]."""
         xml, model = self.platform(platform)
         p = plan(model, generate(spec), [(h, slots) for h in model.names])
         runner = benchmark_runner(program[0], program[1:], sim=xml, table=table)
         with self.console.status(f"[bold]{label or spec}[/bold] on '{platform}': both placements"):
             c = compare(label or spec, runner, p.before_hosts, p.after_hosts, repeats=self.repeats)
+        c.predicted = predicted_rows(p, c.sizes, spec_at or (lambda size: spec))
         return c, p
 
 
@@ -116,9 +128,11 @@ def alltoall(lab: Lab, quick: bool) -> list[Experiment]:
         platform = "default"
         exp = Experiment(f"alltoall-{n}", f"Cui et al. 2020, Table 1: all-to-all, {n} ranks ({per_node} per node, "
                          f"32 of the 64 nodes)", platform, "size", "us", goal="speed-up >= 1.3 at >= 64 KiB")
-        c, p = lab.compare(platform, f"alltoall:ranks={n},bytes=64K",
-                           ["alltoall", "--sizes", sizes, "--iterations", "2"], per_node, label=exp.title)
-        exp.rows = [Row(format_size(s), b, a, {"nodes": str(p.result.n_selected)}) for s, b, a, _ in c.rows()]
+        spec = f"alltoall:ranks={n},bytes=64K"
+        c, p = lab.compare(platform, spec, ["alltoall", "--sizes", sizes, "--iterations", "2"], per_node,
+                           label=exp.title, spec_at=with_bytes(spec))
+        exp.rows = [Row(format_size(s), b, a, {"nodes": str(p.result.n_selected)}, x)
+                    for (s, b, a, _), x in zip(c.rows(), c.predicted)]
         exp.passed = all(r.speedup >= 1.3 for r, s in zip(exp.rows, c.sizes) if s >= 65536)
         out.append(exp)
     return out
@@ -138,10 +152,11 @@ def stencil(lab: Lab, quick: bool) -> list[Experiment]:
     for n, slots in ((64, 2), (128, 4), (256, 8), (512, 8))[: 1 if quick else 4]:
         grid = "x".join(map(str, dims_create(n, 3)))
         args = ["stencil", "--grid", grid, "--mode", "3d", "--sizes", "64K,1M", "--iterations", "2"]
-        c, p = lab.compare("default", f"stencil3d:grid={grid},bytes=64K,mode=3d", args, slots, table="3d",
-                           label=f"stencil 3d {grid}")
-        for size, b, a, _ in c.rows():
-            exp.rows.append(Row(f"{n} ({format_size(size)})", b, a, {"grid": grid, "per node": str(slots)}))
+        spec = f"stencil3d:grid={grid},bytes=64K,mode=3d"
+        c, p = lab.compare("default", spec, args, slots, table="3d", label=f"stencil 3d {grid}",
+                           spec_at=with_bytes(spec))
+        for (size, b, a, _), x in zip(c.rows(), c.predicted):
+            exp.rows.append(Row(f"{n} ({format_size(size)})", b, a, {"grid": grid, "per node": str(slots)}, x))
         if n == modes_n:
             chosen = (grid, p)
     exp.passed = all(r.speedup >= 1.2 for r in exp.rows)
@@ -172,11 +187,11 @@ def scaling(lab: Lab, quick: bool) -> list[Experiment]:
         c, _ = lab.compare("default", f"stencil3d:grid={grid},bytes=256K,mode=3d",
                            ["stencil", "--grid", grid, "--mode", "3d", "--sizes", "256K", "--iterations", "2"],
                            2, table="3d", label=f"md stencil {nodes} nodes")
-        md.rows.append(Row(str(nodes), float(c.before[0]), float(c.after[0]), {"grid": grid}))
+        md.rows.append(Row(str(nodes), float(c.before[0]), float(c.after[0]), {"grid": grid}, c.predicted[0]))
         c, _ = lab.compare("default", f"fft:grid=64x64x64,ranks={n},decomp=pencil",
                            ["fft", "--grid", "64x64x64", "--decomp", "pencil", "--iterations", "2"],
                            2, table="pencil", label=f"fft {nodes} nodes")
-        fft.rows.append(Row(str(nodes), float(c.before[0]), float(c.after[0])))
+        fft.rows.append(Row(str(nodes), float(c.before[0]), float(c.after[0]), predicted=c.predicted[0]))
     return [md, fft]
 
 
@@ -193,7 +208,8 @@ def groups(lab: Lab, quick: bool) -> list[Experiment]:
         args = ["groups", "--groups", str(n_bl), "--sizes", d, "--link-bytes", d_bl, "--skip", str(skip),
                 "--iterations", "4"]
         c, _ = lab.compare("default", spec, args, 4, label=f"groups {n_bl}x{per}")
-        exp.rows.append(Row(f"{n_bl}x{per}, {d}, {d_bl}, {skip}", float(c.before[0]), float(c.after[0])))
+        exp.rows.append(Row(f"{n_bl}x{per}, {d}, {d_bl}, {skip}", float(c.before[0]), float(c.after[0]),
+                            predicted=c.predicted[0]))
     exp.passed = all(r.speedup >= 2.0 for r in exp.rows[:2])  # the Table 3 shapes (groups fill nodes)
     return [exp]
 
@@ -209,8 +225,9 @@ def uniform(lab: Lab, quick: bool) -> list[Experiment]:
             ("groups 16x4", "groups:groups=16,per_group=4,bytes=1M,link_bytes=64K",
              ["groups", "--groups", "16", "--sizes", "64K,1M", "--link-bytes", "64K", "--iterations", "2"], None, 4)]
     for label, spec, args, table, slots in jobs:
-        c, _ = lab.compare("uniform", spec, args, slots, table=table, label=label)
-        exp.rows += [Row(f"{label} ({format_size(s)})", b, a) for s, b, a, _ in c.rows()]
+        c, _ = lab.compare("uniform", spec, args, slots, table=table, label=label, spec_at=with_bytes(spec))
+        exp.rows += [Row(f"{label} ({format_size(s)})", b, a, predicted=x)
+                     for (s, b, a, _), x in zip(c.rows(), c.predicted)]
     exp.passed = all(r.speedup >= 0.98 for r in exp.rows)
     return [exp]
 
@@ -248,9 +265,21 @@ def show(exp: Experiment, console: Console) -> None:
     table.add_column(f"{before} ({exp.unit})", justify="right")
     table.add_column(f"{after} ({exp.unit})", justify="right")
     table.add_column("speed-up", justify="right")
+    predicted = any(np.isfinite(r.predicted) for r in exp.rows)
+    if predicted:
+        table.add_column("predicted", justify="right")
     for r in exp.rows:
-        table.add_row(r.key, *[r.extra[c] for c in extra], f"{r.before:.6g}", f"{r.after:.6g}", f"x{r.speedup:.2f}")
+        cells = [r.key, *[r.extra[c] for c in extra], f"{r.before:.6g}", f"{r.after:.6g}", f"x{r.speedup:.2f}"]
+        if predicted:
+            cells.append(f"x{r.predicted:.2f}" if np.isfinite(r.predicted) else "-")
+        table.add_row(*cells)
     console.print(table)
+    if predicted:
+        rows = [r for r in exp.rows if np.isfinite(r.predicted)]
+        close = sum(abs(r.prediction_error) <= PREDICTION_TOLERANCE for r in rows)
+        worst = max(rows, key=lambda r: abs(r.prediction_error))
+        console.print(f"predicted speed-up within {PREDICTION_TOLERANCE:.0%} of the measured one: {close}/{len(rows)} "
+                      f"rows (worst {worst.prediction_error:+.1%}, {escape(worst.key)})", highlight=False)
     if exp.goal:
         verdict = "[green]PASS[/green]" if exp.passed else "[red]FAIL[/red]"
         console.print(f"goal: {exp.goal} — {verdict}")
@@ -260,9 +289,12 @@ def save(exp: Experiment, out: Path) -> tuple[Path, Path]:
     from rankwise.plots import plot_rows
 
     extra = list(exp.rows[0].extra) if exp.rows else []
-    head = ",".join([exp.key.replace(",", ";"), *extra, f"before_{exp.unit}", f"after_{exp.unit}", "speedup"])
+    predicted = any(np.isfinite(r.predicted) for r in exp.rows)
+    head = ",".join([exp.key.replace(",", ";"), *extra, f"before_{exp.unit}", f"after_{exp.unit}", "speedup",
+                     *(["predicted_speedup"] if predicted else [])])
     lines = [",".join([r.key.replace(",", ";"), *[r.extra[c] for c in extra], f"{r.before:.6g}",
-                       f"{r.after:.6g}", f"{r.speedup:.4f}"]) for r in exp.rows]
+                       f"{r.after:.6g}", f"{r.speedup:.4f}", *([f"{r.predicted:.4f}"] if predicted else [])])
+             for r in exp.rows]
     csv = out / f"{exp.name}.csv"
     write_atomic(csv, "\n".join([head, *lines]) + "\n")
     png = plot_rows(exp.title, [r.key for r in exp.rows], [r.before for r in exp.rows],

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from rankwise.anomalies import find_slow_links
 from rankwise.errors import RankwiseError
-from rankwise.optimize import benchmark_runner, compare, plan
+from rankwise.optimize import benchmark_runner, compare, plan, predicted_rows, with_bytes
 from rankwise.patterns import dims_create, generate
 from rankwise.report.placement import print_comparison
 from rankwise.plots import plot_model, plot_speedup
@@ -112,10 +112,11 @@ def main_job(platform, model, console: Console, cores: int):
         runner = benchmark_runner(program, args, sim=platform, table=table)
         with console.status(f"[bold]{title}[/bold]: running both placements"):
             c = compare(title, runner, p.before_hosts, p.after_hosts, repeats=1)
+        c.predicted = predicted_rows(p, c.sizes, with_bytes(spec))
         comparisons.append(c)
         if not chosen:
             chosen = p.chosen_model_nodes
-        console.print(f"{title}: {p.result.algorithm} chose {p.result.n_selected} nodes "
+        console.print(f"{title}: {escape(p.result.algorithm)} chose {p.result.n_selected} nodes "
                       f"(default: the first {len(p.default.used_nodes())}), predicted x{p.result.gain:.2f}",
                       highlight=False)
         print_comparison(c, console, title=f"{title} — simulated time per iteration")

@@ -20,10 +20,13 @@ from rich.markup import escape
 
 from rankwise.programs import PROGRAMS, PREFIX, run_benchmark
 from rankwise.errors import RankwiseError, UsageError
-from rankwise.mapping import MapResult, Network, map_ranks
+from rankwise.decision import Decision, decide, predicted_speedup
+from rankwise.mapping import MapResult, Network
 from rankwise.matrix import CommMatrix
 from rankwise.model import Model
 from rankwise.placement import Placement, placement_on_nodes
+from rankwise.predict import PredictNetwork
+from rankwise.workload import Workload, workload_of
 
 OUTLIER_FACTOR = 10.0  # Cui et al. 2020: runs an order of magnitude off are dropped
 
@@ -56,6 +59,7 @@ class Comparison:
     after: np.ndarray
     runs: int
     failures: list[str] = field(default_factory=list)  # one line per failed run
+    predicted: np.ndarray | None = None  # the predictor's speed-up per row, when known
 
     @property
     def speedup(self) -> np.ndarray:
@@ -157,6 +161,7 @@ class Plan:
     result: MapResult
     placement: Placement
     default: Placement
+    decision: Decision | None = None
 
     @property
     def before_hosts(self) -> list[str]:
@@ -171,18 +176,44 @@ class Plan:
         """Model indices of the nodes holding ranks (to mark on heatmaps)."""
         return sorted(self.model.names.index(self.network.names[v]) for v in set(self.result.node_of.tolist()))
 
+    def predicted_speedup(self, workload: Workload) -> float:
+        """The predictor's default / rankwise time for another workload on
+        the same two placements (a benchmark row's own message size)."""
+        return predicted_speedup(workload, self.decision.predictor, self.decision.default.node_of,
+                                 self.result.node_of)
+
 
 def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | None = None, *,
          algorithm: str = "auto", objective: str = "time", selection: str = "weighted", seed: int = 1,
-         allow_missing: bool = False) -> Plan:
-    """Map the traffic on the model's network; the default is the launchers'
-    block placement over the allocation in its order."""
+         allow_missing: bool = False, workload: Workload | None = None, min_gain: float = 0.02) -> Plan:
+    """Map the traffic on the model's network, the predictor deciding
+    (rankwise.decision); the default is the launchers' block placement over
+    the allocation in its order. `workload`: what the traffic stands for,
+    when known better than its matrix says (a benchmark's pinned algorithm)."""
     network = Network.from_model(model, hosts, fill_missing=allow_missing)
-    result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=selection, seed=seed)
+    predictor = PredictNetwork.from_model(model, hosts, fill_missing=allow_missing)
+    d = decide(traffic, network, predictor, workload=workload, algorithm=algorithm, objective=objective,
+               selection=selection, seed=seed, min_gain=min_gain)
+    result = d.result
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     block = Placement.block([f"n{i}" for i in range(network.n_nodes)], network.slots.tolist(), traffic.n_ranks)
     default = placement_on_nodes(network.names, block.node_of, block.slot_of)
-    return Plan(model, network, traffic, result, placement, default)
+    return Plan(model, network, traffic, result, placement, default, d)
+
+
+def predicted_rows(p: Plan, sizes, spec_at: Callable[[int], str]) -> np.ndarray:
+    """The predictor's speed-up of each row: the job's workload at that row's
+    size, in the default and in rankwise's placement."""
+    from rankwise.patterns import generate
+
+    return np.array([p.predicted_speedup(workload_of(generate(spec_at(int(s))))) for s in sizes])
+
+
+def with_bytes(spec: str, key: str = "bytes") -> Callable[[int], str]:
+    """spec_at for a pattern whose `key` is the row's message size."""
+    name, _, rest = spec.partition(":")
+    items = [kv for kv in rest.split(",") if kv and not kv.startswith(key + "=")]
+    return lambda size: f"{name}:{','.join([*items, f'{key}={size}'])}"
 
 
 def model_age(model: Model) -> float:
@@ -387,6 +418,9 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
             comparison = compare(label, runner, p.before_hosts, p.after_hosts, repeats=repeats,
                                  unit="us" if bench else "s",
                                  progress=lambda t: status.update(f"[bold]4/4 {escape(t)}"))
+        if pattern is not None and bench and "bytes=" in traffic.pattern:
+            # The pattern at each row's size: the predictor's speed-up beside the measured one.
+            comparison.predicted = predicted_rows(p, comparison.sizes, with_bytes(traffic.pattern))
         console.print(f"[bold]4/4 verified[/bold] ({repeats} interleaved runs each, outliers > "
                       f"{OUTLIER_FACTOR:g}x dropped)", highlight=False)
         print_comparison(comparison, console, title=f"{label}: default placement vs rankwise")

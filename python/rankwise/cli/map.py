@@ -81,7 +81,7 @@ def map_command(
     select: str = typer.Option("weighted", "--select", help="Node selection: weighted | greedy | first | all."),
     seed: int = typer.Option(1, "--seed", help="Seed of the randomised algorithms."),
     time_limit: float = typer.Option(0.0, "--time-limit", help="Seconds the search may take (0: the default, 10 s)."),
-    min_gain: float = typer.Option(0.02, "--min-gain", help="Keep the default placement unless the model predicts this fraction faster."),
+    min_gain: float = typer.Option(0.02, "--min-gain", help="Keep the default placement unless the predictor rates rankwise's this fraction faster."),
     no_pattern: bool = typer.Option(False, "--no-pattern", help="Ignore the pattern a matrix records (map it as a bare matrix)."),
     rack_size: Optional[int] = typer.Option(None, "--rack-size", help="hop-bytes: nodes per rack switch, in allocation order."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair (warns) instead of failing."),
@@ -126,8 +126,17 @@ def map_command(
     if network.total_slots < traffic.n_ranks:
         raise UsageError(f"the allocation has {network.total_slots} slots for {traffic.n_ranks} ranks")
 
-    result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
-                       seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain)
+    if objective == "hop-bytes" or model is None:
+        # Hop counts hold no times: the search's own objective decides.
+        result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
+                           seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain)
+    else:
+        from rankwise.decision import decide
+        from rankwise.predict import PredictNetwork
+
+        predictor = PredictNetwork.from_model(model, alloc, fill_missing=allow_missing)
+        result = decide(traffic, network, predictor, algorithm=algorithm, objective=objective, selection=select,
+                        seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain).result
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     write_placement(placement, fmt, out, app=app_cmd)
 

@@ -19,8 +19,11 @@ def format_time(t: float) -> str:
 
 
 def print_prediction(traffic, network, result, objective: str, console: Console) -> None:
-    """The engine's predictions for the default block placement and for the
-    result, per objective, and the share of bytes that crosses nodes."""
+    """The predictions for the default block placement and for the result:
+    the predictor's time (what decided, when result.objective is
+    'predicted', rankwise.decision), the search's sum objectives (every
+    message alone, in sequence; the slowest rank), and the share of bytes
+    that crosses nodes."""
     from rankwise.mapping import cut, placement_cost
 
     block = np.concatenate([np.full(s, i, np.int32) for i, s in enumerate(network.slots)])[: traffic.n_ranks]
@@ -30,7 +33,11 @@ def print_prediction(traffic, network, result, objective: str, console: Console)
     table.add_column("default (block)", justify="right")
     table.add_column("rankwise", justify="right")
     table.add_column("gain", justify="right")
-    rows = [("hop-bytes", "time")] if objective == "hop-bytes" else [("total time", "time"), ("slowest rank", "bottleneck")]
+    if result.objective == "predicted":
+        table.add_row("time (predictor, decides)", format_time(result.block_cost), format_time(result.cost),
+                      f"x{result.gain:.2f}")
+    rows = [("hop-bytes", "time")] if objective == "hop-bytes" else [("total time (sum)", "time"),
+                                                                     ("slowest rank (sum)", "bottleneck")]
     for label, obj in rows:
         before = placement_cost(traffic, network, block, obj)
         after = placement_cost(traffic, network, result.node_of, obj)
@@ -49,14 +56,20 @@ def print_comparison(cmp, console: Console, title: str | None = None) -> None:
 
     table = Table(title=escape(title or cmp.label), title_justify="left")  # the user's command line
     whole = cmp.unit == "s"
+    predicted = getattr(cmp, "predicted", None)
     table.add_column("run" if whole else "size", justify="right")
     table.add_column(f"default ({cmp.unit})", justify="right")
     table.add_column(f"rankwise ({cmp.unit})", justify="right")
     table.add_column("speed-up", justify="right")
-    for size, before, after, speedup in cmp.rows():
+    if predicted is not None:
+        table.add_column("predicted", justify="right")
+    for i, (size, before, after, speedup) in enumerate(cmp.rows()):
         colour = "green" if speedup >= 1.05 else "red" if speedup < 0.98 else ""
         shown = f"[{colour}]x{speedup:.2f}[/]" if colour else f"x{speedup:.2f}"
-        table.add_row("whole" if whole else format_size(size), f"{before:.6g}", f"{after:.6g}", shown)
+        cells = ["whole" if whole else format_size(size), f"{before:.6g}", f"{after:.6g}", shown]
+        if predicted is not None:
+            cells.append(f"x{predicted[i]:.2f}")
+        table.add_row(*cells)
     console.print(table)
     for line in cmp.failures:
         console.print(f"[red]failed:[/] {escape(line)}", highlight=False)
