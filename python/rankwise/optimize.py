@@ -192,8 +192,9 @@ def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | N
     when known better than its matrix says (a benchmark's pinned algorithm)."""
     network = Network.from_model(model, hosts, fill_missing=allow_missing)
     predictor = PredictNetwork.from_model(model, hosts, fill_missing=allow_missing)
+    groups = model.groups()[[model.names.index(h) for h in network.names]]
     d = decide(traffic, network, predictor, workload=workload, algorithm=algorithm, objective=objective,
-               selection=selection, seed=seed, min_gain=min_gain)
+               selection=selection, seed=seed, min_gain=min_gain, groups=groups)
     result = d.result
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     block = Placement.block([f"n{i}" for i in range(network.n_nodes)], network.slots.tolist(), traffic.n_ranks)

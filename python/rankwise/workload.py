@@ -118,6 +118,97 @@ def _add(parts: list[CommMatrix], n: int) -> CommMatrix:
                       np.concatenate([p.msgs for p in parts]), np.concatenate([p.bytes for p in parts]))
 
 
+# Patterns whose traffic is one MPI_Alltoall(v) per iteration (on the whole
+# job, or on the rows then the columns of a process grid: fft), which
+# rankwise's runs pin to the pairwise exchange (programs.smpi_alltoall_cfg).
+EXCHANGE_PATTERNS = ("groups", "alltoallv", "fft")
+
+
+def _exchange_lib():
+    """The predictor's schedule builder (rankwise_predict.h), declared once."""
+    import ctypes as C
+
+    from rankwise.predict import predict_lib
+
+    so = predict_lib()
+    if not getattr(so, "_rw_sched_add_declared", False):
+        so.rw_sched_create.argtypes = [C.c_int32, C.POINTER(C.c_void_p)]
+        so.rw_sched_add.argtypes = [C.c_void_p, C.c_int32, C.c_int32, C.c_double, C.c_double, C.c_int32,
+                                    C.POINTER(C.c_int64), C.POINTER(C.c_int64)]
+        so._rw_sched_add_declared = True
+    return so
+
+
+def exchange_volumes(matrix: CommMatrix, iterations: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One iteration of `matrix` as the steps of a pairwise exchange:
+    (partner, bytes to it) per rank for steps 1 .. n-1. Step i pairs rank r
+    with r XOR i (power-of-two jobs, SMPI's alltoallv__pair) or sends to
+    r + i and receives from r - i (alltoallv__ring). A step in which no rank
+    sends a byte is left out (a sub-communicator's exchange, e.g. the FFT's
+    rows, never takes it); in the others every rank sendrecvs, an empty
+    message where the matrix has none (SMPI sends those too)."""
+    n = matrix.n_ranks
+    if matrix.nnz == 0:
+        return []
+    keys = matrix.src.astype(np.int64) * n + matrix.dst  # sorted (CommMatrix keeps them so)
+    volume = matrix.bytes // max(1, iterations)
+    ranks = np.arange(n, dtype=np.int64)
+    steps = []
+    for i in range(1, n):
+        dst = ranks ^ i if _pow2(n) else (ranks + i) % n
+        want = ranks * n + dst
+        pos = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+        vol = np.where(keys[pos] == want, volume[pos], 0)
+        if vol.any():
+            steps.append((dst, vol))
+    return steps
+
+
+# SMPI's smpi/send-is-detached-thresh: a smaller send returns at once (eager).
+EAGER_BYTES = 65536
+
+
+def exchange_time(network, matrix: CommMatrix, iterations: int, node_of: np.ndarray) -> float:
+    """Predicted seconds of one iteration exchanged pairwise (MPI_Sendrecv
+    in a loop), built as the predictor builds its pairwise all-to-all
+    (engine/src/predict/builder.c): a transfer starts when both its sender
+    and its receiver are done with the step before; a rank is done with a
+    step at its receive and, unless the send was eager (< EAGER_BYTES), its
+    send."""
+    import ctypes as C
+
+    from rankwise import engine
+    from rankwise.predict import _simulate
+
+    steps = exchange_volumes(matrix, iterations)
+    if not steps:
+        return 0.0
+    n = matrix.n_ranks
+    so = _exchange_lib()
+    sched = C.c_void_p()
+    engine.check(so.rw_sched_create(n, C.byref(sched)))
+    try:
+        front: list[list[int]] = [[] for _ in range(n)]  # what each rank's last step ended with
+        deps = (C.c_int64 * 4)()
+        tid = C.c_int64()
+        for dst, vol in steps:
+            nxt: list[list[int]] = [[] for _ in range(n)]
+            for r in range(n):
+                # Sender and receiver must both be done with the step before.
+                ids = front[r] + front[int(dst[r])]
+                for j, v in enumerate(ids):
+                    deps[j] = v
+                engine.check(so.rw_sched_add(sched, r, int(dst[r]), float(vol[r]), 0.0, len(ids),
+                                             deps if ids else None, C.byref(tid)))
+                nxt[int(dst[r])].append(tid.value)  # the receive ends the receiver's step
+                if vol[r] >= EAGER_BYTES:  # a rendezvous send ends the sender's step too
+                    nxt[r].append(tid.value)
+            front = nxt
+        return _simulate(network, np.ascontiguousarray(node_of, dtype=np.int32), sched, True).time
+    finally:
+        so.rw_sched_free(sched)
+
+
 @dataclass
 class CostedCall:
     """A recorded call and what it sends: `call.calls` times its stages, in
@@ -137,6 +228,7 @@ class Workload:
     p2p: CommMatrix | None
     iterations: int = 1  # the point-to-point part's phases (a pattern's iterations)
     calls: list[CostedCall] = field(default_factory=list)
+    exchange: bool = False  # p2p is one pairwise-exchanged all-to-all(v) per iteration
 
     def sent(self) -> CommMatrix:
         """Every byte the job moves, collectives as their algorithms send
@@ -155,7 +247,9 @@ class Workload:
 
         node_of = np.ascontiguousarray(node_of, dtype=np.int32)
         total = 0.0
-        if self.p2p is not None and self.p2p.nnz:
+        if self.p2p is not None and self.p2p.nnz and self.exchange:
+            total += self.iterations * exchange_time(network, self.p2p, self.iterations, node_of)
+        elif self.p2p is not None and self.p2p.nnz:
             total += self.iterations * predict_traffic(network, self.p2p, node_of,
                                                        iterations=self.iterations).time
         for c in self.calls:
@@ -211,4 +305,5 @@ def workload_of(matrix: CommMatrix, stages=smpi_stages) -> Workload:
     p2p = _subtract(matrix, _add(logical, n)) if logical else matrix
     spec = _pattern_params(matrix)
     iterations = int(spec.params.get("iterations", 1)) if spec is not None else 1
-    return Workload(n, p2p if p2p.nnz else None, max(1, iterations), costed)
+    exchange = spec is not None and spec.name in EXCHANGE_PATTERNS
+    return Workload(n, p2p if p2p.nnz else None, max(1, iterations), costed, exchange)

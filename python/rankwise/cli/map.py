@@ -135,8 +135,10 @@ def map_command(
         from rankwise.predict import PredictNetwork
 
         predictor = PredictNetwork.from_model(model, alloc, fill_missing=allow_missing)
+        groups = model.groups()[[model.names.index(h) for h in network.names]]
         result = decide(traffic, network, predictor, algorithm=algorithm, objective=objective, selection=select,
-                        seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain).result
+                        seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain,
+                        groups=groups).result
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     write_placement(placement, fmt, out, app=app_cmd)
 
