@@ -245,7 +245,8 @@ def real_mpi(lab: Lab, quick: bool) -> list[Experiment]:
     _, c = run_optimize(console=quiet, app="alltoall", args=["--sizes", "1K,64K", "--iterations", "20"],
                         launcher="mpirun -np 4 --oversubscribe", group_by="rank", out=lab.out / "real-mpi",
                         fmt="openmpi", repeats=lab.repeats)
-    exp.rows = [Row(format_size(s), b, a) for s, b, a, _ in c.rows()]
+    predicted = c.predicted if c.predicted is not None else [float("nan")] * len(c.sizes)
+    exp.rows = [Row(format_size(s), b, a, predicted=x) for (s, b, a, _), x in zip(c.rows(), predicted)]
     return [exp]
 
 

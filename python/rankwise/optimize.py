@@ -422,6 +422,9 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         if pattern is not None and bench and "bytes=" in traffic.pattern:
             # The pattern at each row's size: the predictor's speed-up beside the measured one.
             comparison.predicted = predicted_rows(p, comparison.sizes, with_bytes(traffic.pattern))
+        elif p.before_hosts == p.after_hosts or not bench:
+            # The default kept (nothing can differ but noise), or one whole-run time.
+            comparison.predicted = np.full(comparison.sizes.size, p.result.gain)
         console.print(f"[bold]4/4 verified[/bold] ({repeats} interleaved runs each, outliers > "
                       f"{OUTLIER_FACTOR:g}x dropped)", highlight=False)
         print_comparison(comparison, console, title=f"{label}: default placement vs rankwise")
