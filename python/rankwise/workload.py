@@ -209,6 +209,30 @@ def exchange_time(network, matrix: CommMatrix, iterations: int, node_of: np.ndar
         so.rw_sched_free(sched)
 
 
+def stencil_phases(matrix: CommMatrix, dims, mode: str) -> list[CommMatrix]:
+    """A forwarding halo exchange (stencil3d mode 2d / 3d, as
+    rankwise-bench-stencil runs it) as its phases, in order: 3d ("2-2-2")
+    axis by axis, 2d the plane of the first two axes then the last; ranks
+    numbered as MPI_Cart_create numbers them (last coordinate fastest)."""
+    dims = np.asarray(dims, dtype=np.int64)
+    cs = np.stack(np.unravel_index(matrix.src.astype(np.int64), tuple(dims)))
+    cd = np.stack(np.unravel_index(matrix.dst.astype(np.int64), tuple(dims)))
+    moved = cs != cd  # per axis: does the pair differ along it
+    if mode == "3d":
+        phase = np.argmax(moved, axis=0)  # each message moves along one axis
+        count = 3
+    else:
+        phase = moved[2].astype(np.int64)  # the last axis comes second
+        count = 2
+    out = []
+    for k in range(count):
+        keep = phase == k
+        if keep.any():
+            out.append(CommMatrix(matrix.n_ranks, matrix.src[keep], matrix.dst[keep], matrix.msgs[keep],
+                                  matrix.bytes[keep]))
+    return out
+
+
 @dataclass
 class CostedCall:
     """A recorded call and what it sends: `call.calls` times its stages, in
@@ -229,6 +253,7 @@ class Workload:
     iterations: int = 1  # the point-to-point part's phases (a pattern's iterations)
     calls: list[CostedCall] = field(default_factory=list)
     exchange: bool = False  # p2p is one pairwise-exchanged all-to-all(v) per iteration
+    phases: list[CommMatrix] | None = None  # p2p's phases in sequence (None: one phase)
 
     def sent(self) -> CommMatrix:
         """Every byte the job moves, collectives as their algorithms send
@@ -250,8 +275,9 @@ class Workload:
         if self.p2p is not None and self.p2p.nnz and self.exchange:
             total += self.iterations * exchange_time(network, self.p2p, self.iterations, node_of)
         elif self.p2p is not None and self.p2p.nnz:
-            total += self.iterations * predict_traffic(network, self.p2p, node_of,
-                                                       iterations=self.iterations).time
+            for phase in self.phases or [self.p2p]:
+                total += self.iterations * predict_traffic(network, phase, node_of,
+                                                           iterations=self.iterations).time
         for c in self.calls:
             nodes = node_of[c.ranks]
             for s in c.stages:
@@ -306,4 +332,8 @@ def workload_of(matrix: CommMatrix, stages=smpi_stages) -> Workload:
     spec = _pattern_params(matrix)
     iterations = int(spec.params.get("iterations", 1)) if spec is not None else 1
     exchange = spec is not None and spec.name in EXCHANGE_PATTERNS
-    return Workload(n, p2p if p2p.nnz else None, max(1, iterations), costed, exchange)
+    phases = None
+    if spec is not None and spec.name == "stencil3d" and spec.params.get("mode") in ("2d", "3d") \
+            and p2p is matrix and "grid" in spec.params:
+        phases = stencil_phases(matrix, spec.params["grid"], spec.params["mode"])
+    return Workload(n, p2p if p2p.nnz else None, max(1, iterations), costed, exchange, phases)

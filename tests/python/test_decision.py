@@ -188,3 +188,32 @@ def test_many_flows_through_a_slow_nic_are_seen(tmp_path):
                         p.before_hosts, p.after_hosts)[0]
     predicted = p.predicted_speedup(workload_of(patterns.alltoall(16, 4096)))
     assert measured > 1.3 and abs(predicted / measured - 1) <= 0.20
+
+
+def test_map_prints_the_predictors_decision(tmp_path):
+    from conftest import run_cli
+
+    spec = PlatformSpec(racks=1, nodes_per_rack=16, cores=2, seed=2, degraded=[Degraded("node", 5, bw_factor=0.25)])
+    gen = generate(spec, tmp_path / "platform")
+    probe_sim(gen.platform_xml, tmp_path / "model.rwm", LIGHT_SIM_PROBE, ranks_per_node=2, show_progress=False)
+    keys, counts = patterns.alltoall(16, 4096, iterations=10), patterns.alltoall(16, 4, iterations=100)
+    CommMatrix(16, *[np.concatenate([getattr(keys, f), getattr(counts, f)])
+                     for f in ("src", "dst", "msgs", "bytes")]).save(tmp_path / "is.rwc")
+    r = run_cli("map", "--model", tmp_path / "model.rwm", "--slots", "2", "--matrix", tmp_path / "is.rwc",
+                "--format", "slurm", "-o", tmp_path / "hosts")
+    assert r.returncode == 0, r.stderr
+    assert "time (predictor, decides)" in r.stdout
+    hosts = (tmp_path / "hosts").read_text().split()
+    assert len(hosts) == 16 and "node-5" not in hosts
+
+
+def test_a_forwarding_stencil_is_costed_phase_by_phase():
+    m = patterns.generate("stencil3d:grid=4x4x4,bytes=16K,mode=3d")
+    w = workload_of(m)
+    assert w.phases is not None and len(w.phases) == 3
+    assert sum(p.nnz for p in w.phases) == m.nnz
+    # axis by axis: 1, 3 and 9 blocks
+    assert [int(p.bytes.max()) for p in w.phases] == [16384, 3 * 16384, 9 * 16384]
+    net = uniform_network(64)
+    one_phase = workload_of(CommMatrix(64, m.src, m.dst, m.msgs, m.bytes))
+    assert w.time(net, np.arange(64)) > one_phase.time(net, np.arange(64))
