@@ -25,6 +25,8 @@ from rankwise.workload import Workload, workload_of
 
 # The search objective each candidate set also tries besides the one asked for.
 _OTHER = {"time": "bottleneck", "bottleneck": "time"}
+# Jobs up to this size are also searched under the objective not asked for.
+OTHER_OBJECTIVE_MAX_RANKS = 4096
 # Node caps within this fraction of the allocation's median are one value in
 # the second reading of the network (steady_caps): a probe's noise.
 CAP_NOISE = 0.10
@@ -134,7 +136,9 @@ def decide(matrix: CommMatrix, network: Network, predictor, *, workload: Workloa
     default = Candidate("default", node, slot)
     candidates = [default]
     search = None
-    objectives = [objective] if algorithm == "block" else [objective, _OTHER[objective]]
+    # The other objective's search too, while searches are cheap.
+    objectives = [objective] if algorithm == "block" or n > OTHER_OBJECTIVE_MAX_RANKS \
+        else [objective, _OTHER[objective]]
     for obj in objectives:
         r = map_ranks(search_matrix, network, algorithm=algorithm, objective=obj, selection=selection, seed=seed,
                       time_limit=time_limit, grid=grid, periodic=periodic, use_pattern=use_pattern, min_gain=0.0)

@@ -168,26 +168,31 @@ def exchange_volumes(matrix: CommMatrix, iterations: int) -> list[tuple[np.ndarr
 EAGER_BYTES = 65536
 
 
-def exchange_time(network, matrix: CommMatrix, iterations: int, node_of: np.ndarray) -> float:
-    """Predicted seconds of one iteration exchanged pairwise (MPI_Sendrecv
-    in a loop), built as the predictor builds its pairwise all-to-all
+class ExchangeSchedule:
+    """One iteration of a matrix exchanged pairwise (MPI_Sendrecv in a loop)
+    as a predictor schedule, built once and simulated on any placement.
+    Built as the predictor builds its pairwise all-to-all
     (engine/src/predict/builder.c): a transfer starts when both its sender
     and its receiver are done with the step before; a rank is done with a
     step at its receive and, unless the send was eager (< EAGER_BYTES), its
     send."""
-    import ctypes as C
 
-    from rankwise import engine
-    from rankwise.predict import _simulate
+    def __init__(self, matrix: CommMatrix, iterations: int):
+        import ctypes as C
+        import weakref
 
-    steps = exchange_volumes(matrix, iterations)
-    if not steps:
-        return 0.0
-    n = matrix.n_ranks
-    so = _exchange_lib()
-    sched = C.c_void_p()
-    engine.check(so.rw_sched_create(n, C.byref(sched)))
-    try:
+        from rankwise import engine
+
+        self.sched = None
+        steps = exchange_volumes(matrix, iterations)
+        if not steps:
+            return
+        n = matrix.n_ranks
+        so = _exchange_lib()
+        sched = C.c_void_p()
+        engine.check(so.rw_sched_create(n, C.byref(sched)))
+        self.sched = sched
+        weakref.finalize(self, so.rw_sched_free, sched)
         front: list[list[int]] = [[] for _ in range(n)]  # what each rank's last step ended with
         deps = (C.c_int64 * 4)()
         tid = C.c_int64()
@@ -204,9 +209,18 @@ def exchange_time(network, matrix: CommMatrix, iterations: int, node_of: np.ndar
                 if vol[r] >= EAGER_BYTES:  # a rendezvous send ends the sender's step too
                     nxt[r].append(tid.value)
             front = nxt
-        return _simulate(network, np.ascontiguousarray(node_of, dtype=np.int32), sched, True).time
-    finally:
-        so.rw_sched_free(sched)
+
+    def time(self, network, node_of) -> float:
+        from rankwise.predict import _simulate
+
+        if self.sched is None:
+            return 0.0
+        return _simulate(network, np.ascontiguousarray(node_of, dtype=np.int32), self.sched, True).time
+
+
+def exchange_time(network, matrix: CommMatrix, iterations: int, node_of) -> float:
+    """Predicted seconds of one iteration of `matrix` exchanged pairwise."""
+    return ExchangeSchedule(matrix, iterations).time(network, node_of)
 
 
 def stencil_phases(matrix: CommMatrix, dims, mode: str) -> list[CommMatrix]:
@@ -254,6 +268,7 @@ class Workload:
     calls: list[CostedCall] = field(default_factory=list)
     exchange: bool = False  # p2p is one pairwise-exchanged all-to-all(v) per iteration
     phases: list[CommMatrix] | None = None  # p2p's phases in sequence (None: one phase)
+    _schedule: ExchangeSchedule | None = field(default=None, repr=False, compare=False)
 
     def sent(self) -> CommMatrix:
         """Every byte the job moves, collectives as their algorithms send
@@ -273,7 +288,9 @@ class Workload:
         node_of = np.ascontiguousarray(node_of, dtype=np.int32)
         total = 0.0
         if self.p2p is not None and self.p2p.nnz and self.exchange:
-            total += self.iterations * exchange_time(network, self.p2p, self.iterations, node_of)
+            if self._schedule is None:  # built once, simulated per placement
+                self._schedule = ExchangeSchedule(self.p2p, self.iterations)
+            total += self.iterations * self._schedule.time(network, node_of)
         elif self.p2p is not None and self.p2p.nnz:
             for phase in self.phases or [self.p2p]:
                 total += self.iterations * predict_traffic(network, phase, node_of,
