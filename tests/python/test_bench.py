@@ -30,5 +30,26 @@ def test_real_mpi_experiment(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "real Open MPI on localhost" in r.stdout
     rows = (tmp_path / "real-mpi.csv").read_text().splitlines()
-    assert rows[0] == "size,before_us,after_us,speedup" and len(rows) == 3
+    assert len(rows) == 3
+    if rows[0].endswith(",predicted_speedup"):  # shown when the default was kept: same placement, x1
+        assert rows[0] == "size,before_us,after_us,speedup,predicted_speedup"
+        assert all(r.endswith(",1.0000") for r in rows[1:])
+    else:
+        assert rows[0] == "size,before_us,after_us,speedup"
     assert (tmp_path / "real-mpi.png").exists()
+
+
+def test_rows_carry_the_predicted_speedup_beside_the_measured_one(tmp_path):
+    from rich.console import Console
+
+    from rankwise.bench import show
+
+    exp = Experiment("y", "predicted", "default", "size", "us",
+                     rows=[Row("1K", 10.0, 5.0, predicted=2.2), Row("1M", 100.0, 40.0, predicted=3.5)])
+    csv, _ = save(exp, tmp_path)
+    assert csv.read_text().splitlines() == ["size,before_us,after_us,speedup,predicted_speedup",
+                                            "1K,10,5,2.0000,2.2000", "1M,100,40,2.5000,3.5000"]
+    console = Console(record=True, width=120)
+    show(exp, console)
+    text = console.export_text()
+    assert "x2.20" in text and "1/2 rows (worst +40.0%, 1M)" in text
