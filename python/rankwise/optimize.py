@@ -71,8 +71,12 @@ class Comparison:
                 for s, b, a in zip(self.sizes, self.before, self.after)]
 
     def to_csv(self) -> str:
-        head = f"size,before_{self.unit},after_{self.unit},speedup\n"
-        return head + "".join(f"{s},{b:.6g},{a:.6g},{x:.4f}\n" for s, b, a, x in self.rows())
+        """One line per row; the predictor's speed-up as a last column when known."""
+        extra = self.predicted is not None
+        head = f"size,before_{self.unit},after_{self.unit},speedup" + (",predicted_speedup" if extra else "") + "\n"
+        lines = [f"{s},{b:.6g},{a:.6g},{x:.4f}" + (f",{self.predicted[i]:.4f}" if extra else "") + "\n"
+                 for i, (s, b, a, x) in enumerate(self.rows())]
+        return head + "".join(lines)
 
 
 Runner = Callable[[list[str]], dict[int, float]]  # hosts in rank order -> {size: time}
