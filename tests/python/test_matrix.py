@@ -63,7 +63,7 @@ def test_text_file_is_the_documented_format_and_round_trips(tmp_path):
     path = tmp_path / "m.rwc"
     m.save(path)
     assert path.read_text().splitlines() == [
-        "rankwise-matrix 1", "ranks 4", "source unit test", "pattern ring:ranks=4,bytes=8",
+        "rankwise-matrix 2", "ranks 4", "source unit test", "pattern ring:ranks=4,bytes=8",
         "nonzeros 6", "# src dst msgs bytes",
         "0 1 2 15", "0 3 4 40", "1 0 2 0", "1 2 3 30", "2 1 3 300", "3 3 1 8",
     ]
@@ -81,7 +81,7 @@ def test_npz_round_trip(tmp_path):
     path = tmp_path / "m.NPZ"  # the suffix chooses the format, whatever its case
     m.save(path)
     with np.load(path) as z:
-        assert str(z["format"]) == "rankwise-matrix 1" and int(z["n_ranks"]) == 4
+        assert str(z["format"]) == "rankwise-matrix 2" and int(z["n_ranks"]) == 4
         assert z["bytes"].tolist() == m.bytes.tolist()
     assert CommMatrix.load(path) == m
     empty = CommMatrix(7, [], [], [], [])
@@ -114,8 +114,8 @@ def test_bad_npz_files(tmp_path):
     with pytest.raises(RankwiseError, match="b.npz: not a rankwise communication matrix"):
         CommMatrix.load(other)
     newer = tmp_path / "c.npz"
-    np.savez(newer, format=np.array("rankwise-matrix 2"))
-    with pytest.raises(RankwiseError, match="c.npz: matrix format version 2 is newer"):
+    np.savez(newer, format=np.array("rankwise-matrix 3"))
+    with pytest.raises(RankwiseError, match=r"c.npz: matrix format version 3 is newer than this rankwise \(2\)"):
         CommMatrix.load(newer)
     partial = tmp_path / "d.npz"
     np.savez(partial, format=np.array("rankwise-matrix 1"), n_ranks=3, src=[0])
