@@ -413,8 +413,6 @@ static rw_status parse_comm(const reader *r, char *p, header *h)
         for (int64_t v = a; v <= b; v++)
             c->members[c->n_members++] = (int32_t)v;
     }
-    if (*p == '#')
-        *p = '\0';
     if ((st = rw_coll_check_members(h->n_ranks, (int32_t)id, c->members + first, c->n_members - first,
                                     c->seen)))
         return parse_error(r, "%s", rw_last_error());
