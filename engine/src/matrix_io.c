@@ -413,6 +413,8 @@ static rw_status parse_comm(const reader *r, char *p, header *h)
         for (int64_t v = a; v <= b; v++)
             c->members[c->n_members++] = (int32_t)v;
     }
+    if (c->n_members == first) /* (before an empty list's pointer is touched) */
+        return parse_error(r, "communicator %lld has no member", (long long)id);
     if ((st = rw_coll_check_members(h->n_ranks, (int32_t)id, c->members + first, c->n_members - first,
                                     c->seen)))
         return parse_error(r, "%s", rw_last_error());
