@@ -280,3 +280,16 @@ def test_a_malformed_coll_line_is_one_line_error_from_the_cli(tmp_path):
     bad = tmp_path / "bad.rwc"
     bad.write_text("rankwise-matrix 2\nranks 4\ncomm 0 1 2 2\n0 1 1 8\n")
     assert_one_line_error(run_cli("pattern", "show", bad), f"{bad}:3: communicator 0: rank 2 is a member twice")
+
+
+def test_importing_a_matrix_file_keeps_its_calls_and_other_importers_make_none(tmp_path):
+    from rankwise.collective_calls import CollectiveCall as CC
+
+    m = CommMatrix(4, [0], [1], [1], [8], collectives=[CC("bcast", 8, 2, 1, (3, 1))])
+    m.save(tmp_path / "in.rwc")
+    assert run_cli("import", tmp_path / "in.rwc", "-o", tmp_path / "out.npz").returncode == 0
+    assert CommMatrix.load(tmp_path / "out.npz").collectives == m.collectives
+    (tmp_path / "pairs.txt").write_text("0 1 64\n1 0 64\n")
+    r = run_cli("import", tmp_path / "pairs.txt", "--format", "list", "--ranks", "2", "-o", tmp_path / "p.rwc")
+    assert r.returncode == 0, r.stderr
+    assert CommMatrix.load(tmp_path / "p.rwc").collectives == []
