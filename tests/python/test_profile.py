@@ -266,6 +266,8 @@ def test_real_mpi_threads_record_at_once(exerciser_mpi, tmp_path):
             if j != r:
                 t.send(r, j, 4 * 200, 200)  # 4 threads x 50 alltoalls of 1 int
     assert entries(result.matrix) == t.result()
+    # counted under the lock: every call of every thread, on duplicates of the world
+    assert result.matrix.collectives == [CC("alltoall", 4, 200)]
 
 
 @needs_mpi
