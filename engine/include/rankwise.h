@@ -24,7 +24,7 @@ extern "C" {
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
  * binding (python/rankwise/engine.py) must follow; the binding refuses a
  * library whose rw_abi_version() differs from the one it was written for. */
-#define RW_ABI_VERSION 3
+#define RW_ABI_VERSION 4
 int rw_abi_version(void);
 
 typedef enum rw_status {
@@ -274,10 +274,41 @@ int rw_tournament_partner(int n, int round, int me);
  * Communication matrix: who sends how much to whom in a job of N ranks
  * ------------------------------------------------------------------- */
 
-#define RW_MATRIX_FORMAT_VERSION 1
+#define RW_MATRIX_FORMAT_VERSION 2
 /* Largest job a matrix describes: guards against a mistyped rank count
  * allocating gigabytes of row offsets. */
 #define RW_MATRIX_MAX_RANKS (1 << 26)
+
+/* Collective operations whose calls a matrix records (names as
+ * rankwise.collective_calls.COLLECTIVE_OPS); they cross by name. */
+typedef enum rw_coll_op {
+    RW_COLL_BCAST = 0,
+    RW_COLL_REDUCE,
+    RW_COLL_ALLREDUCE,
+    RW_COLL_ALLGATHER,
+    RW_COLL_GATHER,
+    RW_COLL_SCATTER,
+    RW_COLL_ALLTOALL
+} rw_coll_op;
+/* "bcast", ... ; NULL beyond the last operation. */
+const char *rw_coll_op_name(int op);
+/* The operation of a name, -1 when unknown. */
+int rw_coll_op_from_name(const char *name);
+/* Whether op has a root (bcast, reduce, gather, scatter). */
+int rw_coll_op_rooted(int op);
+
+/* `calls` calls of `op` with the same size and root on one communicator:
+ * bytes as rankwise-bench-collectives counts SIZE (bcast from the root,
+ * alltoall per rank pair, the others per rank); root is a communicator
+ * rank (0 for the operations without one); comm indexes the matrix's
+ * communicators, -1 for every rank of the matrix in order (MPI_COMM_WORLD). */
+typedef struct rw_coll_call {
+    int32_t op;
+    int32_t comm;
+    int32_t root;
+    int64_t bytes;
+    int64_t calls;
+} rw_coll_call;
 
 /* A sparse directed matrix over ranks 0..n_ranks-1: entry (src, dst) holds
  * the messages and bytes rank src sends to rank dst over the whole run
@@ -297,6 +328,16 @@ typedef struct rw_matrix {
     int64_t *bytes;     /* nnz byte volumes */
     char source[256];   /* where the traffic comes from (one line, may be empty) */
     char pattern[256];  /* generator spec that made it (one line, may be empty) */
+    /* The collective calls (rw_matrix_set_collectives keeps them
+     * canonical): communicator c's members are the world ranks
+     * comm_ranks[comm_start[c] .. comm_start[c+1]), in communicator rank
+     * order; calls are sorted by (comm, op, root, bytes), each group once. */
+    int32_t n_comms;
+    int64_t *comm_start;   /* n_comms + 1 offsets (NULL in a matrix without calls) */
+    int32_t *comm_ranks;
+    int64_t n_colls;
+    rw_coll_call *colls;
+    int64_t colls_dropped; /* calls a profiler counted but could not group (its table was full) */
 } rw_matrix;
 
 /* Build a matrix from `count` COO triplets (src[k], dst[k], msgs[k],
@@ -305,11 +346,27 @@ typedef struct rw_matrix {
  * n_ranks outside [1, RW_MATRIX_MAX_RANKS], a rank outside [0, n_ranks),
  * a negative count or volume, totals beyond int64. Sorting is a two-pass
  * counting sort, O(count + n_ranks); sorted input is copied as is.
- * source and pattern start empty. */
+ * source and pattern start empty, and so do the collective calls. */
 rw_status rw_matrix_create(int32_t n_ranks, int64_t count, const int32_t *src,
                            const int32_t *dst, const int64_t *msgs, const int64_t *bytes,
                            rw_matrix **out);
 void rw_matrix_free(rw_matrix *m);
+
+/* Replace m's collective calls by a copy of these: n_comms communicators
+ * (members of c: comm_ranks[comm_start[c] .. comm_start[c+1])), n_colls
+ * calls, `dropped` calls not grouped. Kept canonical: communicators with
+ * the same members become one, one whose members are 0..n_ranks-1 in order
+ * becomes -1 (every rank), communicators no call names are left out, the
+ * rest ordered by their member lists; calls sorted by (comm, op, root,
+ * bytes) with the calls of equal groups summed. RW_ERR_ARG (m unchanged)
+ * naming the first offence: a member outside [0, n_ranks) or twice in one
+ * communicator, an empty communicator, an unknown op, a comm outside [-1,
+ * n_comms), a root outside the communicator or not 0 for an operation
+ * without one, bytes < 0, calls < 1, dropped < 0, a sum of calls beyond
+ * int64. */
+rw_status rw_matrix_set_collectives(rw_matrix *m, int32_t n_comms, const int64_t *comm_start,
+                                    const int32_t *comm_ranks, int64_t n_colls,
+                                    const rw_coll_call *colls, int64_t dropped);
 
 /* Index k of entry (src, dst), or -1 when absent or out of range
  * (binary search in the row). */
@@ -326,7 +383,8 @@ int64_t rw_matrix_total_bytes(const rw_matrix *m);
 /* The undirected traffic graph a mapper partitions: entry (i, j), i != j,
  * holds msgs(i,j) + msgs(j,i) and bytes(i,j) + bytes(j,i), and is stored in
  * both rows i and j (symmetric CSR, the form Scotch and METIS take);
- * traffic of a rank to itself is left out. source and pattern are copied.
+ * traffic of a rank to itself is left out. source, pattern and the
+ * collective calls (the same ranks) are copied.
  * RW_ERR_ARG when the doubled totals would not fit in int64. */
 rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out);
 

@@ -25,6 +25,16 @@ rw_status rw_write_atomic(const char *path, rw_body_writer body, const void *obj
 rw_status rw_parse_fail(const char *path, long long line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Checks of a matrix's collective calls (matrix_colls.c), shared by
+ * rw_matrix_set_collectives and the reader (which adds path:line):
+ * communicator c's size members in [0, n_ranks) and distinct (seen: a
+ * zeroed bit map of n_ranks bits, left zeroed); call k's op, comm, root,
+ * bytes and calls against n_comms communicators of offsets comm_start. */
+rw_status rw_coll_check_members(int32_t n_ranks, int32_t c, const int32_t *ranks, int64_t size,
+                                uint8_t *seen);
+rw_status rw_coll_check_call(int64_t k, const rw_coll_call *x, int32_t n_comms,
+                             const int64_t *comm_start, int32_t n_ranks);
+
 /* One rule for the free texts of every file (model source, matrix source
  * and pattern): at most RW_TEXT_MAX bytes of strict UTF-8 (what Python
  * decodes), no control character (U+0000-U+001F and U+007F: no line

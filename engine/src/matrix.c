@@ -32,6 +32,9 @@ void rw_matrix_free(rw_matrix *m)
     free(m->dst);
     free(m->msgs);
     free(m->bytes);
+    free(m->comm_start);
+    free(m->comm_ranks);
+    free(m->colls);
     free(m);
 }
 
@@ -251,6 +254,11 @@ rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out)
     if ((st = rw_matrix_create(m->n_ranks, n, src, dst, msgs, bytes, out)) == RW_OK) {
         memcpy((*out)->source, m->source, sizeof m->source);
         memcpy((*out)->pattern, m->pattern, sizeof m->pattern);
+        if ((st = rw_matrix_set_collectives(*out, m->n_comms, m->comm_start, m->comm_ranks,
+                                            m->n_colls, m->colls, m->colls_dropped))) {
+            rw_matrix_free(*out);
+            *out = NULL;
+        }
     }
 done:
     free(src);

@@ -36,6 +36,48 @@ static char *put_int(char *p, int64_t v)
     return p;
 }
 
+/* Members of a communicator, runs of 3 or more consecutive ascending
+ * ranks as A-B (a communicator split by rows is a few ranges). */
+static void write_members(FILE *f, const int32_t *ranks, int64_t size)
+{
+    for (int64_t k = 0; k < size;) {
+        int64_t e = k;
+        while (e + 1 < size && ranks[e + 1] == ranks[e] + 1)
+            e++;
+        if (e - k >= 2) {
+            fprintf(f, " %d-%d", ranks[k], ranks[e]);
+            k = e + 1;
+        } else {
+            fprintf(f, " %d", ranks[k++]);
+        }
+    }
+}
+
+static int write_collectives(const rw_matrix *m, FILE *f)
+{
+    for (int32_t c = 0; c < m->n_comms; c++) {
+        fprintf(f, "comm %d", c);
+        write_members(f, m->comm_ranks + m->comm_start[c], m->comm_start[c + 1] - m->comm_start[c]);
+        fputc('\n', f);
+    }
+    if (m->n_colls)
+        fprintf(f, "# coll op bytes calls root comm\n");
+    for (int64_t k = 0; k < m->n_colls; k++) {
+        const rw_coll_call *x = &m->colls[k];
+        const char *name = rw_coll_op_name(x->op);
+        if (!name)
+            return -1;
+        fprintf(f, "coll %s %lld %lld %d ", name, (long long)x->bytes, (long long)x->calls, x->root);
+        if (x->comm < 0)
+            fprintf(f, "world\n");
+        else
+            fprintf(f, "%d\n", x->comm);
+    }
+    if (m->colls_dropped)
+        fprintf(f, "coll-dropped %lld\n", (long long)m->colls_dropped);
+    return ferror(f) ? -1 : 0;
+}
+
 static int write_body(const rw_matrix *m, FILE *f)
 {
     fprintf(f, "rankwise-matrix %d\n", RW_MATRIX_FORMAT_VERSION);
@@ -45,6 +87,8 @@ static int write_body(const rw_matrix *m, FILE *f)
     if (m->pattern[0])
         fprintf(f, "pattern %s\n", m->pattern);
     fprintf(f, "nonzeros %lld\n", (long long)m->nnz);
+    if (write_collectives(m, f))
+        return -1;
     fprintf(f, "# src dst msgs bytes\n");
     /* fprintf would dominate the cost of a large matrix: format by hand
      * into a block and write whole blocks. */
@@ -223,13 +267,35 @@ static rw_status parse_data_line(const reader *r, char *p, int32_t n_ranks, trip
 }
 
 /* Everything before the data lines. */
+/* Communicators and collective calls as read (header lines). */
+typedef struct coll_lines {
+    int32_t n_comms, cap_comms;
+    int64_t *start;          /* n_comms + 1 */
+    int64_t n_members, cap_members;
+    int32_t *members;
+    int64_t n_calls, cap_calls;
+    rw_coll_call *calls;
+    int64_t dropped;         /* -1 until "coll-dropped" */
+    uint8_t *seen;           /* n_ranks bits, for repeated members */
+} coll_lines;
+
+static void coll_lines_free(coll_lines *c)
+{
+    free(c->start);
+    free(c->members);
+    free(c->calls);
+    free(c->seen);
+}
+
 typedef struct header {
     int seen_magic;
+    int64_t version;
     int32_t n_ranks; /* 0 until "ranks" */
     int64_t nonzeros; /* -1 unless "nonzeros" */
     int64_t nonzeros_line;
     char source[TEXT_MAX + 1], pattern[TEXT_MAX + 1];
     int has_source, has_pattern;
+    coll_lines coll;
 } header;
 
 /* source / pattern: the rest of the line, '#' included, blanks trimmed. */
@@ -277,6 +343,123 @@ static int split_fields(char *p, char **fields, int max)
     }
 }
 
+static int grow_array(void **p, int64_t *cap, int64_t want, size_t item)
+{
+    if (want <= *cap)
+        return 0;
+    int64_t n = *cap ? *cap : 16;
+    while (n < want)
+        n *= 2;
+    void *a = realloc(*p, (size_t)n * item);
+    if (!a)
+        return -1;
+    *p = a;
+    *cap = n;
+    return 0;
+}
+
+static rw_status need_version_2(const reader *r, const header *h, const char *kw)
+{
+    if (h->version < 2)
+        return parse_error(r, "'%s' needs matrix format version 2 (the file says %lld)", kw,
+                           (long long)h->version);
+    if (!h->n_ranks)
+        return parse_error(r, "'%s' before 'ranks'", kw);
+    return RW_OK;
+}
+
+/* comm ID MEMBER...: members R or A-B (A < B, both included), IDs 0, 1, 2,
+ * ... in order. */
+static rw_status parse_comm(const reader *r, char *p, header *h)
+{
+    coll_lines *c = &h->coll;
+    rw_status st;
+    size_t len;
+    int64_t id, a, b;
+    char *s = next_field(&p, &len);
+    if (!s)
+        return parse_error(r, "'comm' needs an ID and its members");
+    if ((st = parse_int(r, "the communicator ID", s, len, 0, INT32_MAX - 1, &id)))
+        return st;
+    if (id != c->n_comms)
+        return parse_error(r, "communicator %lld: IDs count 0, 1, 2, ... in order (expected %d)",
+                           (long long)id, c->n_comms);
+    if (!c->seen && !(c->seen = calloc((size_t)h->n_ranks / 8 + 1, 1)))
+        return rw_fail(RW_ERR_NOMEM, "%s: out of memory", r->path);
+    int64_t cap = c->cap_comms;
+    if (grow_array((void **)&c->start, &cap, (int64_t)c->n_comms + 2, sizeof *c->start))
+        return rw_fail(RW_ERR_NOMEM, "%s: out of memory", r->path);
+    c->cap_comms = (int32_t)(cap < INT32_MAX ? cap : INT32_MAX);
+    c->start[c->n_comms] = c->n_members;
+    int64_t first = c->n_members;
+    while ((s = next_field(&p, &len))) {
+        char *dash = memchr(s, '-', len);
+        size_t la = dash ? (size_t)(dash - s) : len;
+        if ((st = parse_int(r, "a member", s, la, 0, h->n_ranks - 1, &a)))
+            return st;
+        b = a;
+        if (dash) {
+            if ((st = parse_int(r, "a member", dash + 1, len - la - 1, 0, h->n_ranks - 1, &b)))
+                return st;
+            if (b <= a)
+                return parse_error(r, "member range %lld-%lld must go up", (long long)a, (long long)b);
+        }
+        if (b - a + 1 > RW_MATRIX_MAX_RANKS - c->n_members)
+            return parse_error(r, "the communicators hold more than %d members in all",
+                               RW_MATRIX_MAX_RANKS);
+        if (grow_array((void **)&c->members, &c->cap_members, c->n_members + (b - a + 1),
+                       sizeof *c->members))
+            return rw_fail(RW_ERR_NOMEM, "%s: out of memory", r->path);
+        for (int64_t v = a; v <= b; v++)
+            c->members[c->n_members++] = (int32_t)v;
+    }
+    if (c->n_members == first) /* (before an empty list's pointer is touched) */
+        return parse_error(r, "communicator %lld has no member", (long long)id);
+    if ((st = rw_coll_check_members(h->n_ranks, (int32_t)id, c->members + first, c->n_members - first,
+                                    c->seen)))
+        return parse_error(r, "%s", rw_last_error());
+    c->n_comms++;
+    c->start[c->n_comms] = c->n_members;
+    return RW_OK;
+}
+
+/* coll OP BYTES CALLS ROOT COMM: COMM a communicator ID or `world`. */
+static rw_status parse_coll(const reader *r, char *line, header *h)
+{
+    coll_lines *c = &h->coll;
+    char *f[7];
+    int nf = split_fields(line, f, 7);
+    if (nf < 0)
+        return parse_error(r, "'coll' takes 5 fields (op bytes calls root comm), found more");
+    if (nf != 6)
+        return parse_error(r, "'coll' takes 5 fields (op bytes calls root comm), found %d", nf - 1);
+    rw_coll_call x = {.op = rw_coll_op_from_name(f[1])};
+    if (x.op < 0)
+        return parse_error(r, "unknown collective '%.40s' (bcast, reduce, allreduce, allgather, "
+                           "gather, scatter, alltoall)", f[1]);
+    int64_t v;
+    rw_status st;
+    if ((st = parse_int(r, "bytes", f[2], strlen(f[2]), 0, INT64_MAX, &x.bytes)) ||
+        (st = parse_int(r, "calls", f[3], strlen(f[3]), 1, INT64_MAX, &x.calls)) ||
+        (st = parse_int(r, "root", f[4], strlen(f[4]), 0, RW_MATRIX_MAX_RANKS - 1, &v)))
+        return st;
+    x.root = (int32_t)v;
+    if (!strcmp(f[5], "world"))
+        x.comm = -1;
+    else if (c->n_comms == 0)
+        return parse_error(r, "comm ('%.40s') must be 'world' (no 'comm' line before)", f[5]);
+    else if ((st = parse_int(r, "comm", f[5], strlen(f[5]), 0, c->n_comms - 1, &v)))
+        return st;
+    else
+        x.comm = (int32_t)v;
+    if ((st = rw_coll_check_call(c->n_calls, &x, c->n_comms, c->start, h->n_ranks)))
+        return parse_error(r, "%s", rw_last_error());
+    if (grow_array((void **)&c->calls, &c->cap_calls, c->n_calls + 1, sizeof *c->calls))
+        return rw_fail(RW_ERR_NOMEM, "%s: out of memory", r->path);
+    c->calls[c->n_calls++] = x;
+    return RW_OK;
+}
+
 static rw_status parse_header_line(const reader *r, char *line, header *h)
 {
     char *kw_end = line;
@@ -287,6 +470,11 @@ static rw_status parse_header_line(const reader *r, char *line, header *h)
         return parse_text(r, "source", kw_end, h->source, &h->has_source);
     if (kw_len == 7 && memcmp(line, "pattern", 7) == 0)
         return parse_text(r, "pattern", kw_end, h->pattern, &h->has_pattern);
+    rw_status st;
+    if (kw_len == 4 && memcmp(line, "comm", 4) == 0)
+        return (st = need_version_2(r, h, "comm")) ? st : parse_comm(r, kw_end, h);
+    if (kw_len == 4 && memcmp(line, "coll", 4) == 0)
+        return (st = need_version_2(r, h, "coll")) ? st : parse_coll(r, line, h);
 
     char *fields[MAX_FIELDS];
     int nf = split_fields(line, fields, MAX_FIELDS);
@@ -294,7 +482,6 @@ static rw_status parse_header_line(const reader *r, char *line, header *h)
         return parse_error(r, "too many fields");
     const char *kw = fields[0];
     int64_t v;
-    rw_status st;
     if (strcmp(kw, "rankwise-matrix") == 0)
         return parse_error(r, "'rankwise-matrix' given twice");
     if (strcmp(kw, "ranks") == 0) {
@@ -314,13 +501,23 @@ static rw_status parse_header_line(const reader *r, char *line, header *h)
             return st;
         h->nonzeros = v;
         h->nonzeros_line = r->line;
+    } else if (strcmp(kw, "coll-dropped") == 0) {
+        if ((st = need_version_2(r, h, kw)))
+            return st;
+        if (h->coll.dropped >= 0)
+            return parse_error(r, "'coll-dropped' given twice");
+        if (nf != 2)
+            return parse_error(r, "'coll-dropped' takes 1 field, found %d", nf - 1);
+        if ((st = parse_int(r, "coll-dropped", fields[1], strlen(fields[1]), 0, INT64_MAX, &v)))
+            return st;
+        h->coll.dropped = v;
     } else {
         return parse_error(r, "unknown keyword '%s'", kw);
     }
     return RW_OK;
 }
 
-static rw_status check_magic(const reader *r, char *line)
+static rw_status check_magic(const reader *r, char *line, int64_t *version)
 {
     char *p = line;
     size_t len, vlen;
@@ -337,6 +534,7 @@ static rw_status check_magic(const reader *r, char *line)
     if (v > RW_MATRIX_FORMAT_VERSION)
         return parse_error(r, "matrix format version %lld is newer than this rankwise (%d)",
                            (long long)v, RW_MATRIX_FORMAT_VERSION);
+    *version = v;
     return RW_OK;
 }
 
@@ -356,7 +554,7 @@ static rw_status read_stream(FILE *f, reader *r, header *h, triplets *t)
         if (*p == '\0' || *p == '#')
             continue;
         if (!h->seen_magic) {
-            if ((st = check_magic(r, p)))
+            if ((st = check_magic(r, p, &h->version)))
                 break;
             h->seen_magic = 1;
         } else if ((*p >= '0' && *p <= '9') || *p == '-' || *p == '+') {
@@ -400,13 +598,26 @@ rw_status rw_matrix_read_stream(FILE *f, const char *path, rw_matrix **out)
 {
     *out = NULL;
     reader r = {.path = path};
-    header h = {.nonzeros = -1};
+    header h = {.nonzeros = -1, .coll = {.dropped = -1}};
     triplets t = {0};
     rw_status st = read_stream(f, &r, &h, &t);
     if (!st && (st = rw_matrix_create(h.n_ranks, t.n, t.src, t.dst, t.msgs, t.bytes, out)) == RW_OK) {
         memcpy((*out)->source, h.source, sizeof h.source);
         memcpy((*out)->pattern, h.pattern, sizeof h.pattern);
+        coll_lines *c = &h.coll;
+        /* Every line was checked: what remains is memory, or equal groups
+         * whose calls add up beyond 64 bits. */
+        if ((c->n_calls || c->dropped > 0) &&
+            (st = rw_matrix_set_collectives(*out, c->n_comms, c->start, c->members, c->n_calls,
+                                            c->calls, c->dropped > 0 ? c->dropped : 0))) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", rw_last_error());
+            st = rw_fail(st, "%s: %s", path, why);
+            rw_matrix_free(*out);
+            *out = NULL;
+        }
     }
+    coll_lines_free(&h.coll);
     free(t.src);
     free(t.dst);
     free(t.msgs);

@@ -2,7 +2,9 @@
 collective by the messages its algorithm sends rather than by the logical
 root-to-all volumes a communication matrix holds (docs/prediction.md).
 
-A profile records them beside its matrix; a `collective` pattern is one.
+A matrix holds them beside its traffic (CommMatrix.collectives, the `coll`
+lines of docs/formats.md): a profile records them, a `collective` pattern
+holds its one call.
 """
 
 from __future__ import annotations

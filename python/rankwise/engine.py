@@ -11,7 +11,7 @@ from rankwise.paths import engine_library
 
 # The engine's binary interface this binding is written for (rankwise.h,
 # RW_ABI_VERSION): structure layouts below and function signatures.
-ABI_VERSION = 3
+ABI_VERSION = 4
 TEXT_MAX = 255  # bytes of a source, pattern or node name (RW_TEXT_MAX)
 
 
@@ -170,6 +170,12 @@ def version() -> str:
 # from lib() so the model's binding stays as it is; both share one CDLL.
 
 
+class CCollCall(C.Structure):
+    """rw_coll_call: a group of collective calls (op crosses by name)."""
+    _fields_ = [("op", C.c_int32), ("comm", C.c_int32), ("root", C.c_int32),
+                ("bytes", C.c_int64), ("calls", C.c_int64)]
+
+
 class CMatrix(C.Structure):
     _fields_ = [
         ("n_ranks", C.c_int32),
@@ -180,6 +186,12 @@ class CMatrix(C.Structure):
         ("bytes", C.POINTER(C.c_int64)),
         ("source", C.c_char * 256),
         ("pattern", C.c_char * 256),
+        ("n_comms", C.c_int32),
+        ("comm_start", C.POINTER(C.c_int64)),
+        ("comm_ranks", C.POINTER(C.c_int32)),
+        ("n_colls", C.c_int64),
+        ("colls", C.POINTER(CCollCall)),
+        ("colls_dropped", C.c_int64),
     ]
 
 
@@ -197,4 +209,9 @@ def matrix_lib() -> C.CDLL:
     so.rw_matrix_read.argtypes = [C.c_char_p, C.POINTER(MatrixPtr)]
     so.rw_matrix_write.argtypes = [MatrixPtr, C.c_char_p]
     so.rw_matrix_symmetrize.argtypes = [MatrixPtr, C.POINTER(MatrixPtr)]
+    so.rw_matrix_set_collectives.argtypes = [MatrixPtr, C.c_int32, i64p, i32p, C.c_int64,
+                                             C.POINTER(CCollCall), C.c_int64]
+    so.rw_coll_op_name.argtypes = [C.c_int]
+    so.rw_coll_op_name.restype = C.c_char_p
+    so.rw_coll_op_from_name.argtypes = [C.c_char_p]
     return so

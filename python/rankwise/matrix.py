@@ -6,6 +6,13 @@ one implementation of its invariants (entries sorted by (src, dst), unique,
 never empty, totals within int64) and of the text file format (docs/formats.md,
 "Communication matrix"); this module holds the same entries as numpy COO
 arrays and copies them across. ``.npz`` files are a numpy alternative.
+
+Beside the traffic a matrix may hold the collective calls of the run
+(``collectives``, rankwise.collective_calls.CollectiveCall), grouped by
+communicator, operation, root and size: a profile records them, the
+`collective` pattern makes its one call; the predictor costs them by what
+their algorithm sends. The engine keeps them canonical too (rankwise.h,
+rw_matrix_set_collectives).
 """
 
 from __future__ import annotations
@@ -17,12 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from rankwise import engine
+from rankwise.collective_calls import CollectiveCall
 from rankwise.errors import RankwiseError
 from rankwise.files import prepare_output, write_through_temporary
 from rankwise.inputs import check_input
 from rankwise.numbers import bounded_int, shown
 
-NPZ_FORMAT = "rankwise-matrix 1"
+NPZ_VERSION = 2  # the text format's version (RW_MATRIX_FORMAT_VERSION); 1 still reads
+NPZ_FORMAT = f"rankwise-matrix {NPZ_VERSION}"
 MATRIX_SUFFIXES = (".rwc", ".npz")  # what a verb's -o may name: the text format or numpy's
 TEXT_MAX = 255  # bytes of source / pattern, as in the C struct
 DENSE_MAX_RANKS = 8192  # to_dense(): 8192^2 int64 is already 512 MiB
@@ -36,13 +45,22 @@ class CommMatrix:
     run. Pairs without traffic are absent; zero-byte messages count.
     ``pattern`` is the generator spec that made the matrix (empty when it
     was measured), ``source`` free text about where it comes from.
+    ``collectives`` are the run's collective calls in canonical order
+    (communicator, op, root, bytes; equal groups merged, a communicator
+    of every rank in order written ranks=None); ``collectives_dropped``
+    counts calls a profiler could not group (its table was full).
     """
 
-    __slots__ = ("n_ranks", "src", "dst", "msgs", "bytes", "source", "pattern")
+    __slots__ = ("n_ranks", "src", "dst", "msgs", "bytes", "source", "pattern", "collectives",
+                 "collectives_dropped")
 
-    def __init__(self, n_ranks, src, dst, msgs, bytes, *, source: str = "", pattern: str = ""):
+    def __init__(self, n_ranks, src, dst, msgs, bytes, *, source: str = "", pattern: str = "",
+                 collectives=(), collectives_dropped: int = 0):
         """Triplets in any order; repeated pairs are summed (by the C engine,
-        which also refuses ranks outside [0, n_ranks) and negative volumes)."""
+        which also refuses ranks outside [0, n_ranks) and negative volumes).
+        collectives: CollectiveCall records, made canonical by the engine,
+        which refuses a member outside [0, n_ranks) or twice in one
+        communicator, a root outside its communicator."""
         _check_text("source", source)
         _check_text("pattern", pattern)
         n_ranks = _int_scalar("n_ranks", n_ranks)
@@ -56,6 +74,7 @@ class CommMatrix:
                                 f"(got {', '.join(str(a.size) for a in arrays)})")
         ptr = _create_c(n_ranks, *arrays)
         try:
+            _set_collectives_c(ptr, collectives, collectives_dropped)
             _fill_from_c(self, ptr)
         finally:
             engine.matrix_lib().rw_matrix_free(ptr)
@@ -63,7 +82,8 @@ class CommMatrix:
 
     # ------------------------------------------------------------ building
     @classmethod
-    def from_dense(cls, bytes, msgs=None, *, source: str = "", pattern: str = "") -> "CommMatrix":
+    def from_dense(cls, bytes, msgs=None, *, source: str = "", pattern: str = "", collectives=(),
+                   collectives_dropped: int = 0) -> "CommMatrix":
         """From an N x N array of bytes (and of message counts; by default
         one message wherever bytes > 0)."""
         volume = np.asarray(bytes)
@@ -74,7 +94,8 @@ class CommMatrix:
             raise RankwiseError(f"msgs has shape {count.shape}, bytes {volume.shape}")
         src, dst = np.nonzero((volume != 0) | (count != 0))
         return cls(volume.shape[0], src, dst, count[src, dst], volume[src, dst],
-                   source=source, pattern=pattern)
+                   source=source, pattern=pattern, collectives=collectives,
+                   collectives_dropped=collectives_dropped)
 
     def to_dense(self, what: str = "bytes", max_ranks: int = DENSE_MAX_RANKS) -> np.ndarray:
         """N x N int64 array of "bytes" or "msgs" (for small N: it is N^2)."""
@@ -89,7 +110,8 @@ class CommMatrix:
 
     def symmetrized(self) -> "CommMatrix":
         """The undirected traffic graph: (i, j) and (j, i) both hold the sum
-        of both directions; traffic of a rank to itself is left out."""
+        of both directions; traffic of a rank to itself is left out. The
+        collective calls are kept (the ranks are the same)."""
         so = engine.matrix_lib()
         ptr = self._to_c()
         out = engine.MatrixPtr()
@@ -154,7 +176,8 @@ class CommMatrix:
         if not isinstance(other, CommMatrix):
             return NotImplemented
         return (self.n_ranks == other.n_ranks and self.source == other.source
-                and self.pattern == other.pattern
+                and self.pattern == other.pattern and self.collectives == other.collectives
+                and self.collectives_dropped == other.collectives_dropped
                 and all(np.array_equal(getattr(self, a), getattr(other, a))
                         for a in ("src", "dst", "msgs", "bytes")))
 
@@ -162,6 +185,8 @@ class CommMatrix:
 
     def __repr__(self) -> str:
         what = f", pattern={self.pattern!r}" if self.pattern else ""
+        if self.collectives:
+            what += f", collectives={len(self.collectives)}"
         return f"CommMatrix(n_ranks={self.n_ranks}, nnz={self.nnz}, total_bytes={self.total_bytes}{what})"
 
     def require_traffic(self, where: str) -> "CommMatrix":
@@ -212,6 +237,11 @@ class CommMatrix:
         _check_text("source", self.source)  # attributes may have been changed since __init__
         _check_text("pattern", self.pattern)
         ptr = _create_c(self.n_ranks, self.src, self.dst, self.msgs, self.bytes)
+        try:
+            _set_collectives_c(ptr, self.collectives, self.collectives_dropped)
+        except RankwiseError:
+            engine.matrix_lib().rw_matrix_free(ptr)
+            raise
         ptr.contents.source = self.source.encode()
         ptr.contents.pattern = self.pattern.encode()
         return ptr
@@ -230,6 +260,68 @@ def _create_c(n_ranks: int, src, dst, msgs, bytes) -> engine.MatrixPtr:
     return ptr
 
 
+def _collective_arrays(collectives) -> tuple[list, list, list]:
+    """(comm_start, comm_ranks, calls) for the engine: one communicator per
+    distinct member tuple, -1 for ranks=None."""
+    if isinstance(collectives, (str, bytes)) or not hasattr(collectives, "__iter__"):
+        raise RankwiseError(f"collectives must be a list of CollectiveCall, got {type(collectives).__name__}")
+    comm_of: dict[tuple[int, ...], int] = {}
+    start, ranks, calls = [0], [], []
+    for call in collectives:
+        if not isinstance(call, CollectiveCall):
+            raise RankwiseError(f"collectives must hold CollectiveCall records, got {type(call).__name__}")
+        comm = -1
+        if call.ranks is not None:
+            members = tuple(_int_scalar("a communicator member", r) for r in call.ranks)
+            if members not in comm_of:
+                comm_of[members] = len(comm_of)
+                ranks.extend(members)
+                start.append(len(ranks))
+            comm = comm_of[members]
+        for name in ("bytes", "calls", "root"):
+            value = _int_scalar(f"{call.op} {name}", getattr(call, name))
+            if not 0 <= value < 2**63:
+                raise RankwiseError(f"{call.op}: {name} {value} does not fit in 64 bits")
+        if call.root >= 2**31:
+            raise RankwiseError(f"{call.op}: root {call.root} is not a rank of its communicator")
+        calls.append((engine.matrix_lib().rw_coll_op_from_name(call.op.encode()), comm, int(call.root),
+                      int(call.bytes), int(call.calls)))
+    return start, ranks, calls
+
+
+def _set_collectives_c(ptr: engine.MatrixPtr, collectives, dropped) -> None:
+    dropped = _int_scalar("collectives_dropped", dropped)
+    if not 0 <= dropped < 2**63:
+        raise RankwiseError(f"collectives_dropped must be in [0, 2**63), got {dropped}")
+    start, ranks, calls = _collective_arrays(collectives)
+    if not calls and not dropped:
+        return
+    if any(not -(2**31) <= r < 2**31 for r in ranks):
+        bad = next(r for r in ranks if not -(2**31) <= r < 2**31)
+        raise RankwiseError(f"communicator member {bad} is not a rank of the matrix")
+    c_start = np.asarray(start, dtype=np.int64)
+    c_ranks = np.asarray(ranks if ranks else [0], dtype=np.int32)
+    c_calls = (engine.CCollCall * max(len(calls), 1))(*(engine.CCollCall(*c) for c in calls))
+    engine.check(engine.matrix_lib().rw_matrix_set_collectives(
+        ptr, len(start) - 1, c_start.ctypes.data_as(C.POINTER(C.c_int64)),
+        c_ranks.ctypes.data_as(C.POINTER(C.c_int32)), len(calls), c_calls, dropped))
+
+
+def _collectives_from_c(m: engine.CMatrix) -> list[CollectiveCall]:
+    so = engine.matrix_lib()
+    comms = []
+    if m.n_comms:
+        start = np.ctypeslib.as_array(m.comm_start, shape=(m.n_comms + 1,))
+        members = np.ctypeslib.as_array(m.comm_ranks, shape=(int(start[-1]),))
+        comms = [tuple(int(r) for r in members[start[c]:start[c + 1]]) for c in range(m.n_comms)]
+    out = []
+    for k in range(m.n_colls):
+        x = m.colls[k]
+        out.append(CollectiveCall(so.rw_coll_op_name(x.op).decode(), int(x.bytes), int(x.calls), int(x.root),
+                                  None if x.comm < 0 else comms[x.comm]))
+    return out
+
+
 def _fill_from_c(obj: CommMatrix, ptr: engine.MatrixPtr) -> None:
     m = ptr.contents
     n, nnz = m.n_ranks, m.nnz
@@ -243,6 +335,8 @@ def _fill_from_c(obj: CommMatrix, ptr: engine.MatrixPtr) -> None:
     obj.bytes = copy(m.bytes, np.int64)
     obj.source = m.source.decode(errors="replace")
     obj.pattern = m.pattern.decode(errors="replace")
+    obj.collectives = _collectives_from_c(m)
+    obj.collectives_dropped = int(m.colls_dropped)
 
 
 def _from_c(ptr: engine.MatrixPtr) -> CommMatrix:
@@ -309,9 +403,16 @@ def _is_npz(path) -> bool:
 def _save_npz(m: CommMatrix, path) -> None:
     """Uncompressed (zlib would cost seconds on millions of entries); atomic
     like the engine's writer: a complete 'path.tmp.PID' renamed over path."""
+    start, ranks, calls = _collective_arrays(m.collectives)
+    calls = np.asarray(calls, dtype=np.int64).reshape(-1, 5)
+    names = [c.op for c in m.collectives]
     write_through_temporary(Path(path), lambda f: np.savez(
         f, format=np.array(NPZ_FORMAT), n_ranks=np.int64(m.n_ranks), src=m.src, dst=m.dst, msgs=m.msgs,
-        bytes=m.bytes, source=np.array(m.source), pattern=np.array(m.pattern)))
+        bytes=m.bytes, source=np.array(m.source), pattern=np.array(m.pattern),
+        coll_op=np.array(names, dtype="U16"), coll_comm=calls[:, 1].astype(np.int32),
+        coll_root=calls[:, 2].astype(np.int32), coll_bytes=calls[:, 3], coll_calls=calls[:, 4],
+        comm_start=np.asarray(start, dtype=np.int64), comm_ranks=np.asarray(ranks, dtype=np.int32),
+        coll_dropped=np.int64(m.collectives_dropped)))
 
 
 def _load_npz(path) -> CommMatrix:
@@ -337,8 +438,9 @@ def _load_npz(path) -> CommMatrix:
     if number is None:
         raise RankwiseError(f"{path}: not a rankwise communication matrix (no 'format' entry "
                             f"'{NPZ_FORMAT}')")
-    if number > 1:
-        raise RankwiseError(f"{path}: matrix format version {shown(version)} is newer than this rankwise (1)")
+    if number > NPZ_VERSION:
+        raise RankwiseError(f"{path}: matrix format version {shown(version)} is newer than this rankwise "
+                            f"({NPZ_VERSION})")
     missing = [k for k in ("n_ranks", "src", "dst", "msgs", "bytes") if k not in data]
     if missing:
         raise RankwiseError(f"{path}: no '{missing[0]}' array")
@@ -346,11 +448,54 @@ def _load_npz(path) -> CommMatrix:
     if n_ranks.shape != () or n_ranks.dtype.kind not in "iu":
         raise RankwiseError(f"{path}: 'n_ranks' must be one integer, got {n_ranks.dtype} of shape {n_ranks.shape}")
     try:
+        calls, dropped = _npz_collectives(data, number)
         return CommMatrix(n_ranks.item(), data["src"], data["dst"], data["msgs"],
                           data["bytes"], source=_npz_text(path, data, "source"),
-                          pattern=_npz_text(path, data, "pattern"))
+                          pattern=_npz_text(path, data, "pattern"), collectives=calls,
+                          collectives_dropped=dropped)
     except RankwiseError as exc:
         raise RankwiseError(f"{path}: {exc}") from None
+
+
+_NPZ_COLL = ("coll_op", "coll_comm", "coll_root", "coll_bytes", "coll_calls", "comm_start", "comm_ranks",
+             "coll_dropped")
+
+
+def _npz_collectives(data: dict, version: int) -> tuple[list[CollectiveCall], int]:
+    """The collective calls of an .npz (version 2; none in version 1)."""
+    present = [k for k in _NPZ_COLL if k in data]
+    if version < 2:
+        if present:
+            raise RankwiseError(f"'{present[0]}' needs matrix format version 2 (the file says {version})")
+        return [], 0
+    if not present:
+        return [], 0
+    missing = [k for k in _NPZ_COLL if k not in data]
+    if missing:
+        raise RankwiseError(f"no '{missing[0]}' array (the collective calls are incomplete)")
+    ops = data["coll_op"]
+    if ops.ndim != 1 or (ops.size and ops.dtype.kind != "U"):
+        raise RankwiseError(f"'coll_op' must be a list of names, got {ops.dtype} of shape {ops.shape}")
+    comm, root, nbytes, calls = (_int_array(k, data[k], np.int64)
+                                 for k in ("coll_comm", "coll_root", "coll_bytes", "coll_calls"))
+    if len({ops.size, comm.size, root.size, nbytes.size, calls.size}) != 1:
+        raise RankwiseError("coll_op, coll_comm, coll_root, coll_bytes and coll_calls must have the same length")
+    start = _int_array("comm_start", data["comm_start"], np.int64)
+    ranks = _int_array("comm_ranks", data["comm_ranks"], np.int64)
+    if (start.size == 0 or start[0] != 0 or (np.diff(start) < 0).any() or start[-1] != ranks.size):
+        raise RankwiseError("'comm_start' must rise from 0 to the length of 'comm_ranks'")
+    dropped = data["coll_dropped"]
+    if dropped.shape != () or dropped.dtype.kind not in "iu":
+        raise RankwiseError(f"'coll_dropped' must be one integer, got {dropped.dtype} of shape {dropped.shape}")
+    comms = [tuple(int(r) for r in ranks[start[c]:start[c + 1]]) for c in range(start.size - 1)]
+    out = []
+    for k in range(ops.size):
+        c = int(comm[k])
+        if not -1 <= c < len(comms):
+            raise RankwiseError(f"collective call {k} ({ops[k]}): communicator {c} is not in [-1, {len(comms)})")
+        out.append(CollectiveCall(str(ops[k]), int(nbytes[k]), int(calls[k]), int(root[k]),
+                                  None if c < 0 else comms[c]))
+    return out, dropped.item()
 
 
 def _npz_text(path, data: dict, key: str) -> str:

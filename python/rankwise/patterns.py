@@ -22,6 +22,7 @@ from typing import Callable
 
 import numpy as np
 
+from rankwise.collective_calls import CollectiveCall
 from rankwise.errors import RankwiseError, UsageError
 from rankwise.matrix import CommMatrix
 from rankwise.numbers import bounded_int, shown
@@ -483,7 +484,10 @@ def collective(n_ranks: int, nbytes: int, *, op: str = "bcast", root: int = 0, i
     nbytes // 4 floats (two messages per pair, blk(j) and blk(i) floats).
     Reductions use 4-byte floats: nbytes is rounded down to a multiple of 4.
     Transfers of 0 bytes are not traffic. (tree: the messages of one
-    algorithm instead.)"""
+    algorithm instead.) The matrix's `collectives` hold the call itself,
+    `iterations` times on every rank, with the bytes the benchmark counts
+    (reductions: the bytes of the whole floats), so that the predictor
+    can cost it by what its algorithm sends."""
     name = "collective"
     _check(op in _COLLECTIVES, name, f"op must be one of {', '.join(_COLLECTIVES)}, got {op!r}")
     _positive(name, ranks=n_ranks)
@@ -493,6 +497,15 @@ def collective(n_ranks: int, nbytes: int, *, op: str = "bcast", root: int = 0, i
                  ("iterations", iterations))
     _volume(name, nbytes, iterations)  # checks the size and the total
     others = np.delete(np.arange(n), root)
+    rooted = op in ("bcast", "reduce", "gather", "scatter")
+    size = 4 * (int(nbytes) // 4) if op in ("reduce", "allreduce") else int(nbytes)
+    call = [CollectiveCall(op, size, int(iterations), int(root) if rooted else 0)]
+
+    def finish(src, dst, vol):
+        m = _finish(n, src, dst, iterations, vol, spec)
+        m.collectives = call  # already canonical: one call on every rank
+        return m
+
     if op == "allreduce":
         count = int(nbytes) // 4
         blk = count // n + (np.arange(n) < count % n)
@@ -502,18 +515,17 @@ def collective(n_ranks: int, nbytes: int, *, op: str = "bcast", root: int = 0, i
         dst = np.concatenate([j, j])
         vol = 4 * np.concatenate([blk[j], blk[i]]).astype(np.int64)
         keep = vol > 0
-        return _finish(n, src[keep], dst[keep], iterations, vol[keep] * iterations, spec)
-    size = 4 * (int(nbytes) // 4) if op == "reduce" else int(nbytes)
+        return finish(src[keep], dst[keep], vol[keep] * iterations)
     if size == 0:
-        return _finish(n, [], [], iterations, np.zeros(0, np.int64), spec)
+        return finish([], [], np.zeros(0, np.int64))
     vol = _volume(name, size, iterations)
     if op in ("bcast", "scatter"):
-        return _finish(n, np.full(n - 1, root), others, iterations, vol, spec)
+        return finish(np.full(n - 1, root), others, vol)
     if op in ("reduce", "gather"):
-        return _finish(n, others, np.full(n - 1, root), iterations, vol, spec)
+        return finish(others, np.full(n - 1, root), vol)
     _room(name, n * (n - 1))
     i, j = (a.ravel() for a in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
-    return _finish(n, i, j, iterations, vol, spec)
+    return finish(i, j, vol)
 
 
 # ------------------------------------------------------------------ specs

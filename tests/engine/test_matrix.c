@@ -167,7 +167,7 @@ static void check_round_trip(void)
     snprintf(m->pattern, sizeof m->pattern, "ring:ranks=4,bytes=1K");
     CHECK(rw_matrix_write(m, "rt.rwc") == RW_OK);
     const char *text = read_all("rt.rwc");
-    CHECK(text && strcmp(text, "rankwise-matrix 1\n"
+    CHECK(text && strcmp(text, "rankwise-matrix 2\n"
                                "ranks 4\n"
                                "source pmpi:./app -n 4 # run 3\n"
                                "pattern ring:ranks=4,bytes=1K\n"
@@ -236,10 +236,10 @@ static void check_read_errors(void)
     check_error("", "bad.rwc:0: empty file, not a rankwise communication matrix");
     check_error("# only a comment\n\n", "bad.rwc:2: empty file, not a rankwise communication matrix");
     check_error("rankwise-model 1\n",
-                "bad.rwc:1: not a rankwise communication matrix (expected 'rankwise-matrix 1')");
+                "bad.rwc:1: not a rankwise communication matrix (expected 'rankwise-matrix 2')");
     check_error("rankwise-matrix\n",
-                "bad.rwc:1: not a rankwise communication matrix (expected 'rankwise-matrix 1')");
-    check_error("rankwise-matrix 2\n", "bad.rwc:1: matrix format version 2 is newer than this rankwise (1)");
+                "bad.rwc:1: not a rankwise communication matrix (expected 'rankwise-matrix 2')");
+    check_error("rankwise-matrix 3\n", "bad.rwc:1: matrix format version 3 is newer than this rankwise (2)");
     check_error("rankwise-matrix one\n", "bad.rwc:1: the format version ('one') must be an integer in [1, 1000]");
     check_error("rankwise-matrix 1\n", "bad.rwc:1: no 'ranks' line");
     check_error("rankwise-matrix 1\n0 1 1 1\n", "bad.rwc:2: data line before 'ranks'");
@@ -409,6 +409,159 @@ static void check_text_clean(void)
     rw_matrix_free(m);
 }
 
+/* Collective calls: canonical form (communicators merged, the identity
+ * made the world, calls sorted and summed), copied by symmetrisation,
+ * written as comm/coll lines and read back; refusals name the offence. */
+static void check_collectives(void)
+{
+    int32_t src[1] = {0}, dst[1] = {1};
+    int64_t msgs[1] = {1}, bytes[1] = {8};
+    rw_matrix *m = NULL, *r = NULL, *s = NULL;
+    CHECK(rw_matrix_create(8, 1, src, dst, msgs, bytes, &m) == RW_OK);
+    if (!m)
+        return;
+    CHECK(m->n_colls == 0 && m->n_comms == 0 && m->colls_dropped == 0);
+    /* comm 0: 7 5 3 1; comm 1: 0..7 (the world); comm 2: 7 5 3 1 again;
+     * comm 3: 0 1 2 3 (named by no call: dropped). */
+    int64_t start[5] = {0, 4, 12, 16, 20};
+    int32_t ranks[20] = {7, 5, 3, 1, 0, 1, 2, 3, 4, 5, 6, 7, 7, 5, 3, 1, 0, 1, 2, 3};
+    rw_coll_call calls[5] = {
+        {RW_COLL_BCAST, 2, 1, 64, 3},     {RW_COLL_ALLREDUCE, 1, 0, 16, 5},
+        {RW_COLL_BCAST, 0, 1, 64, 2},     {RW_COLL_ALLTOALL, -1, 0, 4, 1},
+        {RW_COLL_GATHER, 0, 3, 0, 7},
+    };
+    CHECK(rw_matrix_set_collectives(m, 4, start, ranks, 5, calls, 9) == RW_OK);
+    CHECK(m->n_comms == 1 && m->comm_start[1] == 4 && m->comm_ranks[0] == 7 && m->comm_ranks[3] == 1);
+    CHECK(m->n_colls == 4 && m->colls_dropped == 9);
+    if (m->n_colls == 4) {
+        /* world first (allreduce on the identity, alltoall), then comm 0 */
+        CHECK(m->colls[0].comm == -1 && m->colls[0].op == RW_COLL_ALLREDUCE && m->colls[0].calls == 5);
+        CHECK(m->colls[1].comm == -1 && m->colls[1].op == RW_COLL_ALLTOALL);
+        CHECK(m->colls[2].comm == 0 && m->colls[2].op == RW_COLL_BCAST && m->colls[2].calls == 5);
+        CHECK(m->colls[3].comm == 0 && m->colls[3].op == RW_COLL_GATHER && m->colls[3].root == 3);
+    }
+    CHECK(rw_matrix_symmetrize(m, &s) == RW_OK && s && s->n_colls == 4 && s->colls_dropped == 9 &&
+          s->n_comms == 1);
+    rw_matrix_free(s);
+
+    CHECK(rw_matrix_write(m, "coll.rwc") == RW_OK);
+    const char *text = read_all("coll.rwc");
+    CHECK(text && strstr(text, "rankwise-matrix 2\nranks 8\nnonzeros 1\ncomm 0 7 5 3 1\n"
+                               "# coll op bytes calls root comm\n"
+                               "coll allreduce 16 5 0 world\ncoll alltoall 4 1 0 world\n"
+                               "coll bcast 64 5 1 0\ncoll gather 0 7 3 0\ncoll-dropped 9\n"
+                               "# src dst msgs bytes\n0 1 1 8\n") == text);
+    CHECK(rw_matrix_read("coll.rwc", &r) == RW_OK && r);
+    if (r) {
+        CHECK(r->n_comms == 1 && r->n_colls == 4 && r->colls_dropped == 9);
+        for (int64_t k = 0; k < 4 && r->n_colls == 4; k++)
+            CHECK(r->colls[k].op == m->colls[k].op && r->colls[k].comm == m->colls[k].comm &&
+                  r->colls[k].root == m->colls[k].root && r->colls[k].bytes == m->colls[k].bytes &&
+                  r->colls[k].calls == m->colls[k].calls);
+        CHECK(memcmp(r->comm_ranks, m->comm_ranks, 4 * sizeof *r->comm_ranks) == 0);
+        rw_matrix_free(r);
+    }
+
+    /* Ranges: consecutive runs written A-B, read back expanded. */
+    int64_t st2[2] = {0, 6};
+    int32_t rk2[6] = {1, 2, 3, 4, 6, 7};
+    rw_coll_call one = {RW_COLL_SCATTER, 0, 5, 10, 1};
+    CHECK(rw_matrix_set_collectives(m, 1, st2, rk2, 1, &one, 0) == RW_OK);
+    CHECK(rw_matrix_write(m, "coll.rwc") == RW_OK);
+    text = read_all("coll.rwc");
+    CHECK(text && strstr(text, "comm 0 1-4 6 7\n") && !strstr(text, "coll-dropped"));
+    CHECK(rw_matrix_read("coll.rwc", &r) == RW_OK && r && r->n_comms == 1 && r->comm_start[1] == 6 &&
+          r->comm_ranks[3] == 4 && r->comm_ranks[4] == 6);
+    rw_matrix_free(r);
+
+    /* Refused, the matrix unchanged. */
+    rw_coll_call bad = {RW_COLL_ALLREDUCE, -1, 2, 8, 1};
+    CHECK(rw_matrix_set_collectives(m, 0, NULL, NULL, 1, &bad, 0) == RW_ERR_ARG);
+    CHECK_MSG("allreduce has no root (got 2)");
+    bad = (rw_coll_call){RW_COLL_BCAST, -1, 8, 8, 1};
+    CHECK(rw_matrix_set_collectives(m, 0, NULL, NULL, 1, &bad, 0) == RW_ERR_ARG);
+    CHECK_MSG("root 8 is not a rank of its communicator of 8");
+    bad = (rw_coll_call){RW_COLL_BCAST, 1, 0, 8, 1};
+    CHECK(rw_matrix_set_collectives(m, 1, st2, rk2, 1, &bad, 0) == RW_ERR_ARG);
+    CHECK_MSG("communicator 1 is not in [-1, 1)");
+    bad = (rw_coll_call){7, -1, 0, 8, 1};
+    CHECK(rw_matrix_set_collectives(m, 0, NULL, NULL, 1, &bad, 0) == RW_ERR_ARG);
+    CHECK_MSG("unknown operation 7");
+    bad = (rw_coll_call){RW_COLL_BCAST, -1, 0, 8, 0};
+    CHECK(rw_matrix_set_collectives(m, 0, NULL, NULL, 1, &bad, 0) == RW_ERR_ARG);
+    CHECK_MSG("calls >= 1");
+    int32_t twice[3] = {1, 2, 1};
+    int64_t st3[2] = {0, 3};
+    CHECK(rw_matrix_set_collectives(m, 1, st3, twice, 1, &one, 0) == RW_ERR_ARG);
+    CHECK_MSG("communicator 0: rank 1 is a member twice");
+    int32_t outside[3] = {1, 2, 8};
+    CHECK(rw_matrix_set_collectives(m, 1, st3, outside, 1, &one, 0) == RW_ERR_ARG);
+    CHECK_MSG("communicator 0: member 8 is not in [0, 8)");
+    rw_coll_call huge[2] = {{RW_COLL_BCAST, -1, 0, 8, INT64_MAX}, {RW_COLL_BCAST, -1, 0, 8, 1}};
+    CHECK(rw_matrix_set_collectives(m, 0, NULL, NULL, 2, huge, 0) == RW_ERR_ARG);
+    CHECK_MSG("exceed 64 bits");
+    CHECK(m->n_colls == 1 && m->colls[0].op == RW_COLL_SCATTER);
+
+    CHECK(strcmp(rw_coll_op_name(RW_COLL_ALLTOALL), "alltoall") == 0 && rw_coll_op_name(7) == NULL &&
+          rw_coll_op_name(-1) == NULL && rw_coll_op_from_name("gather") == RW_COLL_GATHER &&
+          rw_coll_op_from_name("barrier") == -1);
+    rw_matrix_free(m);
+}
+
+static void check_collective_read_errors(void)
+{
+    const char *head = "rankwise-matrix 2\nranks 4\n";
+    char buf[1024];
+    check_error("rankwise-matrix 1\nranks 4\ncoll bcast 8 1 0 world\n",
+                "bad.rwc:3: 'coll' needs matrix format version 2 (the file says 1)");
+    check_error("rankwise-matrix 1\nranks 4\ncomm 0 1 2\n",
+                "bad.rwc:3: 'comm' needs matrix format version 2 (the file says 1)");
+    check_error("rankwise-matrix 2\ncoll bcast 8 1 0 world\n", "bad.rwc:2: 'coll' before 'ranks'");
+    static const char *const cases[][2] = {
+        {"coll bcast 8 1 0\n", "bad.rwc:3: 'coll' takes 5 fields (op bytes calls root comm), found 4"},
+        {"coll bcast 8 1 0 world x y\n", "bad.rwc:3: 'coll' takes 5 fields (op bytes calls root comm), found more"},
+        {"coll barrier 8 1 0 world\n", "bad.rwc:3: unknown collective 'barrier' (bcast, reduce, allreduce, "
+                                        "allgather, gather, scatter, alltoall)"},
+        {"coll bcast -8 1 0 world\n", "bad.rwc:3: bytes ('-8') must be an integer in [0, 9223372036854775807]"},
+        {"coll bcast 8 0 0 world\n", "bad.rwc:3: calls ('0') must be an integer in [1, 9223372036854775807]"},
+        {"coll bcast 8 1 4 world\n", "bad.rwc:3: collective call 0 (bcast): root 4 is not a rank of its "
+                                      "communicator of 4"},
+        {"coll allgather 8 1 1 world\n", "bad.rwc:3: collective call 0: allgather has no root (got 1)"},
+        {"coll bcast 8 1 0 0\n", "bad.rwc:3: comm ('0') must be 'world' (no 'comm' line before)"},
+        {"comm 0 1 2\ncoll bcast 8 1 2 0\n", "bad.rwc:4: collective call 0 (bcast): root 2 is not a rank of its "
+                                             "communicator of 2"},
+        {"comm 0 1 2\ncoll bcast 8 1 0 1\n", "bad.rwc:4: comm ('1') must be an integer in [0, 0]"},
+        {"comm 1 1 2\n", "bad.rwc:3: communicator 1: IDs count 0, 1, 2, ... in order (expected 0)"},
+        {"comm 0\n", "bad.rwc:3: communicator 0 has no member"},
+        {"comm\n", "bad.rwc:3: 'comm' needs an ID and its members"},
+        {"comm 0 1 4\n", "bad.rwc:3: a member ('4') must be an integer in [0, 3]"},
+        {"comm 0 2 1-3\n", "bad.rwc:3: communicator 0: rank 2 is a member twice"},
+        {"comm 0 3-1\n", "bad.rwc:3: member range 3-1 must go up"},
+        {"comm 0 1-x\n", "bad.rwc:3: a member ('x') must be an integer in [0, 3]"},
+        {"coll-dropped 1\ncoll-dropped 1\n", "bad.rwc:4: 'coll-dropped' given twice"},
+        {"coll-dropped -1\n", "bad.rwc:3: coll-dropped ('-1') must be an integer in [0, 9223372036854775807]"},
+        {"0 1 1 1\ncoll bcast 8 1 0 world\n", "bad.rwc:4: 'coll' after the data lines (header lines come first)"},
+        {"coll bcast 8 9223372036854775807 0 world\ncoll bcast 8 1 0 world\n",
+         "bad.rwc: collective calls: the calls of one bcast group exceed 64 bits"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        snprintf(buf, sizeof buf, "%s%s", head, cases[k][0]);
+        if (k + 1 == sizeof cases / sizeof *cases) { /* the one refusal that is not a line's */
+            write_text("bad.rwc", buf);
+            rw_matrix *m = (rw_matrix *)1;
+            CHECK(rw_matrix_read("bad.rwc", &m) == RW_ERR_ARG && m == NULL);
+            CHECK(strcmp(rw_last_error(), cases[k][1]) == 0);
+            continue;
+        }
+        check_error(buf, cases[k][1]);
+    }
+    /* A version-1 file still reads, without calls. */
+    write_text("v1.rwc", "rankwise-matrix 1\nranks 3\nnonzeros 1\n0 1 2 16\n");
+    rw_matrix *m = NULL;
+    CHECK(rw_matrix_read("v1.rwc", &m) == RW_OK && m && m->nnz == 1 && m->n_colls == 0);
+    rw_matrix_free(m);
+}
+
 int main(void)
 {
     check_text_rule();
@@ -418,5 +571,7 @@ int main(void)
     check_round_trip();
     check_read_errors();
     check_against_dense();
+    check_collectives();
+    check_collective_read_errors();
     CHECK_DONE();
 }

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from rankwise.collective_calls import CollectiveCall
 from rankwise.errors import RankwiseError
 from rankwise.matrix import CommMatrix
 from rankwise.model import MEASURED, MISSING, UNPROBED, Link, Model
@@ -386,6 +387,96 @@ def test_matrix_reader_output_is_writable(tmp_path, line, token):
     lines = path.read_text().split("\n")
     fields = lines[line].split(" ")
     fields[-1] = token
+    lines[line] = " ".join(fields)
+    path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
+    try:
+        m = CommMatrix.load(path)
+    except RankwiseError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+        return
+    for suffix in (".rwc", ".npz"):
+        again = tmp_path / f"again{suffix}"
+        m.save(again)
+        assert_same_matrix(m, CommMatrix.load(again))
+
+
+# ------------------------------------------------------- collective calls
+OPS = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter", "alltoall", "barrier", ""]
+counts = st.one_of(st.sampled_from([0, 1, -1, 2**31, 2**62, 2**63 - 1, 2**63]), st.integers(0, 5))
+members = st.one_of(st.none(), st.lists(st.one_of(st.integers(0, 7), st.sampled_from([-1, 8, 2**31])),
+                                        max_size=9).map(tuple))
+calls = st.tuples(st.sampled_from(OPS), counts, counts, st.one_of(st.integers(0, 3), counts), members)
+
+
+def call_lines(n_ranks: int, raw, dropped: int) -> str:
+    """The text a writer would make of raw calls (no canonical order)."""
+    comms, lines = [], []
+    for op, nbytes, ncalls, root, ranks in raw:
+        comm = "world"
+        if ranks is not None:
+            comm = str(len(comms))
+            comms.append(f"comm {comm} " + " ".join(map(str, ranks)))
+        lines.append(f"coll {op} {nbytes} {ncalls} {root} {comm}")
+    lines.append(f"coll-dropped {dropped}")
+    return f"rankwise-matrix 2\nranks {n_ranks}\n" + "\n".join(comms + lines) + "\n0 1 1 8\n"
+
+
+@pytest.mark.parametrize("suffix", [".rwc", ".npz"])
+@SETTINGS
+@given(n_ranks=st.integers(2, 8), raw=st.lists(calls, max_size=6), dropped=counts)
+@example(n_ranks=4, raw=[("bcast", 8, 2**63 - 1, 0, None), ("bcast", 8, 1, 0, (0, 1, 2, 3))], dropped=0)
+@example(n_ranks=8, raw=[("gather", 0, 3, 2, (7, 5, 3, 1)), ("allreduce", 16, 1, 0, (7, 5, 3, 1))], dropped=2)
+def test_matrix_collectives(tmp_path, suffix, n_ranks, raw, dropped):
+    """Calls the constructor takes read back equal, in canonical order; the
+    calls it refuses, the reader refuses too (path:line, one line)."""
+    path = tmp_path / f"m{suffix}"
+    path.unlink(missing_ok=True)
+    try:
+        records = [CollectiveCall(op, b, c, r, ranks) for op, b, c, r, ranks in raw]
+        m = CommMatrix(n_ranks, [0], [1], [1], [8], collectives=records, collectives_dropped=dropped)
+        m.save(path)
+    except RankwiseError as exc:
+        assert "\n" not in str(exc) and not path.exists()
+        if suffix == ".rwc":
+            path.write_text(call_lines(n_ranks, raw, dropped))
+            with pytest.raises(RankwiseError, match=rf"^{re.escape(str(path))}:(\d+:)? ") as err:
+                CommMatrix.load(path)
+            assert "\n" not in str(err.value)
+        return
+    loaded = CommMatrix.load(path)
+    assert_same_matrix(m, loaded)
+    assert loaded.collectives == m.collectives and loaded.collectives_dropped == dropped
+    # canonical: the same calls in another order make the same matrix
+    again = CommMatrix(n_ranks, [0], [1], [1], [8], collectives=list(reversed(records)),
+                       collectives_dropped=dropped)
+    assert again == m
+    assert sum(c.calls for c in m.collectives) == sum(c.calls for c in records)
+    world = tuple(range(n_ranks))
+    assert all(c.ranks != world for c in m.collectives)  # every rank in order is written None
+    if suffix == ".rwc":
+        # the same calls written by hand read back the same
+        path.write_text(call_lines(n_ranks, raw, dropped))
+        assert CommMatrix.load(path) == m
+
+
+def matrix_with_calls() -> CommMatrix:
+    return CommMatrix(8, [0, 1], [1, 2], [1, 5], [8, 0], source="src", collectives=[
+        CollectiveCall("bcast", 1024, 3, 1, (7, 5, 3, 1)), CollectiveCall("allreduce", 16, 2),
+        CollectiveCall("alltoall", 4, 1, 0, (0, 1, 2, 3, 6))], collectives_dropped=4)
+
+
+@SETTINGS
+@given(line=st.integers(0, 12), field=st.integers(1, 6), token=st.one_of(
+    st.sampled_from(["-1", "1e3", "99999999999999999999", "9223372036854775807", "world", "0-7", "3-1", "7",
+                     "bcast", "scan", "#", "0", "", "0-"]), st.text(max_size=6)))
+def test_matrix_collective_lines_reader_output_is_writable(tmp_path, line, field, token):
+    """Any edit of a comm/coll line is refused with path:line, or read as a
+    matrix the writer takes and reads back equal."""
+    path = tmp_path / "m.rwc"
+    matrix_with_calls().save(path)
+    lines = path.read_text().split("\n")
+    fields = lines[line].split(" ")
+    fields[min(field, len(fields) - 1)] = token
     lines[line] = " ".join(fields)
     path.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
     try:

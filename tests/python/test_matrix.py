@@ -3,8 +3,11 @@ C <-> Python and .npz round trips, the documented text format, bad input."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+from conftest import assert_one_line_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +66,7 @@ def test_text_file_is_the_documented_format_and_round_trips(tmp_path):
     path = tmp_path / "m.rwc"
     m.save(path)
     assert path.read_text().splitlines() == [
-        "rankwise-matrix 1", "ranks 4", "source unit test", "pattern ring:ranks=4,bytes=8",
+        "rankwise-matrix 2", "ranks 4", "source unit test", "pattern ring:ranks=4,bytes=8",
         "nonzeros 6", "# src dst msgs bytes",
         "0 1 2 15", "0 3 4 40", "1 0 2 0", "1 2 3 30", "2 1 3 300", "3 3 1 8",
     ]
@@ -81,7 +84,7 @@ def test_npz_round_trip(tmp_path):
     path = tmp_path / "m.NPZ"  # the suffix chooses the format, whatever its case
     m.save(path)
     with np.load(path) as z:
-        assert str(z["format"]) == "rankwise-matrix 1" and int(z["n_ranks"]) == 4
+        assert str(z["format"]) == "rankwise-matrix 2" and int(z["n_ranks"]) == 4
         assert z["bytes"].tolist() == m.bytes.tolist()
     assert CommMatrix.load(path) == m
     empty = CommMatrix(7, [], [], [], [])
@@ -114,8 +117,8 @@ def test_bad_npz_files(tmp_path):
     with pytest.raises(RankwiseError, match="b.npz: not a rankwise communication matrix"):
         CommMatrix.load(other)
     newer = tmp_path / "c.npz"
-    np.savez(newer, format=np.array("rankwise-matrix 2"))
-    with pytest.raises(RankwiseError, match="c.npz: matrix format version 2 is newer"):
+    np.savez(newer, format=np.array("rankwise-matrix 3"))
+    with pytest.raises(RankwiseError, match=r"c.npz: matrix format version 3 is newer than this rankwise \(2\)"):
         CommMatrix.load(newer)
     partial = tmp_path / "d.npz"
     np.savez(partial, format=np.array("rankwise-matrix 1"), n_ranks=3, src=[0])
@@ -204,3 +207,89 @@ def test_a_lone_carriage_return_is_refused_by_reader_and_writer(tmp_path):
 def test_a_directory_is_named_as_such(tmp_path):
     with pytest.raises(RankwiseError, match=rf"{tmp_path}: cannot open: it is a directory, not a file"):
         CommMatrix.load(tmp_path)
+
+
+# ------------------------------------------------------- collective calls
+def test_collective_calls_are_canonical_and_kept_by_symmetrized(tmp_path):
+    from rankwise.collective_calls import CollectiveCall as CC
+
+    calls = [CC("bcast", 64, 2, 1, (7, 5, 3, 1)), CC("allreduce", 16, 5, 0, tuple(range(8))),
+             CC("bcast", 64, 3, 1, (7, 5, 3, 1)), CC("alltoall", 4)]
+    m = CommMatrix(8, [0], [1], [1], [8], collectives=calls, collectives_dropped=2)
+    # the world's members in order become None; equal groups are summed; sorted by comm, op
+    assert m.collectives == [CC("allreduce", 16, 5), CC("alltoall", 4), CC("bcast", 64, 5, 1, (7, 5, 3, 1))]
+    assert m.symmetrized().collectives == m.collectives and m.symmetrized().collectives_dropped == 2
+    assert CommMatrix(8, [0], [1], [1], [8]).collectives == []
+    assert m != CommMatrix(8, [0], [1], [1], [8])
+    for name in ("m.rwc", "m.npz"):
+        m.save(tmp_path / name)
+        assert CommMatrix.load(tmp_path / name) == m
+    text = (tmp_path / "m.rwc").read_text()
+    assert "comm 0 7 5 3 1\n" in text and "coll bcast 64 5 1 0\n" in text and "coll-dropped 2\n" in text
+
+
+@pytest.mark.parametrize("calls, error", [
+    ([None], "collectives must hold CollectiveCall records, got NoneType"),
+    ("bcast", "collectives must be a list of CollectiveCall, got str"),
+])
+def test_collectives_must_be_records(calls, error):
+    with pytest.raises(RankwiseError, match=re.escape(error)):
+        CommMatrix(4, [], [], [], [], collectives=calls)
+
+
+def test_collectives_refused_by_the_engine_name_the_offence():
+    from rankwise.collective_calls import CollectiveCall as CC
+
+    for call, error in [(CC("bcast", 8, 1, 0, (0, 4)), "communicator 0: member 4 is not in [0, 4)"),
+                        (CC("bcast", 8, 1, 0, (1, 1)), "communicator 0: rank 1 is a member twice"),
+                        (CC("bcast", 8, 1, 5), "root 5 is not a rank of its communicator of 4"),
+                        (CC("allgather", 8, 1, 1), "allgather has no root (got 1)")]:
+        with pytest.raises(RankwiseError, match=re.escape(error)):
+            CommMatrix(4, [], [], [], [], collectives=[call])
+
+
+def test_version_1_files_read_without_calls_and_bad_v2_npz(tmp_path):
+    v1 = tmp_path / "v1.npz"
+    np.savez(v1, format=np.array("rankwise-matrix 1"), n_ranks=3, src=[0], dst=[1], msgs=[1], bytes=[8])
+    assert CommMatrix.load(v1).collectives == [] and CommMatrix.load(v1).get(0, 1) == (1, 8)
+    (tmp_path / "v1.rwc").write_text("rankwise-matrix 1\nranks 3\n0 1 1 8\n")
+    assert CommMatrix.load(tmp_path / "v1.rwc").collectives == []
+    base = dict(format=np.array("rankwise-matrix 2"), n_ranks=4, src=[0], dst=[1], msgs=[1], bytes=[8],
+                coll_op=np.array(["bcast"]), coll_comm=[0], coll_root=[0], coll_bytes=[8], coll_calls=[1],
+                comm_start=[0, 2], comm_ranks=[3, 1], coll_dropped=0)
+    good = tmp_path / "good.npz"
+    np.savez(good, **base)
+    from rankwise.collective_calls import CollectiveCall as CC
+    assert CommMatrix.load(good).collectives == [CC("bcast", 8, 1, 0, (3, 1))]
+    for change, error in [({"coll_comm": [1]}, "collective call 0 (bcast): communicator 1 is not in [-1, 1)"),
+                          ({"comm_start": [0, 3]}, "'comm_start' must rise from 0 to the length of 'comm_ranks'"),
+                          ({"coll_op": np.array(["scan"])}, "unknown collective 'scan'"),
+                          ({"coll_calls": [1, 2]}, "coll_op, coll_comm, coll_root, coll_bytes and coll_calls must have the same length"),
+                          ({"format": np.array("rankwise-matrix 1")}, "'coll_op' needs matrix format version 2")]:
+        bad = tmp_path / "bad.npz"
+        np.savez(bad, **{**base, **change})
+        with pytest.raises(RankwiseError, match=re.escape(f"{bad}: {error}")):
+            CommMatrix.load(bad)
+    partial = {k: v for k, v in base.items() if k != "comm_ranks"}
+    np.savez(tmp_path / "p.npz", **partial)
+    with pytest.raises(RankwiseError, match="no 'comm_ranks' array"):
+        CommMatrix.load(tmp_path / "p.npz")
+
+
+def test_a_malformed_coll_line_is_one_line_error_from_the_cli(tmp_path):
+    bad = tmp_path / "bad.rwc"
+    bad.write_text("rankwise-matrix 2\nranks 4\ncomm 0 1 2 2\n0 1 1 8\n")
+    assert_one_line_error(run_cli("pattern", "show", bad), f"{bad}:3: communicator 0: rank 2 is a member twice")
+
+
+def test_importing_a_matrix_file_keeps_its_calls_and_other_importers_make_none(tmp_path):
+    from rankwise.collective_calls import CollectiveCall as CC
+
+    m = CommMatrix(4, [0], [1], [1], [8], collectives=[CC("bcast", 8, 2, 1, (3, 1))])
+    m.save(tmp_path / "in.rwc")
+    assert run_cli("import", tmp_path / "in.rwc", "-o", tmp_path / "out.npz").returncode == 0
+    assert CommMatrix.load(tmp_path / "out.npz").collectives == m.collectives
+    (tmp_path / "pairs.txt").write_text("0 1 64\n1 0 64\n")
+    r = run_cli("import", tmp_path / "pairs.txt", "--format", "list", "--ranks", "2", "-o", tmp_path / "p.rwc")
+    assert r.returncode == 0, r.stderr
+    assert CommMatrix.load(tmp_path / "p.rwc").collectives == []

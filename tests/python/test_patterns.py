@@ -338,3 +338,20 @@ def test_collective_volumes_follow_the_profiler_rules():
     assert g.nnz == 20 and g.total_bytes == 200
     with pytest.raises(RankwiseError, match="op must be"):
         collective(4, 1, op="barrier")
+
+
+def test_collective_pattern_holds_its_call_times_iterations(tmp_path):
+    from rankwise.collective_calls import CollectiveCall
+    from rankwise.patterns import collective, generate
+
+    assert collective(4, 1000, op="bcast", root=2, iterations=3).collectives == [
+        CollectiveCall("bcast", 1000, 3, 2)]
+    # reductions count whole floats, as the benchmark does; the root of an unrooted op is 0
+    assert collective(4, 1003, op="allreduce", root=3).collectives == [CollectiveCall("allreduce", 1000, 1, 0)]
+    assert collective(4, 2, op="reduce", root=1).collectives == [CollectiveCall("reduce", 0, 1, 1)]
+    m = generate("collective:ranks=6,bytes=4K,op=scatter,root=5,iterations=7")
+    assert m.collectives == [CollectiveCall("scatter", 4096, 7, 5)]
+    m.save(tmp_path / "c.rwc")
+    assert CommMatrix.load(tmp_path / "c.rwc") == m
+    # other patterns hold no call
+    assert generate("ring:ranks=4,bytes=1K").collectives == []

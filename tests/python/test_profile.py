@@ -22,8 +22,10 @@ import pytest
 from conftest import assert_one_line_error, run_cli
 
 from rankwise import profile as prof
+from rankwise.collective_calls import CollectiveCall as CC
 from rankwise.errors import RankwiseError
 from rankwise.launch import mpi_environment
+from rankwise import patterns as P
 from rankwise.matrix import CommMatrix
 from rankwise.sim.platform_file import read_platform
 
@@ -170,6 +172,35 @@ def expected_split(n: int, real_mpi: bool) -> dict:
     return t.result()
 
 
+def canonical(n: int, calls: list[CC]) -> list[CC]:
+    """Calls in the order (and merged as) a matrix keeps them."""
+    return CommMatrix(n, [], [], [], [], collectives=calls).collectives
+
+
+def expected_all_calls(n: int) -> list[CC]:
+    """The exerciser's `all` mode: the calls of the seven grouped operations
+    (bytes as rankwise-bench-collectives counts them); the v/w forms, scans,
+    reduce_scatter and barriers are volumes only."""
+    return canonical(n, [
+        CC("bcast", 100, 1, 0), CC("reduce", 24, 1, 1 % n), CC("allreduce", 80), CC("allreduce", 8),
+        CC("allreduce", 16), CC("gather", 16, 1, 2 % n), CC("scatter", 16, 1, n - 1), CC("allgather", 3),
+        CC("allgather", 8), CC("alltoall", 20),
+        CC("bcast", 6, 1, 1 % n), CC("allreduce", 4), CC("alltoall", 2), CC("gather", 8, 1, 0),
+        CC("reduce", 20, 1, 0), CC("allgather", 4), CC("scatter", 3, 1, 0)])
+
+
+def expected_split_calls(n: int) -> list[CC]:
+    """The exerciser's `split` mode: each parity's communicator, its world
+    ranks in communicator order (backwards), the duplicate's calls on it."""
+    calls = []
+    for parity in (0, 1):
+        members = tuple(sorted((r for r in range(n) if r % 2 == parity), reverse=True))
+        if len(members) > 1:
+            calls += [CC("bcast", 17, 1, 0, members), CC("alltoall", 4, 1, 0, members),
+                      CC("allgather", 2, 1, 0, members)]
+    return canonical(n, calls)
+
+
 def check_summary(result: prof.ProfileResult) -> None:
     """The summary agrees with the matrix, rank by rank."""
     s, m = result.summary, result.matrix
@@ -194,6 +225,7 @@ def test_real_mpi_matrix_is_exactly_the_hand_computed_one(exerciser_mpi, tmp_pat
     out = tmp_path / "all.rwc"
     result = prof.profile_launcher(LAUNCHER, str(exerciser_mpi), ["all"], out, echo=False)
     assert entries(CommMatrix.load(out)) == expected_all(4, real_mpi=True)
+    assert CommMatrix.load(out).collectives == expected_all_calls(4)
     assert result.matrix.source.startswith("mpi:mpirun -np 4")
     assert prof.summary_path(out).exists()
     check_summary(result)
@@ -204,6 +236,7 @@ def test_real_mpi_matrix_is_exactly_the_hand_computed_one(exerciser_mpi, tmp_pat
 def test_real_mpi_split_dup_and_intercommunicators_are_world_ranks(exerciser_mpi, tmp_path):
     result = prof.profile_launcher(LAUNCHER, str(exerciser_mpi), ["split"], tmp_path / "s.rwc", echo=False)
     assert entries(result.matrix) == expected_split(4, real_mpi=True)
+    assert result.matrix.collectives == expected_split_calls(4)
 
 
 @needs_mpi
@@ -216,6 +249,7 @@ def test_real_mpi_write_reset_pause_and_pcontrol(exerciser_mpi, tmp_path):
     # after the reset: the paused phase and the MPI_Pcontrol(0) alltoall are absent
     assert entries(result.matrix) == {(r, (r - 1) % 4): (1, 3000) for r in range(4)}
     assert result.summary.total["n_coll"] == 0  # the only collectives ran paused
+    assert result.matrix.collectives == [] and CommMatrix.load(mid).collectives == []
 
 
 @needs_mpi
@@ -232,6 +266,8 @@ def test_real_mpi_threads_record_at_once(exerciser_mpi, tmp_path):
             if j != r:
                 t.send(r, j, 4 * 200, 200)  # 4 threads x 50 alltoalls of 1 int
     assert entries(result.matrix) == t.result()
+    # counted under the lock: every call of every thread, on duplicates of the world
+    assert result.matrix.collectives == [CC("alltoall", 4, 200)]
 
 
 @needs_mpi
@@ -305,6 +341,8 @@ def test_smpi_matrix_is_exactly_the_hand_computed_one(exerciser_smpi, small_plat
                               echo=False)
     assert entries(result.matrix) == expected_all(ranks, real_mpi=False)
     assert entries(CommMatrix.load(out)) == expected_all(ranks, real_mpi=False)
+    assert result.matrix.collectives == expected_all_calls(ranks)
+    assert CommMatrix.load(out).collectives == expected_all_calls(ranks)
     assert result.matrix.source.startswith("smpi:")
     check_summary(result)
 
@@ -314,6 +352,8 @@ def test_smpi_split_communicators_are_world_ranks(exerciser_smpi, small_platform
     result = prof.profile_sim(small_platform.platform_xml, str(exerciser_smpi), ["split"], tmp_path / "s.rwc",
                               ranks=4, echo=False)
     assert entries(result.matrix) == expected_split(4, real_mpi=False)
+    assert result.matrix.collectives == expected_split_calls(4)
+    assert [c.ranks for c in result.matrix.collectives] == [(2, 0)] * 3 + [(3, 1)] * 3
 
 
 @needs_smpi
@@ -323,6 +363,8 @@ def test_smpi_write_reset_pause_and_pcontrol(exerciser_smpi, small_platform, tmp
                               tmp_path / "end.npz", ranks=4, echo=False)
     assert entries(CommMatrix.load(mid)) == {(r, (r + 1) % 4): (1, 1000) for r in range(4)}
     assert entries(CommMatrix.load(tmp_path / "end.npz")) == {(r, (r - 1) % 4): (1, 3000) for r in range(4)}
+    # the paused allreduce and the alltoall inside MPI_Pcontrol(0) are no calls either
+    assert CommMatrix.load(tmp_path / "end.npz").collectives == [] and CommMatrix.load(mid).collectives == []
     assert result.summary_file == tmp_path / "end.summary.txt"
 
 
@@ -339,6 +381,54 @@ def test_smpi_crash_writes_nothing(exerciser_smpi, small_platform, tmp_path):
 def test_smpi_refuses_an_application_without_the_profiler(exerciser_mpi, small_platform, tmp_path):
     with pytest.raises(RankwiseError, match="not linked with the profiler.*--whole-archive"):
         prof.profile_sim(small_platform.platform_xml, str(exerciser_mpi), ["all"], tmp_path / "x.rwc", echo=False)
+
+
+BENCH_SIZES = [2, 6, 1024]
+
+
+def bench_calls(iterations: int, root: int) -> list[CC]:
+    """What rankwise-bench-collectives calls in its timed iterations (the
+    harness pauses the profiler around warm-up and its own reductions):
+    each size `iterations` times, reductions on whole floats (2 bytes: no
+    call)."""
+    calls = []
+    for size in BENCH_SIZES:
+        calls += [CC("bcast", size, iterations, root), CC("gather", size, iterations, root),
+                  CC("scatter", size, iterations, root), CC("allgather", size, iterations)]
+        if size >= 4:
+            calls += [CC("reduce", size - size % 4, iterations, root), CC("allreduce", size - size % 4, iterations)]
+    return calls
+
+
+@needs_smpi
+def test_smpi_bench_collectives_profile_holds_exactly_its_calls(small_platform, tmp_path):
+    from rankwise.programs import run_benchmark
+
+    out = tmp_path / "c.rwc"
+    args = ["--sizes", ",".join(map(str, BENCH_SIZES)), "--iterations", "3", "--warmup", "2", "--root", "1"]
+    run_benchmark("collectives", args, sim=small_platform.platform_xml, nodes=4, profile=out)
+    m = CommMatrix.load(out)
+    assert m.collectives == canonical(4, bench_calls(3, root=1)) and m.collectives_dropped == 0
+    # the volumes are the ones of the collective pattern, call by call
+    volume = sum((P.collective(4, c.bytes, op=c.op, root=c.root, iterations=c.calls).to_dense()
+                  for c in m.collectives), np.zeros((4, 4), np.int64))
+    assert (m.to_dense() == volume).all()
+
+
+@needs_smpi
+def test_smpi_groups_beyond_the_cap_are_counted_as_dropped(small_platform, tmp_path, monkeypatch):
+    from rankwise.programs import run_benchmark
+
+    monkeypatch.setenv("RANKWISE_PROFILE_COLL_GROUPS", "4")
+    out = tmp_path / "c.rwc"
+    args = ["--sizes", ",".join(map(str, BENCH_SIZES)), "--iterations", "2", "--warmup", "0", "--root", "0"]
+    run_benchmark("collectives", args, sim=small_platform.platform_xml, nodes=4, profile=out)
+    m = CommMatrix.load(out)
+    every = bench_calls(2, root=0)
+    # the first four groups met (bcast of each size, then reduce of 4 bytes) are kept
+    assert m.collectives == canonical(4, [c for c in every if c.op == "bcast"] + [CC("reduce", 4, 2, 0)])
+    assert m.collectives_dropped == sum(c.calls for c in every) - 4 * 2
+    assert f"coll-dropped {m.collectives_dropped}\n" in out.read_text()
 
 
 def test_sim_rank_placement(small_platform):

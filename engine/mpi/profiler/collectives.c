@@ -11,7 +11,13 @@
  * allgather, alltoall, the even part of allreduce, ...) is accumulated once
  * per communicator and expanded into the row when the matrix is written,
  * so those calls cost O(1) however large the job. Collectives on
- * intercommunicators are timed but not recorded. */
+ * intercommunicators are timed but not recorded.
+ *
+ * The calls of bcast, reduce, allreduce, gather, scatter, allgather and
+ * alltoall (and their I forms) are also counted in groups, with one size
+ * per call as rankwise-bench-collectives counts it (collective_calls.c);
+ * the v and w forms, whose sizes differ from rank to rank, and the other
+ * collectives are volumes only. */
 #include "profile.h"
 
 /* The entry of an intracommunicator with at least two members. */
@@ -27,6 +33,31 @@ static inline void to_all(rwp_comm *c, int64_t bytes)
     if (bytes > 0)
         rwp_send_uniform(c, 1, bytes);
 }
+
+/* One call of op on comm, counted by its rank 0 alone (the size is
+ * worked out there only); g_ is the communicator's entry. */
+#define GROUP(comm, op, root, bytes)                                                               \
+    ({                                                                                             \
+        rwp_comm *g_ = intra(comm);                                                                \
+        if (g_ && g_->rank == 0)                                                                   \
+            rwp_coll_count(g_, (op), (root), (bytes));                                             \
+    })
+
+/* The size of one call, the same on every rank: a rank's contribution
+ * (gather: at the root in place, its receive block; scatter: the root's
+ * send block, a receive block elsewhere), alltoall per rank pair. */
+#define IN_PLACE_OR(buf, in_place, otherwise) ((buf) == MPI_IN_PLACE ? (in_place) : (otherwise))
+#define GROUP_GATHER(comm, root)                                                                   \
+    GROUP(comm, RW_COLL_GATHER, root,                                                              \
+          g_->rank == (root) ? IN_PLACE_OR(sendbuf, rwp_bytes(recvcount, recvtype),                \
+                                           rwp_bytes(sendcount, sendtype))                         \
+                             : rwp_bytes(sendcount, sendtype))
+#define GROUP_SCATTER(comm, root)                                                                  \
+    GROUP(comm, RW_COLL_SCATTER, root,                                                             \
+          g_->rank == (root) ? rwp_bytes(sendcount, sendtype) : rwp_bytes(recvcount, recvtype))
+#define GROUP_ALL(comm, op)                                                                        \
+    GROUP(comm, op, 0, IN_PLACE_OR(sendbuf, rwp_bytes(recvcount, recvtype),                        \
+                                   rwp_bytes(sendcount, sendtype)))
 
 /* ------------------------------------------------------------ the rules */
 
@@ -182,20 +213,22 @@ int MPI_Barrier(MPI_Comm comm)
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    COLL_CALL(PMPI_Bcast(buf, count, type, root, comm), bcast(comm, count, type, root));
+    COLL_CALL(PMPI_Bcast(buf, count, type, root, comm),
+              (bcast(comm, count, type, root), GROUP(comm, RW_COLL_BCAST, root, rwp_bytes(count, type))));
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                MPI_Comm comm)
 {
     COLL_CALL(PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm),
-              reduce(comm, count, type, root));
+              (reduce(comm, count, type, root), GROUP(comm, RW_COLL_REDUCE, root, rwp_bytes(count, type))));
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm)
 {
-    COLL_CALL(PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm), allreduce(comm, count, type));
+    COLL_CALL(PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm),
+              (allreduce(comm, count, type), GROUP(comm, RW_COLL_ALLREDUCE, 0, rwp_bytes(count, type))));
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
@@ -228,7 +261,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     COLL_CALL(PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
-              gather(comm, sendcount, sendtype, root));
+              (gather(comm, sendcount, sendtype, root), GROUP_GATHER(comm, root)));
 }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -244,7 +277,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     COLL_CALL(PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
-              scatter(comm, sendcount, sendtype, root));
+              (scatter(comm, sendcount, sendtype, root), GROUP_SCATTER(comm, root)));
 }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -260,7 +293,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     COLL_CALL(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
-              allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype));
+              (allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype),
+               GROUP_ALL(comm, RW_COLL_ALLGATHER)));
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -275,7 +309,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     COLL_CALL(PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
-              allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype));
+              (allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype),
+               GROUP_ALL(comm, RW_COLL_ALLTOALL)));
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -308,21 +343,22 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 
 int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request)
 {
-    COLL_CALL(PMPI_Ibcast(buf, count, type, root, comm, request), bcast(comm, count, type, root));
+    COLL_CALL(PMPI_Ibcast(buf, count, type, root, comm, request),
+              (bcast(comm, count, type, root), GROUP(comm, RW_COLL_BCAST, root, rwp_bytes(count, type))));
 }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request *request)
 {
     COLL_CALL(PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request),
-              reduce(comm, count, type, root));
+              (reduce(comm, count, type, root), GROUP(comm, RW_COLL_REDUCE, root, rwp_bytes(count, type))));
 }
 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request)
 {
     COLL_CALL(PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request),
-              allreduce(comm, count, type));
+              (allreduce(comm, count, type), GROUP(comm, RW_COLL_ALLREDUCE, 0, rwp_bytes(count, type))));
 }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type,
@@ -356,7 +392,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     COLL_CALL(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                            request),
-              gather(comm, sendcount, sendtype, root));
+              (gather(comm, sendcount, sendtype, root), GROUP_GATHER(comm, root)));
 }
 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -374,7 +410,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     COLL_CALL(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
                             request),
-              scatter(comm, sendcount, sendtype, root));
+              (scatter(comm, sendcount, sendtype, root), GROUP_SCATTER(comm, root)));
 }
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -391,7 +427,8 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     COLL_CALL(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                               request),
-              allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype));
+              (allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype),
+               GROUP_ALL(comm, RW_COLL_ALLGATHER)));
 }
 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -408,7 +445,8 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     COLL_CALL(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                              request),
-              allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype));
+              (allgather(comm, sendbuf, sendcount, sendtype, recvcount, recvtype),
+               GROUP_ALL(comm, RW_COLL_ALLTOALL)));
 }
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -93,7 +93,8 @@ static int delete_entry(MPI_Comm comm, int keyval, void *value, void *extra)
 
 int rwp_comm_setup(void)
 {
-    rwp.world = (rwp_comm){.size = rwp.world_size, .rank = rwp.world_rank, .refs = 1, .n_out = -1};
+    rwp.world = (rwp_comm){.size = rwp.world_size, .rank = rwp.world_rank, .refs = 1, .n_out = -1,
+                           .members = -1};
     if (PMPI_Comm_group(MPI_COMM_WORLD, &rwp.world_group) != MPI_SUCCESS)
         return -1;
     return PMPI_Comm_create_keyval(copy_entry, delete_entry, &rwp.keyval, NULL) == MPI_SUCCESS ? 0 : -1;
@@ -168,6 +169,7 @@ static rwp_comm *build(MPI_Comm comm)
         free(c->local);
         c->local = NULL;
     }
+    c->members = c->local ? -2 : -1; /* the world's members in order: the world */
     if (inter) {
         if (PMPI_Comm_remote_size(comm, &c->remote_size) != MPI_SUCCESS || c->remote_size < 1 ||
             !(c->remote = translate_comm(comm, c->remote_size, 1)))

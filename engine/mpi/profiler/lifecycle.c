@@ -120,6 +120,7 @@ void rwp_teardown(void)
     free(rwp.bytes);
     rwp.msgs = rwp.bytes = NULL;
     rwp_persistent_clear();
+    rwp_coll_free();
 }
 
 /* ------------------------------------------------------------ wrappers */

@@ -1,8 +1,10 @@
 /* The collective write: every rank sends its nonzero row entries (world
- * rank, messages, bytes) and its counters to rank 0 (MPI_Gather of the
- * counts, MPI_Gatherv of the entries), which builds the matrix with
- * rw_matrix_create, writes it with rw_matrix_write (atomic) and writes the
- * summary beside it (atomic too). Every rank returns rank 0's status. */
+ * rank, messages, bytes), its collective call groups and its counters to
+ * rank 0 (MPI_Gather of the counts, MPI_Gatherv of the entries and of the
+ * groups), which builds the matrix with rw_matrix_create and
+ * rw_matrix_set_collectives, writes it with rw_matrix_write (atomic) and
+ * writes the summary beside it (atomic too). Every rank returns rank 0's
+ * status. */
 #define _POSIX_C_SOURCE 200809L
 #include "profile.h"
 
@@ -19,6 +21,7 @@ enum {
     S_CALLS = S_TIME + RWP_NCLASS,
     S_ELAPSED = S_CALLS + RWP_NCLASS,
     S_NNZ,
+    S_COLL_WORDS, /* int64 words of its collective call groups (rwp_coll_pack) */
     S_COUNT
 };
 
@@ -124,7 +127,8 @@ done:
 }
 
 /* Rank 0: the matrix from everyone's entries, then both files. */
-static rw_status write_files(const char *path, int n, const int64_t *stats, const int64_t *entries)
+static rw_status write_files(const char *path, int n, const int64_t *stats, const int64_t *entries,
+                             const int64_t *coll_words, const int *coll_counts)
 {
     int64_t total = 0;
     for (int i = 0; i < n; i++)
@@ -147,7 +151,8 @@ static rw_status write_files(const char *path, int n, const int64_t *stats, cons
             msgs[k] = entries[3 * k + 1];
             bytes[k] = entries[3 * k + 2];
         }
-    if ((st = rw_matrix_create(n, total, src, dst, msgs, bytes, &m)))
+    if ((st = rw_matrix_create(n, total, src, dst, msgs, bytes, &m)) ||
+        (st = rwp_coll_unpack(m, n, coll_words, coll_counts)))
         goto done;
     snprintf(m->source, sizeof m->source, "%s", rwp.source);
     rw_text_clean(m->source); /* the writer refuses what would not read back */
@@ -202,15 +207,19 @@ rw_status rwp_write(const char *path)
     for (int j = 0; j < n; j++)
         nnz += rwp.msgs[j] || rwp.bytes[j];
     stats[S_NNZ] = nnz;
+    int64_t n_words = 0;
+    int64_t *words = rwp_coll_pack(&n_words);
+    stats[S_COLL_WORDS] = n_words;
 
     /* Each rank's entries, then the counters of all at rank 0. */
     int64_t *mine = malloc(3 * (size_t)(nnz ? nnz : 1) * sizeof *mine);
     int64_t *all_stats = root ? malloc((size_t)n * S_COUNT * sizeof *all_stats) : NULL;
-    int ok = mine && (!root || all_stats), all_ok = 0;
+    int ok = mine && words && (!root || all_stats), all_ok = 0;
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, world);
     rw_status st = RW_OK;
     if (!all_ok) {
         free(mine);
+        free(words);
         free(all_stats);
         return rw_fail(RW_ERR_NOMEM, "out of memory while gathering the profile");
     }
@@ -225,9 +234,33 @@ rw_status rwp_write(const char *path)
 
     /* Rank 0 sizes the Gatherv; its counts are ints, so at most INT_MAX
      * values (715 million entries) can be gathered. */
-    int *counts = NULL, *displs = NULL, go = 1;
-    int64_t *entries = NULL;
+    int *counts = NULL, *displs = NULL, *coll_counts = NULL, *coll_displs = NULL, go = 1;
+    int64_t *entries = NULL, *coll_words = NULL;
     if (root) {
+        int64_t n_all = 0;
+        for (int i = 0; i < n; i++)
+            n_all += all_stats[i * S_COUNT + S_COLL_WORDS];
+        coll_counts = malloc((size_t)n * sizeof *coll_counts);
+        coll_displs = malloc((size_t)n * sizeof *coll_displs);
+        coll_words = malloc((size_t)(n_all ? n_all : 1) * sizeof *coll_words);
+        if (n_all > INT_MAX) {
+            st = rw_fail(RW_ERR_STATE, "the profile's collective call groups take %lld words, more "
+                         "than one gather holds", (long long)n_all);
+            go = 0;
+        } else if (!coll_counts || !coll_displs || !coll_words) {
+            st = rw_fail(RW_ERR_NOMEM, "out of memory for %lld words of collective call groups",
+                         (long long)n_all);
+            go = 0;
+        } else {
+            int at = 0;
+            for (int i = 0; i < n; i++) {
+                coll_counts[i] = (int)all_stats[i * S_COUNT + S_COLL_WORDS];
+                coll_displs[i] = at;
+                at += coll_counts[i];
+            }
+        }
+    }
+    if (root && go) {
         int64_t total = 0;
         for (int i = 0; i < n; i++)
             total += all_stats[i * S_COUNT + S_NNZ];
@@ -253,10 +286,16 @@ rw_status rwp_write(const char *path)
     PMPI_Bcast(&go, 1, MPI_INT, 0, world);
     if (go) {
         PMPI_Gatherv(mine, (int)(3 * nnz), MPI_INT64_T, entries, counts, displs, MPI_INT64_T, 0, world);
+        PMPI_Gatherv(words, (int)n_words, MPI_INT64_T, coll_words, coll_counts, coll_displs, MPI_INT64_T,
+                     0, world);
         if (root)
-            st = write_files(path, n, all_stats, entries);
+            st = write_files(path, n, all_stats, entries, coll_words, coll_counts);
     }
     free(mine);
+    free(words);
+    free(coll_words);
+    free(coll_counts);
+    free(coll_displs);
     free(all_stats);
     free(counts);
     free(displs);

@@ -7,7 +7,12 @@
  * to each destination, allocated once at MPI_Init), per-class counters and
  * MPI times; nothing is allocated per message. Ranks of other
  * communicators are translated to world ranks through a table cached on
- * the communicator (an attribute), built at its first use. */
+ * the communicator (an attribute), built at its first use.
+ *
+ * Collective calls are also counted in groups (communicator members, op,
+ * root, bytes) by the communicator's rank 0 alone, so that each call is
+ * counted once: an open-addressing table of at most max_groups groups,
+ * allocated at the first call, never per call (collective_calls.c). */
 #ifndef RW_PROFILE_PRIVATE_H
 #define RW_PROFILE_PRIVATE_H
 
@@ -45,6 +50,7 @@ struct rwp_comm {
      * MPI_PROC_NULL), built by the first neighbourhood collective. */
     int n_out;          /* -1: not built */
     int *out;
+    int members;        /* its member list in rwp.lists; -1 the world, -2 not listed yet */
     rwp_comm *prev, *next; /* every live entry, for flushing */
 };
 
@@ -65,6 +71,12 @@ typedef struct rwp_state {
     int keyval;                            /* communicator attribute: rwp_comm * */
     MPI_Group world_group;
     rwp_comm world;                        /* MPI_COMM_WORLD, head of the live list */
+    /* Collective call groups (collective_calls.c). */
+    struct rwp_group *groups;              /* 2 x max_groups slots, NULL until the first */
+    size_t n_slots;
+    int64_t n_groups, max_groups, coll_dropped;
+    struct rwp_list *lists;                /* member lists of the communicators grouped */
+    int n_lists, cap_lists;
     char source[256];                      /* the matrix's source line */
     volatile char lock;                    /* spin lock for lists and tables (atomic mode) */
 } rwp_state;
@@ -234,6 +246,31 @@ int rwp_comm_setup(void) RWP_HIDDEN;
 /* Out-neighbours of a topology communicator (neighbours.c); NULL when it
  * has none or MPI refused. */
 rwp_comm *rwp_comm_with_neighbours(MPI_Comm comm) RWP_HIDDEN;
+
+/* ------------------------------------- collective call groups (collective_calls.c) */
+
+/* One group: `calls` calls of op with this root and size on the
+ * communicator whose members are lists[members] (-1: the world). */
+typedef struct rwp_group {
+    int32_t members; /* -2: empty slot */
+    int32_t op, root;
+    int64_t bytes, calls;
+} rwp_group;
+
+typedef struct rwp_list {
+    int size;
+    int *ranks; /* world rank of each member */
+} rwp_list;
+
+/* Count one call of op (an rw_coll_op) on c, whose rank 0 calls this. */
+void rwp_coll_count(rwp_comm *c, int op, int root, int64_t bytes) RWP_HIDDEN;
+void rwp_coll_clear(void) RWP_HIDDEN;
+void rwp_coll_free(void) RWP_HIDDEN;
+/* This rank's groups as int64 words (rwp_coll_pack, *n words, malloc'ed;
+ * NULL and *n = -1 when out of memory), and rank 0's decoding of every
+ * rank's words into m (rwp_coll_unpack). */
+int64_t *rwp_coll_pack(int64_t *n) RWP_HIDDEN;
+rw_status rwp_coll_unpack(rw_matrix *m, int n_ranks, const int64_t *words, const int *counts) RWP_HIDDEN;
 
 /* ------------------------------------------ persistent requests (tables.c) */
 

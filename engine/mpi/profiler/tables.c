@@ -14,6 +14,7 @@ void rwp_reset_counts(void)
     if (!rwp.ready)
         return;
     rwp_comm_clear_all();
+    rwp_coll_clear();
     memset(rwp.msgs, 0, (size_t)rwp.world_size * sizeof *rwp.msgs);
     memset(rwp.bytes, 0, (size_t)rwp.world_size * sizeof *rwp.bytes);
     memset(rwp.kind_msgs, 0, sizeof rwp.kind_msgs);

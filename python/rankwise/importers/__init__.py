@@ -32,7 +32,7 @@ FORMATS: dict[str, str] = {
     "dense": "N lines of N numbers (bytes), optionally N more (messages)",
     "mtx": "Matrix Market (%%MatrixMarket matrix coordinate|array ...), 1-based",
     "npz": "rankwise .npz matrix",
-    "rwc": "rankwise text matrix (rankwise-matrix 1)",
+    "rwc": "rankwise text matrix (rankwise-matrix 1 or 2)",
 }
 ALIASES = {
     "intel-mpi": "intel", "impi": "intel", "i_mpi_stats": "intel", "stats": "intel",
