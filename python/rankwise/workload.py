@@ -320,10 +320,11 @@ def _pattern_params(matrix: CommMatrix):
 def recorded_calls(matrix: CommMatrix) -> list[CollectiveCall]:
     """The collective calls a matrix stands for: a `collective` or
     `alltoall` pattern is one call repeated `iterations` times; a profile
-    lists its grouped calls in `matrix.collectives`."""
-    calls = list(getattr(matrix, "collectives", None) or [])
+    lists its grouped calls in `matrix.collectives` (the `collective`
+    pattern fills them too: then they are the pattern's call)."""
+    calls = list(matrix.collectives)
     spec = _pattern_params(matrix)
-    if spec is not None and spec.name in ("collective", "alltoall"):
+    if not calls and spec is not None and spec.name in ("collective", "alltoall"):
         p = spec.params
         op = p.get("op", "bcast") if spec.name == "collective" else "alltoall"
         calls.append(CollectiveCall(op, int(p["bytes"]), calls=int(p.get("iterations", 1)),
