@@ -4,8 +4,8 @@ set the predicted time of the same algorithm, on the same ranks, beside the
 simulated one (what `rankwise validate` prints; docs/prediction.md).
 
 The simulated time is the median over the timed iterations of the longest
-rank's time (rankwise-bench-alltoall / -collectives); the prediction starts
-each rank at its exit of SMPI's default barrier, as the programs do.
+rank's time (rankwise-bench-alltoall / -collectives), every rank started at
+one instant (the programs' harness); the prediction starts them all at 0.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError
-from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, barrier_starts, predict_collective
+from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, predict_collective
 from rankwise.programs import run_benchmark
 
 US = 1e-6
@@ -101,11 +101,10 @@ def validate(network: PredictNetwork, platform_xml: str | PathLike, op: str, alg
              warmup: int = 1) -> list[Row]:
     """Predicted and SMPI-simulated time of `op` with `algorithm` per size."""
     node_of = node_indices(network, rank_hosts)
-    start = barrier_starts(network, node_of)
     # Predict first: a request the predictor refuses (e.g. pair on 6 ranks) must not cost a simulation.
-    predicted = {int(s): predict_collective(network, op, algorithm, s, node_of, rank_start=start).span
+    predicted = {int(s): predict_collective(network, op, algorithm, s, node_of).span
                  for s in sizes}
-    hockney = {int(s): predict_collective(network, op, algorithm, s, node_of, rank_start=start,
+    hockney = {int(s): predict_collective(network, op, algorithm, s, node_of,
                                           contention=False).span for s in sizes}
     simulated = simulate_pinned(platform_xml, op, algorithm, sizes, rank_hosts, iterations=iterations,
                                 warmup=warmup)

@@ -17,7 +17,6 @@ from rankwise.predict import (
     PredictNetwork,
     SharedLink,
     algorithms,
-    barrier_starts,
     luo_pairwise,
     placement,
     predict_collective,
@@ -66,9 +65,8 @@ def compare(net: PredictNetwork, gp, op: str, alg: str, ppn: int, sizes: str, n_
                           nodes=n_nodes, smpi_cfg=cfg)
         tab = r[op]
     node_of = placement(ppn, n_nodes)
-    start = barrier_starts(net, node_of)
-    pred = [predict_collective(net, op, alg, s, node_of, rank_start=start).span / US for s in tab.size]
-    hock = [predict_collective(net, op, alg, s, node_of, rank_start=start, contention=False).span / US
+    pred = [predict_collective(net, op, alg, s, node_of).span / US for s in tab.size]
+    hock = [predict_collective(net, op, alg, s, node_of, contention=False).span / US
             for s in tab.size]
     return np.asarray(tab.size), np.asarray(tab.median_us), np.asarray(pred), np.asarray(hock)
 

@@ -76,8 +76,11 @@ static rw_status linear(rw_builder *b, double bytes)
 {
     int32_t p = b->p;
     for (int32_t r = 0; r < p; r++)
-        for (int32_t i = (r + p - 1) % p; i != r; i = (i + p - 1) % p)
-            rw_b_xfer(b, r, i, bytes, 0.0);
+        for (int32_t i = (r + p - 1) % p; i != r; i = (i + p - 1) % p) {
+            int64_t id = rw_b_xfer(b, r, i, bytes, 0.0);
+            if (id >= 0)
+                b->s->preposted[id] = 1; /* every receive is posted before the sends */
+        }
     return RW_OK;
 }
 

@@ -1,7 +1,8 @@
 /* Broadcast schedules, message patterns of SimGrid 3.32 SMPI's
  * bcast:binomial_tree, NTSL (chain), scatter_LR_allgather and
  * scatter_rdb_allgather; knomial is the k-ary generalisation of the
- * binomial tree (no SMPI counterpart pinned). */
+ * binomial tree (radix 2: binomial_tree), flat its radix-P case (SMPI's
+ * flattree). */
 #include "predict_internal.h"
 
 #include <stdlib.h>
@@ -34,10 +35,11 @@ void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes)
 
 /* k-nomial tree: relative rank v's parent clears its lowest nonzero base-k
  * digit; a node sends to v + j k^i (j = 1..k-1) for every digit position i
- * below its lowest nonzero digit, highest position first. */
-static rw_status knomial(rw_builder *b, double bytes)
+ * below its lowest nonzero digit, highest position first. Blocking sends,
+ * or (isend) all posted at once and waited for together. */
+static rw_status knomial(rw_builder *b, double bytes, int32_t k, int isend)
 {
-    int32_t p = b->p, k = b->opt.radix, root = b->opt.root;
+    int32_t p = b->p, root = b->opt.root;
     if (k < 2)
         return rw_fail(RW_ERR_ARG, "knomial bcast needs a radix >= 2, not %d", (int)k);
     for (int32_t v = 0; v < p; v++) {
@@ -53,12 +55,15 @@ static rw_status knomial(rw_builder *b, double bytes)
                 int32_t c = (int32_t)((cv + root) % p);
                 int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
                 rw_b_set(b, c, id);
-                if (bytes >= (double)b->opt.eager_threshold)
+                if (isend)
+                    rw_b_send_done(b, r, id, bytes);
+                else if (bytes >= (double)b->opt.eager_threshold)
                     rw_b_set(b, r, id);
             }
             if (m == 1)
                 break;
         }
+        rw_b_commit(b);
     }
     return RW_OK;
 }
@@ -115,9 +120,15 @@ static rw_status chain(rw_builder *b, double bytes)
                     deps[k++] = b->front[0].v[j];
             else
                 deps[k++] = prev[i];
+            int32_t n_sender = k;
             for (int32_t j = 0; j < fd->n; j++)
                 deps[k++] = fd->v[j];
             b->err = rw_sched_add(b->s, r, r + 1, seg, 0.0, k, deps, &prev[i]);
+            if (b->err == RW_OK) {
+                b->s->detached[prev[i]] = seg < (double)b->opt.eager_threshold;
+                b->s->n_sdeps[prev[i]] = n_sender;
+                b->s->preposted[prev[i]] = 1; /* NTSL posts every receive first */
+            }
         }
     }
     /* The last rank ends with the last segment; the others' isends are
@@ -235,7 +246,9 @@ rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes)
         return RW_OK;
     }
     if (!strcmp(alg, "knomial"))
-        return knomial(b, bytes);
+        return knomial(b, bytes, b->opt.radix, 0);
+    if (!strcmp(alg, "flat")) /* the root isends to every rank, 1, 2, ... in order */
+        return knomial(b, bytes, b->p > 2 ? b->p : 2, 1);
     if (!strcmp(alg, "chain"))
         return chain(b, bytes);
     if (!strcmp(alg, "scatter_allgather"))
@@ -243,6 +256,6 @@ rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes)
     if (!strcmp(alg, "scatter_rdb_allgather"))
         return scatter_allgather(b, bytes, 1);
     return rw_fail(RW_ERR_ARG,
-                   "unknown bcast algorithm '%s' (known: binomial, knomial, chain, scatter_allgather, "
+                   "unknown bcast algorithm '%s' (known: binomial, knomial, flat, chain, scatter_allgather, "
                    "scatter_rdb_allgather)", alg);
 }

@@ -89,6 +89,7 @@ int64_t rw_b_xfer(rw_builder *b, int32_t src, int32_t dst, double bytes, double 
     if (b->err != RW_OK)
         return -1;
     b->s->detached[id] = src != dst && bytes < (double)b->opt.eager_threshold;
+    b->s->n_sdeps[id] = fs->n;
     return id;
 }
 

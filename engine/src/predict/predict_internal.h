@@ -9,7 +9,8 @@ struct rw_pnet {
     int32_t n;        /* nodes */
     double *alpha;    /* n x n */
     double *beta;     /* n x n */
-    double *o;        /* n, or NULL */
+    double *o;        /* n send overheads (eager messages), or NULL */
+    double *o_recv;   /* n receive overheads (eager messages), or NULL */
     double *inject;   /* n bytes/s (0 = none), or NULL */
     double *eject;    /* n, or NULL */
     int32_t n_links;
@@ -38,6 +39,12 @@ struct rw_sched {
     int32_t *n_lat;      /* latencies charged (messages), >= 1 */
     uint8_t *detached;   /* 1: the sender does not wait for the end (SMPI's
                             detached sends below the eager threshold) */
+    uint8_t *preposted;  /* 1: the receiver posted this receive in advance (before
+                            overheads it pays meanwhile), as linear all-to-all
+                            and the chain bcast do */
+    int32_t *n_sdeps;    /* how many of a transfer's first dependencies are its
+                            sender's (the rest: its receiver's); the sender's
+                            overhead waits for those only */
     int64_t *dep_start;  /* n + 1 offsets into deps */
     int64_t *deps;
     int64_t n_deps, deps_cap;

@@ -1,6 +1,9 @@
 /* Event-driven simulation of a schedule: transfers wait for their
- * dependencies, then alpha (+ o), then flow at max-min fair rates that are
- * recomputed whenever a flow starts or ends. */
+ * dependencies, then (eager messages) the sender's overhead o, then alpha,
+ * then flow at max-min fair rates that are recomputed whenever a flow
+ * starts or ends; an eager message then costs its receiver the receive
+ * overhead before it counts as received. A rank's overheads take its CPU
+ * one after the other, as SMPI's sleeps take the rank's actor. */
 #include "sharing.h"
 
 #include <math.h>
@@ -69,10 +72,13 @@ typedef struct sim {
     const rw_sched *s;
     rw_sim_mode mode;
     int64_t *out_start, *out; /* dependents */
+    uint8_t *out_sender;      /* 1: this transfer is among that dependent's sender's */
     int32_t *left;            /* dependencies not yet ended */
     double *ready;            /* latest end among dependencies */
+    double *ready_src;        /* latest end among the sender's dependencies */
     double *finish;
-    heap pending;             /* (time the flow phase begins, transfer) */
+    heap pending;             /* (time, k): transfer k's flow begins; k >= n: transfer k - n
+                                 is received (its receive overhead is over) */
     /* active flows */
     int64_t n_act, cap_act;
     int64_t *act;
@@ -84,14 +90,20 @@ typedef struct sim {
     int64_t events, updates;
     const double *rank_start; /* or NULL */
     double *rank_end;
+    double *cpu_free;  /* per rank: when its last overhead ends */
+    double *port_free; /* per rank, contention-free mode: when its last send ends */
+    heap_item *rel;    /* transfers released at the current event (time ready, k) */
+    int64_t n_rel, cap_rel;
 } sim;
 
 static void sim_free(sim *m)
 {
     free(m->out_start);
     free(m->out);
+    free(m->out_sender);
     free(m->left);
     free(m->ready);
+    free(m->ready_src);
     free(m->pending.v);
     free(m->act);
     free(m->sn);
@@ -101,26 +113,89 @@ static void sim_free(sim *m)
     free(m->fcap);
     free(m->fixed);
     free(m->rank_end);
+    free(m->cpu_free);
+    free(m->port_free);
+    free(m->rel);
     rw_sharing_free(&m->sh);
 }
 
 static rw_status oom(void) { return rw_fail(RW_ERR_NOMEM, "simulation: out of memory"); }
 
-/* Transfer k is ready at time t: schedule the start of its flow. */
+/* Transfer k is ready at time t (every dependency has ended): it waits in
+ * a batch until the event's releases are all known (flush_released). */
 static rw_status release(sim *m, int64_t k, double t)
 {
-    const rw_sched *s = m->s;
-    int32_t a = m->net->node_of[s->src[k]], b = m->net->node_of[s->dst[k]];
-    double lat = m->net->alpha[(int64_t)a * m->net->n + b] + (m->net->o ? m->net->o[a] : 0.0);
-    if (m->rank_start) {
-        double rs = m->rank_start[s->src[k]], rd = m->rank_start[s->dst[k]];
-        if (rs > t)
-            t = rs;
-        if (rd > t)
-            t = rd;
+    if (m->n_rel == m->cap_rel) {
+        int64_t cap = m->cap_rel ? 2 * m->cap_rel : 256;
+        heap_item *v = realloc(m->rel, (size_t)cap * sizeof *v);
+        if (!v)
+            return oom();
+        m->rel = v;
+        m->cap_rel = cap;
     }
-    double begin = t + s->delay[k] + lat * s->n_lat[k];
-    return heap_push(&m->pending, begin, k) ? oom() : RW_OK;
+    m->rel[m->n_rel].t = t;
+    m->rel[m->n_rel++].k = k;
+    return RW_OK;
+}
+
+/* Schedule the flows of the transfers released at one event. First every
+ * eager message takes its sender's overhead on the sender's CPU (from when
+ * the sender reached the send, whether or not the receiver is there). Then
+ * a flow begins alpha after both sides are ready, the receiver once its
+ * CPU is free too: it posts the receive after its own overheads so far (a
+ * sendrecv sleeps its send overhead before posting the receive), unless
+ * the schedule says the receive was posted in advance. In the
+ * contention-free mode a rank's sends also go one after another: each has
+ * its pair's full bandwidth, but the sender sends one message at a time. */
+static rw_status flush_released(sim *m)
+{
+    const rw_sched *s = m->s;
+    const rw_pnet *net = m->net;
+    for (int64_t i = 0; i < m->n_rel; i++) {
+        int64_t k = m->rel[i].k;
+        int32_t src = s->src[k];
+        int32_t a = net->node_of[src];
+        double t = m->rel[i].t;
+        if (m->rank_start) {
+            double rs = m->rank_start[src], rd = m->rank_start[s->dst[k]];
+            t = rs > t ? rs : t;
+            t = rd > t ? rd : t;
+        }
+        t += s->delay[k];
+        if (s->detached[k] && net->o && net->o[a] > 0.0) {
+            double o_start = m->ready_src[k] + s->delay[k];
+            if (m->rank_start && m->rank_start[src] + s->delay[k] > o_start)
+                o_start = m->rank_start[src] + s->delay[k];
+            if (m->cpu_free[src] > o_start)
+                o_start = m->cpu_free[src];
+            double o_end = o_start + net->o[a] * s->n_lat[k];
+            m->cpu_free[src] = o_end;
+            if (o_end > m->rank_end[src])
+                m->rank_end[src] = o_end;
+            if (o_end > t)
+                t = o_end;
+        }
+        m->rel[i].t = t;
+    }
+    for (int64_t i = 0; i < m->n_rel; i++) {
+        int64_t k = m->rel[i].k;
+        int32_t src = s->src[k], dst = s->dst[k];
+        int32_t a = net->node_of[src], b = net->node_of[dst];
+        double t = m->rel[i].t;
+        if (!s->preposted[k] && src != dst && m->cpu_free[dst] > t)
+            t = m->cpu_free[dst];
+        double lat = net->alpha[(int64_t)a * net->n + b] * s->n_lat[k];
+        if (m->mode == RW_SIM_CONTENTION_FREE) {
+            if (m->port_free[src] > t)
+                t = m->port_free[src];
+            double beta = net->beta[(int64_t)a * net->n + b];
+            m->port_free[src] = t + lat + s->bytes[k] * beta;
+        }
+        if (heap_push(&m->pending, t + lat, k))
+            return oom();
+    }
+    m->n_rel = 0;
+    return RW_OK;
 }
 
 static rw_status complete(sim *m, int64_t k, double t)
@@ -136,6 +211,8 @@ static rw_status complete(sim *m, int64_t k, double t)
         int64_t g = m->out[q];
         if (t > m->ready[g])
             m->ready[g] = t;
+        if (m->out_sender[q] && t > m->ready_src[g])
+            m->ready_src[g] = t;
         if (--m->left[g] == 0) {
             rw_status st = release(m, g, m->ready[g]);
             if (st != RW_OK)
@@ -143,6 +220,24 @@ static rw_status complete(sim *m, int64_t k, double t)
         }
     }
     return RW_OK;
+}
+
+/* Transfer k's bytes have arrived at time t. An eager message costs the
+ * receiver its receive overhead first: it counts as received once that is
+ * over (a pending event numbered s->n + k). */
+static rw_status arrived(sim *m, int64_t k, double t)
+{
+    const rw_sched *s = m->s;
+    const rw_pnet *net = m->net;
+    int32_t dst = s->dst[k];
+    int32_t b = net->node_of[dst];
+    if (!s->detached[k] || !net->o_recv || net->o_recv[b] <= 0.0)
+        return complete(m, k, t);
+    if (m->cpu_free[dst] > t)
+        t = m->cpu_free[dst];
+    t += net->o_recv[b] * s->n_lat[k];
+    m->cpu_free[dst] = t;
+    return heap_push(&m->pending, t, s->n + k) ? oom() : RW_OK;
 }
 
 static rw_status activate(sim *m, int64_t k)
@@ -202,6 +297,9 @@ static rw_status run(sim *m)
             if (st != RW_OK)
                 return st;
         }
+    rw_status fst = flush_released(m);
+    if (fst != RW_OK)
+        return fst;
     while (m->n_act > 0 || m->pending.n > 0) {
         /* Next event: the earliest flow end or flow start. */
         double t = INFINITY;
@@ -220,7 +318,7 @@ static rw_status run(sim *m)
         for (int64_t i = 0; i < m->n_act; i++) {
             double e = m->rate[i] == INFINITY ? now : now + m->rem[i] / m->rate[i];
             if (e <= horizon) {
-                rw_status st = complete(m, m->act[i], t);
+                rw_status st = arrived(m, m->act[i], t);
                 if (st != RW_OK)
                     return st;
                 changed = 1;
@@ -243,8 +341,10 @@ static rw_status run(sim *m)
         while (m->pending.n > 0 && m->pending.v[0].t <= horizon) {
             heap_item it = heap_pop(&m->pending);
             rw_status st;
-            if (s->bytes[it.k] <= 0.0) {
-                st = complete(m, it.k, it.t > now ? it.t : now);
+            if (it.k >= s->n) {
+                st = complete(m, it.k - s->n, it.t > now ? it.t : now);
+            } else if (s->bytes[it.k] <= 0.0) {
+                st = arrived(m, it.k, it.t > now ? it.t : now);
             } else {
                 st = activate(m, it.k);
                 changed = 1;
@@ -252,6 +352,8 @@ static rw_status run(sim *m)
             if (st != RW_OK)
                 return st;
         }
+        if ((fst = flush_released(m)) != RW_OK)
+            return fst;
         if (changed && m->n_act > 0) {
             rw_status st = update_rates(m);
             if (st != RW_OK)
@@ -290,6 +392,8 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
     memset(&m, 0, sizeof m);
     m.rank_start = rank_start;
     m.rank_end = calloc((size_t)s->n_ranks, sizeof(double));
+    m.cpu_free = calloc((size_t)s->n_ranks, sizeof(double));
+    m.port_free = calloc((size_t)s->n_ranks, sizeof(double));
     m.net = net;
     m.s = s;
     m.mode = mode;
@@ -298,9 +402,11 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
     m.out = malloc((size_t)(s->n_deps > 0 ? s->n_deps : 1) * sizeof(int64_t));
     m.left = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
     m.ready = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    m.ready_src = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    m.out_sender = malloc((size_t)(s->n_deps > 0 ? s->n_deps : 1));
     m.finish = finish ? finish : malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
     rw_status st = RW_OK;
-    if (!m.out_start || !m.out || !m.left || !m.ready || !m.finish || !m.rank_end) {
+    if (!m.out_start || !m.out || !m.out_sender || !m.left || !m.ready || !m.ready_src || !m.finish || !m.rank_end || !m.cpu_free || !m.port_free) {
         st = oom();
         goto done;
     }
@@ -322,8 +428,10 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
         }
         memcpy(fill, m.out_start, (size_t)n * sizeof(int64_t));
         for (int64_t k = 0; k < n; k++)
-            for (int64_t q = s->dep_start[k]; q < s->dep_start[k + 1]; q++)
+            for (int64_t q = s->dep_start[k]; q < s->dep_start[k + 1]; q++) {
+                m.out_sender[fill[s->deps[q]]] = q - s->dep_start[k] < s->n_sdeps[k];
                 m.out[fill[s->deps[q]]++] = k;
+            }
         free(fill);
     }
     st = run(&m);
