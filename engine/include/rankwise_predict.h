@@ -100,7 +100,10 @@ void rw_sched_free(rw_sched *s);
  * every transfer deps[0..n_deps) has ended, plus `delay` seconds (>= 0:
  * computation such as a reduction, done by the sender before it sends).
  * Dependencies must be earlier transfers (ids are 0, 1, ... in order), so a
- * schedule is acyclic by construction. *id (may be NULL) gets the new id. */
+ * schedule is acyclic by construction. *id (may be NULL) gets the new id.
+ * A transfer between two ranks below 64 KiB (the default eager threshold)
+ * is an eager message: it pays the send and receive overheads, and its
+ * sender does not wait for it (rank_span). */
 rw_status rw_sched_add(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay,
                        int32_t n_deps, const int64_t *deps, int64_t *id);
 int64_t rw_sched_n_transfers(const rw_sched *s);

@@ -24,11 +24,7 @@ void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes)
         for (int32_t m = mask >> 1; m > 0; m >>= 1) {
             if (v + m >= p)
                 continue;
-            int32_t c = (v + m + root) % p;
-            int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
-            rw_b_set(b, c, id);
-            if (bytes >= (double)b->opt.eager_threshold)
-                rw_b_set(b, r, id);
+            rw_b_send(b, r, (v + m + root) % p, bytes);
         }
     }
 }
@@ -53,12 +49,13 @@ static rw_status knomial(rw_builder *b, double bytes, int32_t k, int isend)
                 if (cv >= p)
                     break;
                 int32_t c = (int32_t)((cv + root) % p);
-                int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
-                rw_b_set(b, c, id);
-                if (isend)
+                if (isend) {
+                    int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
+                    rw_b_set(b, c, id);
                     rw_b_send_done(b, r, id, bytes);
-                else if (bytes >= (double)b->opt.eager_threshold)
-                    rw_b_set(b, r, id);
+                } else {
+                    rw_b_send(b, r, c, bytes);
+                }
             }
             if (m == 1)
                 break;
@@ -80,18 +77,13 @@ static rw_status chain(rw_builder *b, double bytes)
     if (seg <= 0)
         return rw_fail(RW_ERR_ARG, "chain bcast needs a segment > 0 bytes, not %lld", (long long)b->opt.segment);
     if (root != 0) {
-        int64_t id = rw_b_xfer(b, root, 0, bytes, 0.0);
-        rw_b_set(b, 0, id);
-        if (bytes >= (double)b->opt.eager_threshold)
-            rw_b_set(b, root, id);
+        rw_b_send(b, root, 0, bytes);
     }
     if (p == 1)
         return RW_OK;
     if (bytes <= seg) {
-        for (int32_t r = 0; r + 1 < p; r++) {
-            int64_t id = rw_b_xfer(b, r, r + 1, bytes, 0.0);
-            rw_b_set(b, r + 1, id);
-        }
+        for (int32_t r = 0; r + 1 < p; r++)
+            rw_b_send(b, r, r + 1, bytes);
         return RW_OK;
     }
     int64_t pipe = (int64_t)(bytes / seg);
@@ -165,10 +157,7 @@ void rw_b_binomial_scatter_blocks(rw_builder *b, int32_t root, double total, dou
             if (send <= 0)
                 continue;
             int32_t c = (v + m + root) % p;
-            int64_t id = rw_b_xfer(b, r, c, send, 0.0);
-            rw_b_set(b, c, id);
-            if (send >= (double)b->opt.eager_threshold)
-                rw_b_set(b, r, id);
+            rw_b_send(b, r, c, send);
             have[c] = send;
             cur -= send;
         }

@@ -140,5 +140,12 @@ rw_status rw_sched_add_msgs(rw_sched *s, int32_t src, int32_t dst, double bytes,
 rw_status rw_sched_add(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay, int32_t n_deps,
                        const int64_t *deps, int64_t *id)
 {
-    return rw_sched_add_msgs(s, src, dst, bytes, delay, 1, n_deps, deps, id);
+    int64_t k = -1;
+    rw_status st = rw_sched_add_msgs(s, src, dst, bytes, delay, 1, n_deps, deps, &k);
+    if (st == RW_OK) {
+        s->detached[k] = src != dst && bytes < (double)rw_coll_options_default().eager_threshold;
+        if (id)
+            *id = k;
+    }
+    return st;
 }
