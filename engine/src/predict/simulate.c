@@ -77,8 +77,9 @@ typedef struct sim {
     double *ready;            /* latest end among dependencies */
     double *ready_src;        /* latest end among the sender's dependencies */
     double *finish;
-    heap pending;             /* (time, k): transfer k's flow begins; k >= n: transfer k - n
-                                 is received (its receive overhead is over) */
+    heap pending;             /* (time, k): transfer k's flow begins; n <= k < 2 n: transfer
+                                 k - n is received (its receive overhead is over); k >= 2 n:
+                                 transfer k - 2 n's arrival waits for its rank's CPU */
     /* active flows */
     int64_t n_act, cap_act;
     int64_t *act;
@@ -94,6 +95,8 @@ typedef struct sim {
     double *port_free; /* per rank, contention-free mode: when its last send ends */
     heap_item *rel;    /* transfers released at the current event (time ready, k) */
     int64_t n_rel, cap_rel;
+    heap_item *due;    /* arrivals of the current event awaiting their receive overhead */
+    int64_t n_due, cap_due;
 } sim;
 
 static void sim_free(sim *m)
@@ -116,6 +119,7 @@ static void sim_free(sim *m)
     free(m->cpu_free);
     free(m->port_free);
     free(m->rel);
+    free(m->due);
     rw_sharing_free(&m->sh);
 }
 
@@ -224,20 +228,52 @@ static rw_status complete(sim *m, int64_t k, double t)
 
 /* Transfer k's bytes have arrived at time t. An eager message costs the
  * receiver its receive overhead first: it counts as received once that is
- * over (a pending event numbered s->n + k). */
+ * over (a pending event numbered n + k). The overhead waits for the end of
+ * the event (what the rank does on receiving a message, such as forwarding
+ * it, is its CPU's next work: overheads_due) and for the rank's CPU. */
 static rw_status arrived(sim *m, int64_t k, double t)
 {
     const rw_sched *s = m->s;
     const rw_pnet *net = m->net;
-    int32_t dst = s->dst[k];
-    int32_t b = net->node_of[dst];
+    int32_t b = net->node_of[s->dst[k]];
     if (!s->detached[k] || !net->o_recv || net->o_recv[b] <= 0.0)
         return complete(m, k, t);
-    if (m->cpu_free[dst] > t)
-        t = m->cpu_free[dst];
-    t += net->o_recv[b] * s->n_lat[k];
-    m->cpu_free[dst] = t;
-    return heap_push(&m->pending, t, s->n + k) ? oom() : RW_OK;
+    if (m->n_due == m->cap_due) {
+        int64_t cap = m->cap_due ? 2 * m->cap_due : 256;
+        heap_item *v = realloc(m->due, (size_t)cap * sizeof *v);
+        if (!v)
+            return oom();
+        m->due = v;
+        m->cap_due = cap;
+    }
+    m->due[m->n_due].t = t;
+    m->due[m->n_due++].k = k;
+    return RW_OK;
+}
+
+/* The receive overheads of the event's arrivals, once its releases have
+ * taken the CPU time they need: an overhead starts when the rank's CPU is
+ * free; while it is busy, the arrival is looked at again then (a pending
+ * event numbered 2 n + k). */
+static rw_status overheads_due(sim *m)
+{
+    const rw_sched *s = m->s;
+    for (int64_t i = 0; i < m->n_due; i++) {
+        int64_t k = m->due[i].k;
+        int32_t dst = s->dst[k];
+        double t = m->due[i].t;
+        if (m->cpu_free[dst] > t) {
+            if (heap_push(&m->pending, m->cpu_free[dst], 2 * s->n + k))
+                return oom();
+            continue;
+        }
+        t += m->net->o_recv[m->net->node_of[dst]] * s->n_lat[k];
+        m->cpu_free[dst] = t;
+        if (heap_push(&m->pending, t, s->n + k))
+            return oom();
+    }
+    m->n_due = 0;
+    return RW_OK;
 }
 
 static rw_status activate(sim *m, int64_t k)
@@ -341,7 +377,9 @@ static rw_status run(sim *m)
         while (m->pending.n > 0 && m->pending.v[0].t <= horizon) {
             heap_item it = heap_pop(&m->pending);
             rw_status st;
-            if (it.k >= s->n) {
+            if (it.k >= 2 * s->n) {
+                st = arrived(m, it.k - 2 * s->n, it.t > now ? it.t : now);
+            } else if (it.k >= s->n) {
                 st = complete(m, it.k - s->n, it.t > now ? it.t : now);
             } else if (s->bytes[it.k] <= 0.0) {
                 st = arrived(m, it.k, it.t > now ? it.t : now);
@@ -352,7 +390,7 @@ static rw_status run(sim *m)
             if (st != RW_OK)
                 return st;
         }
-        if ((fst = flush_released(m)) != RW_OK)
+        if ((fst = flush_released(m)) != RW_OK || (fst = overheads_due(m)) != RW_OK)
             return fst;
         if (changed && m->n_act > 0) {
             rw_status st = update_rates(m);
