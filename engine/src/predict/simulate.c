@@ -47,6 +47,22 @@ static int heap_push(heap *h, double t, int64_t k)
     return 0;
 }
 
+/* Append, keeping no order (a heap used as a plain list). */
+static int list_append(heap *l, double t, int64_t k)
+{
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? 2 * l->cap : 256;
+        heap_item *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].t = t;
+    l->v[l->n++].k = k;
+    return 0;
+}
+
 static heap_item heap_pop(heap *h)
 {
     heap_item top = h->v[0], last = h->v[--h->n];
@@ -93,10 +109,8 @@ typedef struct sim {
     double *rank_end;
     double *cpu_free;  /* per rank: when its last overhead ends */
     double *port_free; /* per rank, contention-free mode: when its last send ends */
-    heap_item *rel;    /* transfers released at the current event (time ready, k) */
-    int64_t n_rel, cap_rel;
-    heap_item *due;    /* arrivals of the current event awaiting their receive overhead */
-    int64_t n_due, cap_due;
+    heap rel;          /* a plain list: transfers released at the current event (time ready, k) */
+    heap due;          /* a plain list: the event's arrivals awaiting their receive overhead */
 } sim;
 
 static void sim_free(sim *m)
@@ -118,8 +132,8 @@ static void sim_free(sim *m)
     free(m->rank_end);
     free(m->cpu_free);
     free(m->port_free);
-    free(m->rel);
-    free(m->due);
+    free(m->rel.v);
+    free(m->due.v);
     rw_sharing_free(&m->sh);
 }
 
@@ -129,17 +143,7 @@ static rw_status oom(void) { return rw_fail(RW_ERR_NOMEM, "simulation: out of me
  * a batch until the event's releases are all known (flush_released). */
 static rw_status release(sim *m, int64_t k, double t)
 {
-    if (m->n_rel == m->cap_rel) {
-        int64_t cap = m->cap_rel ? 2 * m->cap_rel : 256;
-        heap_item *v = realloc(m->rel, (size_t)cap * sizeof *v);
-        if (!v)
-            return oom();
-        m->rel = v;
-        m->cap_rel = cap;
-    }
-    m->rel[m->n_rel].t = t;
-    m->rel[m->n_rel++].k = k;
-    return RW_OK;
+    return list_append(&m->rel, t, k) ? oom() : RW_OK;
 }
 
 /* Schedule the flows of the transfers released at one event. First every
@@ -155,11 +159,11 @@ static rw_status flush_released(sim *m)
 {
     const rw_sched *s = m->s;
     const rw_pnet *net = m->net;
-    for (int64_t i = 0; i < m->n_rel; i++) {
-        int64_t k = m->rel[i].k;
+    for (int64_t i = 0; i < m->rel.n; i++) {
+        int64_t k = m->rel.v[i].k;
         int32_t src = s->src[k];
         int32_t a = net->node_of[src];
-        double t = m->rel[i].t;
+        double t = m->rel.v[i].t;
         if (m->rank_start) {
             double rs = m->rank_start[src], rd = m->rank_start[s->dst[k]];
             t = rs > t ? rs : t;
@@ -179,13 +183,13 @@ static rw_status flush_released(sim *m)
             if (o_end > t)
                 t = o_end;
         }
-        m->rel[i].t = t;
+        m->rel.v[i].t = t;
     }
-    for (int64_t i = 0; i < m->n_rel; i++) {
-        int64_t k = m->rel[i].k;
+    for (int64_t i = 0; i < m->rel.n; i++) {
+        int64_t k = m->rel.v[i].k;
         int32_t src = s->src[k], dst = s->dst[k];
         int32_t a = net->node_of[src], b = net->node_of[dst];
-        double t = m->rel[i].t;
+        double t = m->rel.v[i].t;
         if (!s->preposted[k] && src != dst && m->cpu_free[dst] > t)
             t = m->cpu_free[dst];
         double lat = net->alpha[(int64_t)a * net->n + b] * s->n_lat[k];
@@ -198,7 +202,7 @@ static rw_status flush_released(sim *m)
         if (heap_push(&m->pending, t + lat, k))
             return oom();
     }
-    m->n_rel = 0;
+    m->rel.n = 0;
     return RW_OK;
 }
 
@@ -238,17 +242,7 @@ static rw_status arrived(sim *m, int64_t k, double t)
     int32_t b = net->node_of[s->dst[k]];
     if (!s->detached[k] || !net->o_recv || net->o_recv[b] <= 0.0)
         return complete(m, k, t);
-    if (m->n_due == m->cap_due) {
-        int64_t cap = m->cap_due ? 2 * m->cap_due : 256;
-        heap_item *v = realloc(m->due, (size_t)cap * sizeof *v);
-        if (!v)
-            return oom();
-        m->due = v;
-        m->cap_due = cap;
-    }
-    m->due[m->n_due].t = t;
-    m->due[m->n_due++].k = k;
-    return RW_OK;
+    return list_append(&m->due, t, k) ? oom() : RW_OK;
 }
 
 /* The receive overheads of the event's arrivals, once its releases have
@@ -258,10 +252,10 @@ static rw_status arrived(sim *m, int64_t k, double t)
 static rw_status overheads_due(sim *m)
 {
     const rw_sched *s = m->s;
-    for (int64_t i = 0; i < m->n_due; i++) {
-        int64_t k = m->due[i].k;
+    for (int64_t i = 0; i < m->due.n; i++) {
+        int64_t k = m->due.v[i].k;
         int32_t dst = s->dst[k];
-        double t = m->due[i].t;
+        double t = m->due.v[i].t;
         if (m->cpu_free[dst] > t) {
             if (heap_push(&m->pending, m->cpu_free[dst], 2 * s->n + k))
                 return oom();
@@ -272,7 +266,7 @@ static rw_status overheads_due(sim *m)
         if (heap_push(&m->pending, t, s->n + k))
             return oom();
     }
-    m->n_due = 0;
+    m->due.n = 0;
     return RW_OK;
 }
 
