@@ -21,8 +21,11 @@ benchmark programs start every rank at one instant, so the prediction starts all
 
 The network (--network) comes from each platform's ground truth (route latencies and bandwidths,
 node links as injection/ejection caps, uplinks as shared links: 'truth'), or from an
-isolated-mode probe of the job's nodes through PredictNetwork.from_model ('probed'; smaller jobs,
---probed-jobs, since a probe costs ~N^3), or both ('both', the default: two tables). Each row
+isolated-mode probe of the job's nodes through PredictNetwork.from_model ('probed'; jobs
+--probed-jobs, 16 and 64 ranks one per node by default: a probe costs ~N^3, 256 ranks are left
+out), or both ('both', the default: two tables). The probe runs without overheads, so its alpha
+is the network's; the predictor is given the overheads as known. A model holds no shared-link
+capacity yet (the model-capacity work adds it), so oversubscribed uplinks are invisible to it. Each row
 puts Hockney's model of the same schedule (each message alone, alpha + n beta, a rank's sends
 one after another, along the critical path) beside the prediction.
 
@@ -105,7 +108,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--platforms", default="default,uniform,shuffled,oversub")
     ap.add_argument("--jobs", default="16x1,64x1,256x4", help="RANKSxRANKS_PER_NODE,... (ground-truth network)")
-    ap.add_argument("--probed-jobs", default="16x1,16x2", help="jobs predicted from a probed model")
+    ap.add_argument("--probed-jobs", default="16x1,64x1", help="jobs predicted from a probed model")
     ap.add_argument("--network", choices=("truth", "probed", "both"), default="both",
                     help="where the prediction's figures come from")
     ap.add_argument("--overheads", default="1,1", help="SMPI's and the predictor's send,receive overhead in us")
