@@ -397,6 +397,8 @@ int rw_bench_fits(const rw_bench *b, int64_t size, double bytes)
 #ifdef RW_SMPI
 #include <smpi/smpi_helpers_internal.h>
 #include <time.h>
+#else
+#include <sched.h>
 #endif
 
 /* This rank's clock minus rank 0's, from the round trip with the smallest
@@ -444,7 +446,9 @@ static double clock_offset(const rw_bench *b)
 #endif
 }
 
-/* Sleep (SMPI: simulated time) or spin (real MPI) until local clock `when`. */
+/* Sleep (SMPI: simulated time) or spin, yielding the core to any other
+ * process that wants it (ranks may outnumber cores), until local clock
+ * `when` (real MPI). */
 static void wait_until(double when)
 {
 #ifdef RW_SMPI
@@ -456,8 +460,8 @@ static void wait_until(double when)
         smpi_nanosleep(&ts, NULL);
     }
 #else
-    while (MPI_Wtime() < when) {
-    }
+    while (MPI_Wtime() < when)
+        sched_yield();
 #endif
 }
 
@@ -503,12 +507,17 @@ int rw_bench_time(rw_bench *b, rw_bench_op op, void *ctx, int64_t size, rw_bench
     b->timed = 1;
     for (int i = 0; i < b->iterations; i++) {
         double t0 = agree_start(b) + b->clock_offset;
-        late += MPI_Wtime() > t0;
+        int me_late = MPI_Wtime() > t0, any_late;
         wait_until(t0);
         rw_bench_pcontrol(1);
         bad |= op(ctx, size, i) != 0;
         t[i] = MPI_Wtime() - t0;
         rw_bench_pcontrol(0);
+        /* a rank that came late (descheduled, say) widens the margin for the next iterations */
+        late += me_late;
+        MPI_Allreduce(&me_late, &any_late, 1, MPI_INT, MPI_MAX, b->comm);
+        if (any_late)
+            b->sync_margin *= 2.0;
     }
     b->timed = 0;
     MPI_Allreduce(MPI_IN_PLACE, t, b->iterations, MPI_DOUBLE, MPI_MAX, b->comm);

@@ -25,7 +25,8 @@
  * the start is exact. A real MPI's clocks are compared with rank 0's by
  * ping-pong (the round trip of least time, unless MPI_WTIME_IS_GLOBAL):
  * the start is then exact to half that round trip; a rank that reaches
- * the start late counts in rw_bench_times.late.
+ * the start late counts in rw_bench_times.late (and doubles the margin for
+ * the next iterations). Waiting ranks yield their core.
  *
  * The harness's own communication (barriers, gathering the times) and the
  * warm-up runs happen under MPI_Pcontrol(0), the timed runs under
