@@ -24,16 +24,24 @@ typedef struct heap {
     int64_t n, cap;
 } heap;
 
+/* Room for one more item; -1 when out of memory. */
+static int heap_room(heap *h)
+{
+    if (h->n < h->cap)
+        return 0;
+    int64_t cap = h->cap ? 2 * h->cap : 256;
+    heap_item *v = realloc(h->v, (size_t)cap * sizeof *v);
+    if (!v)
+        return -1;
+    h->v = v;
+    h->cap = cap;
+    return 0;
+}
+
 static int heap_push(heap *h, double t, int64_t k)
 {
-    if (h->n == h->cap) {
-        int64_t cap = h->cap ? 2 * h->cap : 256;
-        heap_item *v = realloc(h->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        h->v = v;
-        h->cap = cap;
-    }
+    if (heap_room(h))
+        return -1;
     int64_t i = h->n++;
     while (i > 0) {
         int64_t p = (i - 1) / 2;
@@ -50,14 +58,8 @@ static int heap_push(heap *h, double t, int64_t k)
 /* Append, keeping no order (a heap used as a plain list). */
 static int list_append(heap *l, double t, int64_t k)
 {
-    if (l->n == l->cap) {
-        int64_t cap = l->cap ? 2 * l->cap : 256;
-        heap_item *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (heap_room(l))
+        return -1;
     l->v[l->n].t = t;
     l->v[l->n++].k = k;
     return 0;
