@@ -8,25 +8,33 @@ Platforms (64 nodes in 4 racks of 16, rankwise.sim.platform):
                the bandwidth, 20x the latency); the job's nodes are taken in a shuffled order, so
                consecutive ranks sit in different racks
   oversub      every uplink at 1/4 of non-blocking
-Jobs (--jobs RANKSxPPN,...): 16 and 64 ranks one per node, 64 ranks four per node (16 nodes), on
-the first nodes of the platform (a shuffled order for 'shuffled'). Collectives: alltoall pair (power-of-two jobs; ring otherwise) and bruck;
-bcast binomial, chain and scatter_allgather; reduce binomial; allreduce rdb, ring and rabenseifner;
-allgather ring, rdb and bruck. Sizes 1 KiB to 4 MiB (alltoall: per rank pair). The bruck
-algorithms run up to 32 ranks only: SMPI's implementations allocate P x n bytes of real memory
-per rank (13 GB for an allgather of 4 MiB over 64 ranks) and copy them.
+Jobs (--jobs RANKSxPPN,...): 16 and 64 ranks one per node, 256 ranks four per node (all 64 nodes),
+on the first nodes of the platform (a shuffled order for 'shuffled'). Collectives: alltoall pair
+(power-of-two jobs; ring otherwise) and bruck; bcast binomial, flat, chain and scatter_allgather;
+reduce binomial; allreduce rdb, ring and rabenseifner; allgather ring, rdb and bruck. Sizes 1 KiB
+to 4 MiB (alltoall: per rank pair). The bruck algorithms run up to 32 ranks only: SMPI's
+implementations allocate P x n bytes of real memory per rank and copy them.
 
-The network comes from each platform's ground truth (route latencies and bandwidths, node links
-as injection/ejection caps, uplinks as shared links) -- or, with --probed, from an isolated-mode
-probe of the job's nodes (no link capacities: the model has none yet). Each row: the prediction
-started from SMPI's barrier exit skew (rankwise.predict.barrier_starts), and Hockney's model of
-the same schedule (each message alone, alpha + n beta, along the critical path) beside it.
+SMPI runs with rankwise's send and receive overheads for collective experiments
+(rankwise.sim.smpi.overhead_settings, --overheads, default 1 us each on eager messages), and the
+benchmark programs start every rank at one instant, so the prediction starts all ranks at 0.
+
+The network (--network) comes from each platform's ground truth (route latencies and bandwidths,
+node links as injection/ejection caps, uplinks as shared links: 'truth'), or from an
+isolated-mode probe of the job's nodes through PredictNetwork.from_model ('probed'; jobs
+--probed-jobs, 16 and 64 ranks one per node by default: a probe costs ~N^3, 256 ranks are left
+out), or both ('both', the default: two tables). The probe runs without overheads, so its alpha
+is the network's; the predictor is given the overheads as known. A model holds no shared-link
+capacity yet (the model-capacity work adds it), so oversubscribed uplinks are invisible to it. Each row
+puts Hockney's model of the same schedule (each message alone, alpha + n beta, a rank's sends
+one after another, along the critical path) beside the prediction.
 
 Goals: all-to-all median |error| <= 10 %, 90th percentile <= 25 %; bcast, reduce,
 allreduce, allgather median <= 15 %. Exit status 1 when one is missed.
 
 Run: .venv/bin/python studies/predict_accuracy.py [--quick] [--platforms default,uniform]
-     [--jobs 16x1,64x4] [--csv FILE] [--probed]
-Cost: SMPI's wall time grows with the messages; the full grid takes ~10-20 minutes on 2 cores.
+     [--jobs 16x1,64x1,256x4] [--network truth|probed|both] [--overheads 1,1] [--csv FILE]
+Cost: ~10 minutes of wall time for the default grid on 2 cores.
 """
 
 from __future__ import annotations
@@ -43,16 +51,17 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, barrier_starts, predict_collective
+from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, predict_collective
 from rankwise.probe import ProbeOptions, probe_sim
 from rankwise.programs import run_benchmark
 from rankwise.sim.platform import Degraded, PlatformSpec, default_spec, generate
+from rankwise.sim.smpi import overhead_settings
 
 GOALS = {"alltoall": (0.10, 0.25), "bcast": (0.15, None), "reduce": (0.15, None), "allreduce": (0.15, None),
          "allgather": (0.15, None)}
 CASES = [
     ("alltoall", "pair"), ("alltoall", "bruck"),
-    ("bcast", "binomial"), ("bcast", "chain"), ("bcast", "scatter_allgather"),
+    ("bcast", "binomial"), ("bcast", "flat"), ("bcast", "chain"), ("bcast", "scatter_allgather"),
     ("reduce", "binomial"),
     ("allreduce", "rdb"), ("allreduce", "ring"), ("allreduce", "rabenseifner"),
     ("allgather", "ring"), ("allgather", "rdb"), ("allgather", "bruck"),
@@ -71,41 +80,50 @@ def platforms() -> dict[str, tuple[PlatformSpec, bool]]:
     }
 
 
-def run_case(gp, net, hosts, node_of, op, alg, sizes, iterations):
+def run_case(gp, nets, hosts, op, alg, sizes, iterations, overheads):
+    """SMPI's times of one pinned algorithm, and each network's prediction beside them:
+    (algorithm, {network: [(size, smpi_us, predicted_us, hockney_us)]})."""
     algorithm = alg
-    if op == "alltoall" and alg == "pair" and len(node_of) & (len(node_of) - 1):
+    if op == "alltoall" and alg == "pair" and len(hosts) & (len(hosts) - 1):
         algorithm = "ring"
-    cfg = [f"smpi/{op}:{SMPI_ALGORITHM[op, algorithm]}"]
-    args = ["--sizes", sizes, "--iterations", str(iterations), "--warmup", "1"]
+    cfg = [f"smpi/{op}:{SMPI_ALGORITHM[op, algorithm]}", *overhead_settings(*overheads)]
+    args = ["--sizes", sizes, "--iterations", str(iterations), "--warmup", "0", "--max-memory", "4G"]
     if op == "alltoall":
-        tab = run_benchmark("alltoall", args + ["--max-memory", "4G"], sim=gp.platform_xml, hosts=hosts,
-                            smpi_cfg=cfg).table
+        tab = run_benchmark("alltoall", args, sim=gp.platform_xml, hosts=hosts, smpi_cfg=cfg).table
     else:
         tab = run_benchmark("collectives", ["--collectives", op] + args, sim=gp.platform_xml, hosts=hosts,
                             smpi_cfg=cfg)[op]
-    start = barrier_starts(net, node_of)
-    rows = []
-    for size, meas in zip(tab.size, tab.median_us):
-        pred = predict_collective(net, op, algorithm, int(size), node_of, rank_start=start).span * 1e6
-        hock = predict_collective(net, op, algorithm, int(size), node_of, rank_start=start,
-                                  contention=False).span * 1e6
-        rows.append((int(size), float(meas), pred, hock))
-    return algorithm, rows
+    out = {}
+    for source, (net, node_of) in nets.items():
+        rows = []
+        for size, meas in zip(tab.size, tab.median_us):
+            pred = predict_collective(net, op, algorithm, int(size), node_of).span * 1e6
+            hock = predict_collective(net, op, algorithm, int(size), node_of, contention=False).span * 1e6
+            rows.append((int(size), float(meas), pred, hock))
+        out[source] = rows
+    return algorithm, out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--platforms", default="default,uniform,shuffled,oversub")
-    ap.add_argument("--jobs", default="16x1,64x1,64x4", help="RANKSxRANKS_PER_NODE,...")
+    ap.add_argument("--jobs", default="16x1,64x1,256x4", help="RANKSxRANKS_PER_NODE,... (ground-truth network)")
+    ap.add_argument("--probed-jobs", default="16x1,64x1", help="jobs predicted from a probed model")
+    ap.add_argument("--network", choices=("truth", "probed", "both"), default="both",
+                    help="where the prediction's figures come from")
+    ap.add_argument("--overheads", default="1,1", help="SMPI's and the predictor's send,receive overhead in us")
     ap.add_argument("--sizes", default="1K,16K,256K,4M")
-    ap.add_argument("--iterations", type=int, default=2)
+    ap.add_argument("--iterations", type=int, default=1, help="timed iterations (SMPI is deterministic)")
     ap.add_argument("--quick", action="store_true", help="jobs 16x1,16x2, sizes 1K,64K,1M")
-    ap.add_argument("--probed", action="store_true", help="network from an isolated probe, not the ground truth")
     ap.add_argument("--csv", help="write every row here")
     args = ap.parse_args()
     if args.quick:
-        args.jobs, args.sizes = "16x1,16x2", "1K,64K,1M"
-    console = Console(width=150, force_terminal=False)
+        args.jobs, args.probed_jobs, args.sizes = "16x1,16x2", "16x1", "1K,64K,1M"
+    overheads = tuple(float(x) * 1e-6 for x in args.overheads.split(","))
+    sources = ("truth", "probed") if args.network == "both" else (args.network,)
+    jobs = {"truth": args.jobs.split(",") if "truth" in sources else [],
+            "probed": args.probed_jobs.split(",") if "probed" in sources else []}
+    console = Console(width=160, force_terminal=False)
     all_rows = []
     t_start = time.time()
     with tempfile.TemporaryDirectory(prefix="rankwise-predict-") as tmp:
@@ -113,36 +131,43 @@ def main() -> int:
             spec, shuffle = platforms()[name]
             gp = generate(spec, Path(tmp) / name)
             order = np.random.default_rng(7).permutation(spec.n_nodes) if shuffle else np.arange(spec.n_nodes)
-            for job in args.jobs.split(","):
+            for job in dict.fromkeys(jobs["truth"] + jobs["probed"]):
                 n_ranks, ppn = (int(x) for x in job.split("x"))
                 n_nodes = n_ranks // ppn
                 used = order[:n_nodes]
                 hosts = [gp.nodes[i] for i in used for _ in range(ppn)]
-                if args.probed:
+                nets = {}
+                if job in jobs["truth"]:
+                    nets["truth"] = (PredictNetwork.from_ground_truth(gp.out_dir).with_overheads(*overheads),
+                                     np.repeat(used, ppn))
+                if job in jobs["probed"]:
                     hf = Path(tmp) / f"{name}-{n_nodes}.hosts"
                     hf.write_text("".join(f"{gp.nodes[i]}\n" for i in used for _ in range(2)))
+                    t0 = time.time()
                     model = probe_sim(gp.platform_xml, Path(tmp) / f"{name}-{n_nodes}.rwm",
                                       ProbeOptions(mode="isolated", sizes="8,1K,64K,1M", repetitions=2, rounds=2),
                                       hostfile=hf, show_progress=False)
+                    # The probe runs without overheads: its alpha is the network's; the overheads are known.
                     net = PredictNetwork.from_model(model, [(gp.nodes[i], ppn) for i in used])
-                    node_of = np.repeat(np.arange(n_nodes), ppn)
-                else:
-                    net = PredictNetwork.from_ground_truth(gp.out_dir)
-                    node_of = np.repeat(used, ppn)
+                    nets["probed"] = (net.with_overheads(*overheads), np.repeat(np.arange(n_nodes), ppn))
+                    console.print(f"[dim]{name}: probe of {n_nodes} nodes {time.time() - t0:.1f} s[/]")
                 for op, alg in CASES:
                     if alg == "rdb" and n_ranks & (n_ranks - 1):
                         continue
                     if alg == "bruck" and n_ranks > 32:
                         continue  # SMPI's bruck allocates P x n real bytes per rank: 13 GB at 64 x 4 MiB
                     t0 = time.time()
-                    algorithm, rows = run_case(gp, net, hosts, node_of, op, alg, args.sizes, args.iterations)
-                    for size, meas, pred, hock in rows:
-                        all_rows.append(dict(platform=name, ranks=n_ranks, ppn=ppn, op=op, algorithm=algorithm, size=size,
-                                             smpi_us=meas, predicted_us=pred, hockney_us=hock,
-                                             error=(pred - meas) / meas, hockney_error=(hock - meas) / meas))
+                    algorithm, per_net = run_case(gp, nets, hosts, op, alg, args.sizes, args.iterations, overheads)
+                    for source, rows in per_net.items():
+                        for size, meas, pred, hock in rows:
+                            all_rows.append(dict(network=source, platform=name, ranks=n_ranks, ppn=ppn, op=op,
+                                                 algorithm=algorithm, size=size, smpi_us=meas, predicted_us=pred,
+                                                 hockney_us=hock, error=(pred - meas) / meas,
+                                                 hockney_error=(hock - meas) / meas))
                     console.file.flush()
                     console.print(f"[dim]{name} {n_ranks} ranks ({ppn}/node) {op} {algorithm}: {time.time() - t0:.1f} s; "
-                                  + ", ".join(f"{s}: {(p - m) / m:+.1%}" for s, m, p, _ in rows) + "[/]")
+                                  + "; ".join(f"{src} " + ", ".join(f"{s}: {(p - m) / m:+.1%}" for s, m, p, _ in rows)
+                                              for src, rows in per_net.items()) + "[/]")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(all_rows[0]))
@@ -150,8 +175,19 @@ def main() -> int:
             w.writerows(all_rows)
 
     ok = True
-    table = Table(title=f"Predicted vs SMPI ({'probed model' if args.probed else 'ground truth'}; "
-                        f"jobs {args.jobs}, {args.sizes}); |error| quantiles")
+    for source in sources:
+        ok &= print_table(console, [r for r in all_rows if r["network"] == source], source,
+                          jobs[source], args.sizes, args.platforms.split(","), overheads)
+    console.print(f"wall time {time.time() - t_start:.0f} s; goals " + ("[green]met[/]" if ok else "[red]missed[/]"))
+    return 0 if ok else 1
+
+
+def print_table(console, all_rows, source, jobs, sizes, platform_names, overheads) -> bool:
+    """The |error| quantiles per platform and operation, and over all platforms with the goals."""
+    ok = True
+    what = "ground truth" if source == "truth" else "probed model (PredictNetwork.from_model)"
+    table = Table(title=f"Predicted vs SMPI, network from the {what}; jobs {','.join(jobs)}, sizes {sizes}, "
+                        f"overheads {overheads[0] * 1e6:g}/{overheads[1] * 1e6:g} us; |error| quantiles")
     for col in ("platform", "operation", "cases", "median", "p90", "max", "Hockney median", "Hockney p90", "goal"):
         table.add_column(col, justify="right")
 
@@ -170,7 +206,7 @@ def main() -> int:
                       f"{e.max():.1%}", f"{np.median(h):.1%}", f"{np.quantile(h, 0.9):.1%}", met)
 
     ops = list(dict.fromkeys(r["op"] for r in all_rows))
-    for name in args.platforms.split(","):
+    for name in platform_names:
         for op in ops:
             rows = [r for r in all_rows if r["platform"] == name and r["op"] == op]
             if rows:
@@ -178,8 +214,7 @@ def main() -> int:
     for op in ops:
         add("all", op, [r for r in all_rows if r["op"] == op])
     console.print(table)
-    console.print(f"wall time {time.time() - t_start:.0f} s; goals " + ("[green]met[/]" if ok else "[red]missed[/]"))
-    return 0 if ok else 1
+    return ok
 
 
 if __name__ == "__main__":

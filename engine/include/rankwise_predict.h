@@ -4,8 +4,8 @@
  * Three pieces:
  *   rw_pnet   the network the predictor reasons on: per ordered node pair a
  *             latency alpha (s) and an inverse bandwidth beta (s/byte), the
- *             intra-node figures on the diagonal; optionally a per-node send
- *             overhead o, per-node injection and ejection bandwidth caps, and
+ *             intra-node figures on the diagonal; optionally per-node send
+ *             and receive overheads, per-node injection and ejection bandwidth caps, and
  *             shared links (a capacity and the node pairs whose route crosses
  *             it, e.g. rack uplinks); and the placement rank -> node.
  *   rw_sched  a schedule: point-to-point transfers between ranks and the
@@ -14,7 +14,8 @@
  *             application's traffic matrix too (rw_sched_traffic).
  *   rw_simulate  an event-driven simulation of a schedule on a network: a
  *             transfer starts once every transfer it depends on has ended
- *             (plus its own compute delay), waits alpha + o, then its bytes
+ *             (plus its own compute delay), waits the sender's overhead
+ *             (eager messages) and alpha, then its bytes
  *             flow at the rate max-min fair sharing gives it among every flow
  *             alive (progressive filling over the pair's own bandwidth 1/beta,
  *             the sender's injection cap, the receiver's ejection cap and the
@@ -55,9 +56,18 @@ void rw_pnet_free(rw_pnet *net);
 int32_t rw_pnet_n_nodes(const rw_pnet *net);
 int32_t rw_pnet_n_ranks(const rw_pnet *net);
 
-/* Per-node send overhead (s, >= 0), charged to every message the node sends
- * before it enters the network, on top of alpha. NULL clears it. */
+/* Per-node send overhead o (s, >= 0): the sender's CPU time for every eager
+ * message (below the eager threshold: the sends SMPI detaches) before it
+ * enters the network; a rank's overheads follow one another. SMPI charges
+ * smpi/os (blocking sends) or smpi/ois (nonblocking) this way; rankwise
+ * sets both to o for eager messages and 0 above (docs/prediction.md,
+ * "Send and receive overheads"). NULL clears it. */
 rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o);
+/* Per-node receive overhead (s, >= 0): the receiver's CPU time for every
+ * eager message once it has arrived (SMPI's smpi/or, which SMPI charges to
+ * detached messages only); the message counts as received after it.
+ * NULL clears it. */
+rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o);
 
 /* Per-node bandwidth caps in bytes/s shared by every inter-node flow the
  * node sends (inject) or receives (eject); 0 = no cap. Either may be NULL
@@ -90,7 +100,10 @@ void rw_sched_free(rw_sched *s);
  * every transfer deps[0..n_deps) has ended, plus `delay` seconds (>= 0:
  * computation such as a reduction, done by the sender before it sends).
  * Dependencies must be earlier transfers (ids are 0, 1, ... in order), so a
- * schedule is acyclic by construction. *id (may be NULL) gets the new id. */
+ * schedule is acyclic by construction. *id (may be NULL) gets the new id.
+ * A transfer between two ranks below 64 KiB (the default eager threshold)
+ * is an eager message: it pays the send and receive overheads, and its
+ * sender does not wait for it (rank_span). */
 rw_status rw_sched_add(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay,
                        int32_t n_deps, const int64_t *deps, int64_t *id);
 int64_t rw_sched_n_transfers(const rw_sched *s);
@@ -114,7 +127,7 @@ rw_coll_options rw_coll_options_default(void);
 /* The transfers of one call of collective `op` with algorithm `algorithm`
  * over n_ranks ranks, `bytes` as the benchmark programs count it:
  *   alltoall   pair, ring, bruck, linear        bytes per rank pair
- *   bcast      binomial, knomial, chain, scatter_allgather (ring allgather),
+ *   bcast      binomial, knomial, flat, chain, scatter_allgather (ring allgather),
  *              scatter_rdb_allgather            bytes from the root
  *   reduce     binomial                         bytes per rank
  *   allreduce  rdb, ring, rabenseifner          bytes per rank
@@ -134,7 +147,8 @@ const char *rw_collective_algorithms(const char *op);
 /* An application's traffic as one concurrent phase (docs/prediction.md,
  * "Application traffic"): every entry (src, dst) of the matrix becomes one
  * transfer of bytes(src,dst) / iterations bytes, started at time 0, whose
- * latency is alpha (+ o) times its messages per iteration (the messages of
+ * latency is alpha (+ the overheads when its mean message is eager-sized)
+ * times its messages per iteration (the messages of
  * one pair follow each other; different pairs overlap). The phase then
  * lasts as long as node and link loads under max-min sharing make it.
  * iterations >= 1 turns the run's totals into one iteration's. A rank's
@@ -148,7 +162,8 @@ rw_status rw_sched_traffic(const rw_matrix *m, double iterations, rw_sched **out
 typedef enum rw_sim_mode {
     RW_SIM_SHARED = 0,     /* max-min fair sharing of every resource */
     RW_SIM_CONTENTION_FREE = 1 /* each flow alone at 1/beta (Hockney per message, on
-                                  the schedule's critical path) */
+                                  the schedule's critical path); a rank's sends
+                                  still go one after another */
 } rw_sim_mode;
 
 typedef struct rw_sim_result {

@@ -38,6 +38,7 @@ SMPI_ALGORITHM = {
     ("alltoall", "bruck"): "bruck",
     ("alltoall", "linear"): "basic_linear",
     ("bcast", "binomial"): "binomial_tree",
+    ("bcast", "flat"): "flattree",
     ("bcast", "chain"): "NTSL",
     ("bcast", "scatter_allgather"): "scatter_LR_allgather",
     ("bcast", "scatter_rdb_allgather"): "scatter_rdb_allgather",
@@ -84,6 +85,7 @@ def predict_lib() -> C.CDLL:
     so.rw_pnet_free.argtypes = [vp]
     so.rw_pnet_free.restype = None
     so.rw_pnet_set_overhead.argtypes = [vp, f64p]
+    so.rw_pnet_set_recv_overhead.argtypes = [vp, f64p]
     so.rw_pnet_set_node_caps.argtypes = [vp, f64p, f64p]
     so.rw_pnet_add_link.argtypes = [vp, C.c_double, C.c_int64, i32p, i32p, i32p]
     so.rw_pnet_set_placement.argtypes = [vp, C.c_int32, i32p]
@@ -129,13 +131,16 @@ class SharedLink:
 @dataclass
 class PredictNetwork:
     """Figures of the nodes a job runs on: alpha (s) and beta (s/byte) per
-    ordered pair, intra-node on the diagonal; optional per-node send overhead
-    (s) and injection/ejection caps (bytes/s, 0 = none); shared links."""
+    ordered pair, intra-node on the diagonal; optional per-node send and
+    receive overheads (s, charged to eager messages on the rank's CPU, as
+    SMPI's smpi/os and smpi/or), injection/ejection caps (bytes/s, 0 =
+    none); shared links."""
 
     names: list[str]
     alpha: np.ndarray
     beta: np.ndarray
     overhead: np.ndarray | None = None
+    recv_overhead: np.ndarray | None = None
     inject: np.ndarray | None = None
     eject: np.ndarray | None = None
     links: list[SharedLink] = field(default_factory=list)
@@ -146,7 +151,7 @@ class PredictNetwork:
         self.beta = np.ascontiguousarray(self.beta, dtype=np.float64)
         if self.alpha.shape != (n, n) or self.beta.shape != (n, n):
             raise RankwiseError(f"network: alpha and beta must be {n} x {n}")
-        for name in ("overhead", "inject", "eject"):
+        for name in ("overhead", "recv_overhead", "inject", "eject"):
             v = getattr(self, name)
             if v is not None:
                 v = np.ascontiguousarray(v, dtype=np.float64)
@@ -157,6 +162,17 @@ class PredictNetwork:
     @property
     def n_nodes(self) -> int:
         return len(self.names)
+
+    def with_overheads(self, send: float, recv: float) -> "PredictNetwork":
+        """A copy whose every node has these send and receive overheads (s):
+        the figures of a simulated cluster run with
+        rankwise.sim.smpi.overhead_settings(send, recv)."""
+        from dataclasses import replace
+
+        if not (np.isfinite(send) and np.isfinite(recv) and send >= 0 and recv >= 0):
+            raise RankwiseError(f"overheads must be finite and >= 0 seconds, got {send}, {recv}")
+        n = self.n_nodes
+        return replace(self, overhead=np.full(n, float(send)), recv_overhead=np.full(n, float(recv)))
 
     # ------------------------------------------------------------ builders
     @classmethod
@@ -219,6 +235,8 @@ class PredictNetwork:
         try:
             if self.overhead is not None:
                 engine.check(so.rw_pnet_set_overhead(ptr, self.overhead.ctypes.data_as(f64p)))
+            if self.recv_overhead is not None:
+                engine.check(so.rw_pnet_set_recv_overhead(ptr, self.recv_overhead.ctypes.data_as(f64p)))
             if self.inject is not None or self.eject is not None:
                 inj = None if self.inject is None else self.inject.ctypes.data_as(f64p)
                 ej = None if self.eject is None else self.eject.ctypes.data_as(f64p)
@@ -256,20 +274,6 @@ class Prediction:
     transfers: int
     events: int
     rate_updates: int
-
-
-def barrier_starts(network: PredictNetwork, node_of) -> np.ndarray:
-    """When each rank leaves SMPI's default barrier (Open MPI's basic linear:
-    rank 0 collects a message from every rank, then sends each an empty one,
-    all at once): rank r at alpha(node of 0, node of r) (+ o), rank 0 at 0.
-    The benchmark programs time every call from there."""
-    node_of = _node_of(network, node_of)
-    n0 = node_of[0]
-    start = network.alpha[n0, node_of].copy()
-    if network.overhead is not None:
-        start += network.overhead[n0]
-    start[0] = 0.0
-    return start
 
 
 def _options(root: int, segment: int, radix: int, gamma: float, eager_threshold: int) -> CCollOptions:
@@ -312,8 +316,10 @@ def predict_collective(network: PredictNetwork, op: str, algorithm: str, nbytes:
     `nbytes` as the benchmark programs count it, rank r on node node_of[r].
     contention=False: each message alone at its pair's alpha + n beta along
     the schedule's critical path (Hockney's model of the same algorithm).
-    rank_start: when each rank starts (e.g. barrier_starts()); the
-    prediction's span then is what a per-rank timer reports."""
+    rank_start: when each rank starts (seconds, default all at 0); the
+    prediction's span then is the longest of the ranks' times from their
+    own start. The benchmark programs start every rank at one instant, so
+    their times compare with the default."""
     node_of = _node_of(network, node_of)
     so = predict_lib()
     sched = C.c_void_p()

@@ -4,8 +4,8 @@ set the predicted time of the same algorithm, on the same ranks, beside the
 simulated one (what `rankwise validate` prints; docs/prediction.md).
 
 The simulated time is the median over the timed iterations of the longest
-rank's time (rankwise-bench-alltoall / -collectives); the prediction starts
-each rank at its exit of SMPI's default barrier, as the programs do.
+rank's time (rankwise-bench-alltoall / -collectives), every rank started at
+one instant (the programs' harness); the prediction starts them all at 0.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Sequence
 import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError
-from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, barrier_starts, predict_collective
+from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, predict_collective
 from rankwise.programs import run_benchmark
+from rankwise.sim.smpi import overhead_settings
 
 US = 1e-6
 # Operations whose benchmark program times them (rankwise-bench-collectives --collectives).
@@ -68,11 +69,15 @@ def smpi_config(op: str, algorithm: str) -> str:
 
 def simulate_pinned(platform_xml: str | PathLike, op: str, algorithm: str, sizes: Sequence[int],
                     rank_hosts: Sequence[str], *, iterations: int = 2, warmup: int = 1,
-                    timeout: float | None = 600) -> dict[int, float]:
+                    timeout: float | None = 600, overheads: tuple[float, float] = (0.0, 0.0)) -> dict[int, float]:
     """size -> seconds SMPI takes for one call (median over the timed
-    iterations), one rank per entry of rank_hosts. Sizes the program skips
-    (its memory bound) are absent."""
+    iterations), one rank per entry of rank_hosts, with these send and
+    receive overheads on eager messages (rankwise.sim.smpi.overhead_settings;
+    SMPI's default is none). Sizes the program skips (its memory bound) are
+    absent."""
     cfg = [smpi_config(op, algorithm)]
+    if any(overheads):
+        cfg += overhead_settings(*overheads)
     args = ["--sizes", ",".join(str(int(s)) for s in sizes), "--iterations", str(iterations),
             "--warmup", str(warmup)]
     if op == "alltoall":
@@ -98,17 +103,20 @@ def node_indices(network: PredictNetwork, rank_hosts: Sequence[str]) -> np.ndarr
 
 def validate(network: PredictNetwork, platform_xml: str | PathLike, op: str, algorithm: str,
              sizes: Sequence[int], rank_hosts: Sequence[str], *, iterations: int = 2,
-             warmup: int = 1) -> list[Row]:
-    """Predicted and SMPI-simulated time of `op` with `algorithm` per size."""
+             warmup: int = 1, overheads: tuple[float, float] = (0.0, 0.0)) -> list[Row]:
+    """Predicted and SMPI-simulated time of `op` with `algorithm` per size;
+    overheads (send, receive, seconds) are set in SMPI and, when not zero,
+    given to every node of the network."""
     node_of = node_indices(network, rank_hosts)
-    start = barrier_starts(network, node_of)
+    if any(overheads):
+        network = network.with_overheads(*overheads)
     # Predict first: a request the predictor refuses (e.g. pair on 6 ranks) must not cost a simulation.
-    predicted = {int(s): predict_collective(network, op, algorithm, s, node_of, rank_start=start).span
+    predicted = {int(s): predict_collective(network, op, algorithm, s, node_of).span
                  for s in sizes}
-    hockney = {int(s): predict_collective(network, op, algorithm, s, node_of, rank_start=start,
+    hockney = {int(s): predict_collective(network, op, algorithm, s, node_of,
                                           contention=False).span for s in sizes}
     simulated = simulate_pinned(platform_xml, op, algorithm, sizes, rank_hosts, iterations=iterations,
-                                warmup=warmup)
+                                warmup=warmup, overheads=overheads)
     return [Row(algorithm, s, simulated[s], predicted[s], hockney[s]) for s in map(int, sizes) if s in simulated]
 
 

@@ -57,9 +57,12 @@ static void test_injection_sharing(void)
     CHECK_CLOSE(fin[0], 4e6 / 2e9, 1e-9); /* half of 4 GB/s each */
     CHECK_CLOSE(fin[1], 4e6 / 2e9, 1e-9);
     CHECK_CLOSE(fin[2], 1e6 / 1e10, 1e-9);
-    /* Contention-free: every flow at its pair's 10 GB/s. */
+    /* Contention-free: every flow at its pair's 10 GB/s, but node 0's two
+     * sends one after the other (a sender sends one message at a time). */
     CHECK(rw_simulate(net, s, RW_SIM_CONTENTION_FREE, &r, fin) == RW_OK);
-    CHECK_CLOSE(r.time, 4e6 / 1e10, 1e-9);
+    CHECK_CLOSE(fin[0], 4e6 / 1e10, 1e-9);
+    CHECK_CLOSE(fin[1], 2 * 4e6 / 1e10, 1e-9);
+    CHECK_CLOSE(fin[2], 1e6 / 1e10, 1e-9);
     rw_sched_free(s);
     rw_pnet_free(net);
 }
@@ -256,6 +259,75 @@ static void test_traffic(void)
     rw_pnet_free(net);
 }
 
+/* Contention-free (Hockney) mode: a rank's sends go one after another, so a
+ * chain bcast pipelines its segments instead of sending them all at once:
+ * (segments + P - 2) steps of alpha + segment beta. */
+static void test_contention_free_serialises_a_sender(void)
+{
+    double a = 2e-6, beta = 1e-10, seg = 8192;
+    rw_pnet *net = uniform(3, a, beta, 0, 0);
+    rw_coll_options opt = rw_coll_options_default();
+    rw_sim_result r;
+    CHECK(rw_predict_collective(net, "bcast", "chain", 128 * seg, &opt, RW_SIM_CONTENTION_FREE, &r) == RW_OK);
+    CHECK_CLOSE(r.time, (128 + 1) * (a + seg * beta), 1e-12);
+    /* Shared mode: the 128 segments share the pair's bandwidth and arrive
+     * together, so rank 1 forwards them at the end: two whole hops. */
+    CHECK(rw_predict_collective(net, "bcast", "chain", 128 * seg, &opt, RW_SIM_SHARED, &r) == RW_OK);
+    CHECK_CLOSE(r.time, 2 * (a + 128 * seg * beta), 1e-9);
+    rw_pnet_free(net);
+}
+
+/* Overheads as SMPI charges smpi/os, ois and or: an eager message costs its
+ * sender o and its receiver o_recv, each on the rank's CPU, one after
+ * another; a message of 64 KiB or more costs neither. */
+static void test_overheads(void)
+{
+    double a = 2e-6, os = 1e-6, orv = 0.5e-6;
+    rw_pnet *net = uniform(4, a, 0, 0, 0);
+    double o[4] = {os, os, os, os}, o_recv[4] = {orv, orv, orv, orv};
+    CHECK(rw_pnet_set_overhead(net, o) == RW_OK);
+    CHECK(rw_pnet_set_recv_overhead(net, o_recv) == RW_OK);
+    rw_coll_options opt = rw_coll_options_default();
+    rw_sim_result r;
+    /* flat: the root's three isends leave os apart; the last arrives at 3 os + alpha */
+    CHECK(rw_predict_collective(net, "bcast", "flat", 1024, &opt, RW_SIM_SHARED, &r) == RW_OK);
+    CHECK_CLOSE(r.time, 3 * os + a + orv, 1e-12);
+    CHECK(rw_predict_collective(net, "bcast", "flat", 65536, &opt, RW_SIM_SHARED, &r) == RW_OK);
+    CHECK_CLOSE(r.time, a, 1e-12);
+    /* binomial over 4: the root sends to 2 then 1 (blocking sends, detached:
+     * os each), rank 2 forwards to 3 once it has received (+ or) */
+    CHECK(rw_predict_collective(net, "bcast", "binomial", 1024, &opt, RW_SIM_SHARED, &r) == RW_OK);
+    CHECK_CLOSE(r.time, 2 * (os + a + orv), 1e-12);
+    /* A sendrecv posts its receive after its own send overhead: with rank
+     * 1's overhead 3 us, rank 0's message to 1 begins at 3 us, not 1 us. */
+    double o2[4] = {os, 3e-6, os, os};
+    CHECK(rw_pnet_set_overhead(net, o2) == RW_OK);
+    rw_sched *s = NULL;
+    CHECK(rw_sched_collective("allgather", "ring", 2, 1024, &opt, &s) == RW_OK);
+    double fin[2];
+    int32_t src;
+    CHECK(rw_simulate(net, s, RW_SIM_SHARED, &r, fin) == RW_OK);
+    CHECK(rw_sched_transfer(s, 0, &src, NULL, NULL) == RW_OK && src == 0);
+    CHECK_CLOSE(fin[0], 3e-6 + a + orv, 1e-12);
+    CHECK_CLOSE(fin[1], 3e-6 + a + orv, 1e-12);
+    rw_sched_free(s);
+    /* gather linear of 4 ranks: the root posts each blocking receive after
+     * the previous one and its receive overhead, and a message moves once
+     * its receive is posted: os + 3 (alpha + or). */
+    CHECK(rw_pnet_set_overhead(net, o) == RW_OK);
+    CHECK(rw_predict_collective(net, "gather", "linear", 1024, &opt, RW_SIM_SHARED, &r) == RW_OK);
+    CHECK_CLOSE(r.time, os + 3 * (a + orv), 1e-12);
+    /* linear all-to-all posts every receive first: the arrivals' receive
+     * overheads follow one another on each rank: os x 3 sends, then the
+     * last arrival's alpha and three receive overheads at most. */
+    CHECK(rw_predict_collective(net, "alltoall", "linear", 1024, &opt, RW_SIM_SHARED, &r) == RW_OK);
+    CHECK_CLOSE(r.time, 3 * os + a + orv, 1e-12);
+    double bad[4] = {0, -1, 0, 0};
+    CHECK(rw_pnet_set_recv_overhead(net, bad) == RW_ERR_ARG);
+    CHECK(rw_pnet_set_recv_overhead(NULL, o) == RW_ERR_ARG);
+    rw_pnet_free(net);
+}
+
 int main(void)
 {
     test_single_transfer();
@@ -267,5 +339,7 @@ int main(void)
     test_bad_network();
     test_formulas();
     test_traffic();
+    test_contention_free_serialises_a_sender();
+    test_overheads();
     CHECK_DONE();
 }

@@ -389,6 +389,106 @@ int rw_bench_fits(const rw_bench *b, int64_t size, double bytes)
 }
 
 /* ------------------------------------------------------------- timing */
+/* One start instant for every rank (harness.h, "Timing"). Under SMPI the
+ * simulated clock is one clock for all ranks; a real MPI's clocks are
+ * compared with rank 0's once, by ping-pong. */
+#define SYNC_PINGPONGS 16
+
+#ifdef RW_SMPI
+#include <smpi/smpi_helpers_internal.h>
+#include <time.h>
+#else
+#include <sched.h>
+#endif
+
+/* This rank's clock minus rank 0's, from the round trip with the smallest
+ * time (its midpoint is the best estimate of rank 0's reading; its error
+ * is at most half that round trip). 0 where MPI says the clock is global. */
+static double clock_offset(const rw_bench *b)
+{
+#ifdef RW_SMPI
+    (void)b;
+    return 0.0;
+#else
+    int *global = NULL, flag = 0;
+    MPI_Comm_get_attr(b->comm, MPI_WTIME_IS_GLOBAL, &global, &flag);
+    if (flag && global && *global)
+        return 0.0;
+    double offset = 0.0;
+    for (int peer = 1; peer < b->size; peer++) {
+        if (b->rank != 0 && b->rank != peer)
+            continue;
+        double best_rtt = 1e300, best = 0.0;
+        for (int k = 0; k < SYNC_PINGPONGS; k++) {
+            if (b->rank == 0) {
+                double t0 = MPI_Wtime(), remote;
+                MPI_Send(&t0, 1, MPI_DOUBLE, peer, 0, b->comm);
+                MPI_Recv(&remote, 1, MPI_DOUBLE, peer, 0, b->comm, MPI_STATUS_IGNORE);
+                double t1 = MPI_Wtime();
+                double pair[2] = {t1 - t0, remote - 0.5 * (t0 + t1)};
+                MPI_Send(pair, 2, MPI_DOUBLE, peer, 1, b->comm);
+            } else {
+                double t0, now, pair[2];
+                MPI_Recv(&t0, 1, MPI_DOUBLE, 0, 0, b->comm, MPI_STATUS_IGNORE);
+                now = MPI_Wtime();
+                MPI_Send(&now, 1, MPI_DOUBLE, 0, 0, b->comm);
+                MPI_Recv(pair, 2, MPI_DOUBLE, 0, 1, b->comm, MPI_STATUS_IGNORE);
+                if (pair[0] < best_rtt) {
+                    best_rtt = pair[0];
+                    best = pair[1];
+                }
+            }
+        }
+        if (b->rank == peer)
+            offset = best;
+    }
+    return offset;
+#endif
+}
+
+/* Sleep (SMPI: simulated time) or spin, yielding the core to any other
+ * process that wants it (ranks may outnumber cores), until local clock
+ * `when` (real MPI). */
+static void wait_until(double when)
+{
+#ifdef RW_SMPI
+    double dt = when - MPI_Wtime();
+    if (dt > 0) {
+        struct timespec ts = {(time_t)dt, (long)((dt - (double)(time_t)dt) * 1e9)};
+        if (ts.tv_nsec == 0 && ts.tv_sec == 0)
+            ts.tv_nsec = 1;
+        smpi_nanosleep(&ts, NULL);
+    }
+#else
+    while (MPI_Wtime() < when)
+        sched_yield();
+#endif
+}
+
+/* After a barrier every rank agrees on a start instant (in rank 0's clock):
+ * the latest rank's clock reading plus a margin that covers the agreement
+ * itself (twice its longest duration seen in a calibration round). */
+static double agree_start(rw_bench *b)
+{
+    MPI_Barrier(b->comm);
+    double t = MPI_Wtime() - b->clock_offset, latest;
+    MPI_Allreduce(&t, &latest, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    return latest + b->sync_margin;
+}
+
+static void calibrate_start(rw_bench *b)
+{
+    if (b->sync_ready)
+        return;
+    b->clock_offset = clock_offset(b);
+    b->sync_margin = 0.0;
+    double latest = agree_start(b);
+    double took = MPI_Wtime() - b->clock_offset - latest, most;
+    MPI_Allreduce(&took, &most, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    b->sync_margin = 2.0 * most + 1e-6;
+    b->sync_ready = 1;
+}
+
 int rw_bench_time(rw_bench *b, rw_bench_op op, void *ctx, int64_t size, rw_bench_times *out)
 {
     double *t = malloc((size_t)b->iterations * sizeof *t);
@@ -396,25 +496,33 @@ int rw_bench_time(rw_bench *b, rw_bench_op op, void *ctx, int64_t size, rw_bench
         free(t);
         return rw_bench_fail(b, "out of memory for %d timings", b->iterations);
     }
-    int bad = 0;
+    int bad = 0, late = 0;
     rw_bench_pcontrol(0);
+    calibrate_start(b);
     b->timed = 0;
     for (int i = 0; i < b->warmup; i++) {
-        MPI_Barrier(b->comm);
+        wait_until(agree_start(b) + b->clock_offset);
         bad |= op(ctx, size, i) != 0;
     }
     b->timed = 1;
     for (int i = 0; i < b->iterations; i++) {
-        MPI_Barrier(b->comm);
+        double t0 = agree_start(b) + b->clock_offset;
+        int me_late = MPI_Wtime() > t0, any_late;
+        wait_until(t0);
         rw_bench_pcontrol(1);
-        double t0 = MPI_Wtime();
         bad |= op(ctx, size, i) != 0;
         t[i] = MPI_Wtime() - t0;
         rw_bench_pcontrol(0);
+        /* a rank that came late (descheduled, say) widens the margin for the next iterations */
+        late += me_late;
+        MPI_Allreduce(&me_late, &any_late, 1, MPI_INT, MPI_MAX, b->comm);
+        if (any_late)
+            b->sync_margin *= 2.0;
     }
     b->timed = 0;
     MPI_Allreduce(MPI_IN_PLACE, t, b->iterations, MPI_DOUBLE, MPI_MAX, b->comm);
     MPI_Allreduce(&bad, &out->failed, 1, MPI_INT, MPI_SUM, b->comm);
+    MPI_Allreduce(&late, &out->late, 1, MPI_INT, MPI_SUM, b->comm);
     rw_bench_pcontrol(1);
     double lo = t[0], hi = t[0], sum = 0;
     for (int i = 0; i < b->iterations; i++) {
@@ -480,5 +588,7 @@ void rw_bench_row(const rw_bench *b, int64_t size, const rw_bench_times *t, cons
         return;
     printf("%lld  %.3f  %.3f  %.3f%s%s\n", (long long)size, t->min * 1e6, t->median * 1e6,
            t->max * 1e6, extra ? "  " : "", extra ? extra : "");
+    if (t->late)
+        printf("# late %lld: %d rank-iterations reached the agreed start after it\n", (long long)size, t->late);
     fflush(stdout);
 }

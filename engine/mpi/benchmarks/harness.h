@@ -13,9 +13,20 @@
  *   1024  12.345  12.500  13.001
  *
  * A row's times are taken over the timed iterations of the slowest rank of
- * each iteration: iteration k lasts max over ranks of (end - start) on that
- * rank, and min/median/max are over k. Each iteration starts after a
- * barrier.
+ * each iteration: iteration k lasts max over ranks of (end - start), and
+ * min/median/max are over k.
+ *
+ * Timing: every rank starts an iteration at one instant, not at its own
+ * exit of a barrier (ranks leave a barrier at different times, which
+ * skews small-message times: under SMPI a 6 us broadcast measured 12 us).
+ * After a barrier the ranks agree on a start time, the latest rank's clock
+ * plus a margin calibrated once (twice the longest agreement seen), wait
+ * until it, and time from it. Under SMPI the simulated clock is global, so
+ * the start is exact. A real MPI's clocks are compared with rank 0's by
+ * ping-pong (the round trip of least time, unless MPI_WTIME_IS_GLOBAL):
+ * the start is then exact to half that round trip; a rank that reaches
+ * the start late counts in rw_bench_times.late (and doubles the margin for
+ * the next iterations). Waiting ranks yield their core.
  *
  * The harness's own communication (barriers, gathering the times) and the
  * warm-up runs happen under MPI_Pcontrol(0), the timed runs under
@@ -70,6 +81,9 @@ typedef struct rw_bench {
     int64_t max_memory;    /* buffer bytes one rank may allocate per size */
     int help;              /* --help was given: usage printed, nothing to run */
     int timed;             /* set by rw_bench_time: 0 in the warm-up, 1 in timed runs */
+    int sync_ready;        /* clock_offset and sync_margin are measured */
+    double clock_offset;   /* this rank's MPI_Wtime minus rank 0's, s */
+    double sync_margin;    /* start = latest clock after the barrier + this, s */
     char error[RW_BENCH_ERR_LEN];
 } rw_bench;
 
@@ -84,6 +98,7 @@ typedef int (*rw_bench_op)(void *ctx, int64_t size, int iteration);
 typedef struct rw_bench_times {
     double min, median, max, mean;
     int failed; /* ranks whose operation reported a problem */
+    int late;   /* (rank, iteration) pairs that reached the agreed start after it */
 } rw_bench_times;
 
 /* Fill in the defaults (sizes from default_sizes, 10 iterations, 2

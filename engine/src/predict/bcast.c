@@ -1,7 +1,8 @@
 /* Broadcast schedules, message patterns of SimGrid 3.32 SMPI's
  * bcast:binomial_tree, NTSL (chain), scatter_LR_allgather and
  * scatter_rdb_allgather; knomial is the k-ary generalisation of the
- * binomial tree (no SMPI counterpart pinned). */
+ * binomial tree (radix 2: binomial_tree), flat its radix-P case (SMPI's
+ * flattree). */
 #include "predict_internal.h"
 
 #include <stdlib.h>
@@ -23,21 +24,18 @@ void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes)
         for (int32_t m = mask >> 1; m > 0; m >>= 1) {
             if (v + m >= p)
                 continue;
-            int32_t c = (v + m + root) % p;
-            int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
-            rw_b_set(b, c, id);
-            if (bytes >= (double)b->opt.eager_threshold)
-                rw_b_set(b, r, id);
+            rw_b_send(b, r, (v + m + root) % p, bytes);
         }
     }
 }
 
 /* k-nomial tree: relative rank v's parent clears its lowest nonzero base-k
  * digit; a node sends to v + j k^i (j = 1..k-1) for every digit position i
- * below its lowest nonzero digit, highest position first. */
-static rw_status knomial(rw_builder *b, double bytes)
+ * below its lowest nonzero digit, highest position first. Blocking sends,
+ * or (isend) all posted at once and waited for together. */
+static rw_status knomial(rw_builder *b, double bytes, int32_t k, int isend)
 {
-    int32_t p = b->p, k = b->opt.radix, root = b->opt.root;
+    int32_t p = b->p, root = b->opt.root;
     if (k < 2)
         return rw_fail(RW_ERR_ARG, "knomial bcast needs a radix >= 2, not %d", (int)k);
     for (int32_t v = 0; v < p; v++) {
@@ -51,14 +49,18 @@ static rw_status knomial(rw_builder *b, double bytes)
                 if (cv >= p)
                     break;
                 int32_t c = (int32_t)((cv + root) % p);
-                int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
-                rw_b_set(b, c, id);
-                if (bytes >= (double)b->opt.eager_threshold)
-                    rw_b_set(b, r, id);
+                if (isend) {
+                    int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
+                    rw_b_set(b, c, id);
+                    rw_b_send_done(b, r, id, bytes);
+                } else {
+                    rw_b_send(b, r, c, bytes);
+                }
             }
             if (m == 1)
                 break;
         }
+        rw_b_commit(b);
     }
     return RW_OK;
 }
@@ -75,18 +77,13 @@ static rw_status chain(rw_builder *b, double bytes)
     if (seg <= 0)
         return rw_fail(RW_ERR_ARG, "chain bcast needs a segment > 0 bytes, not %lld", (long long)b->opt.segment);
     if (root != 0) {
-        int64_t id = rw_b_xfer(b, root, 0, bytes, 0.0);
-        rw_b_set(b, 0, id);
-        if (bytes >= (double)b->opt.eager_threshold)
-            rw_b_set(b, root, id);
+        rw_b_send(b, root, 0, bytes);
     }
     if (p == 1)
         return RW_OK;
     if (bytes <= seg) {
-        for (int32_t r = 0; r + 1 < p; r++) {
-            int64_t id = rw_b_xfer(b, r, r + 1, bytes, 0.0);
-            rw_b_set(b, r + 1, id);
-        }
+        for (int32_t r = 0; r + 1 < p; r++)
+            rw_b_send(b, r, r + 1, bytes);
         return RW_OK;
     }
     int64_t pipe = (int64_t)(bytes / seg);
@@ -115,9 +112,15 @@ static rw_status chain(rw_builder *b, double bytes)
                     deps[k++] = b->front[0].v[j];
             else
                 deps[k++] = prev[i];
+            int32_t n_sender = k;
             for (int32_t j = 0; j < fd->n; j++)
                 deps[k++] = fd->v[j];
             b->err = rw_sched_add(b->s, r, r + 1, seg, 0.0, k, deps, &prev[i]);
+            if (b->err == RW_OK) {
+                b->s->detached[prev[i]] = seg < (double)b->opt.eager_threshold;
+                b->s->n_sdeps[prev[i]] = n_sender;
+                b->s->preposted[prev[i]] = 1; /* NTSL posts every receive first */
+            }
         }
     }
     /* The last rank ends with the last segment; the others' isends are
@@ -154,10 +157,7 @@ void rw_b_binomial_scatter_blocks(rw_builder *b, int32_t root, double total, dou
             if (send <= 0)
                 continue;
             int32_t c = (v + m + root) % p;
-            int64_t id = rw_b_xfer(b, r, c, send, 0.0);
-            rw_b_set(b, c, id);
-            if (send >= (double)b->opt.eager_threshold)
-                rw_b_set(b, r, id);
+            rw_b_send(b, r, c, send);
             have[c] = send;
             cur -= send;
         }
@@ -235,7 +235,9 @@ rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes)
         return RW_OK;
     }
     if (!strcmp(alg, "knomial"))
-        return knomial(b, bytes);
+        return knomial(b, bytes, b->opt.radix, 0);
+    if (!strcmp(alg, "flat")) /* the root isends to every rank, 1, 2, ... in order */
+        return knomial(b, bytes, b->p > 2 ? b->p : 2, 1);
     if (!strcmp(alg, "chain"))
         return chain(b, bytes);
     if (!strcmp(alg, "scatter_allgather"))
@@ -243,6 +245,6 @@ rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes)
     if (!strcmp(alg, "scatter_rdb_allgather"))
         return scatter_allgather(b, bytes, 1);
     return rw_fail(RW_ERR_ARG,
-                   "unknown bcast algorithm '%s' (known: binomial, knomial, chain, scatter_allgather, "
+                   "unknown bcast algorithm '%s' (known: binomial, knomial, flat, chain, scatter_allgather, "
                    "scatter_rdb_allgather)", alg);
 }

@@ -89,6 +89,7 @@ int64_t rw_b_xfer(rw_builder *b, int32_t src, int32_t dst, double bytes, double 
     if (b->err != RW_OK)
         return -1;
     b->s->detached[id] = src != dst && bytes < (double)b->opt.eager_threshold;
+    b->s->n_sdeps[id] = fs->n;
     return id;
 }
 
@@ -102,6 +103,15 @@ void rw_b_send_done(rw_builder *b, int32_t r, int64_t id, double bytes)
 {
     if (bytes >= (double)b->opt.eager_threshold)
         rw_b_next(b, r, id);
+}
+
+int64_t rw_b_send(rw_builder *b, int32_t src, int32_t dst, double bytes)
+{
+    int64_t id = rw_b_xfer(b, src, dst, bytes, 0.0);
+    rw_b_set(b, dst, id);
+    if (bytes >= (double)b->opt.eager_threshold)
+        rw_b_set(b, src, id);
+    return id;
 }
 
 void rw_b_commit(rw_builder *b)
@@ -124,25 +134,51 @@ void rw_b_set(rw_builder *b, int32_t r, int64_t id)
     list_push(b, &b->front[r], id);
 }
 
-void rw_b_sendrecv_step(rw_builder *b, const int32_t *to, double sbytes)
+void rw_b_peer_step(rw_builder *b, rw_peer peer, int32_t offset, double bytes, double delay)
 {
-    /* Every rank's send of the step depends on the fronts before the step;
-     * the receive that completes rank r's step is the one from the rank that
-     * sends to r. A rank's step ends with its receive and, unless detached,
-     * its send (MPI_Sendrecv waits for both). */
-    for (int32_t r = 0; r < b->p; r++) {
-        if (to[r] == r)
+    int32_t p = b->p;
+    for (int32_t r = 0; r < p; r++) {
+        int32_t to = peer == RW_PEER_XOR ? r ^ offset : (int32_t)(((int64_t)r + offset) % p);
+        if (to == r)
             continue; /* a local copy: free */
-        int64_t id = rw_b_xfer(b, r, to[r], sbytes, 0.0);
-        rw_b_next(b, to[r], id);
-        rw_b_send_done(b, r, id, sbytes);
+        int64_t id = rw_b_xfer(b, r, to, bytes, delay);
+        rw_b_next(b, to, id);
+        rw_b_send_done(b, r, id, bytes);
     }
     rw_b_commit(b);
 }
 
-void rw_b_local_copy(rw_builder *b, int32_t r, double bytes)
+/* Relative rank v's children are v + 1, v + 2, v + 4, ... below its lowest
+ * set bit; child v + m's subtree holds min(m, P - v - m) blocks. Toward the
+ * root (gather) children are built before their parent (v from the last)
+ * and the parent receives them in turn; away from it (scatter) the parent
+ * sends to them in turn with blocking sends. */
+void rw_b_binomial_blocks(rw_builder *b, double bytes, int toward_root)
 {
-    (void)b;
-    (void)r;
-    (void)bytes;
+    int32_t p = b->p, root = b->opt.root;
+    for (int32_t i = 0; i < p; i++) {
+        int32_t v = toward_root ? p - 1 - i : i;
+        int32_t r = (v + root) % p;
+        for (int32_t mask = 1; mask < p && !(v & mask) && v + mask < p; mask <<= 1) {
+            int32_t cv = v + mask, c = (cv + root) % p;
+            double send = (double)(p - cv < mask ? p - cv : mask) * bytes;
+            if (toward_root)
+                rw_b_set(b, r, rw_b_xfer(b, c, r, send, 0.0));
+            else
+                rw_b_send(b, r, c, send);
+        }
+    }
+}
+
+void rw_b_linear_rooted(rw_builder *b, double bytes, int toward_root)
+{
+    int32_t root = b->opt.root;
+    for (int32_t i = 0; i < b->p; i++) {
+        if (i == root)
+            continue;
+        if (toward_root)
+            rw_b_set(b, root, rw_b_xfer(b, i, root, bytes, 0.0));
+        else
+            rw_b_send(b, root, i, bytes);
+    }
 }

@@ -50,6 +50,7 @@ void rw_pnet_free(rw_pnet *net)
     free(net->alpha);
     free(net->beta);
     free(net->o);
+    free(net->o_recv);
     free(net->inject);
     free(net->eject);
     free(net->link_cap);
@@ -91,6 +92,13 @@ rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o)
     if (!net)
         return rw_fail(RW_ERR_ARG, "rw_pnet_set_overhead: net is NULL");
     return set_vector(&net->o, o, net->n, "send overhead");
+}
+
+rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o)
+{
+    if (!net)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_set_recv_overhead: net is NULL");
+    return set_vector(&net->o_recv, o, net->n, "receive overhead");
 }
 
 rw_status rw_pnet_set_node_caps(rw_pnet *net, const double *inject, const double *eject)

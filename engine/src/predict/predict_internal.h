@@ -9,7 +9,8 @@ struct rw_pnet {
     int32_t n;        /* nodes */
     double *alpha;    /* n x n */
     double *beta;     /* n x n */
-    double *o;        /* n, or NULL */
+    double *o;        /* n send overheads (eager messages), or NULL */
+    double *o_recv;   /* n receive overheads (eager messages), or NULL */
     double *inject;   /* n bytes/s (0 = none), or NULL */
     double *eject;    /* n, or NULL */
     int32_t n_links;
@@ -38,6 +39,12 @@ struct rw_sched {
     int32_t *n_lat;      /* latencies charged (messages), >= 1 */
     uint8_t *detached;   /* 1: the sender does not wait for the end (SMPI's
                             detached sends below the eager threshold) */
+    uint8_t *preposted;  /* 1: the receiver posted this receive in advance (before
+                            overheads it pays meanwhile), as linear all-to-all
+                            and the chain bcast do */
+    int32_t *n_sdeps;    /* how many of a transfer's first dependencies are its
+                            sender's (the rest: its receiver's); the sender's
+                            overhead waits for those only */
     int64_t *dep_start;  /* n + 1 offsets into deps */
     int64_t *deps;
     int64_t n_deps, deps_cap;
@@ -79,15 +86,29 @@ void rw_b_next(rw_builder *b, int32_t r, int64_t id);
 /* A blocking send of `bytes`: it holds the sender only at or above the eager
  * threshold (below, SMPI detaches it). */
 void rw_b_send_done(rw_builder *b, int32_t r, int64_t id, double bytes);
+/* A blocking send and its receive: the receiver's front becomes the
+ * transfer, the sender's too at or above the eager threshold. */
+int64_t rw_b_send(rw_builder *b, int32_t src, int32_t dst, double bytes);
 /* End of a step: every rank with a pending next front takes it. */
 void rw_b_commit(rw_builder *b);
 /* Immediate: rank r's front becomes {id} (a blocking receive or send inside
  * a rank's sequential program). */
 void rw_b_set(rw_builder *b, int32_t r, int64_t id);
 
-/* A sendrecv step: rank r sends sbytes to to[r] and receives from from[r]
- * (to/from may be r: a local copy). Every rank of the step takes part. */
-void rw_b_sendrecv_step(rw_builder *b, const int32_t *to, double sbytes);
+/* One sendrecv step of every rank: rank r sends `bytes` to its peer, r XOR
+ * offset or (r + offset) mod P, after `delay` (computation), and receives
+ * from the rank whose peer it is; a rank that is its own peer copies
+ * locally (free). Each rank's step ends with its receive and, unless
+ * detached, its send (MPI_Sendrecv waits for both). */
+typedef enum rw_peer { RW_PEER_XOR, RW_PEER_SHIFT } rw_peer;
+void rw_b_peer_step(rw_builder *b, rw_peer peer, int32_t offset, double bytes, double delay);
+
+/* Rooted collectives of opt.root, one block of `bytes` per rank, toward the
+ * root (gather) or away from it (scatter): Open MPI's in-order binomial
+ * tree, whose messages carry a subtree's blocks, and the linear one (the
+ * root receives from, or sends to, ranks 0, 1, ... in turn, blocking). */
+void rw_b_binomial_blocks(rw_builder *b, double bytes, int toward_root);
+void rw_b_linear_rooted(rw_builder *b, double bytes, int toward_root);
 
 /* Collective algorithms, one file per operation. */
 rw_status rw_coll_alltoall(rw_builder *b, const char *alg, double bytes);
@@ -102,9 +123,8 @@ rw_status rw_coll_scatter(rw_builder *b, const char *alg, double bytes);
 void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes);
 void rw_b_binomial_scatter_blocks(rw_builder *b, int32_t root, double total, double *have);
 void rw_b_ring_allgather(rw_builder *b, const double *block);
-/* A rank copying its own data (a sendrecv to itself): SMPI does it with
- * memcpy, which costs no simulated time; nothing is added. */
-void rw_b_local_copy(rw_builder *b, int32_t r, double bytes);
+/* A rank copying its own data (a sendrecv to itself) is left out of every
+ * schedule: SMPI does it with memcpy, which costs no simulated time. */
 
 static inline int rw_is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 

@@ -34,6 +34,8 @@ void rw_sched_free(rw_sched *s)
     free(s->delay);
     free(s->n_lat);
     free(s->detached);
+    free(s->n_sdeps);
+    free(s->preposted);
     free(s->dep_start);
     free(s->deps);
     free(s);
@@ -71,6 +73,8 @@ static rw_status grow(rw_sched *s)
     RW_GROW(delay);
     RW_GROW(n_lat);
     RW_GROW(detached);
+    RW_GROW(n_sdeps);
+    RW_GROW(preposted);
 #undef RW_GROW
     int64_t *ds = realloc(s->dep_start, (size_t)(cap + 1) * sizeof(int64_t));
     if (!ds)
@@ -122,6 +126,8 @@ rw_status rw_sched_add_msgs(rw_sched *s, int32_t src, int32_t dst, double bytes,
     s->delay[k] = delay;
     s->n_lat[k] = n_lat;
     s->detached[k] = 0;
+    s->n_sdeps[k] = n_deps;
+    s->preposted[k] = 0;
     for (int32_t d = 0; d < n_deps; d++)
         s->deps[s->n_deps++] = deps[d];
     s->dep_start[k + 1] = s->n_deps;
@@ -134,5 +140,12 @@ rw_status rw_sched_add_msgs(rw_sched *s, int32_t src, int32_t dst, double bytes,
 rw_status rw_sched_add(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay, int32_t n_deps,
                        const int64_t *deps, int64_t *id)
 {
-    return rw_sched_add_msgs(s, src, dst, bytes, delay, 1, n_deps, deps, id);
+    int64_t k = -1;
+    rw_status st = rw_sched_add_msgs(s, src, dst, bytes, delay, 1, n_deps, deps, &k);
+    if (st == RW_OK) {
+        s->detached[k] = src != dst && bytes < (double)rw_coll_options_default().eager_threshold;
+        if (id)
+            *id = k;
+    }
+    return st;
 }

@@ -1,6 +1,9 @@
 /* Event-driven simulation of a schedule: transfers wait for their
- * dependencies, then alpha (+ o), then flow at max-min fair rates that are
- * recomputed whenever a flow starts or ends. */
+ * dependencies, then (eager messages) the sender's overhead o, then alpha,
+ * then flow at max-min fair rates that are recomputed whenever a flow
+ * starts or ends; an eager message then costs its receiver the receive
+ * overhead before it counts as received. A rank's overheads take its CPU
+ * one after the other, as SMPI's sleeps take the rank's actor. */
 #include "sharing.h"
 
 #include <math.h>
@@ -21,16 +24,24 @@ typedef struct heap {
     int64_t n, cap;
 } heap;
 
+/* Room for one more item; -1 when out of memory. */
+static int heap_room(heap *h)
+{
+    if (h->n < h->cap)
+        return 0;
+    int64_t cap = h->cap ? 2 * h->cap : 256;
+    heap_item *v = realloc(h->v, (size_t)cap * sizeof *v);
+    if (!v)
+        return -1;
+    h->v = v;
+    h->cap = cap;
+    return 0;
+}
+
 static int heap_push(heap *h, double t, int64_t k)
 {
-    if (h->n == h->cap) {
-        int64_t cap = h->cap ? 2 * h->cap : 256;
-        heap_item *v = realloc(h->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        h->v = v;
-        h->cap = cap;
-    }
+    if (heap_room(h))
+        return -1;
     int64_t i = h->n++;
     while (i > 0) {
         int64_t p = (i - 1) / 2;
@@ -41,6 +52,16 @@ static int heap_push(heap *h, double t, int64_t k)
     }
     h->v[i].t = t;
     h->v[i].k = k;
+    return 0;
+}
+
+/* Append, keeping no order (a heap used as a plain list). */
+static int list_append(heap *l, double t, int64_t k)
+{
+    if (heap_room(l))
+        return -1;
+    l->v[l->n].t = t;
+    l->v[l->n++].k = k;
     return 0;
 }
 
@@ -69,10 +90,14 @@ typedef struct sim {
     const rw_sched *s;
     rw_sim_mode mode;
     int64_t *out_start, *out; /* dependents */
+    uint8_t *out_sender;      /* 1: this transfer is among that dependent's sender's */
     int32_t *left;            /* dependencies not yet ended */
     double *ready;            /* latest end among dependencies */
+    double *ready_src;        /* latest end among the sender's dependencies */
     double *finish;
-    heap pending;             /* (time the flow phase begins, transfer) */
+    heap pending;             /* (time, k): transfer k's flow begins; n <= k < 2 n: transfer
+                                 k - n is received (its receive overhead is over); k >= 2 n:
+                                 transfer k - 2 n's arrival waits for its rank's CPU */
     /* active flows */
     int64_t n_act, cap_act;
     int64_t *act;
@@ -84,14 +109,20 @@ typedef struct sim {
     int64_t events, updates;
     const double *rank_start; /* or NULL */
     double *rank_end;
+    double *cpu_free;  /* per rank: when its last overhead ends */
+    double *port_free; /* per rank, contention-free mode: when its last send ends */
+    heap rel;          /* a plain list: transfers released at the current event (time ready, k) */
+    heap due;          /* a plain list: the event's arrivals awaiting their receive overhead */
 } sim;
 
 static void sim_free(sim *m)
 {
     free(m->out_start);
     free(m->out);
+    free(m->out_sender);
     free(m->left);
     free(m->ready);
+    free(m->ready_src);
     free(m->pending.v);
     free(m->act);
     free(m->sn);
@@ -101,26 +132,80 @@ static void sim_free(sim *m)
     free(m->fcap);
     free(m->fixed);
     free(m->rank_end);
+    free(m->cpu_free);
+    free(m->port_free);
+    free(m->rel.v);
+    free(m->due.v);
     rw_sharing_free(&m->sh);
 }
 
 static rw_status oom(void) { return rw_fail(RW_ERR_NOMEM, "simulation: out of memory"); }
 
-/* Transfer k is ready at time t: schedule the start of its flow. */
+/* Transfer k is ready at time t (every dependency has ended): it waits in
+ * a batch until the event's releases are all known (flush_released). */
 static rw_status release(sim *m, int64_t k, double t)
 {
+    return list_append(&m->rel, t, k) ? oom() : RW_OK;
+}
+
+/* Schedule the flows of the transfers released at one event. First every
+ * eager message takes its sender's overhead on the sender's CPU (from when
+ * the sender reached the send, whether or not the receiver is there). Then
+ * a flow begins alpha after both sides are ready, the receiver once its
+ * CPU is free too: it posts the receive after its own overheads so far (a
+ * sendrecv sleeps its send overhead before posting the receive), unless
+ * the schedule says the receive was posted in advance. In the
+ * contention-free mode a rank's sends also go one after another: each has
+ * its pair's full bandwidth, but the sender sends one message at a time. */
+static rw_status flush_released(sim *m)
+{
     const rw_sched *s = m->s;
-    int32_t a = m->net->node_of[s->src[k]], b = m->net->node_of[s->dst[k]];
-    double lat = m->net->alpha[(int64_t)a * m->net->n + b] + (m->net->o ? m->net->o[a] : 0.0);
-    if (m->rank_start) {
-        double rs = m->rank_start[s->src[k]], rd = m->rank_start[s->dst[k]];
-        if (rs > t)
-            t = rs;
-        if (rd > t)
-            t = rd;
+    const rw_pnet *net = m->net;
+    for (int64_t i = 0; i < m->rel.n; i++) {
+        int64_t k = m->rel.v[i].k;
+        int32_t src = s->src[k];
+        int32_t a = net->node_of[src];
+        double t = m->rel.v[i].t;
+        if (m->rank_start) {
+            double rs = m->rank_start[src], rd = m->rank_start[s->dst[k]];
+            t = rs > t ? rs : t;
+            t = rd > t ? rd : t;
+        }
+        t += s->delay[k];
+        if (s->detached[k] && net->o && net->o[a] > 0.0) {
+            double o_start = m->ready_src[k] + s->delay[k];
+            if (m->rank_start && m->rank_start[src] + s->delay[k] > o_start)
+                o_start = m->rank_start[src] + s->delay[k];
+            if (m->cpu_free[src] > o_start)
+                o_start = m->cpu_free[src];
+            double o_end = o_start + net->o[a] * s->n_lat[k];
+            m->cpu_free[src] = o_end;
+            if (o_end > m->rank_end[src])
+                m->rank_end[src] = o_end;
+            if (o_end > t)
+                t = o_end;
+        }
+        m->rel.v[i].t = t;
     }
-    double begin = t + s->delay[k] + lat * s->n_lat[k];
-    return heap_push(&m->pending, begin, k) ? oom() : RW_OK;
+    for (int64_t i = 0; i < m->rel.n; i++) {
+        int64_t k = m->rel.v[i].k;
+        int32_t src = s->src[k], dst = s->dst[k];
+        int32_t a = net->node_of[src], b = net->node_of[dst];
+        double t = m->rel.v[i].t;
+        if (!s->preposted[k] && src != dst && m->cpu_free[dst] > t)
+            t = m->cpu_free[dst];
+        double lat = net->alpha[(int64_t)a * net->n + b] * s->n_lat[k];
+        if (m->mode == RW_SIM_CONTENTION_FREE) {
+            if (m->port_free[src] > t)
+                t = m->port_free[src];
+            double beta = net->beta[(int64_t)a * net->n + b];
+            m->port_free[src] = t + lat + s->bytes[k] * beta;
+        }
+        if (heap_push(&m->pending, t + lat, k))
+            return oom();
+    }
+    m->rel.n = 0;
+    return RW_OK;
 }
 
 static rw_status complete(sim *m, int64_t k, double t)
@@ -136,12 +221,54 @@ static rw_status complete(sim *m, int64_t k, double t)
         int64_t g = m->out[q];
         if (t > m->ready[g])
             m->ready[g] = t;
+        if (m->out_sender[q] && t > m->ready_src[g])
+            m->ready_src[g] = t;
         if (--m->left[g] == 0) {
             rw_status st = release(m, g, m->ready[g]);
             if (st != RW_OK)
                 return st;
         }
     }
+    return RW_OK;
+}
+
+/* Transfer k's bytes have arrived at time t. An eager message costs the
+ * receiver its receive overhead first: it counts as received once that is
+ * over (a pending event numbered n + k). The overhead waits for the end of
+ * the event (what the rank does on receiving a message, such as forwarding
+ * it, is its CPU's next work: overheads_due) and for the rank's CPU. */
+static rw_status arrived(sim *m, int64_t k, double t)
+{
+    const rw_sched *s = m->s;
+    const rw_pnet *net = m->net;
+    int32_t b = net->node_of[s->dst[k]];
+    if (!s->detached[k] || !net->o_recv || net->o_recv[b] <= 0.0)
+        return complete(m, k, t);
+    return list_append(&m->due, t, k) ? oom() : RW_OK;
+}
+
+/* The receive overheads of the event's arrivals, once its releases have
+ * taken the CPU time they need: an overhead starts when the rank's CPU is
+ * free; while it is busy, the arrival is looked at again then (a pending
+ * event numbered 2 n + k). */
+static rw_status overheads_due(sim *m)
+{
+    const rw_sched *s = m->s;
+    for (int64_t i = 0; i < m->due.n; i++) {
+        int64_t k = m->due.v[i].k;
+        int32_t dst = s->dst[k];
+        double t = m->due.v[i].t;
+        if (m->cpu_free[dst] > t) {
+            if (heap_push(&m->pending, m->cpu_free[dst], 2 * s->n + k))
+                return oom();
+            continue;
+        }
+        t += m->net->o_recv[m->net->node_of[dst]] * s->n_lat[k];
+        m->cpu_free[dst] = t;
+        if (heap_push(&m->pending, t, s->n + k))
+            return oom();
+    }
+    m->due.n = 0;
     return RW_OK;
 }
 
@@ -202,6 +329,9 @@ static rw_status run(sim *m)
             if (st != RW_OK)
                 return st;
         }
+    rw_status fst = flush_released(m);
+    if (fst != RW_OK)
+        return fst;
     while (m->n_act > 0 || m->pending.n > 0) {
         /* Next event: the earliest flow end or flow start. */
         double t = INFINITY;
@@ -220,7 +350,7 @@ static rw_status run(sim *m)
         for (int64_t i = 0; i < m->n_act; i++) {
             double e = m->rate[i] == INFINITY ? now : now + m->rem[i] / m->rate[i];
             if (e <= horizon) {
-                rw_status st = complete(m, m->act[i], t);
+                rw_status st = arrived(m, m->act[i], t);
                 if (st != RW_OK)
                     return st;
                 changed = 1;
@@ -243,8 +373,12 @@ static rw_status run(sim *m)
         while (m->pending.n > 0 && m->pending.v[0].t <= horizon) {
             heap_item it = heap_pop(&m->pending);
             rw_status st;
-            if (s->bytes[it.k] <= 0.0) {
-                st = complete(m, it.k, it.t > now ? it.t : now);
+            if (it.k >= 2 * s->n) {
+                st = arrived(m, it.k - 2 * s->n, it.t > now ? it.t : now);
+            } else if (it.k >= s->n) {
+                st = complete(m, it.k - s->n, it.t > now ? it.t : now);
+            } else if (s->bytes[it.k] <= 0.0) {
+                st = arrived(m, it.k, it.t > now ? it.t : now);
             } else {
                 st = activate(m, it.k);
                 changed = 1;
@@ -252,6 +386,8 @@ static rw_status run(sim *m)
             if (st != RW_OK)
                 return st;
         }
+        if ((fst = flush_released(m)) != RW_OK || (fst = overheads_due(m)) != RW_OK)
+            return fst;
         if (changed && m->n_act > 0) {
             rw_status st = update_rates(m);
             if (st != RW_OK)
@@ -290,6 +426,8 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
     memset(&m, 0, sizeof m);
     m.rank_start = rank_start;
     m.rank_end = calloc((size_t)s->n_ranks, sizeof(double));
+    m.cpu_free = calloc((size_t)s->n_ranks, sizeof(double));
+    m.port_free = calloc((size_t)s->n_ranks, sizeof(double));
     m.net = net;
     m.s = s;
     m.mode = mode;
@@ -298,9 +436,11 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
     m.out = malloc((size_t)(s->n_deps > 0 ? s->n_deps : 1) * sizeof(int64_t));
     m.left = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
     m.ready = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    m.ready_src = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    m.out_sender = malloc((size_t)(s->n_deps > 0 ? s->n_deps : 1));
     m.finish = finish ? finish : malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
     rw_status st = RW_OK;
-    if (!m.out_start || !m.out || !m.left || !m.ready || !m.finish || !m.rank_end) {
+    if (!m.out_start || !m.out || !m.out_sender || !m.left || !m.ready || !m.ready_src || !m.finish || !m.rank_end || !m.cpu_free || !m.port_free) {
         st = oom();
         goto done;
     }
@@ -322,8 +462,10 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
         }
         memcpy(fill, m.out_start, (size_t)n * sizeof(int64_t));
         for (int64_t k = 0; k < n; k++)
-            for (int64_t q = s->dep_start[k]; q < s->dep_start[k + 1]; q++)
+            for (int64_t q = s->dep_start[k]; q < s->dep_start[k + 1]; q++) {
+                m.out_sender[fill[s->deps[q]]] = q - s->dep_start[k] < s->n_sdeps[k];
                 m.out[fill[s->deps[q]]++] = k;
+            }
         free(fill);
     }
     st = run(&m);

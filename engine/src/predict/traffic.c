@@ -21,7 +21,12 @@ rw_status rw_sched_traffic(const rw_matrix *m, double iterations, rw_sched **out
             /* messages per iteration, at least one latency per pair */
             double msgs = ceil((double)m->msgs[k] / iterations);
             int32_t n_lat = msgs < 1 ? 1 : (msgs > 2e9 ? 2000000000 : (int32_t)msgs);
-            st = rw_sched_add_msgs(s, r, m->dst[k], (double)m->bytes[k] / iterations, 0.0, n_lat, 0, NULL, NULL);
+            double bytes = (double)m->bytes[k] / iterations;
+            int64_t id = -1;
+            st = rw_sched_add_msgs(s, r, m->dst[k], bytes, 0.0, n_lat, 0, NULL, &id);
+            /* messages of eager size pay the send and receive overheads */
+            if (st == RW_OK)
+                s->detached[id] = bytes / n_lat < (double)rw_coll_options_default().eager_threshold;
         }
     }
     if (st != RW_OK) {

@@ -3,6 +3,7 @@ with the collective's algorithm pinned (docs/prediction.md, "Verbs").
 
     rankwise validate --sim myplat --op alltoall --algorithm pair --ranks 16 --sizes 1K:1M --plot a2a.png
     rankwise validate --sim myplat/platform.xml --op bcast --ranks 16 --ranks-per-node 2 --model net.rwm -o bcast.csv
+    rankwise validate --sim myplat --op bcast --algorithm flat --ranks 16 --os 1 --or 1
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def validate_command(
     network: Optional[str] = typer.Option(None, "--network", help="Figures the prediction uses: truth (the platform's ground truth) | model (--model)."),
     model_path: Optional[Path] = typer.Option(None, "--model", "-m", help="Predict from this probed model (implies --network model)."),
     iterations: int = typer.Option(2, "--iterations", help="Timed iterations per size (SMPI is deterministic)."),
+    send_overhead: float = typer.Option(0.0, "--os", help="Send overhead of every eager message (< 64 KiB), microseconds: SMPI's smpi/os and smpi/ois, and the prediction's (1 for collective experiments; default none, as SMPI)."),
+    recv_overhead: float = typer.Option(0.0, "--or", help="Receive overhead of every eager message, microseconds: SMPI's smpi/or, and the prediction's."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="--model: cost missing pairs as the slowest pair instead of failing."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: predicted and simulated time against size, log-log."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the rows as CSV."),
@@ -52,6 +55,10 @@ def validate_command(
         raise UsageError("--model predicts from the model: drop --network truth")
     if iterations < 1:
         raise UsageError(f"--iterations must be >= 1, got {iterations}")
+    for name, value in (("--os", send_overhead), ("--or", recv_overhead)):
+        if not 0 <= value < 1e6:  # NaN fails too
+            raise UsageError(f"{name} must be >= 0 and below 1 s (microseconds), got {value}")
+    overheads = (send_overhead * 1e-6, recv_overhead * 1e-6)
     if plot is not None:
         from rankwise.plots import _png_target
 
@@ -84,11 +91,13 @@ def validate_command(
             except RankwiseError as exc:
                 console.print(f"left out: {escape(alg)}: {escape(str(exc))}", highlight=False, soft_wrap=True)
                 continue
-        rows += validate(net, xml, op, alg, size_list, rank_hosts, iterations=iterations)
+        rows += validate(net, xml, op, alg, size_list, rank_hosts, iterations=iterations, overheads=overheads)
     if not rows:
         raise RankwiseError(f"no {op} algorithm could be validated on {ranks} ranks")
     source = "ground truth" if network == "truth" else model_path.name
     title = f"{op}, {ranks} ranks on {len(counts)} nodes of {xml.parent.name or xml.name}: SMPI vs predicted ({source})"
+    if any(overheads):
+        title += f", overheads {send_overhead:g}/{recv_overhead:g} us"
     print_validation(rows, title, console)
     if output is not None:
         write_csv(output, ["algorithm", "size", "simulated_s", "predicted_s", "error", "hockney_s", "hockney_error"],

@@ -33,6 +33,37 @@ SMPI_SETTINGS = (
 # allgather keeps one flow per rank in flight (docs/simulation.md).
 PROBE_SETTINGS = ("smpi/allgather:ring",)
 
+# Send and receive overheads for collective experiments. SMPI's default is
+# 0: a rank then posts any number of messages in no time, and a flat tree
+# (the root sends to every rank itself) beats a binomial one for small
+# messages, which no real MPI does. SMPI charges smpi/os to a blocking send
+# it detaches (below smpi/send-is-detached-thresh, 64 KiB), smpi/ois to
+# every nonblocking send and smpi/or to the receive of a detached message,
+# each as a sleep of the rank (SimGrid 3.32, smpi_request.cpp). rankwise
+# sets os = ois for messages below 64 KiB (eager: the CPU copies the data
+# and posts it) and 0 from 64 KiB (rendezvous: the NIC moves the data), so
+# every eager message costs its sender `send` and its receiver `recv`,
+# which is what the predictor charges (rw_pnet_set_overhead). The values
+# for experiments, 1 us each, are the order of an MPI library's CPU time
+# per small message on a current cluster, and of one link latency of
+# rankwise's generated platforms (node_lat).
+COLLECTIVE_OVERHEADS = (1e-6, 1e-6)
+EAGER_LIMIT = 65536  # smpi/send-is-detached-thresh's default
+
+
+def overhead_settings(send: float, recv: float) -> tuple[str, ...]:
+    """--cfg values giving every eager message (< 64 KiB) a send overhead
+    `send` and a receive overhead `recv` (seconds), larger ones none."""
+    for name, v in (("send", send), ("receive", recv)):
+        if not (v == v and 0 <= v < 1):  # NaN fails v == v
+            raise RankwiseError(f"{name} overhead must be >= 0 and below 1 s, got {v}")
+
+    def piecewise(v: float) -> str:
+        # sizes up to EAGER_LIMIT - 1 bytes cost v; from EAGER_LIMIT, 0 (smpi_host.cpp's sections)
+        return f"0:{v:.9g}:0;{EAGER_LIMIT - 1}:0:0"
+
+    return (f"smpi/os:{piecewise(send)}", f"smpi/ois:{piecewise(send)}", f"smpi/or:{piecewise(recv)}")
+
 
 def failure_message(what: str, returncode: int, log: list[str]) -> str:
     """One line for a failed smpirun, shared by every simulated run: SimGrid's

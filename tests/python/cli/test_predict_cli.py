@@ -143,6 +143,23 @@ def test_validate_alltoall_pair_is_within_10_percent_of_smpi(tmp_path, small_pla
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_validate_with_overheads_sets_them_in_smpi_and_the_prediction(tmp_path, small_platform):
+    """--os/--or: SMPI and the predictor both charge them; a flat bcast of 1 KiB over 8 ranks
+    then pays the root's 7 send overheads in turn."""
+    times = {}
+    for os_us in ("0", "1"):
+        out = tmp_path / f"v{os_us}.csv"
+        r = run_cli("validate", "--sim", small_platform.out_dir, "--op", "bcast", "--algorithm", "flat",
+                    "--ranks", "8", "--sizes", "1K", "--os", os_us, "--or", os_us, "-o", out)
+        assert r.returncode == 0, r.stderr
+        (row,) = read_csv(out)
+        assert abs(float(row["error"])) < 0.01
+        times[os_us] = float(row["simulated_s"])
+    # At most 7 send overheads and one receive overhead more; at least the 7th send's delay,
+    # less the spread of the ranks' latencies.
+    assert 6e-6 < times["1"] - times["0"] <= 8e-6 * 1.001
+
+
 def test_validate_from_a_model(tmp_path, small_platform):
     """--model: the prediction uses the model's figures (here far from the platform's, so the
     error shows it was used)."""
@@ -201,6 +218,8 @@ VALIDATE_BAD = [
     (("--op", "alltoall", "--ranks", "8", "--network", "model"), 2, "--network model needs --model FILE"),
     (("--op", "alltoall", "--ranks", "8", "--sizes", "0"), 2, "--sizes: 0 is out of range"),
     (("--op", "alltoall", "--algorithm", "pair", "--ranks", "6"), 1, "pair needs a power-of-two rank count"),
+    (("--op", "bcast", "--ranks", "8", "--os", "-1"), 2, "--os must be >= 0"),
+    (("--op", "bcast", "--ranks", "8", "--or", "nan"), 2, "--or must be >= 0"),
 ]
 
 
