@@ -196,9 +196,20 @@ void rw_model_free(rw_model *m);
 int rw_model_find_node(const rw_model *m, const char *name);
 
 /* Refit alpha/beta of pair p (or of node i's intra figures) from the
- * stored median round-trip times. */
+ * stored median round-trip times. With a knee, a pair's alpha/beta come
+ * from the sizes below it and alpha_large/beta_large from the sizes at and
+ * above it (NaN with fewer than two such sizes). */
 rw_status rw_model_fit_pair(rw_model *m, int p);
 rw_status rw_model_fit_intra(rw_model *m, int node);
+
+/* The protocol knee of the measured pairs' round-trip curves: the size
+ * that, as the first of a second line, best splits every curve at once,
+ * when the two lines leave at most a fifth of one line's squared relative
+ * error and one line misses by more than 3 % rms; 0 otherwise (a straight
+ * line never gets a knee). Needs two sizes on each side. */
+int64_t rw_find_knee(const rw_model *m);
+/* m->knee = rw_find_knee(m), then rw_model_fit_pair on every measured pair. */
+rw_status rw_model_fit_knee(rw_model *m);
 
 /* Predicted one-way time of a message of `bytes` from node i to node j
  * (i == j uses the intra-node figures). Negative when unknown. */

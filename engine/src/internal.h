@@ -77,4 +77,8 @@ rw_status rw_model_write_stream(const rw_model *m, FILE *f, const char *path);
 rw_status rw_matrix_read_stream(FILE *f, const char *path, rw_matrix **out);
 rw_status rw_matrix_write_stream(const rw_matrix *m, FILE *f, const char *path);
 
+/* Hockney fits of one pair's statistics on each side of m->knee (knee.c). */
+rw_status rw_model_fit_sides(const rw_model *m, const rw_stat *st, double *alpha, double *beta,
+                             double *alpha_large, double *beta_large);
+
 #endif

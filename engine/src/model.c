@@ -211,7 +211,8 @@ rw_status rw_model_fit_pair(rw_model *m, int p)
 {
     if (p < 0 || p >= m->n_nodes * m->n_nodes)
         return rw_fail(RW_ERR_ARG, "pair index %d out of range", p);
-    return fit_stats(m, m->pair_stats + (size_t)p * m->n_sizes, &m->alpha[p], &m->beta[p]);
+    return rw_model_fit_sides(m, m->pair_stats + (size_t)p * m->n_sizes, &m->alpha[p], &m->beta[p],
+                              &m->alpha_large[p], &m->beta_large[p]);
 }
 
 rw_status rw_model_fit_intra(rw_model *m, int node)

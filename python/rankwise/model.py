@@ -327,18 +327,18 @@ class Model:
             engine.lib().rw_model_free(ptr)
 
     def refit(self) -> None:
-        """Recompute alpha/beta of every measured pair from the median RTTs."""
+        """Recompute alpha/beta of every measured pair from the median RTTs: the protocol
+        knee, then each pair's fit below it and its large-message fit at and above it."""
         ptr = self._to_c()
         try:
             n = self.n_nodes
-            for p in np.flatnonzero(self.state.ravel() == MEASURED):
-                engine.check(engine.lib().rw_model_fit_pair(ptr, int(p)))
+            engine.check(engine.lib().rw_model_fit_knee(ptr))
             for i in np.flatnonzero(self.intra_state == MEASURED):
                 engine.check(engine.lib().rw_model_fit_intra(ptr, int(i)))
             fitted = Model._from_c(ptr)
         finally:
             engine.lib().rw_model_free(ptr)
-        for name in ("alpha", "beta", "intra_alpha", "intra_beta"):
+        for name in ("alpha", "beta", "intra_alpha", "intra_beta", "knee", "alpha_large", "beta_large"):
             setattr(self, name, getattr(fitted, name))
         assert fitted.n_nodes == n
 

@@ -12,7 +12,7 @@
 
 #define PROBE_TAG 7321
 
-static int wait_all(MPI_Request *req, int n, double deadline)
+int rw_wait_all(MPI_Request *req, int n, double deadline)
 {
 #ifdef RW_SMPI
     (void)deadline;
@@ -32,7 +32,7 @@ static int wait_all(MPI_Request *req, int n, double deadline)
 
 /* Give up on requests after a timeout: receives are cancelled, sends are
  * released (they may still complete in the background). */
-static void abandon(MPI_Request *req, int n)
+void rw_abandon(MPI_Request *req, int n)
 {
     for (int k = 0; k < n; k++) {
         if (req[k] == MPI_REQUEST_NULL)
@@ -51,9 +51,9 @@ double rw_ping(MPI_Comm comm, int peer, const char *buf, int64_t size, double ti
     double t0 = MPI_Wtime();
     MPI_Irecv(&ack, 0, MPI_BYTE, peer, PROBE_TAG, comm, &req[0]);
     MPI_Isend(buf, (int)size, MPI_BYTE, peer, PROBE_TAG, comm, &req[1]);
-    if (wait_all(req, 2, t0 + timeout) != 0) {
+    if (rw_wait_all(req, 2, t0 + timeout) != 0) {
         MPI_Cancel(&req[0]);
-        abandon(req, 2);
+        rw_abandon(req, 2);
         return -1.0;
     }
     return MPI_Wtime() - t0;
@@ -64,14 +64,14 @@ int rw_pong(MPI_Comm comm, int peer, char *buf, int64_t size, double timeout)
     MPI_Request req;
     double deadline = MPI_Wtime() + timeout;
     MPI_Irecv(buf, (int)size, MPI_BYTE, peer, PROBE_TAG, comm, &req);
-    if (wait_all(&req, 1, deadline) != 0) {
+    if (rw_wait_all(&req, 1, deadline) != 0) {
         MPI_Cancel(&req);
-        abandon(&req, 1);
+        rw_abandon(&req, 1);
         return -1;
     }
     MPI_Isend(buf, 0, MPI_BYTE, peer, PROBE_TAG, comm, &req);
-    if (wait_all(&req, 1, deadline) != 0) {
-        abandon(&req, 1);
+    if (rw_wait_all(&req, 1, deadline) != 0) {
+        rw_abandon(&req, 1);
         return -1;
     }
     return 0;
@@ -95,7 +95,7 @@ int rw_sync_flag(MPI_Comm comm, int *flag, double timeout)
     buf[0] = *flag;
     MPI_Request req;
     MPI_Iallreduce(&buf[0], &buf[1], 1, MPI_INT, MPI_MAX, comm, &req);
-    if (wait_all(&req, 1, MPI_Wtime() + timeout) != 0) {
+    if (rw_wait_all(&req, 1, MPI_Wtime() + timeout) != 0) {
         /* A pending collective can be neither cancelled nor freed: it is
          * left behind with its buffers, and the caller stops using
          * collectives. */

@@ -5,6 +5,13 @@
 #include <mpi.h>
 #include <stdint.h>
 
+/* Wait for n requests until `deadline` (MPI_Wtime): 0, or -1 when they
+ * did not complete in time (under SMPI the wait blocks). */
+int rw_wait_all(MPI_Request *req, int n, double deadline);
+/* Give up on requests after a timeout: receives are cancelled by the
+ * caller, sends released (they may still complete in the background). */
+void rw_abandon(MPI_Request *req, int n);
+
 /* One ping-pong, initiator side: `size` bytes to peer, an empty message
  * back. Returns the round-trip time, or -1 when the peer did not answer
  * before `timeout` seconds. */

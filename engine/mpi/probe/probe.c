@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "nodes.h"
+#include "overhead.h"
 #include "pingpong.h"
 #include "probe_end.h"
 #include "rankwise_probe.h"
@@ -31,11 +32,11 @@ void rw_probe_options_default(rw_probe_options *opt)
 #define RW_MAX_SERIES 100000
 
 /* Values sent per peer from a leader to rank 0: state, measured_at, then
- * STAT_FIELDS per size. A row ends with ROW_TRAILER values: whether the
- * leader gave up on a peer. */
+ * STAT_FIELDS per size. A row ends with ROW_TRAILER values: the node's
+ * send overhead, whether the leader gave up on a peer. */
 #define STAT_FIELDS 5
 #define PEER_HEADER 2
-#define ROW_TRAILER 1
+#define ROW_TRAILER 2
 
 /* Set by rw_probe_run: MPI operations of this rank (on rank 0: of any
  * node) were given up and may never complete. */
@@ -61,6 +62,7 @@ typedef struct probe {
                         * about j (sent and freed: never released) */
     double *when;      /* leader: measured_at per peer */
     double wall0, wtime0;
+    double overhead;   /* leader: this node's send overhead o, s */
     int synced;        /* collectives on `leaders` still usable */
     int intra_failed;  /* a local rank did not answer in time */
 } probe;
@@ -356,7 +358,8 @@ static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_
             pack_stat(d + PEER_HEADER + (size_t)STAT_FIELDS * s, &st);
         }
     }
-    row[row_len(p) - ROW_TRAILER] = gave_up(p);
+    row[row_len(p) - ROW_TRAILER] = p->overhead;
+    row[row_len(p) - 1] = gave_up(p);
 }
 
 static void unpack_row(probe *p, rw_model *m, int i, const double *row)
@@ -383,7 +386,8 @@ static void unpack_row(probe *p, rw_model *m, int i, const double *row)
         if (state == RW_PAIR_MEASURED)
             rw_model_fit_pair(m, (int)pr);
     }
-    if (row[row_len(p) - ROW_TRAILER] != 0)
+    m->overhead[i] = row[row_len(p) - ROW_TRAILER];
+    if (row[row_len(p) - 1] != 0)
         left_pending = 1;
 }
 
@@ -452,6 +456,7 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
         left_pending = 1;
     }
     free(mine);
+    rw_model_fit_knee(m); /* a pair that cannot be fitted keeps NaN, as in unpack_row */
     *out = m;
     return RW_OK;
 }
@@ -621,6 +626,7 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
     st = measure_intra(&p, intra, &intra_state);
     if (!st && p.nodes.is_leader) {
         measure_inter(&p);
+        p.overhead = rw_measure_overhead(p.nodes.leaders, p.dead, p.timeout);
         st = collect(&p, intra, intra_state, out);
     }
     if (gave_up(&p))

@@ -28,6 +28,8 @@ def sim_platform(
     seed: Optional[int] = typer.Option(None, help="Seed of every random choice."),
     shuffle: bool = typer.Option(False, "--shuffle", help="Deal racks to hosts in a seeded shuffled order."),
     default: bool = typer.Option(False, "--default", help="The embedded default platform (64 nodes x 4 cores, 4 racks)."),
+    protocol_switch: Optional[str] = typer.Option(None, "--protocol-switch", help="An MPI eager/rendezvous switch at this size (e.g. 64K): a knee in every round-trip curve."),
+    send_overhead: Optional[float] = typer.Option(None, "--send-overhead", help="Seconds every blocking send keeps its sender busy (SMPI's smpi/os)."),
 ):
     """Generate a SimGrid platform: a two-level fat tree with what its topology does not show."""
     from rankwise.cli.sim_options import spec_from_options
@@ -36,6 +38,7 @@ def sim_platform(
     spec = spec_from_options(
         default=default, racks=racks, nodes_per_rack=nodes_per_rack, cores=cores, degrade=degrade,
         vary=vary, unreachable=unreachable, oversubscription=oversubscription, seed=seed,
+        protocol_switch=protocol_switch, send_overhead=send_overhead,
     )
     if shuffle:
         spec = dataclasses.replace(spec, shuffle_racks=True)

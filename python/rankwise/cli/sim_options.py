@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from rankwise.errors import UsageError
+from rankwise.patterns import parse_size
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, default_spec
 
 KINDS = ("node", "uplink")
@@ -47,6 +48,8 @@ def spec_from_options(
     unreachable: list[int] = (),
     oversubscription: float | None = None,
     seed: int | None = None,
+    protocol_switch: str | None = None,
+    send_overhead: float | None = None,
 ) -> PlatformSpec:
     """The default platform (with --default) or a plain one, with the options applied."""
     base = default_spec() if default else PlatformSpec()
@@ -58,6 +61,13 @@ def spec_from_options(
         ).items()
         if v is not None
     }
+    if protocol_switch is not None:
+        try:
+            changes["protocol_switch"] = parse_size(protocol_switch)
+        except ValueError:
+            raise UsageError(f"--protocol-switch: '{protocol_switch}' is not a size like 64K") from None
+    if send_overhead is not None:
+        changes["send_overhead"] = send_overhead
     if degrade:
         changes["degraded"] = tuple(base.degraded) + tuple(parse_degrade(d) for d in degrade)
     if vary:

@@ -101,6 +101,13 @@ class PlatformSpec:
     jitter_sigma: float = 0.0  # log-normal spread of every link's bandwidth and latency
     seed: int = 1
     shuffle_racks: bool = False  # deal racks to hosts in a seeded random order, not node // nodes_per_rack
+    # An MPI protocol switch (eager -> rendezvous) at this message size in bytes, 0 = none: from
+    # it on a message pays rendezvous_lat_factor x the route's latency (the handshake) at full
+    # bandwidth; below it, eager_bw_factor x the bandwidth (the copy through buffers).
+    protocol_switch: int = 0
+    eager_bw_factor: float = 0.5
+    rendezvous_lat_factor: float = 3.0
+    send_overhead: float = 0.0  # s a blocking MPI_Send keeps its sender busy (SMPI's smpi/os)
 
     def __post_init__(self) -> None:
         # Accept plain tuples/lists/dicts (as written in JSON or by hand) for the nested items.
@@ -144,12 +151,17 @@ class PlatformSpec:
         _require(isinstance(self.shuffle_racks, bool), "shuffle_racks must be true or false")
         for name in ("racks", "nodes_per_rack", "cores"):
             _require(getattr(self, name) >= 1, f"{name} must be at least 1")
+        # SimGrid reads a factor's size as a C int; the switch is the first size above it.
+        _require(_is_int(self.protocol_switch) and (self.protocol_switch == 0 or 2 <= self.protocol_switch <= 2**30),
+                 "protocol_switch must be 0 (none) or a size in bytes between 2 and 1 GiB")
         for f in dataclasses.fields(self):
             if f.type == "float":
                 _require(_is_number(getattr(self, f.name)), f"{f.name} must be a number")
         for name in ("host_speed", "node_bw", "oversubscription", "loopback_bw", "unreachable_lat"):
             _require(getattr(self, name) > 0, f"{name} must be positive")
-        for name in ("node_lat", "uplink_lat", "loopback_lat", "jitter_sigma"):
+        for name in ("eager_bw_factor", "rendezvous_lat_factor"):
+            _require(getattr(self, name) > 0, f"{name} must be positive")
+        for name in ("node_lat", "uplink_lat", "loopback_lat", "jitter_sigma", "send_overhead"):
             _require(getattr(self, name) >= 0, f"{name} must not be negative")
         for d in self.degraded:
             self._check_link(d.kind, d.index)
@@ -381,6 +393,24 @@ def _num(x: float) -> str:
     return str(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
 
 
+def _factors(spec: PlatformSpec) -> list[tuple[str, str]]:
+    """SMPI's per-size factors and send overhead. A factor "T:v" applies to sizes above T (SimGrid
+    3.32 FactorSet), so the switch's chunk starts at protocol_switch - 1; empty messages (the
+    probe's acknowledgements) keep factor 1."""
+    if spec.protocol_switch:
+        last_eager = spec.protocol_switch - 1
+        # CM02 ignores per-size factors: smpirun_command passes this model on (sim/smpi.py).
+        factors = [("network/model", "SMPI"),
+                   ("smpi/bw-factor", f"0:{_num(spec.eager_bw_factor)};{last_eager}:1"),
+                   ("smpi/lat-factor", f"0:1;{last_eager}:{_num(spec.rendezvous_lat_factor)}")]
+    else:
+        factors = [("smpi/bw-factor", "0:1"), ("smpi/lat-factor", "0:1")]
+    if spec.send_overhead:
+        # "size:constant:per-byte": every non-empty blocking send costs send_overhead.
+        factors.append(("smpi/os", f"0:{_num(spec.send_overhead)}:0"))
+    return factors
+
+
 def _config(spec: PlatformSpec) -> list[tuple[str, str]]:
     """Simulation options carried by the platform itself (all checked to be honoured by smpirun)."""
     return [
@@ -388,8 +418,7 @@ def _config(spec: PlatformSpec) -> list[tuple[str, str]]:
         ("network/crosstraffic", "0"),
         # smpirun forces network/model:SMPI on its command line (which wins over this file), so
         # neutralise SMPI's message-size factors to get plain CM02: time = alpha + size/bandwidth.
-        ("smpi/bw-factor", "0:1"),
-        ("smpi/lat-factor", "0:1"),
+        *_factors(spec),
         # The TCP window bound gamma/(2*latency) would cap long-latency routes below link speed.
         ("network/TCP-gamma", _num(1e18)),
         # Ranks on the same host talk through SimGrid's implicit loopback link.

@@ -140,6 +140,23 @@ def smpirun() -> str:
     return path
 
 
+_PLATFORM_MODEL = re.compile(r'<prop\s+id="network/model"\s+value="([A-Za-z0-9_-]+)"\s*/>')
+
+
+def platform_network_model(platform: str | PathLike) -> str | None:
+    """The network model a platform's <config> names (rankwise writes SMPI when it simulates a
+    protocol switch: CM02 ignores per-size factors), else None. The <config> tag comes first in
+    a SimGrid platform, so only the file's head is read."""
+    try:
+        with open(platform, encoding="utf-8", errors="replace") as f:
+            head = f.read(8192)
+    except OSError:
+        return None  # smpirun reports the unreadable platform itself
+    config = head.split("</config>", 1)[0] if "</config>" in head else ""
+    m = _PLATFORM_MODEL.search(config)
+    return m.group(1) if m else None
+
+
 def smpirun_command(
     program: str | PathLike,
     args: list[str],
@@ -151,7 +168,11 @@ def smpirun_command(
     """The smpirun command line for `program args` with one rank per hostfile line."""
     cmd = [smpirun(), "-np", str(nprocs), "-platform", str(Path(platform).resolve())]
     cmd += ["-hostfile", str(Path(hostfile).resolve())]
-    for cfg in SMPI_SETTINGS + tuple(extra_cfg):
+    settings = SMPI_SETTINGS
+    model = platform_network_model(platform)
+    if model:  # the platform's own model (its size factors need it): the command line would win
+        settings = tuple(f"network/model:{model}" if c.startswith("network/model:") else c for c in settings)
+    for cfg in settings + tuple(extra_cfg):
         cmd.append(f"--cfg={cfg}")
     cmd.append("--log=root.thres:warning")
     cmd += [str(program), *args]
