@@ -1,0 +1,82 @@
+"""The protocol knee and the send overhead against SimGrid's ground truth: a platform with a
+known eager/rendezvous switch (SMPI's per-size factors) and a known smpi/os."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankwise.model import Model
+from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.sim.platform import Degraded, PlatformSpec, generate
+from conftest import assert_one_line_error, run_cli
+
+# Two sizes each side of 64 KiB at least, and the switch itself among them.
+SIZES = "8,512,8K,16K,32K,64K,128K,512K,2M"
+OPTIONS = ProbeOptions(sizes=SIZES, repetitions=2, rounds=1)
+
+
+@pytest.fixture(scope="module")
+def switched(tmp_path_factory):
+    """3 nodes, one with a slow link (the fits are per pair); rendezvous from 64 KiB on; 2 us
+    per blocking send."""
+    spec = PlatformSpec(racks=1, nodes_per_rack=3, cores=1, protocol_switch=65536, send_overhead=2e-6,
+                        degraded=[Degraded("node", 2, bw_factor=0.5, lat_factor=3.0)])
+    gen = generate(spec, tmp_path_factory.mktemp("switched"))
+    model = probe_sim(gen.platform_xml, tmp_path_factory.mktemp("m") / "m.rwm", OPTIONS, show_progress=False)
+    return spec, gen, model
+
+
+def test_probe_finds_the_configured_knee_and_fits_each_side(switched):
+    spec, gen, model = switched
+    assert model.knee == spec.protocol_switch
+    mask = ~np.eye(3, dtype=bool)
+    one_way = gen.alpha  # route latency i -> j; the empty acknowledgement comes back j -> i
+    # Eager: rtt = a_ij + a_ji + size / (eager_bw_factor * bw).
+    np.testing.assert_allclose(model.alpha[mask], ((one_way + one_way.T) / 2)[mask], rtol=0.02)
+    np.testing.assert_allclose(model.beta[mask], (1 / (spec.eager_bw_factor * gen.bandwidth))[mask], rtol=0.02)
+    # Rendezvous: the payload's route pays rendezvous_lat_factor x its latency, full bandwidth.
+    large = (spec.rendezvous_lat_factor * one_way + one_way.T) / 2
+    np.testing.assert_allclose(model.alpha_large[mask], large[mask], rtol=0.02)
+    np.testing.assert_allclose(model.beta_large[mask], (1 / gen.bandwidth)[mask], rtol=0.02)
+
+
+def test_probe_measures_the_send_overhead(switched):
+    spec, _, model = switched
+    np.testing.assert_allclose(model.overhead, spec.send_overhead, rtol=0.01)
+
+
+def test_refit_finds_the_knee_again(switched, tmp_path):
+    _, _, model = switched
+    model.save(tmp_path / "m.rwm")
+    again = Model.load(tmp_path / "m.rwm")
+    again.knee, again.alpha_large[:] = 0, np.nan
+    again.refit()
+    assert again.knee == model.knee
+    np.testing.assert_allclose(again.alpha_large, model.alpha_large, equal_nan=True)
+
+
+def test_no_knee_and_no_overhead_on_a_plain_platform(tmp_path):
+    gen = generate(PlatformSpec(racks=1, nodes_per_rack=3, cores=1), tmp_path / "plain")
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm", OPTIONS, show_progress=False)
+    assert model.knee == 0
+    assert np.isnan(model.alpha_large).all() and np.isnan(model.beta_large).all()
+    assert (model.overhead == 0).all()  # CM02 without smpi/os: a detached send costs nothing
+
+
+def test_sim_platform_writes_the_switch(tmp_path):
+    result = run_cli("sim", "platform", "--out", tmp_path / "p", "--racks", "1", "--nodes-per-rack", "2",
+                     "--protocol-switch", "64K", "--send-overhead", "1e-6")
+    assert result.returncode == 0, result.stderr
+    xml = (tmp_path / "p" / "platform.xml").read_text()
+    assert '<prop id="smpi/lat-factor" value="0:1;65535:3"/>' in xml
+    assert '<prop id="network/model" value="SMPI"/>' in xml
+    assert '<prop id="smpi/os" value="0:1e-06:0"/>' in xml
+
+
+@pytest.mark.parametrize("value, text", [("64Q", "--protocol-switch: '64Q' is not a size"),
+                                         ("1", "protocol_switch must be 0 (none) or a size")])
+def test_sim_platform_rejects_a_bad_switch(tmp_path, value, text):
+    result = run_cli("sim", "platform", "--out", tmp_path / "p", "--protocol-switch", value)
+    assert_one_line_error(result, text)
+    assert not (tmp_path / "p").exists()
