@@ -198,7 +198,9 @@ int rw_model_find_node(const rw_model *m, const char *name);
 /* Refit alpha/beta of pair p (or of node i's intra figures) from the
  * stored median round-trip times. With a knee, a pair's alpha/beta come
  * from the sizes below it and alpha_large/beta_large from the sizes at and
- * above it (NaN with fewer than two such sizes). */
+ * above it (NaN with fewer than two such sizes): rtt = alpha + alpha_large
+ * + beta_large * size, the empty acknowledgement being an eager message,
+ * so alpha_large is a large message's one-way latency. */
 rw_status rw_model_fit_pair(rw_model *m, int p);
 rw_status rw_model_fit_intra(rw_model *m, int node);
 

@@ -69,6 +69,14 @@ rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o);
  * NULL clears it. */
 rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o);
 
+/* The MPI library's protocol knee (rw_model's knee, bytes; 0 = none): a
+ * message of at least knee bytes costs the pair's alpha_large/beta_large
+ * (n x n, the fit at and above the knee) instead of alpha/beta; a pair with
+ * both NaN keeps alpha/beta. NULL arrays or knee 0 clear it. RW_ERR_ARG on a
+ * negative knee or a pair with one NaN, an infinite or negative figure. */
+rw_status rw_pnet_set_protocol(rw_pnet *net, int64_t knee, const double *alpha_large,
+                               const double *beta_large);
+
 /* Per-node bandwidth caps in bytes/s shared by every inter-node flow the
  * node sends (inject) or receives (eject); 0 = no cap. Either may be NULL
  * (no caps on that side). Intra-node flows do not use them. */

@@ -151,7 +151,13 @@ rw_status rw_model_fit_sides(const rw_model *m, const rw_stat *st, double *alpha
     if (!fitted)
         return rw_fail(RW_ERR_STATE, "no timings to fit");
     /* Too few large sizes for this pair: its large fit stays unknown. */
-    return fit_range(m, st, knee, INT64_MAX, KNEE_MIN_SIDE, alpha_large, beta_large, &fitted);
+    status = fit_range(m, st, knee, INT64_MAX, KNEE_MIN_SIDE, alpha_large, beta_large, &fitted);
+    /* The acknowledgement is empty, an eager message costing alpha: the rest
+     * of the intercept is the large message's own one-way latency (a
+     * rendezvous handshake shows there, not halved with the ack). */
+    if (!status && fitted)
+        *alpha_large = fmax(0.0, 2 * *alpha_large - *alpha);
+    return status;
 }
 
 rw_status rw_model_fit_knee(rw_model *m)

@@ -60,6 +60,8 @@ void rw_pnet_free(rw_pnet *net)
     free(net->pend_dst);
     free(net->pend_link);
     free(net->node_of);
+    free(net->alpha_large);
+    free(net->beta_large);
     free(net);
 }
 

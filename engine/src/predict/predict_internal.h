@@ -25,7 +25,16 @@ struct rw_pnet {
     int32_t *link_of;
     int32_t n_ranks;
     int32_t *node_of; /* n_ranks */
+    /* Protocol knee (protocol.c): messages of >= knee bytes (0 = none) cost
+     * alpha_large/beta_large (n x n; NaN = the pair's alpha/beta). */
+    int64_t knee;
+    double *alpha_large, *beta_large;
 };
+
+/* alpha and beta of one message of message_bytes from node a to node b:
+ * the large-message figures at and above the knee (protocol.c). */
+void rw_pnet_message_cost(const rw_pnet *net, int32_t a, int32_t b, double message_bytes,
+                          double *alpha, double *beta);
 
 /* Build the pair -> links index if links were added since the last one. */
 rw_status rw_pnet_index_links(rw_pnet *net);

@@ -194,11 +194,12 @@ static rw_status flush_released(sim *m)
         double t = m->rel.v[i].t;
         if (!s->preposted[k] && src != dst && m->cpu_free[dst] > t)
             t = m->cpu_free[dst];
-        double lat = net->alpha[(int64_t)a * net->n + b] * s->n_lat[k];
+        double alpha, beta;
+        rw_pnet_message_cost(net, a, b, s->bytes[k] / s->n_lat[k], &alpha, &beta);
+        double lat = alpha * s->n_lat[k];
         if (m->mode == RW_SIM_CONTENTION_FREE) {
             if (m->port_free[src] > t)
                 t = m->port_free[src];
-            double beta = net->beta[(int64_t)a * net->n + b];
             m->port_free[src] = t + lat + s->bytes[k] * beta;
         }
         if (heap_push(&m->pending, t + lat, k))
@@ -296,7 +297,8 @@ static rw_status activate(sim *m, int64_t k)
     int64_t i = m->n_act++;
     const rw_pnet *net = m->net;
     int32_t a = net->node_of[m->s->src[k]], b = net->node_of[m->s->dst[k]];
-    double beta = net->beta[(int64_t)a * net->n + b];
+    double alpha, beta;
+    rw_pnet_message_cost(net, a, b, m->s->bytes[k] / m->s->n_lat[k], &alpha, &beta);
     m->act[i] = k;
     m->sn[i] = a;
     m->dn[i] = b;
