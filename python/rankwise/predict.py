@@ -86,6 +86,7 @@ def predict_lib() -> C.CDLL:
     so.rw_pnet_free.restype = None
     so.rw_pnet_set_overhead.argtypes = [vp, f64p]
     so.rw_pnet_set_recv_overhead.argtypes = [vp, f64p]
+    so.rw_pnet_set_protocol.argtypes = [vp, C.c_int64, f64p, f64p]
     so.rw_pnet_set_node_caps.argtypes = [vp, f64p, f64p]
     so.rw_pnet_add_link.argtypes = [vp, C.c_double, C.c_int64, i32p, i32p, i32p]
     so.rw_pnet_set_placement.argtypes = [vp, C.c_int32, i32p]
@@ -144,6 +145,11 @@ class PredictNetwork:
     inject: np.ndarray | None = None
     eject: np.ndarray | None = None
     links: list[SharedLink] = field(default_factory=list)
+    # The protocol knee (bytes, 0 = none): a message of at least knee bytes costs the pair's
+    # alpha_large/beta_large (NaN: its alpha/beta), the model's fit at and above the knee.
+    knee: int = 0
+    alpha_large: np.ndarray | None = None
+    beta_large: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.names)
@@ -157,6 +163,13 @@ class PredictNetwork:
                 v = np.ascontiguousarray(v, dtype=np.float64)
                 if v.shape != (n,):
                     raise RankwiseError(f"network: {name} needs one value per node ({n})")
+                setattr(self, name, v)
+        for name in ("alpha_large", "beta_large"):
+            v = getattr(self, name)
+            if v is not None:
+                v = np.ascontiguousarray(v, dtype=np.float64)
+                if v.shape != (n, n):
+                    raise RankwiseError(f"network: {name} must be {n} x {n}")
                 setattr(self, name, v)
 
     @property
@@ -224,7 +237,27 @@ class PredictNetwork:
                 bw = np.where(net.beta > 0, 1.0 / net.beta, 0.0)
             np.fill_diagonal(bw, 0.0)
             inject, eject = bw.max(axis=1), bw.max(axis=0)
-        return cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject)
+        pn = cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject)
+        pn._protocol_from_model(model)
+        return pn
+
+    def _protocol_from_model(self, model: Model) -> None:
+        """The model's knee and its pairs' large-message fit for these nodes. The send overhead
+        stays out: a ping-pong's alpha already holds the sender's o, and SMPI charges smpi/os
+        to blocking sends only, which the collective algorithms mostly avoid (docs/model-structure.md)."""
+        idx = np.asarray([model.index(name) for name in self.names])
+        if model.knee > 0:
+            self.knee = int(model.knee)
+            self.alpha_large = np.ascontiguousarray(model.alpha_large[np.ix_(idx, idx)])
+            self.beta_large = np.ascontiguousarray(model.beta_large[np.ix_(idx, idx)])
+            np.fill_diagonal(self.alpha_large, np.nan)  # intra-node keeps its one fit
+            np.fill_diagonal(self.beta_large, np.nan)
+            if self.inject is not None and self.eject is not None:
+                # A node's cap is the best bandwidth it showed, large messages included.
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    bw = np.where(self.beta_large > 0, 1.0 / self.beta_large, 0.0)
+                self.inject = np.maximum(self.inject, bw.max(axis=1))
+                self.eject = np.maximum(self.eject, bw.max(axis=0))
 
     # ------------------------------------------------------------ C side
     def _to_c(self, node_of: np.ndarray) -> C.c_void_p:
@@ -237,6 +270,9 @@ class PredictNetwork:
                 engine.check(so.rw_pnet_set_overhead(ptr, self.overhead.ctypes.data_as(f64p)))
             if self.recv_overhead is not None:
                 engine.check(so.rw_pnet_set_recv_overhead(ptr, self.recv_overhead.ctypes.data_as(f64p)))
+            if self.knee > 0 and self.alpha_large is not None and self.beta_large is not None:
+                engine.check(so.rw_pnet_set_protocol(ptr, int(self.knee), self.alpha_large.ctypes.data_as(f64p),
+                                                     self.beta_large.ctypes.data_as(f64p)))
             if self.inject is not None or self.eject is not None:
                 inj = None if self.inject is None else self.inject.ctypes.data_as(f64p)
                 ej = None if self.eject is None else self.eject.ctypes.data_as(f64p)

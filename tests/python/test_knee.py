@@ -81,3 +81,32 @@ def test_sim_platform_rejects_a_bad_switch(tmp_path, value, text):
     result = run_cli("sim", "platform", "--out", tmp_path / "p", "--protocol-switch", value)
     assert_one_line_error(result, text)
     assert not (tmp_path / "p").exists()
+
+
+# --- the predictor on each side of the knee -------------------------------------------------------
+
+
+def test_prediction_above_the_knee_uses_the_large_fit_and_matches_smpi(switched):
+    from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, barrier_starts, placement, predict_collective
+    from rankwise.programs import run_benchmark
+
+    spec, gen, model = switched
+    net = PredictNetwork.from_model(model)
+    assert net.knee == spec.protocol_switch
+    eager_only = PredictNetwork.from_model(model)
+    eager_only.knee = 0
+    table = run_benchmark("collectives", ["--collectives", "bcast", "--sizes", "8K,1M", "--iterations", "2",
+                                          "--warmup", "1"], sim=gen.platform_xml, ranks_per_node=1, nodes=3,
+                          smpi_cfg=[f"smpi/bcast:{SMPI_ALGORITHM['bcast', 'binomial']}"])["bcast"]
+    node_of = placement(1, 3)
+    start = barrier_starts(net, node_of)
+    for size, measured in zip(table.size, table.median_us):
+        predicted = predict_collective(net, "bcast", "binomial", size, node_of, rank_start=start).span / 1e-6
+        without = predict_collective(eager_only, "bcast", "binomial", size, node_of, rank_start=start).span / 1e-6
+        print(f"bcast binomial {size} B: smpi {measured:.2f} us, predicted {predicted:.2f} us, "
+              f"eager fit only {without:.2f} us")
+        assert abs(predicted - measured) <= 0.03 * measured
+        if size >= spec.protocol_switch:  # the eager fit's half bandwidth doubles a 1 MiB transfer
+            assert without > 1.5 * measured
+        else:
+            assert without == predicted
