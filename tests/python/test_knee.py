@@ -110,3 +110,25 @@ def test_prediction_above_the_knee_uses_the_large_fit_and_matches_smpi(switched)
             assert without > 1.5 * measured
         else:
             assert without == predicted
+
+
+def test_show_prints_the_knee_and_the_overheads(switched, tmp_path):
+    spec, gen, model = switched
+    model.save(tmp_path / "m.rwm")
+    result = run_cli("show", tmp_path / "m.rwm")
+    assert result.returncode == 0, result.stderr
+    out = " ".join(result.stdout.split())
+    pairs = ~np.eye(3, dtype=bool)
+    large_alpha, large_bw = np.median(model.alpha_large[pairs]) * 1e6, np.median(1 / model.beta_large[pairs]) / 1e9
+    assert "Protocol knee at 64 KiB: below it alpha" in out
+    assert f"from it alpha {large_alpha:.3g} us, {large_bw:.3g} GB/s" in out
+    assert "Send overhead o: 2 / 2 / 2 us (min / median / max)" in out
+
+
+def test_show_says_when_no_knee_was_found(tmp_path):
+    model = Model.empty(["a", "b"], [8, 1024])
+    model.overhead[:] = [1e-6, 3e-6]
+    model.save(tmp_path / "m.rwm")
+    out = " ".join(run_cli("show", tmp_path / "m.rwm").stdout.split())
+    assert "Protocol knee: none" in out
+    assert "Send overhead o: 1 / 2 / 3 us (min / median / max), highest on b" in out

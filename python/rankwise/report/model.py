@@ -21,6 +21,7 @@ import numpy as np
 
 from rankwise.anomalies import find_slow_links
 from rankwise.model import MEASURED, MISSING, UNPROBED, Model
+from rankwise.report.protocol import ProtocolSummary, render_protocol, summarize_protocol
 
 SLOW_RATIO = 1.3  # as rankwise.anomalies: a figure beyond 1.3x its typical value is flagged
 _TYPICAL = "typical = median of the pairs in the same group, or between the same two groups"
@@ -135,6 +136,7 @@ class Summary:
     typical_alpha_us: float = math.nan  # median over all measured pairs
     typical_bandwidth_gbps: float = math.nan
     notes: list[str] = field(default_factory=list)
+    protocol: ProtocolSummary | None = None  # knee and send overhead (report/protocol.py)
 
 
 # ------------------------------------------------------------ computing
@@ -312,6 +314,7 @@ def summarize(model: Model, top: int = 10) -> Summary:
         typical_alpha_us=_finite_median(alpha_us[measured]) if measured.any() else math.nan,
         typical_bandwidth_gbps=_finite_median(bw_gbps[measured]) if measured.any() else math.nan,
         notes=notes,
+        protocol=summarize_protocol(model),
     )
 
 
@@ -568,6 +571,9 @@ def render(summary: Summary, console) -> None:
             odd.append(f"lowest bandwidth on {i.slowest_bandwidth_node}")
         if odd:
             console.print("  [yellow]" + escape(", ".join(odd)) + "[/]", highlight=False)
+
+    if s.protocol is not None:
+        render_protocol(s.protocol, console, _size_text)
 
     if s.jitter is not None:
         j = s.jitter
