@@ -1,4 +1,4 @@
-/* Per-node send overhead o (LogP; Culler et al. 1993): the time a node's
+/* Per-node send overhead o (LogP's o): the time a node's
  * processor is busy handing one small message to the network, as opposed
  * to the gap between messages and the latency on the wire. Measured as
  * the time of back-to-back blocking sends of a small message: an eager
