@@ -132,3 +132,13 @@ def test_show_says_when_no_knee_was_found(tmp_path):
     out = " ".join(run_cli("show", tmp_path / "m.rwm").stdout.split())
     assert "Protocol knee: none" in out
     assert "Send overhead o: 1 / 2 / 3 us (min / median / max), highest on b" in out
+
+
+def test_overhead_of_a_node_next_to_one_that_does_not_answer_is_unknown(tmp_path):
+    gen = generate(PlatformSpec(racks=1, nodes_per_rack=4, cores=1, unreachable=[3], send_overhead=1e-6),
+                   tmp_path / "plat")
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm", ProbeOptions(sizes="8,1K", repetitions=2, rounds=1,
+                                                                         timeout=0.5), show_progress=False)
+    # The ring goes 0 -> 1 -> 2 -> 3 -> 0: nodes 2 and 3 send to or through the unanswering link.
+    np.testing.assert_allclose(model.overhead[:2], 1e-6, rtol=0.01)
+    assert np.isnan(model.overhead[2:]).all()
