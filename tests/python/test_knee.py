@@ -142,3 +142,15 @@ def test_overhead_of_a_node_next_to_one_that_does_not_answer_is_unknown(tmp_path
     # The ring goes 0 -> 1 -> 2 -> 3 -> 0: nodes 2 and 3 send to or through the unanswering link.
     np.testing.assert_allclose(model.overhead[:2], 1e-6, rtol=0.01)
     assert np.isnan(model.overhead[2:]).all()
+
+
+def test_a_partial_reprobe_keeps_one_knee_and_fits_its_pairs_on_both_sides(switched, tmp_path):
+    spec, gen, model = switched
+    model.save(tmp_path / "m.rwm")
+    names = model.names
+    options = ProbeOptions(sizes=SIZES, repetitions=2, rounds=1, pairs=[(names[0], names[1])],
+                           update=tmp_path / "m.rwm")
+    merged = probe_sim(gen.platform_xml, tmp_path / "merged.rwm", options, show_progress=False)
+    assert merged.knee == spec.protocol_switch
+    np.testing.assert_allclose(merged.alpha_large, model.alpha_large, rtol=0.01, equal_nan=True)
+    np.testing.assert_allclose(merged.beta, model.beta, rtol=0.01, equal_nan=True)

@@ -238,6 +238,8 @@ static rw_status write_model(const args *a, rw_model *m)
     rw_status st = rw_model_read(a->update, &base);
     if (!st)
         st = rw_model_merge(base, m);
+    if (!st) /* one knee for the merged pairs, every pair fitted on its sides */
+        rw_model_fit_knee(base);
     if (!st) {
         if (a->source) {
             snprintf(base->source, sizeof base->source, "%s", a->source);
