@@ -242,9 +242,9 @@ class PredictNetwork:
         return pn
 
     def _protocol_from_model(self, model: Model) -> None:
-        """The model's knee and its pairs' large-message fit for these nodes. The send overhead
-        stays out: a ping-pong's alpha already holds the sender's o, and SMPI charges smpi/os
-        to blocking sends only, which the collective algorithms mostly avoid (docs/model-structure.md)."""
+        """The model's knee and its pairs' large-message fit for these nodes. The measured send
+        overhead stays out: on a real MPI a ping-pong's alpha already holds the sender's o
+        (docs/model-structure.md, "Overhead and protocol knee")."""
         idx = np.asarray([model.index(name) for name in self.names])
         if model.knee > 0:
             self.knee = int(model.knee)
