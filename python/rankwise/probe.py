@@ -35,6 +35,7 @@ class ProbeOptions:
     intra: bool = True
     pairs: list[tuple[str, str]] | None = None  # partial re-probe
     update: Path | None = None  # merge into this model
+    capacities: str | None = None  # "after" the ping-pong or "only" (on update's pairs): the stress test
 
     def args(self) -> list[str]:
         out: list[str] = []
@@ -53,6 +54,8 @@ class ProbeOptions:
                 out += [flag, str(value)]
         if not self.intra:
             out.append("--no-intra")
+        if self.capacities is not None:
+            out.append({"after": "--capacities", "only": "--capacities-only"}[self.capacities])
         if self.pairs:
             out += ["--pairs", ",".join(f"{a}:{b}" for a, b in self.pairs)]
         return out

@@ -1,0 +1,538 @@
+/* The capacity stress test (docs/model-structure.md, "Shared-link
+ * capacity"). Ping-pong sees one flow at a time; a rack uplink or a NIC
+ * shows its capacity only when many flows share it. Rank 0 plans phases of
+ * simultaneous large transfers from the groups of the measured model, every
+ * leader runs them, and rank 0 infers from their aggregate rates:
+ *   nic    one node sends to (receives from) FAN group mates at once;
+ *   up-A   every node of A sends out of A at once (receivers spread over the
+ *          other groups, so that no down link sees as many flows);
+ *   down-A every node of A receives from outside at once;
+ *   path   A -> B node by node (3 groups or more: with 2 it is up-A);
+ *   core   every node sends to another group at once (judged only when
+ *          no up or down link was found).
+ * A link is kept only when its phase ran clearly (10 %) below what the
+ * flows would carry without it: the node caps and the links found before. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "stress.h"
+
+#define STRESS_BYTES (4 << 20) /* per flow: 4 MiB makes latency < 1 % of it */
+#define STRESS_REPS 3           /* repetitions of a phase; the median counts */
+#define FAN 4                   /* peers of a node in its nic phases */
+#define LIMITED 0.9             /* below this share of the expected rate: a limit */
+
+enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE };
+
+typedef struct phase {
+    int kind, a, b; /* a: node (nic phases) or group; b: group (path) */
+    int first, count; /* its flows in the flow list */
+} phase;
+
+typedef struct plan {
+    int n_phases, n_flows;
+    phase *phases;
+    int *src, *dst; /* flows */
+    int cap_phases, cap_flows;
+} plan;
+
+static void plan_free(plan *pl)
+{
+    free(pl->phases);
+    free(pl->src);
+    free(pl->dst);
+    memset(pl, 0, sizeof *pl);
+}
+
+static int begin_phase(plan *pl, int kind, int a, int b)
+{
+    if (pl->n_phases == pl->cap_phases) {
+        int cap = pl->cap_phases ? 2 * pl->cap_phases : 16;
+        phase *p = realloc(pl->phases, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        pl->phases = p;
+        pl->cap_phases = cap;
+    }
+    pl->phases[pl->n_phases++] = (phase){kind, a, b, pl->n_flows, 0};
+    return 0;
+}
+
+static int add_flow(plan *pl, int s, int d)
+{
+    if (pl->n_flows == pl->cap_flows) {
+        int cap = pl->cap_flows ? 2 * pl->cap_flows : 64;
+        int *a = realloc(pl->src, (size_t)cap * sizeof *a);
+        if (a)
+            pl->src = a;
+        int *b = a ? realloc(pl->dst, (size_t)cap * sizeof *b) : NULL;
+        if (!b)
+            return -1;
+        pl->dst = b;
+        pl->cap_flows = cap;
+    }
+    pl->src[pl->n_flows] = s;
+    pl->dst[pl->n_flows++] = d;
+    pl->phases[pl->n_phases - 1].count++;
+    return 0;
+}
+
+/* Single-flow bandwidth of i -> j from the ping-pong fit, 0 when unknown. */
+static double pair_bw(const rw_model *m, int i, int j)
+{
+    size_t p = (size_t)i * m->n_nodes + j;
+    if (i == j || m->pair_state[p] != RW_PAIR_MEASURED || !(m->beta[p] > 0))
+        return 0;
+    return 1.0 / m->beta[p];
+}
+
+typedef struct groups {
+    int n, g;
+    int *of, *size, *start, *members; /* members grouped, ascending node index */
+} groups;
+
+static void groups_free(groups *gr)
+{
+    free(gr->of);
+    free(gr->size);
+    free(gr->start);
+    free(gr->members);
+}
+
+static rw_status find_groups(const rw_model *m, groups *gr)
+{
+    int n = m->n_nodes;
+    memset(gr, 0, sizeof *gr);
+    gr->n = n;
+    gr->of = malloc((size_t)n * sizeof *gr->of);
+    gr->members = malloc((size_t)n * sizeof *gr->members);
+    if (!gr->of || !gr->members)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    int32_t *of32 = malloc((size_t)n * sizeof *of32);
+    if (!of32)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    int g = rw_model_groups(m, of32);
+    if (g < 1) { /* no usable figures: one group, nic phases only */
+        g = 1;
+        for (int i = 0; i < n; i++)
+            of32[i] = 0;
+    }
+    for (int i = 0; i < n; i++)
+        gr->of[i] = of32[i];
+    free(of32);
+    gr->g = g;
+    gr->size = calloc((size_t)g, sizeof *gr->size);
+    gr->start = calloc((size_t)g + 1, sizeof *gr->start);
+    if (!gr->size || !gr->start)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++)
+        gr->size[gr->of[i]]++;
+    for (int k = 0; k < g; k++)
+        gr->start[k + 1] = gr->start[k] + gr->size[k];
+    int fill[g];
+    memset(fill, 0, sizeof fill);
+    for (int i = 0; i < n; i++)
+        gr->members[gr->start[gr->of[i]] + fill[gr->of[i]]++] = i;
+    return RW_OK;
+}
+
+/* Nodes outside group a, dealt from each other group in turn, so that the
+ * first k of them spread evenly over the other groups. */
+static int others_interleaved(const groups *gr, int a, int *out)
+{
+    int k = 0;
+    for (int r = 0; r < gr->n; r++)
+        for (int g = 0; g < gr->g; g++)
+            if (g != a && r < gr->size[g])
+                out[k++] = gr->members[gr->start[g] + r];
+    return k;
+}
+
+/* The up to FAN mates of node v with the best single-flow bandwidth
+ * (towards them when out, from them otherwise). */
+static int best_mates(const rw_model *m, const groups *gr, int v, int out, int *mates)
+{
+    int g = gr->of[v], k = 0;
+    const int *mem = gr->members + gr->start[g];
+    double best[FAN], top = 0;
+    for (int q = 0; q < gr->size[g]; q++)
+        if (mem[q] != v)
+            top = fmax(top, out ? pair_bw(m, v, mem[q]) : pair_bw(m, mem[q], v));
+    for (int q = 0; q < gr->size[g]; q++) {
+        int u = mem[q];
+        if (u == v)
+            continue;
+        double bw = out ? pair_bw(m, v, u) : pair_bw(m, u, v);
+        if (bw < 0.5 * top) /* a slow mate would set the pace of the phase */
+            continue;
+        int pos = k < FAN ? k++ : FAN;
+        while (pos > 0 && best[pos - 1] < bw) {
+            if (pos < FAN) {
+                best[pos] = best[pos - 1];
+                mates[pos] = mates[pos - 1];
+            }
+            pos--;
+        }
+        if (pos < FAN) {
+            best[pos] = bw;
+            mates[pos] = u;
+        }
+    }
+    return k;
+}
+
+static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
+{
+    int n = gr->n, G = gr->g, maxg = 0, mates[FAN];
+    int *others = malloc((size_t)n * sizeof *others);
+    if (!others)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    int bad = 0;
+    for (int g = 0; g < G; g++)
+        maxg = gr->size[g] > maxg ? gr->size[g] : maxg;
+    /* nic: in phase t the t-th node of every group, inside its group (no
+     * shared link crossed, groups side by side). */
+    for (int t = 0; t < maxg && !bad; t++)
+        for (int out = 1; out >= 0 && !bad; out--)
+            for (int g = 0; g < G && !bad; g++) {
+                if (t >= gr->size[g] || gr->size[g] < 2)
+                    continue;
+                int v = gr->members[gr->start[g] + t];
+                bad |= begin_phase(pl, out ? PH_INJECT : PH_EJECT, v, -1);
+                int k = best_mates(m, gr, v, out, mates);
+                for (int q = 0; q < k && !bad; q++)
+                    bad |= out ? add_flow(pl, v, mates[q]) : add_flow(pl, mates[q], v);
+            }
+    for (int a = 0; a < G && G >= 2 && !bad; a++) {
+        int k = others_interleaved(gr, a, others);
+        const int *mem = gr->members + gr->start[a];
+        bad |= begin_phase(pl, PH_UP, a, -1);
+        for (int q = 0; q < gr->size[a] && !bad; q++)
+            bad |= add_flow(pl, mem[q], others[q % k]);
+        bad |= begin_phase(pl, PH_DOWN, a, -1);
+        for (int q = 0; q < gr->size[a] && !bad; q++)
+            bad |= add_flow(pl, others[q % k], mem[q]);
+    }
+    for (int a = 0; a < G && G >= 3 && !bad; a++)
+        for (int b = 0; b < G && !bad; b++) {
+            if (a == b)
+                continue;
+            bad |= begin_phase(pl, PH_PATH, a, b);
+            int k = gr->size[a] < gr->size[b] ? gr->size[a] : gr->size[b];
+            for (int q = 0; q < k && !bad; q++)
+                bad |= add_flow(pl, gr->members[gr->start[a] + q], gr->members[gr->start[b] + q]);
+        }
+    if (G >= 3 && !bad) {
+        bad |= begin_phase(pl, PH_CORE, -1, -1);
+        for (int p = 0; p < n && !bad; p++) { /* members are in group order */
+            int s = gr->members[p], d = gr->members[(p + maxg) % n];
+            if (gr->of[s] != gr->of[d])
+                bad |= add_flow(pl, s, d);
+        }
+    }
+    free(others);
+    return bad ? rw_fail(RW_ERR_NOMEM, "out of memory") : RW_OK;
+}
+
+/* Send the plan from rank 0 to every leader. */
+static rw_status share_plan(MPI_Comm c, int me, plan *pl)
+{
+    int counts[2] = {pl->n_phases, pl->n_flows};
+    MPI_Bcast(counts, 2, MPI_INT, 0, c);
+    if (me != 0) {
+        pl->n_phases = counts[0];
+        pl->n_flows = counts[1];
+        pl->phases = malloc((size_t)(counts[0] + 1) * sizeof *pl->phases);
+        pl->src = malloc((size_t)(counts[1] + 1) * sizeof *pl->src);
+        pl->dst = malloc((size_t)(counts[1] + 1) * sizeof *pl->dst);
+    }
+    int ok = pl->phases && pl->src && pl->dst, all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+    if (!all)
+        return rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's plan");
+    MPI_Bcast(pl->phases, (int)(counts[0] * (sizeof *pl->phases / sizeof(int))), MPI_INT, 0, c);
+    MPI_Bcast(pl->src, counts[1], MPI_INT, 0, c);
+    MPI_Bcast(pl->dst, counts[1], MPI_INT, 0, c);
+    return RW_OK;
+}
+
+static char *payload_alloc(size_t bytes)
+{
+#ifdef RW_SMPI
+    return SMPI_SHARED_MALLOC(bytes);
+#else
+    char *b = malloc(bytes);
+    if (b)
+        memset(b, 1, bytes);
+    return b;
+#endif
+}
+
+static void payload_free(char *b)
+{
+#ifdef RW_SMPI
+    if (b)
+        SMPI_SHARED_FREE(b);
+#else
+    free(b);
+#endif
+}
+
+#define STRESS_TAG 7330
+
+/* One repetition r of a phase: the seconds from the common start to the
+ * end of each flow this node receives go to t[flow * STRESS_REPS + r]. */
+static void run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r, char *sbuf, char *rbuf,
+                      MPI_Request *req, int *flow_of, double *t)
+{
+    int nr = 0;
+    MPI_Barrier(c);
+    double t0 = MPI_Wtime();
+    for (int f = ph->first; f < ph->first + ph->count; f++)
+        if (pl->dst[f] == me) {
+            MPI_Irecv(rbuf + (size_t)nr * STRESS_BYTES, STRESS_BYTES, MPI_BYTE, pl->src[f], STRESS_TAG, c,
+                      &req[nr]);
+            flow_of[nr++] = f;
+        }
+    int ns = 0;
+    for (int f = ph->first; f < ph->first + ph->count; f++)
+        if (pl->src[f] == me)
+            MPI_Isend(sbuf, STRESS_BYTES, MPI_BYTE, pl->dst[f], STRESS_TAG, c, &req[nr + ns++]);
+    for (int k = 0; k < nr; k++) {
+        int which;
+        MPI_Waitany(nr, req, &which, MPI_STATUS_IGNORE);
+        t[(size_t)flow_of[which] * STRESS_REPS + r] = MPI_Wtime() - t0;
+    }
+    MPI_Waitall(ns, req + nr, MPI_STATUSES_IGNORE);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What phase q carried: per repetition the sum of its flows' own rates
+ * (bytes over the time each took), the median over repetitions. With flows
+ * sharing a link this is the link's rate, however unequal their shares: a
+ * flow slowed elsewhere (a slow NIC) counts for what it carried. t holds
+ * the seconds of every flow of the plan, per repetition. */
+static double phase_rate(const plan *pl, int q, const double *t)
+{
+    const phase *ph = &pl->phases[q];
+    double rate[STRESS_REPS];
+    for (int r = 0; r < STRESS_REPS; r++) {
+        rate[r] = 0;
+        for (int f = ph->first; f < ph->first + ph->count; f++) {
+            double v = t[(size_t)f * STRESS_REPS + r];
+            rate[r] += v > 0 ? STRESS_BYTES / v : NAN;
+        }
+    }
+    qsort(rate, STRESS_REPS, sizeof *rate, cmp_double);
+    return ph->count > 0 ? rate[STRESS_REPS / 2] : NAN;
+}
+
+/* What the flows of a phase would carry with no shared link but those in
+ * `cap_up`/`cap_down` (per group, NAN none): each flow what its ends reached in their nic phases (else its pair bandwidth),
+ * each node at most its nic cap, each group's flows out (in) at most its
+ * up (down) link. */
+static double expected_rate(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
+                            const double *cap_up, const double *cap_down)
+{
+    int n = gr->n, G = gr->g;
+    double out[n], in[n], gout[G], gin[G];
+    memset(out, 0, sizeof out);
+    memset(in, 0, sizeof in);
+    for (int f = ph->first; f < ph->first + ph->count; f++) {
+        /* The nic phases ran inside groups, one node at a time: their
+         * rates are what a flow can reach. A concurrent ping-pong's pair
+         * bandwidth may already be shared on a link. */
+        double bw = fmin(m->inject[pl->src[f]], m->eject[pl->dst[f]]);
+        if (isnan(bw))
+            bw = pair_bw(m, pl->src[f], pl->dst[f]);
+        out[pl->src[f]] += bw;
+        in[pl->dst[f]] += bw;
+    }
+    double by_senders = 0, by_receivers = 0;
+    memset(gout, 0, sizeof gout);
+    memset(gin, 0, sizeof gin);
+    for (int i = 0; i < n; i++) {
+        double o = isnan(m->inject[i]) ? out[i] : fmin(out[i], m->inject[i]);
+        double r = isnan(m->eject[i]) ? in[i] : fmin(in[i], m->eject[i]);
+        gout[gr->of[i]] += o;
+        gin[gr->of[i]] += r;
+    }
+    for (int g = 0; g < G; g++) {
+        by_senders += cap_up && !isnan(cap_up[g]) ? fmin(gout[g], cap_up[g]) : gout[g];
+        by_receivers += cap_down && !isnan(cap_down[g]) ? fmin(gin[g], cap_down[g]) : gin[g];
+    }
+    return fmin(by_senders, by_receivers);
+}
+
+static rw_status add_link(rw_model *m, const char *name, double cap, int from, int to)
+{
+    int32_t f = from, t = to;
+    return rw_model_add_link(m, name, cap, from >= 0, &f, to >= 0, &t);
+}
+
+/* Rank 0: nic caps, then links, from the phases' rates. */
+static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const double *t)
+{
+    int n = gr->n, G = gr->g;
+    double up[G], down[G];
+    for (int g = 0; g < G; g++)
+        up[g] = down[g] = NAN;
+    for (int i = 0; i < n; i++)
+        m->group_of[i] = gr->of[i];
+    for (int q = 0; q < pl->n_phases; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind == PH_INJECT || ph->kind == PH_EJECT) {
+            double r = phase_rate(pl, q, t);
+            if (r > 0 && r <= RW_MODEL_MAX_BANDWIDTH)
+                (ph->kind == PH_INJECT ? m->inject : m->eject)[ph->a] = r;
+        }
+    }
+    rw_status st = RW_OK;
+    char name[64];
+    /* Up and down links first (independently: each phase loads one link
+     * most), then paths and the core given those. */
+    for (int q = 0; q < pl->n_phases && !st; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != PH_UP && ph->kind != PH_DOWN)
+            continue;
+        double r = phase_rate(pl, q, t), e = expected_rate(m, gr, pl, ph, NULL, NULL);
+        if (getenv("RW_STRESS_DEBUG"))
+            fprintf(stderr, "phase %d kind %d a %d flows %d rate %g expected %g\n", q, ph->kind, ph->a, ph->count, r, e);
+        if (!(r < LIMITED * e))
+            continue;
+        (ph->kind == PH_UP ? up : down)[ph->a] = r;
+        snprintf(name, sizeof name, "%s-%d", ph->kind == PH_UP ? "up" : "down", ph->a);
+        st = add_link(m, name, r, ph->kind == PH_UP ? ph->a : -1, ph->kind == PH_UP ? -1 : ph->a);
+    }
+    for (int q = 0; q < pl->n_phases && !st; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != PH_PATH && ph->kind != PH_CORE)
+            continue;
+        /* Flows of unequal bottlenecks end at different times, and the sum
+         * of their rates then falls below any cap: the core is judged only
+         * when no group link made the flows unequal. */
+        if (ph->kind == PH_CORE && m->n_links > 0)
+            continue;
+        double r = phase_rate(pl, q, t), e = expected_rate(m, gr, pl, ph, up, down);
+        if (getenv("RW_STRESS_DEBUG"))
+            fprintf(stderr, "phase %d kind %d a %d b %d flows %d rate %g expected %g\n", q, ph->kind, ph->a, ph->b, ph->count, r, e);
+        if (!(r < LIMITED * e))
+            continue;
+        if (ph->kind == PH_PATH) {
+            snprintf(name, sizeof name, "path-%d-%d", ph->a, ph->b);
+            st = add_link(m, name, r, ph->a, ph->b);
+        } else
+            st = add_link(m, "core", r, -1, -1);
+    }
+    return st;
+}
+
+static rw_stress_cost last_cost;
+
+rw_stress_cost rw_stress_last_cost(void) { return last_cost; }
+
+/* The pairs of base (an earlier probe of these nodes) into m, by name. */
+static rw_status copy_pairs(rw_model *m, const rw_model *base)
+{
+    int n = m->n_nodes, ns = m->n_sizes;
+    if (base->n_sizes != ns || memcmp(base->sizes, m->sizes, (size_t)ns * sizeof *m->sizes) != 0)
+        return rw_fail(RW_ERR_ARG, "the model's message sizes differ from the probe's");
+    int map[n];
+    for (int i = 0; i < n; i++)
+        if ((map[i] = rw_model_find_node(base, m->node_names[i])) < 0)
+            return rw_fail(RW_ERR_ARG, "node '%s' of this job is not in the model", m->node_names[i]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            size_t p = (size_t)i * n + j, q = (size_t)map[i] * base->n_nodes + map[j];
+            m->pair_state[p] = base->pair_state[q];
+            m->alpha[p] = base->alpha[q];
+            m->beta[p] = base->beta[q];
+            m->alpha_large[p] = base->alpha_large[q];
+            m->beta_large[p] = base->beta_large[q];
+            m->measured_at[p] = base->measured_at[q];
+            memcpy(m->pair_stats + p * ns, base->pair_stats + q * ns, (size_t)ns * sizeof(rw_stat));
+        }
+    return RW_OK;
+}
+
+rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
+{
+    last_cost = (rw_stress_cost){0, 0};
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    plan pl = {0};
+    groups gr = {0};
+    rw_status st = RW_OK;
+    if (me == 0) {
+        st = base ? copy_pairs(m, base) : RW_OK;
+        if (!st)
+            st = find_groups(m, &gr);
+        if (!st)
+            st = make_plan(m, &gr, &pl);
+        if (st)
+            plan_free(&pl); /* an empty plan tells the others to stop */
+    }
+    int failed = st != RW_OK, any;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c);
+    if (any) {
+        groups_free(&gr);
+        return st ? st : rw_fail(RW_ERR_NOMEM, "rank 0 could not plan the stress test");
+    }
+    if ((st = share_plan(c, me, &pl)) != RW_OK) {
+        plan_free(&pl);
+        groups_free(&gr);
+        return st;
+    }
+    int max_in = 1, max_req = 1;
+    for (int q = 0; q < pl.n_phases; q++) {
+        int in = 0, all = 0;
+        const phase *ph = &pl.phases[q];
+        for (int f = ph->first; f < ph->first + ph->count; f++) {
+            in += pl.dst[f] == me;
+            all += pl.dst[f] == me || pl.src[f] == me;
+        }
+        max_in = in > max_in ? in : max_in;
+        max_req = all > max_req ? all : max_req;
+    }
+    char *sbuf = payload_alloc(STRESS_BYTES), *rbuf = payload_alloc((size_t)max_in * STRESS_BYTES);
+    MPI_Request *req = malloc((size_t)max_req * sizeof *req);
+    int *flow_of = malloc((size_t)max_req * sizeof *flow_of);
+    size_t nt = (size_t)(pl.n_flows + 1) * STRESS_REPS;
+    double *mine = calloc(nt, sizeof *mine), *all = me == 0 ? malloc(nt * sizeof *all) : NULL;
+    int ok = sbuf && rbuf && req && flow_of && mine && (me != 0 || all), all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c);
+    if (!all_ok)
+        st = rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's buffers");
+    double t0 = MPI_Wtime();
+    for (int q = 0; q < pl.n_phases && !st; q++)
+        for (int r = 0; r < STRESS_REPS; r++)
+            run_phase(c, me, &pl, &pl.phases[q], r, sbuf, rbuf, req, flow_of, mine);
+    if (!st) {
+        MPI_Barrier(c);
+        double elapsed = MPI_Wtime() - t0;
+        /* Each flow's times come from its receiver only: the others' are 0. */
+        MPI_Reduce(mine, all, (int)nt, MPI_DOUBLE, MPI_MAX, 0, c);
+        if (me == 0) {
+            st = infer(m, &gr, &pl, all);
+            last_cost = (rw_stress_cost){pl.n_phases, elapsed};
+        }
+    }
+    free(flow_of);
+    payload_free(sbuf);
+    payload_free(rbuf);
+    free(req);
+    free(mine);
+    free(all);
+    plan_free(&pl);
+    groups_free(&gr);
+    return st;
+}
