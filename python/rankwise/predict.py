@@ -211,20 +211,34 @@ class PredictNetwork:
     def from_model(cls, model: Model, hosts: Sequence[tuple[str, int]] | None = None, *,
                    node_caps: bool = True, fill_missing: bool = False) -> "PredictNetwork":
         """The allocation's nodes as the model measured them (alpha, beta per
-        pair through rankwise.mapping.Network.from_model). A model holds no
-        capacities yet, so with node_caps each node's injection (ejection)
-        cap is the best bandwidth it showed as a sender (receiver) to any
-        other node: concurrent flows through one NIC then share it."""
+        pair through rankwise.mapping.Network.from_model). With node_caps each
+        node's injection (ejection) cap is the model's nic figure (the stress
+        test's, docs/model-structure.md), else the best bandwidth it showed as
+        a sender (receiver) to any other node: concurrent flows through one
+        NIC then share it. The model's shared links (rack uplinks) become
+        SharedLinks over the allocation's pairs that cross them."""
         from rankwise.mapping import Network
 
         net = Network.from_model(model, hosts, fill_missing=fill_missing)
+        idx = np.asarray([model.index(name) for name in net.names], dtype=np.intp)
         inject = eject = None
         if node_caps and net.n_nodes > 1:
             with np.errstate(divide="ignore"):
                 bw = np.where(net.beta > 0, 1.0 / net.beta, 0.0)
             np.fill_diagonal(bw, 0.0)
             inject, eject = bw.max(axis=1), bw.max(axis=0)
-        return cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject)
+            for caps, measured in ((inject, model.inject), (eject, model.eject)):
+                if measured is not None:
+                    found = measured[idx]
+                    caps[:] = np.where(np.isfinite(found) & (found > 0), found, caps)
+        links = []
+        if model.links and model.group_of is not None:
+            group_of = np.asarray(model.group_of)[idx]
+            for link in model.links:
+                pairs = np.argwhere(link.crosses(group_of)).astype(np.int32)
+                if pairs.size:
+                    links.append(SharedLink(link.name, float(link.capacity), pairs))
+        return cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject, links=links)
 
     # ------------------------------------------------------------ C side
     def _to_c(self, node_of: np.ndarray) -> C.c_void_p:
