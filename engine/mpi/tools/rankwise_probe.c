@@ -246,8 +246,12 @@ static rw_status write_model(const args *a, rw_model *m)
         return rw_model_write(m, a->output);
     rw_model *base;
     rw_status st = rw_model_read(a->update, &base);
-    if (!st)
+    if (!st) {
+        rw_probe_settings pairs_settings = base->settings;
         st = rw_model_merge(base, m);
+        if (a->opt.capacities == RW_CAPACITIES_ONLY)
+            base->settings = pairs_settings; /* no pair was measured: they say how base's were */
+    }
     if (!st) {
         if (a->source) {
             snprintf(base->source, sizeof base->source, "%s", a->source);
