@@ -28,7 +28,7 @@
 enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE };
 
 typedef struct phase {
-    int kind, a, b; /* a: node (nic phases) or group; b: group (path) */
+    int kind, a, b; /* a: group (up, down, path), b: group (path) */
     int first, count; /* its flows in the flow list */
 } phase;
 
@@ -151,8 +151,17 @@ static int others_interleaved(const groups *gr, int a, int *out)
     return k;
 }
 
-/* The up to FAN mates of node v with the best single-flow bandwidth
- * (towards them when out, from them otherwise). */
+/* How steady pair i -> j was: minus the jitter of its largest size (a
+ * mate whose link varies over time would make the phase read its moment). */
+static double steadiness(const rw_model *m, int i, int j)
+{
+    double jit = m->pair_stats[((size_t)i * m->n_nodes + j) * m->n_sizes + m->n_sizes - 1].jitter;
+    return isnan(jit) ? -1e300 : -jit;
+}
+
+/* Up to FAN mates of node v (towards them when out, from them otherwise):
+ * among those with at least half the best single-flow bandwidth (a slow
+ * mate would set the pace), the steadiest. */
 static int best_mates(const rw_model *m, const groups *gr, int v, int out, int *mates)
 {
     int g = gr->of[v], k = 0;
@@ -166,10 +175,11 @@ static int best_mates(const rw_model *m, const groups *gr, int v, int out, int *
         if (u == v)
             continue;
         double bw = out ? pair_bw(m, v, u) : pair_bw(m, u, v);
-        if (bw < 0.5 * top) /* a slow mate would set the pace of the phase */
+        if (bw < 0.5 * top)
             continue;
+        double score = out ? steadiness(m, v, u) : steadiness(m, u, v);
         int pos = k < FAN ? k++ : FAN;
-        while (pos > 0 && best[pos - 1] < bw) {
+        while (pos > 0 && best[pos - 1] < score) {
             if (pos < FAN) {
                 best[pos] = best[pos - 1];
                 mates[pos] = mates[pos - 1];
@@ -177,7 +187,7 @@ static int best_mates(const rw_model *m, const groups *gr, int v, int out, int *
             pos--;
         }
         if (pos < FAN) {
-            best[pos] = bw;
+            best[pos] = score;
             mates[pos] = u;
         }
     }
@@ -196,16 +206,17 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
     /* nic: in phase t the t-th node of every group, inside its group (no
      * shared link crossed, groups side by side). */
     for (int t = 0; t < maxg && !bad; t++)
-        for (int out = 1; out >= 0 && !bad; out--)
+        for (int out = 1; out >= 0 && !bad; out--) {
+            bad |= begin_phase(pl, out ? PH_INJECT : PH_EJECT, -1, -1);
             for (int g = 0; g < G && !bad; g++) {
                 if (t >= gr->size[g] || gr->size[g] < 2)
                     continue;
                 int v = gr->members[gr->start[g] + t];
-                bad |= begin_phase(pl, out ? PH_INJECT : PH_EJECT, v, -1);
                 int k = best_mates(m, gr, v, out, mates);
                 for (int q = 0; q < k && !bad; q++)
                     bad |= out ? add_flow(pl, v, mates[q]) : add_flow(pl, mates[q], v);
             }
+        }
     for (int a = 0; a < G && G >= 2 && !bad; a++) {
         int k = others_interleaved(gr, a, others);
         const int *mem = gr->members + gr->start[a];
@@ -319,21 +330,28 @@ static int cmp_double(const void *a, const void *b)
  * (bytes over the time each took), the median over repetitions. With flows
  * sharing a link this is the link's rate, however unequal their shares: a
  * flow slowed elsewhere (a slow NIC) counts for what it carried. t holds
- * the seconds of every flow of the plan, per repetition. */
-static double phase_rate(const plan *pl, int q, const double *t)
+ * the seconds of every flow of the plan, per repetition. src/dst >= 0:
+ * only the flows from/to that node. */
+static double phase_rate_of(const plan *pl, int q, const double *t, int src, int dst)
 {
     const phase *ph = &pl->phases[q];
     double rate[STRESS_REPS];
+    int flows = 0;
     for (int r = 0; r < STRESS_REPS; r++) {
         rate[r] = 0;
         for (int f = ph->first; f < ph->first + ph->count; f++) {
+            if ((src >= 0 && pl->src[f] != src) || (dst >= 0 && pl->dst[f] != dst))
+                continue;
             double v = t[(size_t)f * STRESS_REPS + r];
             rate[r] += v > 0 ? STRESS_BYTES / v : NAN;
+            flows += r == 0;
         }
     }
     qsort(rate, STRESS_REPS, sizeof *rate, cmp_double);
-    return ph->count > 0 ? rate[STRESS_REPS / 2] : NAN;
+    return flows > 0 ? rate[STRESS_REPS / 2] : NAN;
 }
+
+static double phase_rate(const plan *pl, int q, const double *t) { return phase_rate_of(pl, q, t, -1, -1); }
 
 /* What phase_rate would read for the flows of a phase if the only limits
  * were each node's nic (as its nic phases found, else its best pair) and
@@ -442,10 +460,16 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         m->group_of[i] = gr->of[i];
     for (int q = 0; q < pl->n_phases; q++) {
         const phase *ph = &pl->phases[q];
-        if (ph->kind == PH_INJECT || ph->kind == PH_EJECT) {
-            double r = phase_rate(pl, q, t);
+        if (ph->kind != PH_INJECT && ph->kind != PH_EJECT)
+            continue;
+        /* One node per group, each with its own mates: its flows alone. */
+        for (int f = ph->first; f < ph->first + ph->count; f++) {
+            int v = ph->kind == PH_INJECT ? pl->src[f] : pl->dst[f];
+            if (f > ph->first && v == (ph->kind == PH_INJECT ? pl->src[f - 1] : pl->dst[f - 1]))
+                continue; /* its flows are consecutive: done */
+            double r = ph->kind == PH_INJECT ? phase_rate_of(pl, q, t, v, -1) : phase_rate_of(pl, q, t, -1, v);
             if (r > 0 && r <= RW_MODEL_MAX_BANDWIDTH)
-                (ph->kind == PH_INJECT ? m->inject : m->eject)[ph->a] = r;
+                (ph->kind == PH_INJECT ? m->inject : m->eject)[v] = r;
         }
     }
     rw_status st = RW_OK;
