@@ -87,6 +87,13 @@ def rack_rows(gp, model):
     return rows, misses
 
 
+def nic_errors(gp, model):
+    """Worst relative error of a nic cap against the node's link (the varying node apart)."""
+    errors = [abs(value / link.bandwidth - 1) for link in gp.links if link.kind == "node" and "varying" not in link.reasons
+              for value in (model.inject[model.index(gp.nodes[link.index])], model.eject[model.index(gp.nodes[link.index])])]
+    return max(errors)
+
+
 def nic_misses(gp, model):
     out = []
     for link in gp.links:
@@ -158,7 +165,8 @@ def main() -> int:
             console.print(f"  stress test: {cost.phases} phases, {cost.seconds * 1e3:.1f} ms simulated; "
                           f"probe wall {wall:.1f} s with it, {wall_plain:.1f} s without "
                           f"(stress test ~{wall - wall_plain:.1f} s); ping-pong {model.duration * 1e3:.1f} ms simulated; "
-                          f"{len(model.links)} links; nic caps missed: {len(nic_misses(gp, model))}",
+                          f"{len(model.links)} links; nic caps missed: {len(nic_misses(gp, model))}, "
+                          f"worst nic error {100 * nic_errors(gp, model):.1f}%",
                           highlight=False)
             for m in misses:
                 console.print(f"  [red]miss[/]: {m}", highlight=False)

@@ -130,6 +130,6 @@ def probe_command(
         model = probe_launcher(launcher, output, options, hostfile=hostfile, on_stress_cost=costs.append)
     render(summarize(model), console)
     for cost in costs:
-        clock = "simulated " if sim is not None else ""
-        console.print(f"stress test: {cost.phases} phases, {cost.seconds:.3g} s {clock}time", highlight=False)
+        clock = " (simulated)" if sim is not None else ""
+        console.print(f"stress test: {cost.phases} phases, {cost.seconds:.3g} s{clock}", highlight=False)
     console.print(f"model written to [bold]{escape(str(output))}[/bold]", highlight=False)
