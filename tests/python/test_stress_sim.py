@@ -122,3 +122,18 @@ def test_bad_capacity_options_are_one_line_usage_errors(args, text, tmp_path):
     assert_one_line_error(r, text)
     assert r.returncode == 2
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_slow_core_shared_by_every_rack_is_found(tmp_path):
+    # Every cross-rack flow crosses one 20 GB/s spine link; each rack's 3 nodes send 37.5 GB/s,
+    # its uplink carries 50: each group's up/down phase reads the spine, and all racks at once
+    # show it is one link, not one per rack.
+    from sim_platforms import full_zone_platform
+
+    xml = full_zone_platform(tmp_path / "core.xml", hosts=9, racks=3, cores=1, slow_nics=(), slow_uplink=None,
+                             spine=("20GBps", "1us"), uplink=("50GBps", "2us"))
+    model = probe_sim(xml, tmp_path / "m.rwm", ProbeOptions(**FAST, capacities="after"), show_progress=False)
+    links = {link.name: link for link in model.links}
+    assert links["core"].capacity == pytest.approx(20e9, rel=0.10)
+    assert links["core"].from_groups is None and links["core"].to_groups is None
+    assert not any(name.startswith("path-") for name in links)
