@@ -4,6 +4,8 @@ non-blocking network, the model's links round-trip and reach the predictor."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -137,3 +139,44 @@ def test_a_slow_core_shared_by_every_rack_is_found(tmp_path):
     assert links["core"].capacity == pytest.approx(20e9, rel=0.10)
     assert links["core"].from_groups is None and links["core"].to_groups is None
     assert not any(name.startswith("path-") for name in links)
+
+
+def path_platform(path: Path, bw: str = "15GBps") -> Path:
+    """3 racks x 3 hosts, non-blocking uplinks, but racks 0 and 1 talk through an extra slow link."""
+    rack = [h // 3 for h in range(9)]
+    out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+           '<platform version="4.1">', '  <zone id="c" routing="Full">']
+    out += [f'    <host id="h{h}" speed="1Gf"/>' for h in range(9)]
+    out += [f'    <link id="nic{h}" bandwidth="12.5GBps" latency="1us" sharing_policy="SPLITDUPLEX"/>' for h in range(9)]
+    out += [f'    <link id="up{r}" bandwidth="100GBps" latency="2us" sharing_policy="SPLITDUPLEX"/>' for r in range(3)]
+    out.append(f'    <link id="slow" bandwidth="{bw}" latency="1us" sharing_policy="SPLITDUPLEX"/>')
+    for a in range(9):
+        for b in range(9):
+            if a == b:
+                continue
+            links = [f'<link_ctn id="nic{a}" direction="UP"/>']
+            if rack[a] != rack[b]:
+                links += [f'<link_ctn id="up{rack[a]}" direction="UP"/>']
+                if {rack[a], rack[b]} == {0, 1}:
+                    links += [f'<link_ctn id="slow" direction="{"UP" if rack[a] == 0 else "DOWN"}"/>']
+                links += [f'<link_ctn id="up{rack[b]}" direction="DOWN"/>']
+            links += [f'<link_ctn id="nic{b}" direction="DOWN"/>']
+            out.append(f'    <route src="h{a}" dst="h{b}" symmetrical="NO">{"".join(links)}</route>')
+    out += ["  </zone>", "</platform>", ""]
+    path.write_text("\n".join(out))
+    return path
+
+
+def test_a_slow_path_between_two_racks_is_a_path_not_their_uplinks(tmp_path):
+    # Racks 0 and 1 reach each other through a 15 GB/s link; their uplinks (100 GB/s) and
+    # everything to and from rack 2 are fast: up-0's phase, half of it to rack 1, is slowed by
+    # the path alone, so no up link may be made of it.
+    xml = path_platform(tmp_path / "path.xml")
+    model = probe_sim(xml, tmp_path / "m.rwm", ProbeOptions(**FAST, capacities="after"), show_progress=False)
+    g = model.group_of
+    g0, g1 = int(g[model.index("h0")]), int(g[model.index("h3")])
+    links = {link.name: link for link in model.links}
+    assert set(links) == {f"path-{g0}-{g1}", f"path-{g1}-{g0}"}
+    for link in links.values():
+        assert link.capacity == pytest.approx(15e9, rel=0.10)
+    assert links[f"path-{g0}-{g1}"].from_groups == (g0,) and links[f"path-{g0}-{g1}"].to_groups == (g1,)

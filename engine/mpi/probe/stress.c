@@ -355,18 +355,19 @@ static double phase_rate(const plan *pl, int q, const double *t) { return phase_
 
 /* What phase_rate would read for the flows of a phase if the only limits
  * were each node's nic (as its nic phases found, else its best pair) and
- * the up/down links in cap_up/cap_down (per group, NAN none): the flows
+ * the up/down links in cap_up/cap_down (per group, NAN none) and the paths
+ * in cap_path (per ordered pair of groups, a * G + b): the flows
  * share them max-min fairly (progressive filling), and when one ends the
  * others speed up. Comparing with this, not with a plain sum of caps, keeps
  * flows of unequal bottlenecks from looking like a link of their own. */
 static double expected_rate(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
-                            const double *cap_up, const double *cap_down)
+                            const double *cap_up, const double *cap_down, const double *cap_path)
 {
-    int n = gr->n, G = gr->g, nf = ph->count, nres = 2 * n + 2 * G;
+    int n = gr->n, G = gr->g, nf = ph->count, nres = 2 * n + 2 * G + G * G;
     if (nf == 0)
         return NAN;
     double cap[nres], left[nf], rate[nf], done_at[nf], used[nres];
-    int res[nf][4], unfrozen[nres];
+    int res[nf][5], unfrozen[nres];
     for (int i = 0; i < n; i++) {
         double best_out = 0, best_in = 0;
         for (int j = 0; j < n; j++) {
@@ -380,6 +381,8 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
         cap[2 * n + g] = cap_up && !isnan(cap_up[g]) ? cap_up[g] : INFINITY;
         cap[2 * n + G + g] = cap_down && !isnan(cap_down[g]) ? cap_down[g] : INFINITY;
     }
+    for (int k = 0; k < G * G; k++)
+        cap[2 * n + 2 * G + k] = cap_path && !isnan(cap_path[k]) ? cap_path[k] : INFINITY;
     for (int k = 0; k < nf; k++) {
         int s = pl->src[ph->first + k], d = pl->dst[ph->first + k];
         int cross = gr->of[s] != gr->of[d];
@@ -387,6 +390,7 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
         res[k][1] = n + d;
         res[k][2] = cross ? 2 * n + gr->of[s] : -1;
         res[k][3] = cross ? 2 * n + G + gr->of[d] : -1;
+        res[k][4] = cross ? 2 * n + 2 * G + gr->of[s] * G + gr->of[d] : -1;
         left[k] = STRESS_BYTES;
         done_at[k] = -1;
     }
@@ -400,7 +404,7 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
             memset(used, 0, sizeof used);
             memset(unfrozen, 0, sizeof unfrozen);
             for (int k = 0; k < nf; k++)
-                for (int x = 0; x < 4; x++)
+                for (int x = 0; x < 5; x++)
                     if (res[k][x] >= 0) {
                         if (rate[k] < 0)
                             unfrozen[res[k][x]]++;
@@ -417,7 +421,7 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
             if (!(share > 0))
                 return NAN; /* a cap of 0: no figure to compare with */
             for (int k = 0; k < nf; k++)
-                for (int x = 0; x < 4; x++)
+                for (int x = 0; x < 5; x++)
                     if (rate[k] < 0 && res[k][x] == best)
                         rate[k] = share;
         }
@@ -472,16 +476,30 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
                 (ph->kind == PH_INJECT ? m->inject : m->eject)[v] = r;
         }
     }
+    /* An up phase spreads over every other group, so a slow path from A
+     * to one of them slows it too; a path phase crosses A's up link. So:
+     * path candidates against the nic caps alone; an up (down) link where
+     * the candidates do not explain its phase; a path where the up and down
+     * links found do not explain its phase; the core given all of those. */
+    double path[G * G], cand[G * G];
+    for (int k = 0; k < G * G; k++)
+        path[k] = cand[k] = NAN;
+    for (int q = 0; q < pl->n_phases; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != PH_PATH)
+            continue;
+        double r = phase_rate(pl, q, t);
+        if (r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, NULL))
+            cand[ph->a * G + ph->b] = r;
+    }
     rw_status st = RW_OK;
     char name[64];
-    /* Up and down links first (independently: each phase loads one link
-     * most), then paths and the core given those. */
     for (int q = 0; q < pl->n_phases && !st; q++) {
         const phase *ph = &pl->phases[q];
         if (ph->kind != PH_UP && ph->kind != PH_DOWN)
             continue;
-        double r = phase_rate(pl, q, t), e = expected_rate(m, gr, pl, ph, NULL, NULL);
-        if (!(r < LIMITED * e))
+        double r = phase_rate(pl, q, t);
+        if (!(r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, cand)))
             continue;
         (ph->kind == PH_UP ? up : down)[ph->a] = r;
         snprintf(name, sizeof name, "%s-%d", ph->kind == PH_UP ? "up" : "down", ph->a);
@@ -489,15 +507,19 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     }
     for (int q = 0; q < pl->n_phases && !st; q++) {
         const phase *ph = &pl->phases[q];
-        if (ph->kind != PH_PATH && ph->kind != PH_CORE)
+        if (ph->kind != PH_PATH)
             continue;
-        double r = phase_rate(pl, q, t), e = expected_rate(m, gr, pl, ph, up, down);
-        if (!(r < LIMITED * e))
+        double r = phase_rate(pl, q, t);
+        if (!(r < LIMITED * expected_rate(m, gr, pl, ph, up, down, NULL)))
             continue;
-        if (ph->kind == PH_PATH) {
-            snprintf(name, sizeof name, "path-%d-%d", ph->a, ph->b);
-            st = add_link(m, name, r, ph->a, ph->b);
-        } else
+        path[ph->a * G + ph->b] = r;
+        snprintf(name, sizeof name, "path-%d-%d", ph->a, ph->b);
+        st = add_link(m, name, r, ph->a, ph->b);
+    }
+    for (int q = 0; q < pl->n_phases && !st; q++) {
+        const phase *ph = &pl->phases[q];
+        double r = ph->kind == PH_CORE ? phase_rate(pl, q, t) : NAN;
+        if (ph->kind == PH_CORE && r < LIMITED * expected_rate(m, gr, pl, ph, up, down, path))
             st = add_link(m, "core", r, -1, -1);
     }
     return st;
