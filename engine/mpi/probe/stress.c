@@ -525,7 +525,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     return st;
 }
 
-static rw_stress_cost last_cost;
+static rw_stress_cost last_cost = {-1, 0};
 
 rw_stress_cost rw_stress_last_cost(void) { return last_cost; }
 
@@ -555,7 +555,7 @@ static rw_status copy_pairs(rw_model *m, const rw_model *base)
 
 rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
 {
-    last_cost = (rw_stress_cost){0, 0};
+    last_cost = (rw_stress_cost){-1, 0};
     int me, n;
     MPI_Comm_rank(c, &me);
     MPI_Comm_size(c, &n);

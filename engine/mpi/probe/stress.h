@@ -19,7 +19,7 @@ typedef struct rw_stress_cost {
  * group_of, the links and the nic caps (inject/eject) into m. */
 rw_status rw_stress_run(MPI_Comm leaders, rw_model *m, const rw_model *base);
 
-/* The cost of the last rw_stress_run on rank 0 (phases 0 when none ran). */
+/* The cost of the last rw_stress_run on rank 0 (phases -1 when none ran). */
 rw_stress_cost rw_stress_last_cost(void);
 
 #endif

@@ -314,7 +314,7 @@ int main(int argc, char **argv)
     if (st && rank == 0)
         fprintf(stderr, "rankwise-probe: error: %s\n", rw_last_error());
     rw_stress_cost cost = rw_stress_last_cost();
-    if (!st && rank == 0 && cost.phases > 0) {
+    if (!st && rank == 0 && cost.phases >= 0) {
         printf("stress test: %d phases, %.6g s\n", cost.phases, cost.seconds);
         fflush(stdout);
     } else if (!st && rank == 0 && a.opt.capacities)
