@@ -57,6 +57,7 @@ studies: build
 	$(PY) studies/probe_cost.py
 	$(PY) studies/probe_real_mpi.py
 	$(PY) studies/map_quality.py
+	$(PY) studies/capacity_accuracy.py
 
 build: $(VENV)/.installed
 

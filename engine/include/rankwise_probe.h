@@ -17,6 +17,8 @@ typedef enum rw_group_by {
     RW_GROUP_BY_RANK = 1  /* every rank is a node of its own (localhost tests) */
 } rw_group_by;
 
+enum { RW_CAPACITIES_NONE = 0, RW_CAPACITIES_AFTER = 1, RW_CAPACITIES_ONLY = 2 };
+
 typedef void (*rw_progress_fn)(int done, int total, void *arg);
 
 typedef struct rw_probe_options {
@@ -30,6 +32,11 @@ typedef struct rw_probe_options {
     int n_pairs;
     const char *const *pair_src;
     const char *const *pair_dst;
+    /* Shared-link capacity stress test (engine/mpi/probe/stress.c):
+     * RW_CAPACITIES_AFTER after the ping-pong, RW_CAPACITIES_ONLY instead
+     * of it, on the pairs of `base` (rank 0; same sizes as the options). */
+    int capacities;
+    const rw_model *base;
     rw_progress_fn progress;   /* called on rank 0 only, may be NULL */
     void *progress_arg;
 } rw_probe_options;

@@ -224,20 +224,43 @@ class PredictNetwork:
     def from_model(cls, model: Model, hosts: Sequence[tuple[str, int]] | None = None, *,
                    node_caps: bool = True, fill_missing: bool = False) -> "PredictNetwork":
         """The allocation's nodes as the model measured them (alpha, beta per
-        pair through rankwise.mapping.Network.from_model). A model holds no
-        capacities yet, so with node_caps each node's injection (ejection)
-        cap is the best bandwidth it showed as a sender (receiver) to any
-        other node: concurrent flows through one NIC then share it."""
+        pair through rankwise.mapping.Network.from_model). With node_caps each
+        node's injection (ejection) cap is the model's nic figure (the stress
+        test's, docs/model-structure.md), else the best bandwidth it showed as
+        a sender (receiver) to any other node: concurrent flows through one
+        NIC then share it. The model's shared links (rack uplinks) become
+        SharedLinks over the allocation's pairs that cross them."""
         from rankwise.mapping import Network
 
         net = Network.from_model(model, hosts, fill_missing=fill_missing)
+        idx = np.asarray([model.index(name) for name in net.names], dtype=np.intp)
         inject = eject = None
         if node_caps and net.n_nodes > 1:
             with np.errstate(divide="ignore"):
                 bw = np.where(net.beta > 0, 1.0 / net.beta, 0.0)
             np.fill_diagonal(bw, 0.0)
             inject, eject = bw.max(axis=1), bw.max(axis=0)
-        pn = cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject)
+            if model.knee > 0:
+                # The best bandwidth a node showed, large messages included.
+                big = model.beta_large[np.ix_(idx, idx)].copy()
+                np.fill_diagonal(big, np.nan)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    bw_large = np.where(big > 0, 1.0 / big, 0.0)
+                inject = np.maximum(inject, bw_large.max(axis=1))
+                eject = np.maximum(eject, bw_large.max(axis=0))
+            # What the stress test measured replaces the guess.
+            for caps, measured in ((inject, model.inject), (eject, model.eject)):
+                if measured is not None:
+                    found = measured[idx]
+                    caps[:] = np.where(np.isfinite(found) & (found > 0), found, caps)
+        links = []
+        if model.links and model.group_of is not None:
+            group_of = np.asarray(model.group_of)[idx]
+            for link in model.links:
+                pairs = np.argwhere(link.crosses(group_of)).astype(np.int32)
+                if pairs.size:
+                    links.append(SharedLink(link.name, float(link.capacity), pairs))
+        pn = cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject, links=links)
         pn._protocol_from_model(model)
         return pn
 
@@ -252,12 +275,6 @@ class PredictNetwork:
             self.beta_large = np.ascontiguousarray(model.beta_large[np.ix_(idx, idx)])
             np.fill_diagonal(self.alpha_large, np.nan)  # intra-node keeps its one fit
             np.fill_diagonal(self.beta_large, np.nan)
-            if self.inject is not None and self.eject is not None:
-                # A node's cap is the best bandwidth it showed, large messages included.
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    bw = np.where(self.beta_large > 0, 1.0 / self.beta_large, 0.0)
-                self.inject = np.maximum(self.inject, bw.max(axis=1))
-                self.eject = np.maximum(self.eject, bw.max(axis=0))
 
     # ------------------------------------------------------------ C side
     def _to_c(self, node_of: np.ndarray) -> C.c_void_p:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -35,6 +36,7 @@ class ProbeOptions:
     intra: bool = True
     pairs: list[tuple[str, str]] | None = None  # partial re-probe
     update: Path | None = None  # merge into this model
+    capacities: str | None = None  # "after" the ping-pong or "only" (on update's pairs): the stress test
 
     def args(self) -> list[str]:
         out: list[str] = []
@@ -53,6 +55,8 @@ class ProbeOptions:
                 out += [flag, str(value)]
         if not self.intra:
             out.append("--no-intra")
+        if self.capacities is not None:
+            out.append({"after": "--capacities", "only": "--capacities-only"}[self.capacities])
         if self.pairs:
             out += ["--pairs", ",".join(f"{a}:{b}" for a, b in self.pairs)]
         return out
@@ -72,6 +76,32 @@ def pairs_touching(model_path: str | PathLike, nodes: list[str]) -> list[tuple[s
     return [(a, b) for a in model.names for b in model.names if a != b and (a in wanted or b in wanted)]
 
 
+@dataclass(frozen=True)
+class StressCost:
+    """What the stress test took: timed phases, and seconds (simulated under SMPI)."""
+
+    phases: int
+    seconds: float
+
+
+_STRESS_LINE = re.compile(r"stress test: (\d+) phases, (\S+) s")
+
+
+def stress_cost(log: list[str]) -> StressCost | None:
+    """The cost rankwise-probe printed, None when no stress test ran."""
+    for line in log:
+        m = _STRESS_LINE.search(line)
+        if m:
+            return StressCost(int(m.group(1)), float(m.group(2)))
+    return None
+
+
+def _report_cost(result: launch.RunResult, on_stress_cost: Callable[[StressCost], None] | None) -> None:
+    cost = stress_cost(result.log)
+    if cost is not None and on_stress_cost is not None:
+        on_stress_cost(cost)
+
+
 def _finish(result: launch.RunResult, what: str, output: Path) -> Model:
     if result.returncode != 0:
         raise RankwiseError(launch.failure_message(what, result), exit_code=1)
@@ -88,19 +118,21 @@ def probe_sim(
     nodes: int | None = None,
     show_progress: bool = True,
     hostfile: str | PathLike | None = None,
+    on_stress_cost: Callable[[StressCost], None] | None = None,
 ) -> Model:
     """Probe the simulated cluster described by a SimGrid platform (all its
-    hosts, the first `nodes`, or those of a hostfile)."""
+    hosts, the first `nodes`, or those of a hostfile). on_stress_cost gets
+    the stress test's cost when options ask for it."""
     from rankwise.sim.hosts import rank_hosts  # here: probing a real cluster needs no simulator
 
     # smpirun runs in a temporary directory: every path it is given is absolute.
     platform, output = Path(platform).resolve(), prepare_output(Path(output).resolve())
     lines = rank_hosts(platform, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, min_nodes=2)
-    return _run_sim(platform, output, options, lines, len(set(lines)), show_progress)
+    return _run_sim(platform, output, options, lines, len(set(lines)), show_progress, on_stress_cost)
 
 
 def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[str], n_hosts: int,
-             show_progress: bool) -> Model:
+             show_progress: bool, on_stress_cost: Callable[[StressCost], None] | None = None) -> Model:
     """smpirun the SMPI probe with one rank per hostfile line."""
     from rankwise.sim import smpi
 
@@ -113,7 +145,9 @@ def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[st
         result = launch.run_with_progress(cmd, f"probing {n_hosts} simulated nodes", show_progress, cwd=tmp)
     if result.returncode != 0:
         raise RankwiseError(smpi.failure_message("the simulated probe", result.returncode, result.log), exit_code=1)
-    return _finish(result, "the simulated probe", output)
+    model = _finish(result, "the simulated probe", output)
+    _report_cost(result, on_stress_cost)
+    return model
 
 
 def probe_launcher(
@@ -123,6 +157,7 @@ def probe_launcher(
     show_progress: bool = True,
     hostfile: str | PathLike | None = None,
     warn: Callable[[str], None] | None = None,
+    on_stress_cost: Callable[[StressCost], None] | None = None,
 ) -> Model:
     """Probe a real cluster through an MPI launcher ('mpirun -np 8 ...', 'srun ...').
     A hostfile is checked here, then handed to the launcher as -hostfile.
@@ -143,6 +178,7 @@ def probe_launcher(
             f"the probe ended without writing {output}"
         raise RankwiseError(f"{cause.rstrip('.')}; no model was written", exit_code=1)
     model = Model.load(output)
+    _report_cost(result, on_stress_cost)
     if result.returncode != 0 or result.unfinalized or result.ended_after is not None:
         (warn or _warn_stderr)(_unfinished_job_warning(model, result))
     return model

@@ -12,6 +12,7 @@
 #include "overhead.h"
 #include "pingpong.h"
 #include "probe_end.h"
+#include "stress.h"
 #include "rankwise_probe.h"
 
 /* 8 B to 4 MiB in steps of 4 (the last step is 2). */
@@ -566,6 +567,16 @@ static rw_status agree(MPI_Comm comm, rw_status st)
     return (rw_status)worst;
 }
 
+/* The stress test needs every node: it runs only when all answered. */
+static rw_status measure_capacities(probe *p, rw_model *m)
+{
+    int skip = gave_up(p);
+    if (!p->synced || rw_sync_flag(p->nodes.leaders, &skip, p->timeout) != 0 || skip)
+        return RW_OK;
+    return rw_stress_run(p->nodes.leaders, m,
+                         p->opt->capacities == RW_CAPACITIES_ONLY ? p->opt->base : NULL);
+}
+
 rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **out)
 {
     *out = NULL;
@@ -623,11 +634,16 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
 
     rw_stat intra[p.ns];
     uint8_t intra_state = RW_PAIR_UNPROBED;
-    st = measure_intra(&p, intra, &intra_state);
+    int pingpong = opt->capacities != RW_CAPACITIES_ONLY;
+    st = pingpong ? measure_intra(&p, intra, &intra_state) : RW_OK;
     if (!st && p.nodes.is_leader) {
-        measure_inter(&p);
-        p.overhead = rw_measure_overhead(p.nodes.leaders, p.dead, p.timeout);
+        if (pingpong) {
+            measure_inter(&p);
+            p.overhead = rw_measure_overhead(p.nodes.leaders, p.dead, p.timeout);
+        }
         st = collect(&p, intra, intra_state, out);
+        if (!st && opt->capacities)
+            st = measure_capacities(&p, *out);
     }
     if (gave_up(&p))
         left_pending = 1;

@@ -10,6 +10,7 @@
 
 #include "probe_end.h"
 #include "rankwise_probe.h"
+#include "stress.h"
 
 #define MAX_SIZES 40
 
@@ -27,6 +28,8 @@ static const char usage[] =
     "      --group-by WHAT      host (ranks of one host form a node) or rank\n"
     "      --no-intra           skip rank-to-rank measurement inside nodes\n"
     "      --pairs LIST         only these ordered pairs: SRC:DST,SRC:DST (node names)\n"
+    "      --capacities         then the stress test: shared-link and NIC capacities\n"
+    "      --capacities-only    only the stress test, on the pairs of --update MODEL\n"
     "      --source TEXT        where the numbers come from, kept in the model\n"
     "      --progress           print 'RW-PROGRESS done total' lines on stderr,\n"
     "                           'RW-WRITTEN PATH' once the model is on disk and\n"
@@ -134,7 +137,7 @@ static int parse_pairs(const char *text, args *a)
 static int parse_args(int argc, char **argv, int rank, args *a)
 {
     enum { O_UPDATE = 256, O_SIZES, O_REPS, O_ROUNDS, O_WARMUP, O_MODE, O_TIMEOUT, O_BUDGET,
-           O_GROUP, O_NOINTRA, O_PAIRS, O_SOURCE, O_PROGRESS };
+           O_GROUP, O_NOINTRA, O_PAIRS, O_SOURCE, O_PROGRESS, O_CAP, O_CAPONLY };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"update", required_argument, 0, O_UPDATE},
         {"sizes", required_argument, 0, O_SIZES}, {"repetitions", required_argument, 0, O_REPS},
@@ -144,6 +147,7 @@ static int parse_args(int argc, char **argv, int rank, args *a)
         {"group-by", required_argument, 0, O_GROUP}, {"no-intra", no_argument, 0, O_NOINTRA},
         {"pairs", required_argument, 0, O_PAIRS}, {"source", required_argument, 0, O_SOURCE},
         {"progress", no_argument, 0, O_PROGRESS}, {"help", no_argument, 0, 'h'},
+        {"capacities", no_argument, 0, O_CAP}, {"capacities-only", no_argument, 0, O_CAPONLY},
         {0, 0, 0, 0}};
     rw_probe_options_default(&a->opt);
     rw_probe_settings *s = &a->opt.settings;
@@ -156,6 +160,8 @@ static int parse_args(int argc, char **argv, int rank, args *a)
         case O_SOURCE: a->source = optarg; break;
         case O_PROGRESS: a->progress = 1; break;
         case O_NOINTRA: a->opt.measure_intra = 0; break;
+        case O_CAP: a->opt.capacities = RW_CAPACITIES_AFTER; break;
+        case O_CAPONLY: a->opt.capacities = RW_CAPACITIES_ONLY; break;
         case O_SIZES:
             if (parse_sizes(optarg, a->sizes, &a->opt.n_sizes))
                 return fail(rank, "--sizes: '%s' is not a list like 8,1K,4M", optarg);
@@ -215,6 +221,10 @@ static int parse_args(int argc, char **argv, int rank, args *a)
         return fail(rank, "unexpected argument '%s'", argv[optind]);
     if (!a->output)
         return fail(rank, "%s", "--output is required");
+    if (a->opt.capacities == RW_CAPACITIES_ONLY && !a->update)
+        return fail(rank, "%s", "--capacities-only needs --update MODEL (the pairs it stresses)");
+    if (a->opt.capacities == RW_CAPACITIES_ONLY && a->opt.n_pairs)
+        return fail(rank, "%s", "--capacities-only measures no pairs: drop --pairs");
     return 0;
 }
 
@@ -236,8 +246,12 @@ static rw_status write_model(const args *a, rw_model *m)
         return rw_model_write(m, a->output);
     rw_model *base;
     rw_status st = rw_model_read(a->update, &base);
-    if (!st)
+    if (!st) {
+        rw_probe_settings pairs_settings = base->settings;
         st = rw_model_merge(base, m);
+        if (a->opt.capacities == RW_CAPACITIES_ONLY)
+            base->settings = pairs_settings; /* no pair was measured: they say how base's were */
+    }
     if (!st) /* one knee for the merged pairs, every pair fitted on its sides */
         rw_model_fit_knee(base);
     if (!st) {
@@ -267,18 +281,32 @@ int main(int argc, char **argv)
 
     /* Fail before measuring when the model to update cannot be read. */
     int bad = 0;
+    rw_model *base = NULL;
     if (rank == 0 && a.update) {
-        rw_model *m;
-        if (rw_model_read(a.update, &m)) {
+        if (rw_model_read(a.update, &base)) {
             fprintf(stderr, "rankwise-probe: error: %s\n", rw_last_error());
             bad = 1;
+        } else if (a.opt.capacities == RW_CAPACITIES_ONLY && base->n_sizes > MAX_SIZES) {
+            fprintf(stderr, "rankwise-probe: error: %s: more than %d message sizes\n", a.update, MAX_SIZES);
+            bad = 1;
         }
-        rw_model_free(m);
     }
     MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (bad) {
+        rw_model_free(base);
         MPI_Finalize();
         return 1;
+    }
+    if (a.opt.capacities == RW_CAPACITIES_ONLY) {
+        /* The stressed model merges back into base: probe's sizes are its. */
+        if (rank == 0) {
+            a.opt.n_sizes = base->n_sizes;
+            memcpy(a.sizes, base->sizes, (size_t)base->n_sizes * sizeof *a.sizes);
+        }
+        MPI_Bcast(&a.opt.n_sizes, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(a.sizes, a.opt.n_sizes, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        a.opt.sizes = a.sizes;
+        a.opt.base = base;
     }
 
     rw_model *model = NULL;
@@ -287,11 +315,18 @@ int main(int argc, char **argv)
         st = write_model(&a, model);
     if (st && rank == 0)
         fprintf(stderr, "rankwise-probe: error: %s\n", rw_last_error());
+    rw_stress_cost cost = rw_stress_last_cost();
+    if (!st && rank == 0 && cost.phases >= 0) {
+        printf("stress test: %d phases, %.6g s\n", cost.phases, cost.seconds);
+        fflush(stdout);
+    } else if (!st && rank == 0 && a.opt.capacities)
+        fprintf(stderr, "rankwise-probe: warning: a node stopped answering: no stress test\n");
     if (!st && rank == 0 && a.progress) {
         fprintf(stderr, "RW-WRITTEN %s\n", a.output);
         fflush(stderr);
     }
     rw_model_free(model);
+    rw_model_free(base);
     free(a.pair_src);
     free(a.pair_dst);
     free(a.pair_text);

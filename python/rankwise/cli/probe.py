@@ -82,6 +82,8 @@ def probe_command(
     pairs: Optional[str] = typer.Option(None, "--pairs", help="Only these ordered pairs: SRC:DST,SRC:DST."),
     update: Optional[Path] = typer.Option(None, "--update", help="Merge the new measurements into this model."),
     reprobe: Optional[str] = typer.Option(None, "--reprobe", help="With --update: re-measure every pair touching these nodes (A,B,...)."),
+    capacities: bool = typer.Option(False, "--capacities", help="Then run the stress test: shared-link (rack uplink) and NIC capacities."),
+    capacities_only: bool = typer.Option(False, "--capacities-only", help="Only the stress test, on the pairs and groups of --update MODEL."),
 ):
     """Measure every pair of nodes into a model file."""
     from rankwise.probe import ProbeOptions, pairs_touching, probe_launcher, probe_sim
@@ -91,6 +93,12 @@ def probe_command(
         raise UsageError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")
     if reprobe and not update:
         raise UsageError("--reprobe needs --update MODEL (the model whose pairs are re-measured)")
+    if capacities and capacities_only:
+        raise UsageError("give one of --capacities (after the ping-pong) or --capacities-only (instead of it)")
+    if capacities_only and not update:
+        raise UsageError("--capacities-only needs --update MODEL (the model whose groups are stressed)")
+    if capacities_only and (pairs or reprobe or sizes):
+        raise UsageError("--capacities-only measures no pairs: drop --pairs, --reprobe and --sizes")
     if sizes is not None:
         parse_sizes(sizes)
     check_choice("--mode", mode, MODES)
@@ -112,10 +120,16 @@ def probe_command(
         sizes=sizes, repetitions=repetitions, rounds=rounds, warmup=warmup, mode=mode,
         timeout=timeout, time_budget=time_budget, group_by=group_by, intra=not no_intra,
         pairs=wanted or None, update=update,
+        capacities="only" if capacities_only else "after" if capacities else None,
     )
+    costs = []
     if sim is not None:
-        model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes, hostfile=hostfile)
+        model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes, hostfile=hostfile,
+                          on_stress_cost=costs.append)
     else:
-        model = probe_launcher(launcher, output, options, hostfile=hostfile)
+        model = probe_launcher(launcher, output, options, hostfile=hostfile, on_stress_cost=costs.append)
     render(summarize(model), console)
+    for cost in costs:
+        clock = " (simulated)" if sim is not None else ""
+        console.print(f"stress test: {cost.phases} phases, {cost.seconds:.3g} s{clock}", highlight=False)
     console.print(f"model written to [bold]{escape(str(output))}[/bold]", highlight=False)

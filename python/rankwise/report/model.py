@@ -108,6 +108,16 @@ class Structure:
 
 
 @dataclass
+class Capacities:
+    """What the stress test found (docs/model-structure.md, "Shared-link capacity")."""
+
+    groups: list[str]  # node labels per group the links refer to
+    links: list[tuple[str, float, str, str]]  # (name, GB/s, from, to)
+    nic_gbps: tuple[float, float]  # median inject, eject over the nodes measured
+    low_nics: list[tuple[str, float, float]]  # (node, inject, eject GB/s) below typical / SLOW_RATIO
+
+
+@dataclass
 class Summary:
     n_nodes: int
     ranks: int  # total MPI ranks (sum of ranks per node)
@@ -133,6 +143,7 @@ class Summary:
     intra: IntraSummary | None
     jitter: JitterSummary | None
     structure: Structure | None = None  # slow and variable links (None: fewer than 3 nodes measured)
+    capacities: Capacities | None = None  # stress test figures (None: the model has none)
     typical_alpha_us: float = math.nan  # median over all measured pairs
     typical_bandwidth_gbps: float = math.nan
     notes: list[str] = field(default_factory=list)
@@ -311,11 +322,51 @@ def summarize(model: Model, top: int = 10) -> Summary:
         intra=_intra(model),
         jitter=_jitter(model, measured, jitter),
         structure=_structure(names, findings) if findings is not None else None,
+        capacities=_capacities(model),
         typical_alpha_us=_finite_median(alpha_us[measured]) if measured.any() else math.nan,
         typical_bandwidth_gbps=_finite_median(bw_gbps[measured]) if measured.any() else math.nan,
         notes=notes,
         protocol=summarize_protocol(model),
     )
+
+
+def _capacities(model: Model) -> Capacities | None:
+    inject = model.inject if model.inject is not None else np.full(model.n_nodes, np.nan)
+    eject = model.eject if model.eject is not None else np.full(model.n_nodes, np.nan)
+    if not model.links and not np.isfinite(inject).any() and not np.isfinite(eject).any():
+        return None
+    group_of = model.group_of if model.group_of is not None else np.full(model.n_nodes, -1)
+    n_groups = int(group_of.max()) + 1 if group_of.size else 0
+    labels = [compress_names([model.names[i] for i in np.flatnonzero(group_of == g)]) for g in range(n_groups)]
+
+    def side(groups) -> str:
+        return "any group" if groups is None else ", ".join(f"g{g}" for g in groups)
+
+    links = [(link.name, link.capacity / 1e9, side(link.from_groups), side(link.to_groups)) for link in model.links]
+    typical = (_finite_median(inject), _finite_median(eject))
+    low = [(model.names[i], inject[i] / 1e9, eject[i] / 1e9) for i in range(model.n_nodes)
+           if inject[i] * SLOW_RATIO < typical[0] or eject[i] * SLOW_RATIO < typical[1]]
+    return Capacities(labels, links, (typical[0] / 1e9, typical[1] / 1e9), low)
+
+
+def _render_capacities(c: Capacities, console) -> None:
+    from rich.markup import escape  # node and link names come from the model file
+
+    console.print("[bold]Capacities[/] (stress test: many flows at once, docs/model-structure.md):", highlight=False)
+    if c.groups:
+        console.print("  groups: " + escape("; ".join(f"g{g} {label}" for g, label in enumerate(c.groups))),
+                      highlight=False)
+    if c.links:
+        for name, gbps, src, dst in c.links:
+            console.print(escape(f"  link {name}: {_num(gbps)} GB/s, flows from {src} to {dst}"), highlight=False)
+    else:
+        console.print("  no shared link limits the flows: every group carries what its nodes send", highlight=False)
+    console.print(f"  nic: typical {_num(c.nic_gbps[0])} GB/s out, {_num(c.nic_gbps[1])} GB/s in", highlight=False)
+    if c.low_nics:
+        shown = ", ".join(f"{n} {_num(a)} / {_num(b)} GB/s" for n, a, b in c.low_nics[:8])
+        more = f" ... and {len(c.low_nics) - 8} more" if len(c.low_nics) > 8 else ""
+        console.print("  [bold red]low nic caps[/] (out / in): " + escape(shown + more), highlight=False)
+    console.print()
 
 
 def _structure(names: list[str], f) -> Structure:
@@ -501,6 +552,8 @@ def render(summary: Summary, console) -> None:
 
     if s.structure is not None:
         _render_structure(s.structure, console)
+    if s.capacities is not None:
+        _render_capacities(s.capacities, console)
 
     if s.slowest_latency:
         t = Table(title="Slowest pairs by latency", title_justify="left", box=box.SIMPLE_HEAD)

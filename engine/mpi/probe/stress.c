@@ -1,0 +1,628 @@
+/* The capacity stress test (docs/model-structure.md, "Shared-link
+ * capacity"). Ping-pong sees one flow at a time; a rack uplink or a NIC
+ * shows its capacity only when many flows share it. Rank 0 plans phases of
+ * simultaneous large transfers from the groups of the measured model, every
+ * leader runs them, and rank 0 infers from their aggregate rates:
+ *   nic    one node sends to (receives from) FAN group mates at once;
+ *   up-A   every node of A sends out of A at once (receivers spread over the
+ *          other groups, so that no down link sees as many flows);
+ *   down-A every node of A receives from outside at once;
+ *   path   A -> B node by node (3 groups or more: with 2 it is up-A);
+ *   core   every node sends to another group at once.
+ * A link is kept only when its phase ran clearly (10 %) below what the
+ * flows would carry without it: the node caps and the links found before,
+ * shared max-min fairly (expected_rate). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "stress.h"
+
+#define STRESS_BYTES (4 << 20) /* per flow: 4 MiB makes latency < 1 % of it */
+#define STRESS_REPS 3           /* repetitions of a phase; the median counts */
+#define FAN 4                   /* peers of a node in its nic phases */
+#define LIMITED 0.9             /* below this share of the expected rate: a limit */
+
+enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE };
+
+typedef struct phase {
+    int kind, a, b; /* a: group (up, down, path), b: group (path) */
+    int first, count; /* its flows in the flow list */
+} phase;
+
+typedef struct plan {
+    int n_phases, n_flows;
+    phase *phases;
+    int *src, *dst; /* flows */
+    int cap_phases, cap_flows;
+} plan;
+
+static void plan_free(plan *pl)
+{
+    free(pl->phases);
+    free(pl->src);
+    free(pl->dst);
+    memset(pl, 0, sizeof *pl);
+}
+
+static int begin_phase(plan *pl, int kind, int a, int b)
+{
+    if (pl->n_phases == pl->cap_phases) {
+        int cap = pl->cap_phases ? 2 * pl->cap_phases : 16;
+        phase *p = realloc(pl->phases, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        pl->phases = p;
+        pl->cap_phases = cap;
+    }
+    pl->phases[pl->n_phases++] = (phase){kind, a, b, pl->n_flows, 0};
+    return 0;
+}
+
+static int add_flow(plan *pl, int s, int d)
+{
+    if (pl->n_flows == pl->cap_flows) {
+        int cap = pl->cap_flows ? 2 * pl->cap_flows : 64;
+        int *a = realloc(pl->src, (size_t)cap * sizeof *a);
+        if (a)
+            pl->src = a;
+        int *b = a ? realloc(pl->dst, (size_t)cap * sizeof *b) : NULL;
+        if (!b)
+            return -1;
+        pl->dst = b;
+        pl->cap_flows = cap;
+    }
+    pl->src[pl->n_flows] = s;
+    pl->dst[pl->n_flows++] = d;
+    pl->phases[pl->n_phases - 1].count++;
+    return 0;
+}
+
+/* Single-flow bandwidth of i -> j from the ping-pong fit, 0 when unknown. */
+static double pair_bw(const rw_model *m, int i, int j)
+{
+    size_t p = (size_t)i * m->n_nodes + j;
+    if (i == j || m->pair_state[p] != RW_PAIR_MEASURED || !(m->beta[p] > 0))
+        return 0;
+    return 1.0 / m->beta[p];
+}
+
+typedef struct groups {
+    int n, g;
+    int *of, *size, *start, *members; /* members grouped, ascending node index */
+} groups;
+
+static void groups_free(groups *gr)
+{
+    free(gr->of);
+    free(gr->size);
+    free(gr->start);
+    free(gr->members);
+}
+
+static rw_status find_groups(const rw_model *m, groups *gr)
+{
+    int n = m->n_nodes;
+    memset(gr, 0, sizeof *gr);
+    gr->n = n;
+    gr->of = malloc((size_t)n * sizeof *gr->of);
+    gr->members = malloc((size_t)n * sizeof *gr->members);
+    if (!gr->of || !gr->members)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    int32_t *of32 = malloc((size_t)n * sizeof *of32);
+    if (!of32)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    int g = rw_model_groups(m, of32);
+    if (g < 1) { /* no usable figures: one group, nic phases only */
+        g = 1;
+        for (int i = 0; i < n; i++)
+            of32[i] = 0;
+    }
+    for (int i = 0; i < n; i++)
+        gr->of[i] = of32[i];
+    free(of32);
+    gr->g = g;
+    gr->size = calloc((size_t)g, sizeof *gr->size);
+    gr->start = calloc((size_t)g + 1, sizeof *gr->start);
+    if (!gr->size || !gr->start)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++)
+        gr->size[gr->of[i]]++;
+    for (int k = 0; k < g; k++)
+        gr->start[k + 1] = gr->start[k] + gr->size[k];
+    int fill[g];
+    memset(fill, 0, sizeof fill);
+    for (int i = 0; i < n; i++)
+        gr->members[gr->start[gr->of[i]] + fill[gr->of[i]]++] = i;
+    return RW_OK;
+}
+
+/* Nodes outside group a, dealt from each other group in turn, so that the
+ * first k of them spread evenly over the other groups. */
+static int others_interleaved(const groups *gr, int a, int *out)
+{
+    int k = 0;
+    for (int r = 0; r < gr->n; r++)
+        for (int g = 0; g < gr->g; g++)
+            if (g != a && r < gr->size[g])
+                out[k++] = gr->members[gr->start[g] + r];
+    return k;
+}
+
+/* How steady pair i -> j was: minus the jitter of its largest size (a
+ * mate whose link varies over time would make the phase read its moment). */
+static double steadiness(const rw_model *m, int i, int j)
+{
+    double jit = m->pair_stats[((size_t)i * m->n_nodes + j) * m->n_sizes + m->n_sizes - 1].jitter;
+    return isnan(jit) ? -1e300 : -jit;
+}
+
+/* Up to FAN mates of node v (towards them when out, from them otherwise):
+ * among those with at least half the best single-flow bandwidth (a slow
+ * mate would set the pace), the steadiest. */
+static int best_mates(const rw_model *m, const groups *gr, int v, int out, int *mates)
+{
+    int g = gr->of[v], k = 0;
+    const int *mem = gr->members + gr->start[g];
+    double best[FAN], top = 0;
+    for (int q = 0; q < gr->size[g]; q++)
+        if (mem[q] != v)
+            top = fmax(top, out ? pair_bw(m, v, mem[q]) : pair_bw(m, mem[q], v));
+    for (int q = 0; q < gr->size[g]; q++) {
+        int u = mem[q];
+        if (u == v)
+            continue;
+        double bw = out ? pair_bw(m, v, u) : pair_bw(m, u, v);
+        if (bw < 0.5 * top)
+            continue;
+        double score = out ? steadiness(m, v, u) : steadiness(m, u, v);
+        int pos = k < FAN ? k++ : FAN;
+        while (pos > 0 && best[pos - 1] < score) {
+            if (pos < FAN) {
+                best[pos] = best[pos - 1];
+                mates[pos] = mates[pos - 1];
+            }
+            pos--;
+        }
+        if (pos < FAN) {
+            best[pos] = score;
+            mates[pos] = u;
+        }
+    }
+    return k;
+}
+
+static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
+{
+    int n = gr->n, G = gr->g, maxg = 0, mates[FAN];
+    int *others = malloc((size_t)n * sizeof *others);
+    if (!others)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    int bad = 0;
+    for (int g = 0; g < G; g++)
+        maxg = gr->size[g] > maxg ? gr->size[g] : maxg;
+    /* nic: in phase t the t-th node of every group, inside its group (no
+     * shared link crossed, groups side by side). */
+    for (int t = 0; t < maxg && !bad; t++)
+        for (int out = 1; out >= 0 && !bad; out--) {
+            bad |= begin_phase(pl, out ? PH_INJECT : PH_EJECT, -1, -1);
+            for (int g = 0; g < G && !bad; g++) {
+                if (t >= gr->size[g] || gr->size[g] < 2)
+                    continue;
+                int v = gr->members[gr->start[g] + t];
+                int k = best_mates(m, gr, v, out, mates);
+                for (int q = 0; q < k && !bad; q++)
+                    bad |= out ? add_flow(pl, v, mates[q]) : add_flow(pl, mates[q], v);
+            }
+        }
+    for (int a = 0; a < G && G >= 2 && !bad; a++) {
+        int k = others_interleaved(gr, a, others);
+        const int *mem = gr->members + gr->start[a];
+        bad |= begin_phase(pl, PH_UP, a, -1);
+        for (int q = 0; q < gr->size[a] && !bad; q++)
+            bad |= add_flow(pl, mem[q], others[q % k]);
+        bad |= begin_phase(pl, PH_DOWN, a, -1);
+        for (int q = 0; q < gr->size[a] && !bad; q++)
+            bad |= add_flow(pl, others[q % k], mem[q]);
+    }
+    for (int a = 0; a < G && G >= 3 && !bad; a++)
+        for (int b = 0; b < G && !bad; b++) {
+            if (a == b)
+                continue;
+            bad |= begin_phase(pl, PH_PATH, a, b);
+            int k = gr->size[a] < gr->size[b] ? gr->size[a] : gr->size[b];
+            for (int q = 0; q < k && !bad; q++)
+                bad |= add_flow(pl, gr->members[gr->start[a] + q], gr->members[gr->start[b] + q]);
+        }
+    if (G >= 3 && !bad) {
+        bad |= begin_phase(pl, PH_CORE, -1, -1);
+        for (int p = 0; p < n && !bad; p++) { /* members are in group order */
+            int s = gr->members[p], d = gr->members[(p + maxg) % n];
+            if (gr->of[s] != gr->of[d])
+                bad |= add_flow(pl, s, d);
+        }
+    }
+    free(others);
+    return bad ? rw_fail(RW_ERR_NOMEM, "out of memory") : RW_OK;
+}
+
+/* Send the plan from rank 0 to every leader. */
+static rw_status share_plan(MPI_Comm c, int me, plan *pl)
+{
+    int counts[2] = {pl->n_phases, pl->n_flows};
+    MPI_Bcast(counts, 2, MPI_INT, 0, c);
+    if (me != 0) {
+        pl->n_phases = counts[0];
+        pl->n_flows = counts[1];
+        pl->phases = malloc((size_t)(counts[0] + 1) * sizeof *pl->phases);
+        pl->src = malloc((size_t)(counts[1] + 1) * sizeof *pl->src);
+        pl->dst = malloc((size_t)(counts[1] + 1) * sizeof *pl->dst);
+    }
+    int ok = pl->phases && pl->src && pl->dst, all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+    if (!all)
+        return rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's plan");
+    MPI_Bcast(pl->phases, (int)(counts[0] * (sizeof *pl->phases / sizeof(int))), MPI_INT, 0, c);
+    MPI_Bcast(pl->src, counts[1], MPI_INT, 0, c);
+    MPI_Bcast(pl->dst, counts[1], MPI_INT, 0, c);
+    return RW_OK;
+}
+
+static char *payload_alloc(size_t bytes)
+{
+#ifdef RW_SMPI
+    return SMPI_SHARED_MALLOC(bytes);
+#else
+    char *b = malloc(bytes);
+    if (b)
+        memset(b, 1, bytes);
+    return b;
+#endif
+}
+
+static void payload_free(char *b)
+{
+#ifdef RW_SMPI
+    if (b)
+        SMPI_SHARED_FREE(b);
+#else
+    free(b);
+#endif
+}
+
+#define STRESS_TAG 7330
+
+/* One repetition r of a phase: the seconds from the common start to the
+ * end of each flow this node receives go to t[flow * STRESS_REPS + r]. */
+static void run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r, char *sbuf, char *rbuf,
+                      MPI_Request *req, int *flow_of, double *t)
+{
+    int nr = 0;
+    MPI_Barrier(c);
+    double t0 = MPI_Wtime();
+    for (int f = ph->first; f < ph->first + ph->count; f++)
+        if (pl->dst[f] == me) {
+            MPI_Irecv(rbuf + (size_t)nr * STRESS_BYTES, STRESS_BYTES, MPI_BYTE, pl->src[f], STRESS_TAG, c,
+                      &req[nr]);
+            flow_of[nr++] = f;
+        }
+    int ns = 0;
+    for (int f = ph->first; f < ph->first + ph->count; f++)
+        if (pl->src[f] == me)
+            MPI_Isend(sbuf, STRESS_BYTES, MPI_BYTE, pl->dst[f], STRESS_TAG, c, &req[nr + ns++]);
+    for (int k = 0; k < nr; k++) {
+        int which;
+        MPI_Waitany(nr, req, &which, MPI_STATUS_IGNORE);
+        t[(size_t)flow_of[which] * STRESS_REPS + r] = MPI_Wtime() - t0;
+    }
+    MPI_Waitall(ns, req + nr, MPI_STATUSES_IGNORE);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What phase q carried: per repetition the sum of its flows' own rates
+ * (bytes over the time each took), the median over repetitions. With flows
+ * sharing a link this is the link's rate, however unequal their shares: a
+ * flow slowed elsewhere (a slow NIC) counts for what it carried. t holds
+ * the seconds of every flow of the plan, per repetition. src/dst >= 0:
+ * only the flows from/to that node. */
+static double phase_rate_of(const plan *pl, int q, const double *t, int src, int dst)
+{
+    const phase *ph = &pl->phases[q];
+    double rate[STRESS_REPS];
+    int flows = 0;
+    for (int r = 0; r < STRESS_REPS; r++) {
+        rate[r] = 0;
+        for (int f = ph->first; f < ph->first + ph->count; f++) {
+            if ((src >= 0 && pl->src[f] != src) || (dst >= 0 && pl->dst[f] != dst))
+                continue;
+            double v = t[(size_t)f * STRESS_REPS + r];
+            rate[r] += v > 0 ? STRESS_BYTES / v : NAN;
+            flows += r == 0;
+        }
+    }
+    qsort(rate, STRESS_REPS, sizeof *rate, cmp_double);
+    return flows > 0 ? rate[STRESS_REPS / 2] : NAN;
+}
+
+static double phase_rate(const plan *pl, int q, const double *t) { return phase_rate_of(pl, q, t, -1, -1); }
+
+/* What phase_rate would read for the flows of a phase if the only limits
+ * were each node's nic (as its nic phases found, else its best pair) and
+ * the up/down links in cap_up/cap_down (per group, NAN none) and the paths
+ * in cap_path (per ordered pair of groups, a * G + b): the flows
+ * share them max-min fairly (progressive filling), and when one ends the
+ * others speed up. Comparing with this, not with a plain sum of caps, keeps
+ * flows of unequal bottlenecks from looking like a link of their own. */
+static double expected_rate(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
+                            const double *cap_up, const double *cap_down, const double *cap_path)
+{
+    int n = gr->n, G = gr->g, nf = ph->count, nres = 2 * n + 2 * G + G * G;
+    if (nf == 0)
+        return NAN;
+    double cap[nres], left[nf], rate[nf], done_at[nf], used[nres];
+    int res[nf][5], unfrozen[nres];
+    for (int i = 0; i < n; i++) {
+        double best_out = 0, best_in = 0;
+        for (int j = 0; j < n; j++) {
+            best_out = fmax(best_out, pair_bw(m, i, j));
+            best_in = fmax(best_in, pair_bw(m, j, i));
+        }
+        cap[i] = isnan(m->inject[i]) ? best_out : m->inject[i];
+        cap[n + i] = isnan(m->eject[i]) ? best_in : m->eject[i];
+    }
+    for (int g = 0; g < G; g++) {
+        cap[2 * n + g] = cap_up && !isnan(cap_up[g]) ? cap_up[g] : INFINITY;
+        cap[2 * n + G + g] = cap_down && !isnan(cap_down[g]) ? cap_down[g] : INFINITY;
+    }
+    for (int k = 0; k < G * G; k++)
+        cap[2 * n + 2 * G + k] = cap_path && !isnan(cap_path[k]) ? cap_path[k] : INFINITY;
+    for (int k = 0; k < nf; k++) {
+        int s = pl->src[ph->first + k], d = pl->dst[ph->first + k];
+        int cross = gr->of[s] != gr->of[d];
+        res[k][0] = s;
+        res[k][1] = n + d;
+        res[k][2] = cross ? 2 * n + gr->of[s] : -1;
+        res[k][3] = cross ? 2 * n + G + gr->of[d] : -1;
+        res[k][4] = cross ? 2 * n + 2 * G + gr->of[s] * G + gr->of[d] : -1;
+        left[k] = STRESS_BYTES;
+        done_at[k] = -1;
+    }
+    double now = 0;
+    for (int active = nf; active > 0;) {
+        /* Progressive filling: the resource with the smallest fair share
+         * fixes its flows' rate, until every active flow has one. */
+        for (int k = 0; k < nf; k++)
+            rate[k] = done_at[k] >= 0 ? 0 : -1;
+        for (;;) {
+            memset(used, 0, sizeof used);
+            memset(unfrozen, 0, sizeof unfrozen);
+            for (int k = 0; k < nf; k++)
+                for (int x = 0; x < 5; x++)
+                    if (res[k][x] >= 0) {
+                        if (rate[k] < 0)
+                            unfrozen[res[k][x]]++;
+                        else
+                            used[res[k][x]] += rate[k];
+                    }
+            int best = -1;
+            double share = INFINITY;
+            for (int r = 0; r < nres; r++)
+                if (unfrozen[r] && (cap[r] - used[r]) / unfrozen[r] < share)
+                    share = (cap[r] - used[r]) / unfrozen[r], best = r;
+            if (best < 0)
+                break;
+            if (!(share > 0))
+                return NAN; /* a cap of 0: no figure to compare with */
+            for (int k = 0; k < nf; k++)
+                for (int x = 0; x < 5; x++)
+                    if (rate[k] < 0 && res[k][x] == best)
+                        rate[k] = share;
+        }
+        double dt = INFINITY;
+        for (int k = 0; k < nf; k++)
+            if (done_at[k] < 0 && rate[k] > 0)
+                dt = fmin(dt, left[k] / rate[k]);
+        if (!isfinite(dt))
+            return NAN;
+        now += dt;
+        for (int k = 0; k < nf; k++)
+            if (done_at[k] < 0) {
+                left[k] -= rate[k] * dt;
+                if (left[k] <= 1e-9 * STRESS_BYTES) {
+                    done_at[k] = now;
+                    active--;
+                }
+            }
+    }
+    double sum = 0;
+    for (int k = 0; k < nf; k++)
+        sum += STRESS_BYTES / done_at[k];
+    return sum;
+}
+
+static rw_status add_link(rw_model *m, const char *name, double cap, int from, int to)
+{
+    int32_t f = from, t = to;
+    return rw_model_add_link(m, name, cap, from >= 0, &f, to >= 0, &t);
+}
+
+/* Rank 0: nic caps, then links, from the phases' rates. */
+static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const double *t)
+{
+    int n = gr->n, G = gr->g;
+    double up[G], down[G];
+    for (int g = 0; g < G; g++)
+        up[g] = down[g] = NAN;
+    for (int i = 0; i < n; i++)
+        m->group_of[i] = gr->of[i];
+    for (int q = 0; q < pl->n_phases; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != PH_INJECT && ph->kind != PH_EJECT)
+            continue;
+        /* One node per group, each with its own mates: its flows alone. */
+        for (int f = ph->first; f < ph->first + ph->count; f++) {
+            int v = ph->kind == PH_INJECT ? pl->src[f] : pl->dst[f];
+            if (f > ph->first && v == (ph->kind == PH_INJECT ? pl->src[f - 1] : pl->dst[f - 1]))
+                continue; /* its flows are consecutive: done */
+            double r = ph->kind == PH_INJECT ? phase_rate_of(pl, q, t, v, -1) : phase_rate_of(pl, q, t, -1, v);
+            if (r > 0 && r <= RW_MODEL_MAX_BANDWIDTH)
+                (ph->kind == PH_INJECT ? m->inject : m->eject)[v] = r;
+        }
+    }
+    /* An up phase spreads over every other group, so a slow path from A
+     * to one of them slows it too; a path phase crosses A's up link. So:
+     * path candidates against the nic caps alone; an up (down) link where
+     * the candidates do not explain its phase; a path where the up and down
+     * links found do not explain its phase; the core given all of those. */
+    double path[G * G], cand[G * G];
+    for (int k = 0; k < G * G; k++)
+        path[k] = cand[k] = NAN;
+    for (int q = 0; q < pl->n_phases; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != PH_PATH)
+            continue;
+        double r = phase_rate(pl, q, t);
+        if (r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, NULL))
+            cand[ph->a * G + ph->b] = r;
+    }
+    rw_status st = RW_OK;
+    char name[64];
+    for (int q = 0; q < pl->n_phases && !st; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != PH_UP && ph->kind != PH_DOWN)
+            continue;
+        double r = phase_rate(pl, q, t);
+        if (!(r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, cand)))
+            continue;
+        (ph->kind == PH_UP ? up : down)[ph->a] = r;
+        snprintf(name, sizeof name, "%s-%d", ph->kind == PH_UP ? "up" : "down", ph->a);
+        st = add_link(m, name, r, ph->kind == PH_UP ? ph->a : -1, ph->kind == PH_UP ? -1 : ph->a);
+    }
+    for (int q = 0; q < pl->n_phases && !st; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != PH_PATH)
+            continue;
+        double r = phase_rate(pl, q, t);
+        if (!(r < LIMITED * expected_rate(m, gr, pl, ph, up, down, NULL)))
+            continue;
+        path[ph->a * G + ph->b] = r;
+        snprintf(name, sizeof name, "path-%d-%d", ph->a, ph->b);
+        st = add_link(m, name, r, ph->a, ph->b);
+    }
+    for (int q = 0; q < pl->n_phases && !st; q++) {
+        const phase *ph = &pl->phases[q];
+        double r = ph->kind == PH_CORE ? phase_rate(pl, q, t) : NAN;
+        if (ph->kind == PH_CORE && r < LIMITED * expected_rate(m, gr, pl, ph, up, down, path))
+            st = add_link(m, "core", r, -1, -1);
+    }
+    return st;
+}
+
+static rw_stress_cost last_cost = {-1, 0};
+
+rw_stress_cost rw_stress_last_cost(void) { return last_cost; }
+
+/* The pairs of base (an earlier probe of these nodes) into m, by name. */
+static rw_status copy_pairs(rw_model *m, const rw_model *base)
+{
+    int n = m->n_nodes, ns = m->n_sizes;
+    if (base->n_sizes != ns || memcmp(base->sizes, m->sizes, (size_t)ns * sizeof *m->sizes) != 0)
+        return rw_fail(RW_ERR_ARG, "the model's message sizes differ from the probe's");
+    int map[n];
+    for (int i = 0; i < n; i++)
+        if ((map[i] = rw_model_find_node(base, m->node_names[i])) < 0)
+            return rw_fail(RW_ERR_ARG, "node '%s' of this job is not in the model", m->node_names[i]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            size_t p = (size_t)i * n + j, q = (size_t)map[i] * base->n_nodes + map[j];
+            m->pair_state[p] = base->pair_state[q];
+            m->alpha[p] = base->alpha[q];
+            m->beta[p] = base->beta[q];
+            m->alpha_large[p] = base->alpha_large[q];
+            m->beta_large[p] = base->beta_large[q];
+            m->measured_at[p] = base->measured_at[q];
+            memcpy(m->pair_stats + p * ns, base->pair_stats + q * ns, (size_t)ns * sizeof(rw_stat));
+        }
+    return RW_OK;
+}
+
+rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
+{
+    last_cost = (rw_stress_cost){-1, 0};
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    plan pl = {0};
+    groups gr = {0};
+    rw_status st = RW_OK;
+    if (me == 0) {
+        st = base ? copy_pairs(m, base) : RW_OK;
+        if (!st)
+            st = find_groups(m, &gr);
+        if (!st)
+            st = make_plan(m, &gr, &pl);
+        if (st)
+            plan_free(&pl); /* an empty plan tells the others to stop */
+    }
+    int failed = st != RW_OK, any;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c);
+    if (any) {
+        groups_free(&gr);
+        return st ? st : rw_fail(RW_ERR_NOMEM, "rank 0 could not plan the stress test");
+    }
+    if ((st = share_plan(c, me, &pl)) != RW_OK) {
+        plan_free(&pl);
+        groups_free(&gr);
+        return st;
+    }
+    int max_in = 1, max_req = 1;
+    for (int q = 0; q < pl.n_phases; q++) {
+        int in = 0, all = 0;
+        const phase *ph = &pl.phases[q];
+        for (int f = ph->first; f < ph->first + ph->count; f++) {
+            in += pl.dst[f] == me;
+            all += pl.dst[f] == me || pl.src[f] == me;
+        }
+        max_in = in > max_in ? in : max_in;
+        max_req = all > max_req ? all : max_req;
+    }
+    char *sbuf = payload_alloc(STRESS_BYTES), *rbuf = payload_alloc((size_t)max_in * STRESS_BYTES);
+    MPI_Request *req = malloc((size_t)max_req * sizeof *req);
+    int *flow_of = malloc((size_t)max_req * sizeof *flow_of);
+    size_t nt = (size_t)(pl.n_flows + 1) * STRESS_REPS;
+    double *mine = calloc(nt, sizeof *mine), *all = me == 0 ? malloc(nt * sizeof *all) : NULL;
+    int ok = sbuf && rbuf && req && flow_of && mine && (me != 0 || all), all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c);
+    if (!all_ok)
+        st = rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's buffers");
+    double t0 = MPI_Wtime();
+    for (int q = 0; q < pl.n_phases && !st; q++)
+        for (int r = 0; r < STRESS_REPS; r++)
+            run_phase(c, me, &pl, &pl.phases[q], r, sbuf, rbuf, req, flow_of, mine);
+    if (!st) {
+        MPI_Barrier(c);
+        double elapsed = MPI_Wtime() - t0;
+        /* Each flow's times come from its receiver only: the others' are 0. */
+        MPI_Reduce(mine, all, (int)nt, MPI_DOUBLE, MPI_MAX, 0, c);
+        if (me == 0) {
+            st = infer(m, &gr, &pl, all);
+            last_cost = (rw_stress_cost){pl.n_phases, elapsed};
+        }
+    }
+    free(flow_of);
+    payload_free(sbuf);
+    payload_free(rbuf);
+    free(req);
+    free(mine);
+    free(all);
+    plan_free(&pl);
+    groups_free(&gr);
+    return st;
+}
