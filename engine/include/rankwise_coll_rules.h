@@ -33,7 +33,8 @@ typedef struct rw_coll_choice {
 /* Read a rules file. RW_ERR_IO when it cannot be opened, RW_ERR_PARSE
  * naming path:line on anything malformed (unknown key, operation or
  * algorithm, a number out of range, a parent list that is not a tree over
- * comm-size ranks rooted at the rule's root). */
+ * comm-size ranks rooted at the rule's root, an order list of another
+ * length). */
 rw_status rw_coll_rules_read(const char *path, rw_coll_rules **out);
 void rw_coll_rules_free(rw_coll_rules *r);
 

@@ -301,7 +301,8 @@ static void test_rules_read_lookup(void)
                                "rankwise-coll-rules 1\n"
                                "comm-size 4\n"
                                "ranks-per-node 1\n"
-                               "rule op=bcast root=0 bytes=0:1023 alg=tree segment=0 parents=-1,0,1,0 via=eager\n"
+                               "rule op=bcast root=0 bytes=0:1023 alg=tree segment=0 parents=-1,0,1,0 "
+                               "order=0,1,0,0 via=eager\n"
                                "rule op=bcast root=* bytes=0:65535 alg=binomial segment=0\n"
                                "rule op=bcast root=1 bytes=65536:9223372036854775807 alg=tree segment=8192 "
                                "parents=1,-1,1,2\n");
@@ -313,6 +314,8 @@ static void test_rules_read_lookup(void)
     rw_coll_choice c;
     CHECK(rw_coll_rules_lookup(r, "bcast", 4, 0, 100, &c) == RW_OK);
     CHECK(!strcmp(c.algorithm, "tree") && c.tree && c.tree->parent[2] == 1 && c.tree->parent[3] == 0);
+    /* order= puts rank 3 (order 0) before rank 1 (order 1) among the root's children */
+    CHECK(c.tree && c.tree->child[c.tree->first_child[0]] == 3);
     CHECK(rw_coll_rules_lookup(r, "bcast", 4, 2, 100, &c) == RW_OK);
     CHECK(!strcmp(c.algorithm, "binomial") && c.tree == NULL);
     CHECK(rw_coll_rules_lookup(r, "bcast", 4, 1, 1 << 20, &c) == RW_OK);
@@ -341,6 +344,10 @@ static void test_rules_errors(void)
         {"rule op=bcast root=0 bytes=5:1 alg=binomial\n", "rules_bad.rwr:3: bytes '5:1'"},
         {"rule op=bcast root=0 bytes=0:1 alg=tree parents=-1,0,1\n", "rules_bad.rwr:3: parents: 3 entries"},
         {"rule op=bcast root=0 bytes=0:1 alg=tree parents=-1,2,3,1\n", "rules_bad.rwr:3: parents: rank"},
+        {"rule op=bcast root=0 bytes=0:1 alg=tree parents=-1,0,x,0\n", "rules_bad.rwr:3: parents: entry 2 'x'"},
+        {"rule op=bcast root=0 bytes=0:1 alg=tree parents=-1,0,0,0 order=0,1,9,2\n",
+         "rules_bad.rwr:3: order: entry 2 '9'"},
+        {"rule op=bcast root=0 bytes=0:1 alg=binomial order=0,1,2,3\n", "rules_bad.rwr:3: parents= and order="},
         {"rule op=bcast root=0 bytes=0:1 alg=tree\n", "rules_bad.rwr:3: alg=tree needs parents="},
         {"rule op=bcast root=0 bytes=0:1 alg=binomial colour=red\n", "rules_bad.rwr:3: unknown key 'colour'"},
         {"rule op=bcast bytes=0:1 alg=binomial\n", "rules_bad.rwr:3: a rule needs"},

@@ -65,38 +65,50 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
     return 0;
 }
 
-/* Parents "p0,p1,..." of n ranks into a tree rooted at root. */
-static rw_status parse_parents(const char *path, long long line, char *s, int32_t n, int32_t root,
-                               rw_tree **out)
+/* "v0,v1,..." : exactly n integers in [lo, hi] (key names the field). */
+static rw_status parse_list(const char *path, long long line, const char *key, char *s, int32_t n, int64_t lo,
+                            int64_t hi, int32_t *out)
 {
-    int32_t *parent = malloc((size_t)n * sizeof *parent);
-    if (!parent)
-        return rw_fail(RW_ERR_NOMEM, "%s:%lld: out of memory for %d parents", path, line, (int)n);
     int32_t k = 0;
     char *save = NULL;
     for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int64_t v;
-        if (k == n || parse_int(tok, -1, n - 1, &v)) {
-            free(parent);
-            if (k == n)
-                return rw_parse_fail(path, line, "parents: more than comm-size %d entries", (int)n);
-            return rw_parse_fail(path, line, "parents: entry %d '%s' is not a rank of %d or -1", (int)k, tok,
-                                 (int)n);
-        }
-        parent[k++] = (int32_t)v;
+        if (k == n)
+            return rw_parse_fail(path, line, "%s: more than comm-size %d entries", key, (int)n);
+        if (parse_int(tok, lo, hi, &v))
+            return rw_parse_fail(path, line, "%s: entry %d '%s' is outside %lld..%lld", key, (int)k, tok,
+                                 (long long)lo, (long long)hi);
+        out[k++] = (int32_t)v;
     }
-    if (k != n) {
-        free(parent);
-        return rw_parse_fail(path, line, "parents: %d entries, comm-size is %d", (int)k, (int)n);
-    }
-    rw_status st = rw_tree_from_parents(n, root, parent, NULL, out);
-    free(parent);
-    if (st != RW_OK) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", rw_last_error());
-        return rw_parse_fail(path, line, "parents: %s", why);
-    }
+    if (k != n)
+        return rw_parse_fail(path, line, "%s: %d entries, comm-size is %d", key, (int)k, (int)n);
     return RW_OK;
+}
+
+/* The tree of parents= (and order=, may be NULL) over n ranks from root. */
+static rw_status parse_tree(const char *path, long long line, char *parents, char *order, int32_t n,
+                            int32_t root, rw_tree **out)
+{
+    int32_t *parent = malloc((size_t)n * sizeof *parent), *ord = malloc((size_t)n * sizeof *ord);
+    if (!parent || !ord) {
+        free(parent);
+        free(ord);
+        return rw_fail(RW_ERR_NOMEM, "%s:%lld: out of memory for %d parents", path, line, (int)n);
+    }
+    rw_status st = parse_list(path, line, "parents", parents, n, -1, n - 1, parent);
+    if (st == RW_OK && order)
+        st = parse_list(path, line, "order", order, n, 0, n - 1, ord);
+    if (st == RW_OK) {
+        st = rw_tree_from_parents(n, root, parent, order ? ord : NULL, out);
+        if (st != RW_OK) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", rw_last_error());
+            st = rw_parse_fail(path, line, "parents: %s", why);
+        }
+    }
+    free(parent);
+    free(ord);
+    return st;
 }
 
 static rw_status parse_rule(const char *path, long long line, char *rest, int32_t comm_size, rule *ru)
@@ -104,7 +116,7 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
     memset(ru, 0, sizeof *ru);
     ru->root = -2;
     ru->lo = -1;
-    char *parents = NULL;
+    char *parents = NULL, *order = NULL;
     char *save = NULL;
     for (char *f = strtok_r(rest, " \t", &save); f; f = strtok_r(NULL, " \t", &save)) {
         char *eq = strchr(f, '=');
@@ -147,9 +159,11 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
             ru->segment = v;
         } else if (!strcmp(key, "parents")) {
             parents = (char *)val;
+        } else if (!strcmp(key, "order")) {
+            order = (char *)val;
         } else if (!in_list(key, INFO_KEYS)) {
             return rw_parse_fail(path, line,
-                                 "unknown key '%s' (known: op, root, bytes, alg, segment, parents, predicted, "
+                                 "unknown key '%s' (known: op, root, bytes, alg, segment, parents, order, predicted, "
                                  "passthrough-predicted, passthrough-alg, via, gain)",
                                  key);
         }
@@ -161,10 +175,10 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
             return rw_parse_fail(path, line, "alg=tree needs parents=");
         if (ru->root < 0)
             return rw_parse_fail(path, line, "alg=tree needs a root rank, not *");
-        return parse_parents(path, line, parents, comm_size, ru->root, &ru->tree);
+        return parse_tree(path, line, parents, order, comm_size, ru->root, &ru->tree);
     }
-    if (parents)
-        return rw_parse_fail(path, line, "parents= belongs to alg=tree only");
+    if (parents || order)
+        return rw_parse_fail(path, line, "parents= and order= belong to alg=tree only");
     return RW_OK;
 }
 

@@ -1,0 +1,110 @@
+"""What `rankwise coll predict` and `rankwise coll tune` print (and draw)."""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Sequence
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from rankwise.coll.binding import Candidate, Decision
+from rankwise.patterns import format_size
+from rankwise.report.placement import format_time
+
+
+def _us(t: float) -> str:
+    return f"{t * 1e6:.2f}"
+
+
+def candidate_label(c: Candidate) -> str:
+    """'passthrough (knomial)', 'eager', 'chain /64K' (a pipeline segment)."""
+    if c.source == "passthrough":
+        name = f"MPI: {c.algorithm}"
+    else:
+        name = c.source
+    return name + (f" /{format_size(c.segment)}" if c.segment else "")
+
+
+def _gain(ref: float, t: float) -> str:
+    if not ref > 0:
+        return "-"
+    g = 1.0 - t / ref
+    return f"{g * 100:+.1f}%"
+
+
+def print_decisions(decisions: Sequence[Decision], title: str, console: Console) -> None:
+    """One row per size: the MPI's own algorithm and time, the binomial
+    tree's, the fastest of the model's trees, what runs and its gain over
+    the passthrough and over binomial (times in us)."""
+    table = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
+    for name, just in (("size", "right"), ("MPI", "left"), ("us", "right"), ("binom.", "right"),
+                       ("tree", "left"), ("us", "right"), ("runs", "left"), ("vs MPI", "right"),
+                       ("vs bin.", "right")):
+        table.add_column(name, justify=just, no_wrap=True)
+    for d in decisions:
+        p, tree = d.passthrough, min(d.candidates[2:] or d.candidates[1:], key=lambda c: c.time)
+        table.add_row(format_size(d.nbytes), escape(p.algorithm), _us(p.time), _us(d.binomial.time),
+                      escape(candidate_label(tree)), _us(tree.time),
+                      "MPI" if d.chosen == 0 else escape(candidate_label(d.choice)),
+                      _gain(p.time, d.choice.time), _gain(d.binomial.time, d.choice.time))
+    console.print(table)
+    console.print("Predicted times (docs/collectives-selection.md). MPI's own: Open MPI's tuned choice as "
+                  "SMPI's ompi selector makes it; rankwise runs a tree only when predicted at least --min-gain "
+                  "faster.", highlight=False)
+
+
+def print_tune_summary(rules, title: str, console: Console) -> None:
+    table = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
+    for name, just in (("op", "left"), ("root", "right"), ("bytes", "left"), ("choice", "left"),
+                       ("MPI's own", "left"), ("predicted", "right"), ("vs MPI", "right"),
+                       ("vs binomial", "right")):
+        table.add_column(name, justify=just)
+    for r in rules:
+        d = r.decision
+        hi = "..." if r.hi >= (1 << 62) else format_size(r.hi + 1)
+        table.add_row(r.op, str(r.root), f"{format_size(r.lo) if r.lo else '0'} - {hi}",
+                      "pass through" if d.chosen == 0 else escape(candidate_label(d.choice)),
+                      f"{escape(d.passthrough.algorithm)} {format_time(d.passthrough.time)}",
+                      format_time(d.choice.time), _gain(d.passthrough.time, d.choice.time),
+                      _gain(d.binomial.time, d.choice.time))
+    console.print(table)
+
+
+def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: str):
+    """Predicted time per size of every candidate (log-log), choices marked."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from rankwise.plots import _png_target, _save_atomically
+
+    path = _png_target(path)
+    fig = Figure(figsize=(7, 4.5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(111)
+    series: dict[str, list[tuple[int, float]]] = {}
+    for d in decisions:
+        seen = {}
+        for c in d.candidates:
+            key = "MPI's own" if c.source == "passthrough" else c.source
+            if key not in seen or c.time < seen[key]:
+                seen[key] = c.time
+        for key, t in seen.items():
+            series.setdefault(key, []).append((d.nbytes, t))
+    for key, pts in series.items():
+        xs, ys = zip(*pts)
+        ax.plot(xs, [y * 1e6 for y in ys], marker="o", markersize=3, label=key,
+                linewidth=2.2 if key == "MPI's own" else 1.2)
+    ax.scatter([d.nbytes for d in decisions], [d.choice.time * 1e6 for d in decisions], s=60, facecolors="none",
+               edgecolors="black", label="choice", zorder=5)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes")
+    ax.set_ylabel("predicted time (us)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    _save_atomically(fig, path)
+    return path
