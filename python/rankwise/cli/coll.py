@@ -188,6 +188,7 @@ def coll_predict_command(
     ranks_per_node: Optional[int] = RPN_OPTION,
     sizes: str = typer.Option("8:64K", "--sizes", help="Sizes: 8,1K,64K or 8:64K (powers of two), K = 1024; bcast: the message, others: per rank."),
     root: int = typer.Option(0, "--root", help="Root rank."),
+    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-a", help="Only this tree construction: binomial, eager, volume (gather, scatter), chain, binary (bcast)."),
     overhead: Optional[float] = OVERHEAD_OPTION,
     eager_limit: Optional[int] = EAGER_OPTION,
     min_gain: float = GAIN_OPTION,
@@ -201,7 +202,12 @@ def coll_predict_command(
     from rankwise.coll.binding import decide
     from rankwise.coll.report import print_decisions
 
+    from rankwise.coll.tune import CONSTRUCTIONS, restrict
+
     _check_op(op)
+    if algorithm is not None and algorithm not in CONSTRUCTIONS[op]:
+        raise UsageError(f"--algorithm: {op} has no tree construction '{algorithm}' "
+                         f"(choose from {', '.join(CONSTRUCTIONS[op])})")
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
@@ -211,6 +217,8 @@ def coll_predict_command(
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
     decisions = [decide(net, node_of, op, s, root, opts) for s in size_list]
+    if algorithm is not None:
+        decisions = [restrict(d, algorithm, opts.min_gain) for d in decisions]
     rpn = f", {ranks_per_node} per node" if ranks_per_node else ""
     print_decisions(decisions, f"{op} from rank {root}, {ranks} ranks on {len(counts)} nodes{rpn} "
                                f"(predicted on {escape(label)}; eager limit {opts.eager_limit} B)", console)

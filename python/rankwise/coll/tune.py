@@ -111,3 +111,26 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
             words.append(f"parents={_ints(c.parents)} order={_ints(sibling_order(c.parents, c.children))}")
         lines.append(" ".join(words))
     return "\n".join(lines) + "\n"
+
+
+# The trees rw_coll_decide builds per operation (docs/collectives-selection.md).
+CONSTRUCTIONS = {
+    "bcast": ("binomial", "eager", "chain", "binary"),
+    "reduce": ("binomial", "eager"),
+    "gather": ("binomial", "eager", "volume"),
+    "scatter": ("binomial", "eager", "volume"),
+}
+
+
+def restrict(decision: Decision, source: str, min_gain: float) -> Decision:
+    """The decision with rankwise limited to one construction (the
+    passthrough and binomial stay as references): that construction's
+    fastest candidate when it is min_gain faster than the passthrough."""
+    keep = [c for c in decision.candidates[2:] if c.source == source]
+    cands = decision.candidates[:2] + keep
+    pool = range(2, len(cands)) if source != "binomial" else [1]
+    best = min(pool, key=lambda i: cands[i].time, default=None)
+    p = cands[0].time
+    chosen = best if best is not None and cands[best].time <= (1 - min_gain) * p else 0
+    gain = 1 - cands[chosen].time / p if p > 0 and np.isfinite(p) else 0.0
+    return Decision(decision.op, decision.root, decision.nbytes, cands, chosen, gain)
