@@ -426,7 +426,12 @@ rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, 
     if ((st = work_init(net, root, &w)) != RW_OK)
         return st;
     int32_t m = w.L.m;
-    greedy(net, &w.L, is_up(op), bytes, bytes < (double)o.eager_limit, &w.a, w.ready, w.in);
+    /* Upward, a parent takes its children's messages one receive after the
+     * other, each for its whole latency (the transfer starts once the receive
+     * is posted): the reversed sender is busy until each arrival, as with
+     * rendezvous sends. */
+    int up = is_up(op);
+    greedy(net, &w.L, up, bytes, !up && bytes < (double)o.eager_limit, &w.a, w.ready, w.in);
     ltree_shape(&w.b, m, "binomial", 2);
     double sa = ltree_score(net, &w.L, &w.a, op, bytes, 0, &o);
     double sb = ltree_score(net, &w.L, &w.b, op, bytes, 0, &o);
