@@ -57,20 +57,21 @@ def print_decisions(decisions: Sequence[Decision], title: str, console: Console)
 
 
 def print_tune_summary(rules, title: str, console: Console) -> None:
+    """One row per rule: the size class, what runs, Open MPI's choice, both
+    predicted times (us) and the gains."""
     table = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
-    for name, just in (("op", "left"), ("root", "right"), ("bytes", "left"), ("choice", "left"),
-                       ("MPI's own", "left"), ("predicted", "right"), ("vs MPI", "right"),
-                       ("vs binomial", "right")):
-        table.add_column(name, justify=just)
+    for name, just in (("op", "left"), ("root", "right"), ("bytes", "left"), ("runs", "left"), ("us", "right"),
+                       ("MPI", "left"), ("us", "right"), ("vs MPI", "right"), ("vs bin.", "right")):
+        table.add_column(name, justify=just, no_wrap=True)
     for r in rules:
         d = r.decision
-        hi = "..." if r.hi >= (1 << 62) else format_size(r.hi + 1)
-        table.add_row(r.op, str(r.root), f"{format_size(r.lo) if r.lo else '0'} - {hi}",
-                      "pass through" if d.chosen == 0 else escape(candidate_label(d.choice)),
-                      f"{escape(d.passthrough.algorithm)} {format_time(d.passthrough.time)}",
-                      format_time(d.choice.time), _gain(d.passthrough.time, d.choice.time),
-                      _gain(d.binomial.time, d.choice.time))
+        hi = "" if r.hi >= (1 << 62) else format_size(r.hi + 1)
+        table.add_row(r.op, str(r.root), f"{format_size(r.lo) if r.lo else '0'}-{hi}",
+                      "MPI" if d.chosen == 0 else escape(candidate_label(d.choice)), _us(d.choice.time),
+                      escape(d.passthrough.algorithm), _us(d.passthrough.time),
+                      _gain(d.passthrough.time, d.choice.time), _gain(d.binomial.time, d.choice.time))
     console.print(table)
+    console.print("Predicted times in us; bytes: from the class's size up to the next.", highlight=False)
 
 
 def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: str):
