@@ -284,6 +284,15 @@ static void test_decide(void)
     CHECK(rw_coll_decide(net, "allgather", 0, 256, &o, &d) == RW_ERR_ARG && d == NULL);
     CHECK(strstr(rw_last_error(), "allgather") != NULL);
     rw_pnet_free(net);
+    /* One rank: nothing to send, nothing to gain; the MPI keeps it. */
+    net = network(1, 1, NULL, 0, 0);
+    o = rw_tune_options_default();
+    CHECK(rw_coll_decide(net, "bcast", 0, 1024, &o, &d) == RW_OK);
+    if (d) {
+        CHECK(d->chosen == 0 && d->gain == 0.0);
+        rw_coll_decision_free(d);
+    }
+    rw_pnet_free(net);
 }
 
 static const char *write_file(const char *name, const char *text)

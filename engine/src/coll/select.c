@@ -279,8 +279,9 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         if (d->candidates[i].time < d->candidates[best].time)
             best = i;
     double pass = d->candidates[0].time;
-    /* A passthrough the predictor cannot cost is kept: nothing says rankwise is faster. */
-    d->chosen = isfinite(pass) && d->candidates[best].time <= (1.0 - o.min_gain) * pass ? best : 0;
+    /* A passthrough the predictor cannot cost, or that costs nothing (one
+     * rank), is kept: nothing says rankwise is faster. */
+    d->chosen = isfinite(pass) && pass > 0 && d->candidates[best].time <= (1.0 - o.min_gain) * pass ? best : 0;
     d->gain = pass > 0 && isfinite(pass) ? 1.0 - d->candidates[d->chosen].time / pass : 0.0;
     *out = d;
     return RW_OK;
