@@ -162,3 +162,34 @@ def test_bad_rules_file_one_line(tmp_path, line, message):
     with pytest.raises(RankwiseError) as err:
         Rules(path)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+VALID_RULES = """rankwise-coll-rules 1
+comm-size 4
+rule op=bcast root=0 bytes=0:1023 alg=tree segment=0 parents=-1,0,1,0 order=0,1,0,0
+rule op=gather root=* bytes=0:9223372036854775807 alg=passthrough segment=0
+"""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, len(VALID_RULES)), st.integers(0, 40),
+       st.lists(st.sampled_from(list("=:,-*# \t\n\r\x00019azA") + ["tree", "parents=", "order=", "comm-size",
+                                                                      "rule", "99999999999999999999"]),
+                max_size=12).map("".join))
+def test_mangled_rules_read_or_refuse_in_one_line(tmp_path_factory, at, cut, insert):
+    """Any edit of a valid file: read, or refused with one line naming
+    path:line; never a crash."""
+    text = VALID_RULES[:at] + insert + VALID_RULES[at + cut:]
+    path = tmp_path_factory.mktemp("rules") / "r.rwr"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    try:
+        rules = Rules(path)
+    except RankwiseError as exc:
+        msg = str(exc)
+        assert msg.startswith(f"{path}:") and "\n" not in msg
+        return
+    for op in ("bcast", "reduce", "gather", "scatter"):
+        c = rules.lookup(op, rules.comm_size, 0, 100)
+        assert c.algorithm in ("passthrough", "tree", "binomial", "knomial", "flat", "chain")
+        if c.parents is not None:
+            assert is_tree(c.parents, 0)
