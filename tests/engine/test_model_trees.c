@@ -144,6 +144,29 @@ static void test_pipelined_chain(void)
     free(be);
 }
 
+/* The chain tree pipelined in 8 KiB segments is the predictor's chain
+ * schedule (SMPI's NTSL) for root 0 and whole segments, on a network with
+ * NIC caps where the segments in flight share the links. */
+static void test_pipelined_chain_is_ntsl(void)
+{
+    rw_pnet *net = network(12, 1, NULL, 0, 0);
+    double cap[12];
+    for (int i = 0; i < 12; i++)
+        cap[i] = 4e9 + 1e8 * i;
+    CHECK(rw_pnet_set_node_caps(net, cap, cap) == RW_OK);
+    rw_tree *t = NULL;
+    CHECK(rw_tree_shape("chain", 12, 0, 2, &t) == RW_OK);
+    double sizes[] = {16384, 65536, 40 * 8192, 1 << 20};
+    for (int k = 0; k < 4; k++) {
+        rw_coll_options o = rw_coll_options_default();
+        rw_sim_result a;
+        CHECK(rw_predict_collective(net, "bcast", "chain", sizes[k], &o, RW_SIM_SHARED, &a) == RW_OK);
+        CHECK_CLOSE(tree_time(net, "bcast", t, sizes[k], 8192), a.time, 1e-12);
+    }
+    rw_tree_free(t);
+    rw_pnet_free(net);
+}
+
 /* With a send overhead o, a flat tree's eager sends leave o apart. */
 static void test_send_gap(void)
 {
@@ -393,6 +416,7 @@ int main(void)
     test_binomial_tree_matches_schedule();
     test_knomial_tree_matches_schedule();
     test_pipelined_chain();
+    test_pipelined_chain_is_ntsl();
     test_send_gap();
     test_model_trees();
     test_slow_node_is_leaf();

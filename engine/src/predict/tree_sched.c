@@ -60,8 +60,8 @@ static void bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, double by
 /* Bcast pipelined in segments (every receive posted at the start, as
  * pipelined implementations do): segment i leaves rank r for child c once
  * it has reached r and r's previous blocking send has ended (a send below
- * the eager threshold does not hold r). Segments to one child keep their
- * order (a transfer also waits for the previous segment's arrival there). */
+ * the eager threshold does not hold r, and its segments share the link in
+ * flight, as SMPI's NTSL chain has them). */
 static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes, double segment,
                             const double *gap, int32_t *burst)
 {
@@ -69,7 +69,7 @@ static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs,
     int64_t n_seg = (int64_t)(bytes / segment);
     if ((double)n_seg * segment < bytes)
         n_seg++;
-    int64_t *got = malloc((size_t)n * sizeof *got);   /* r's last receive */
+    int64_t *got = malloc((size_t)n * sizeof *got);   /* r's receive of the current segment */
     int64_t *hold = malloc((size_t)n * sizeof *hold); /* r's last blocking send */
     if (!got || !hold) {
         free(got);
@@ -80,7 +80,7 @@ static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs,
     for (int32_t r = 0; r < n; r++)
         got[r] = hold[r] = -1;
     /* Breadth-first within a segment: r has received segment i (got[r])
-     * before it forwards it; got[c] is still c's segment i - 1. */
+     * before it forwards it. */
     for (int64_t i = 0; i < n_seg && b->err == RW_OK; i++) {
         double sz = i + 1 < n_seg ? segment : bytes - (double)(n_seg - 1) * segment;
         int detached = sz < (double)b->opt.eager_threshold;
@@ -88,14 +88,12 @@ static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs,
             int32_t r = bfs[q];
             for (int32_t k = t->first_child[r]; k < t->first_child[r + 1] && b->err == RW_OK; k++) {
                 int32_t c = t->child[k];
-                int64_t deps[3];
+                int64_t deps[2];
                 int32_t nd = 0;
                 if (got[r] >= 0)
                     deps[nd++] = got[r];
                 if (hold[r] >= 0)
                     deps[nd++] = hold[r];
-                if (got[c] >= 0)
-                    deps[nd++] = got[c];
                 double delay = gap ? gap[r] * burst[r] : 0.0;
                 int64_t id = -1;
                 b->err = rw_sched_add(b->s, r, c, sz, delay, nd, deps, &id);
