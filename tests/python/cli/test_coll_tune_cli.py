@@ -117,3 +117,19 @@ def test_missing_model_and_output_directory(tmp_path, model):
     assert_one_line_error(r, "none.rwm")
     r = run_cli("coll", "tune", "--model", model, "--ranks", 4, "-o", tmp_path)
     assert_one_line_error(r, str(tmp_path))
+
+
+def test_the_models_send_overhead_is_used(tmp_path):
+    """A model with a per-node send overhead: the nodes without one take the
+    median; --overhead replaces them all."""
+    from rankwise.cli.coll import _allocation
+
+    path = make_model(tmp_path / "o.rwm", n_nodes=4)
+    m = Model.load(path)
+    m.overhead = np.array([1e-6, np.nan, 3e-6, 2e-6])
+    m.save(path)
+    net, node_of, counts, knee, _ = _allocation(path, None, None, None, 8, 2, None, False)
+    np.testing.assert_allclose(net.overhead, [1e-6, 2e-6, 3e-6, 2e-6])
+    assert node_of.tolist() == [0, 0, 1, 1, 2, 2, 3, 3] and counts == [2, 2, 2, 2] and knee == 0
+    net, *_ = _allocation(path, None, None, None, 8, 2, 5e-7, False)
+    np.testing.assert_allclose(net.overhead, [5e-7] * 4)
