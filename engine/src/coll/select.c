@@ -198,6 +198,21 @@ static rw_status add(rw_coll_decision *d, const char *alg, const char *source, i
     return RW_OK;
 }
 
+/* A copy of t, children in the same order. */
+static rw_status copy_tree(const rw_tree *t, rw_tree **out)
+{
+    int32_t *order = malloc((size_t)t->n_ranks * sizeof *order);
+    if (!order)
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d ranks", (int)t->n_ranks);
+    order[t->root] = 0;
+    for (int32_t r = 0; r < t->n_ranks; r++)
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            order[t->child[k]] = k - t->first_child[r];
+    rw_status st = rw_tree_from_parents(t->n_ranks, t->root, t->parent, order, out);
+    free(order);
+    return st;
+}
+
 #define MAX_CANDIDATES 8
 
 rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
@@ -267,10 +282,8 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         const rw_tree *e = d->candidates[2].tree;
         seg = rw_model_segment(net, e, bytes, &o);
         if (seg > 0) {
-            if ((st = rw_tree_from_parents(e->n_ranks, e->root, e->parent, NULL, &t)) != RW_OK)
+            if ((st = copy_tree(e, &t)) != RW_OK)
                 goto fail;
-            /* keep the eager tree's child order */
-            memcpy(t->child, e->child, (size_t)(e->n_ranks - 1) * sizeof *t->child);
             add(d, "tree", "eager", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
         }
     }
