@@ -36,23 +36,40 @@ def _gain(ref: float, t: float) -> str:
 
 
 def print_decisions(decisions: Sequence[Decision], title: str, console: Console) -> None:
-    """One row per size: the MPI's own algorithm and time, the binomial
-    tree's, the fastest of the model's trees, what runs and its gain over
-    the passthrough and over binomial (times in us)."""
-    table = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
-    for name, just in (("size", "right"), ("MPI", "left"), ("us", "right"), ("binom.", "right"),
-                       ("tree", "left"), ("us", "right"), ("runs", "left"), ("vs MPI", "right"),
-                       ("vs bin.", "right")):
+    """Per size, every candidate's predicted time: the MPI's own algorithm,
+    the binomial tree and the model's trees, each with its gain over the
+    MPI's; '*' marks what runs (the MPI's own unless a tree is --min-gain
+    faster). Then one line per size range: what runs and its gain."""
+    console.print(title, highlight=False)
+    table = Table(box=None, pad_edge=False, header_style="bold underline", collapse_padding=True)
+    for name, just in (("size", "right"), ("algorithm", "left"), ("predicted", "right"), ("vs MPI", "right"),
+                       ("runs", "left")):
         table.add_column(name, justify=just, no_wrap=True)
     for d in decisions:
-        p, tree = d.passthrough, min(d.candidates[2:] or d.candidates[1:], key=lambda c: c.time)
-        table.add_row(format_size(d.nbytes), escape(p.algorithm), _us(p.time), _us(d.binomial.time),
-                      escape(candidate_label(tree)), _us(tree.time),
-                      "MPI" if d.chosen == 0 else escape(candidate_label(d.choice)),
-                      _gain(p.time, d.choice.time), _gain(d.binomial.time, d.choice.time))
+        p = d.passthrough
+        for i, c in enumerate(d.candidates):
+            table.add_row(format_size(d.nbytes) if i == 0 else "", escape(candidate_label(c)), format_time(c.time),
+                          "" if i == 0 else _gain(p.time, c.time), "*" if i == d.chosen else "",
+                          end_section=i == len(d.candidates) - 1)
     console.print(table)
-    console.print("Predicted times (docs/collectives-selection.md). MPI's own: Open MPI's tuned choice as "
-                  "SMPI's ompi selector makes it; rankwise runs a tree only when predicted at least --min-gain "
+    runs = []
+    for d in decisions:
+        what = "MPI" if d.chosen == 0 else candidate_label(d.choice)
+        what = what.split(" /")[0]
+        if runs and runs[-1][2] == what:
+            runs[-1][1] = d.nbytes
+            runs[-1][3].append(d)
+        else:
+            runs.append([d.nbytes, d.nbytes, what, [d]])
+    parts = []
+    for lo, hi, what, ds in runs:
+        span = format_size(lo) + (f"-{format_size(hi)}" if hi != lo else "")
+        g_mpi = sum(d.gain for d in ds) / len(ds)
+        g_bin = sum(1 - d.choice.time / d.binomial.time for d in ds if d.binomial.time > 0) / len(ds)
+        parts.append(f"{span} {what} ({g_mpi * 100:+.1f}% vs MPI, {g_bin * 100:+.1f}% vs binomial)")
+    console.print("runs: " + escape("; ".join(parts)), highlight=False, soft_wrap=True)
+    console.print("Predicted times (docs/collectives-selection.md). MPI: Open MPI's tuned choice as SMPI's "
+                  "ompi selector makes it; rankwise runs a tree only when predicted at least --min-gain "
                   "faster.", highlight=False)
 
 

@@ -38,8 +38,9 @@ def test_predict_table(model):
     r = run_cli("coll", "predict", "--model", model, "--ranks", 8, "--op", "bcast", "--sizes", "8:1K",
                 "--overhead", "1e-6")
     assert r.returncode == 0, r.stderr
-    for word in ("size", "MPI", "binom.", "tree", "runs", "1K"):
+    for word in ("size", "MPI: ", "binomial", "eager", "runs", "1K", "vs MPI"):
         assert word in r.stdout
+    assert r.stdout.count("*") == 8  # one choice per size
 
 
 def test_predict_one_algorithm_and_plot(model, tmp_path):
@@ -48,8 +49,8 @@ def test_predict_one_algorithm_and_plot(model, tmp_path):
                 "--sizes", "64,512", "--algorithm", "volume", "--plot", png)
     assert r.returncode == 0, r.stderr
     assert png.read_bytes()[:4] == b"\x89PNG"
-    rows = [line for line in r.stdout.splitlines() if line.strip().startswith(("64 ", "512 "))]
-    assert len(rows) == 2 and all("volume" in row and "eager" not in row for row in rows)
+    table = r.stdout.split("vs MPI", 1)[1].split("runs:", 1)[0]  # below the header, above the summary
+    assert "volume" in table and "eager" not in table  # only the volume tree is a candidate
 
 
 def test_tune_writes_rules_the_engine_reads(model, tmp_path):
