@@ -24,7 +24,8 @@ typedef struct rw_coll_rules rw_coll_rules;
 /* What to run for one call. */
 typedef struct rw_coll_choice {
     const char *algorithm; /* "passthrough" (the MPI's own), "tree" (run `tree`), or a
-                              shape of the library: "binomial", "knomial", "flat", "chain" */
+                              shape of the library: "binomial", "knomial", "flat", "chain",
+                              "hier" (rankwise_coll.h's algorithm names) */
     int64_t segment;       /* bcast pipeline segment in bytes; 0 = the whole message */
     const rw_tree *tree;   /* for "tree": over the communicator's ranks, rooted at the
                               call's root; NULL otherwise */

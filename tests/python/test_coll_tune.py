@@ -190,6 +190,6 @@ def test_mangled_rules_read_or_refuse_in_one_line(tmp_path_factory, at, cut, ins
         return
     for op in ("bcast", "reduce", "gather", "scatter"):
         c = rules.lookup(op, rules.comm_size, 0, 100)
-        assert c.algorithm in ("passthrough", "tree", "binomial", "knomial", "flat", "chain")
+        assert c.algorithm in ("passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier")
         if c.parents is not None:
             assert is_tree(c.parents, 0)

@@ -26,7 +26,7 @@ struct rw_coll_rules {
 };
 
 static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", NULL};
-static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", NULL};
+static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier", NULL};
 /* Keys a rule may carry for people and tools; the lookup does not use them. */
 static const char *INFO_KEYS[] = {"predicted", "passthrough-predicted", "passthrough-alg", "via", "gain", NULL};
 
@@ -150,7 +150,7 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         } else if (!strcmp(key, "alg")) {
             if (!in_list(val, ALGS))
                 return rw_parse_fail(path, line,
-                                     "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain)",
+                                     "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain, hier)",
                                      val);
             snprintf(ru->algorithm, sizeof ru->algorithm, "%s", val);
         } else if (!strcmp(key, "segment")) {
