@@ -55,7 +55,6 @@ def print_decisions(decisions: Sequence[Decision], title: str, console: Console)
     runs = []
     for d in decisions:
         what = "MPI" if d.chosen == 0 else candidate_label(d.choice)
-        what = what.split(" /")[0]
         if runs and runs[-1][2] == what:
             runs[-1][1] = d.nbytes
             runs[-1][3].append(d)
