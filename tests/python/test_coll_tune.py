@@ -193,3 +193,32 @@ def test_mangled_rules_read_or_refuse_in_one_line(tmp_path_factory, at, cut, ins
         assert c.algorithm in ("passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier")
         if c.parents is not None:
             assert is_tree(c.parents, 0)
+
+
+def test_restrict_to_one_construction():
+    from rankwise.coll.tune import restrict
+
+    net = network(12, np.full(144, 3 * US), np.full(144, 1 / 5e9), overhead=1 * US, slow=[4])
+    d = decide(net, placement(1, 12), "gather", 256, 0)
+    only = restrict(d, "volume", 0.05)
+    assert [c.source for c in only.candidates] == ["passthrough", "binomial", "volume"]
+    vol = only.candidates[2]
+    assert only.chosen == (2 if vol.time <= 0.95 * d.passthrough.time else 0)
+    none = restrict(d, "volume", 0.999)
+    assert none.chosen == 0 and none.gain == 0.0
+
+
+def test_neighbouring_passthrough_classes_merge():
+    from rankwise.coll.binding import Candidate, Decision
+    from rankwise.coll.tune import Rule, merge_passthrough
+
+    def dec(chosen):
+        c = Candidate("binomial", "passthrough", 0, 1.0, None, None)
+        t = Candidate("tree", "eager", 0, 0.5, np.array([-1, 0]), np.array([1]))
+        return Decision("bcast", 0, 8, [c, t], chosen, 0.5 if chosen else 0.0)
+
+    rules = [Rule("bcast", 0, 0, 15, dec(0)), Rule("bcast", 0, 16, 31, dec(0)), Rule("bcast", 0, 32, 63, dec(1)),
+             Rule("bcast", 0, 64, 127, dec(0)), Rule("reduce", 0, 128, 255, dec(0))]
+    merged = merge_passthrough(rules)
+    assert [(r.op, r.lo, r.hi, r.decision.chosen) for r in merged] == [
+        ("bcast", 0, 31, 0), ("bcast", 32, 63, 1), ("bcast", 64, 127, 0), ("reduce", 128, 255, 0)]
