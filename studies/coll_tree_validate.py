@@ -12,7 +12,7 @@ ranks leaving a barrier.
 For each platform (a shuffled-rack one with degraded nodes, a uniform one), rooted operation and
 size, every tree rankwise.coll.binding.decide builds (binomial, the model's trees, the
 passthrough when it is a plain tree) is run under SMPI (CM02, no cross traffic, SMPI's default
-zero overheads or --overhead o as smpi/os, and the ground truth's network) and predicted on the ground truth: the error per
+zero overheads or --overhead o on eager messages (smpi/os, ois), and the ground truth's network) and predicted on the ground truth: the error per
 tree, and whether the tree the predictor chose is also the fastest under SMPI, with its measured
 gain over the binomial tree. Goal: median |error| <= 10 %, and the chosen tree within 5 % of the
 fastest measured one in every case. Exit status 1 when missed.
@@ -35,7 +35,7 @@ from rich.table import Table
 from rankwise.coll.binding import TuneOptions, decide
 from rankwise.predict import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
-from rankwise.sim.smpi import smpirun_command
+from rankwise.sim.smpi import overhead_settings, smpirun_command
 
 PROGRAM = r"""
 #include <mpi.h>
@@ -141,7 +141,7 @@ def run_tree(exe: Path, plat, hosts: Path, n: int, op: str, nbytes: int, segment
              tmp: Path, overhead: float) -> float:
     tree = tmp / "tree.txt"
     tree.write_text(" ".join(map(str, parents)) + "\n" + " ".join(map(str, order)) + "\n")
-    cfg = (f"smpi/os:0:{overhead!r}:0",) if overhead > 0 else ()
+    cfg = overhead_settings(overhead, 0.0) if overhead > 0 else ()
     cmd = smpirun_command(exe, [op, str(nbytes), str(segment), str(tree)], plat.platform_xml, hosts, n, cfg)
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
@@ -173,7 +173,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--overhead", type=float, default=0.0,
-                    help="send overhead o, s: SMPI's smpi/os (MPI_Send) and the predictor's")
+                    help="send overhead o of eager messages, s: SMPI's smpi/os and ois, and the predictor's")
     args = ap.parse_args()
     console = Console()
     tmp = args.out or Path(tempfile.mkdtemp(prefix="coll-validate-"))

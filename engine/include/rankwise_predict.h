@@ -215,10 +215,7 @@ rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *
 rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
                         const rw_coll_options *opt, rw_sched **out);
 
-/* rw_sched_tree + rw_simulate on net's placement (t's ranks must be placed).
- * With a send overhead o on net, the sends a rank makes one after the other
- * below the eager threshold (it does not wait for them) leave o apart, as in
- * LogP: its k-th such send since its last receive waits k o more. */
+/* rw_sched_tree + rw_simulate on net's placement (t's ranks must be placed). */
 rw_status rw_predict_tree(const rw_pnet *net, const char *op, const rw_tree *t, double bytes,
                           int64_t segment, const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
 

@@ -167,7 +167,8 @@ static void test_pipelined_chain_is_ntsl(void)
     rw_pnet_free(net);
 }
 
-/* With a send overhead o, a flat tree's eager sends leave o apart. */
+/* With a send overhead o, a flat tree's eager sends leave o apart (the
+ * predictor charges a rank's overheads one after the other). */
 static void test_send_gap(void)
 {
     int n = 5;

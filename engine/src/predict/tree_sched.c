@@ -25,35 +25,26 @@ static int32_t *bfs_order(const rw_tree *t)
     return q;
 }
 
-/* r sends `bytes` to its child c. A send at or above the eager threshold
- * holds r until it ends; below, r goes on at once, but with gap (may be
- * NULL) every send of a burst waits the overheads of the sends before it
- * (LogP: the overhead occupies the sender; burst[r] counts them since r's
- * last receive or blocking send). */
-static void send_down(rw_builder *b, int32_t r, int32_t c, double bytes, const double *gap, int32_t *burst)
+/* r sends `bytes` to its child c: a blocking send, which holds r until it
+ * ends at or above the eager threshold; below, r goes on at once (the
+ * predictor charges r's send overheads one after the other). */
+static void send_down(rw_builder *b, int32_t r, int32_t c, double bytes)
 {
-    double delay = gap ? gap[r] * burst[r] : 0.0;
-    int64_t id = rw_b_xfer(b, r, c, bytes, delay);
+    int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
     rw_b_set(b, c, id);
-    burst[c] = 0;
-    if (bytes >= (double)b->opt.eager_threshold) {
+    if (bytes >= (double)b->opt.eager_threshold)
         rw_b_set(b, r, id);
-        burst[r] = 0;
-    } else {
-        burst[r]++;
-    }
 }
 
 /* Bcast, whole message: a rank receives from its parent, then sends to its
  * children in the tree's order, each send blocking at or above the eager
  * threshold. */
-static void bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes, const double *gap,
-                  int32_t *burst)
+static void bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes)
 {
     for (int32_t q = 0; q < t->n_ranks; q++) {
         int32_t r = bfs[q];
         for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
-            send_down(b, r, t->child[k], bytes, gap, burst);
+            send_down(b, r, t->child[k], bytes);
     }
 }
 
@@ -62,8 +53,7 @@ static void bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, double by
  * it has reached r and r's previous blocking send has ended (a send below
  * the eager threshold does not hold r, and its segments share the link in
  * flight, as SMPI's NTSL chain has them). */
-static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes, double segment,
-                            const double *gap, int32_t *burst)
+static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes, double segment)
 {
     int32_t n = t->n_ranks;
     int64_t n_seg = (int64_t)(bytes / segment);
@@ -94,20 +84,15 @@ static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs,
                     deps[nd++] = got[r];
                 if (hold[r] >= 0)
                     deps[nd++] = hold[r];
-                double delay = gap ? gap[r] * burst[r] : 0.0;
                 int64_t id = -1;
-                b->err = rw_sched_add(b->s, r, c, sz, delay, nd, deps, &id);
+                b->err = rw_sched_add(b->s, r, c, sz, 0.0, nd, deps, &id);
                 if (b->err != RW_OK)
                     break;
                 b->s->detached[id] = (uint8_t)detached;
+                b->s->preposted[id] = 1; /* every dependency is the sender's */
                 got[c] = id;
-                burst[c] = 0;
-                if (detached) {
-                    burst[r]++;
-                } else {
+                if (!detached)
                     hold[r] = id;
-                    burst[r] = 0;
-                }
             }
         }
     }
@@ -146,19 +131,17 @@ static void gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const in
 }
 
 /* Scatter: as bcast, every child receiving its subtree's blocks. */
-static void scatter(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, double bytes,
-                    const double *gap, int32_t *burst)
+static void scatter(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, double bytes)
 {
     for (int32_t q = 0; q < t->n_ranks; q++) {
         int32_t r = bfs[q];
         for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
-            send_down(b, r, t->child[k], (double)size[t->child[k]] * bytes, gap, burst);
+            send_down(b, r, t->child[k], (double)size[t->child[k]] * bytes);
     }
 }
 
-/* rw_sched_tree with a per-rank send gap (NULL: none). */
-static rw_status sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
-                            const rw_coll_options *opt, const double *gap, rw_sched **out)
+rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
+                        const rw_coll_options *opt, rw_sched **out)
 {
     if (!out)
         return rw_fail(RW_ERR_ARG, "rw_sched_tree: out is NULL");
@@ -181,11 +164,9 @@ static rw_status sched_tree(const char *op, const rw_tree *t, double bytes, int6
                        (long long)opt->eager_threshold);
     int32_t *bfs = bfs_order(t);
     int32_t *size = malloc((size_t)t->n_ranks * sizeof *size);
-    int32_t *burst = calloc((size_t)t->n_ranks, sizeof *burst);
-    if (!bfs || !size || !burst) {
+    if (!bfs || !size) {
         free(bfs);
         free(size);
-        free(burst);
         return rw_fail(RW_ERR_NOMEM, "schedule: out of memory for a tree of %d ranks", (int)t->n_ranks);
     }
     for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
@@ -199,27 +180,20 @@ static rw_status sched_tree(const char *op, const rw_tree *t, double bytes, int6
     if (st == RW_OK) {
         b.opt.root = t->root;
         if (is_bcast && segment > 0 && bytes > (double)segment)
-            bcast_pipelined(&b, t, bfs, bytes, (double)segment, gap, burst);
+            bcast_pipelined(&b, t, bfs, bytes, (double)segment);
         else if (is_bcast)
-            bcast(&b, t, bfs, bytes, gap, burst);
+            bcast(&b, t, bfs, bytes);
         else if (is_reduce)
             reduce(&b, t, bfs, bytes);
         else if (is_gather)
             gather(&b, t, bfs, size, bytes);
         else
-            scatter(&b, t, bfs, size, bytes, gap, burst);
+            scatter(&b, t, bfs, size, bytes);
         st = rw_builder_finish(&b, out);
     }
     free(bfs);
     free(size);
-    free(burst);
     return st;
-}
-
-rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
-                        const rw_coll_options *opt, rw_sched **out)
-{
-    return sched_tree(op, t, bytes, segment, opt, NULL, out);
 }
 
 rw_status rw_predict_tree(const rw_pnet *net, const char *op, const rw_tree *t, double bytes,
@@ -230,17 +204,8 @@ rw_status rw_predict_tree(const rw_pnet *net, const char *op, const rw_tree *t, 
     if (t->n_ranks > net->n_ranks)
         return rw_fail(RW_ERR_ARG, "rw_predict_tree: a tree of %d ranks on a placement of %d",
                        (int)t->n_ranks, (int)net->n_ranks);
-    double *gap = NULL;
-    if (net->o) {
-        gap = malloc((size_t)t->n_ranks * sizeof *gap);
-        if (!gap)
-            return rw_fail(RW_ERR_NOMEM, "rw_predict_tree: out of memory");
-        for (int32_t r = 0; r < t->n_ranks; r++)
-            gap[r] = net->o[net->node_of[r]];
-    }
     rw_sched *s = NULL;
-    rw_status st = sched_tree(op, t, bytes, segment, opt, gap, &s);
-    free(gap);
+    rw_status st = rw_sched_tree(op, t, bytes, segment, opt, &s);
     if (st == RW_OK)
         st = rw_simulate(net, s, mode, out, NULL);
     rw_sched_free(s);
