@@ -33,6 +33,7 @@
 #define RANKWISE_PREDICT_H
 
 #include "rankwise.h"
+#include "rankwise_tree.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -202,6 +203,29 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
 rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *algorithm,
                                 double bytes, const rw_coll_options *opt, rw_sim_mode mode,
                                 rw_sim_result *out);
+
+/* ---------------------------------------------------------------------
+ * Any tree (rankwise_tree.h): the schedule a rooted collective follows on it
+ * ------------------------------------------------------------------- */
+
+/* The transfers of one call of op (bcast, reduce, gather, scatter) along
+ * tree t (its ranks are the schedule's; opt->root is ignored: t's root is
+ * the root). bytes as rw_sched_collective counts them (bcast: from the
+ * root; the others: per rank, a child's message holds its subtree's blocks).
+ * A rank sends to its children in t's child order and receives from them in
+ * the reverse order (reduce, gather); reduce charges opt->gamma per byte
+ * reduced. segment > 0 pipelines a bcast in segments of that many bytes
+ * (the last one shorter); 0 sends it whole (the other operations ignore
+ * it). On the binomial tree (parent of relative rank v: v - lowbit(v),
+ * children by decreasing relative rank) this is rw_sched_collective's
+ * binomial schedule. RW_ERR_ARG on an unknown op, a tree rw_tree_check
+ * rejects, bytes or segment out of range. */
+rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
+                        const rw_coll_options *opt, rw_sched **out);
+
+/* rw_sched_tree + rw_simulate on net's placement (t's ranks must be placed). */
+rw_status rw_predict_tree(const rw_pnet *net, const char *op, const rw_tree *t, double bytes,
+                          int64_t segment, const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
 
 /* ---------------------------------------------------------------------
  * Closed-form formulas (scalar figures; all times in seconds)

@@ -15,6 +15,7 @@ from rich.markup import escape
 from typer import _click as click
 
 from rankwise.cli.bench import bench_command
+from rankwise.cli.coll import coll_app
 from rankwise.cli.common import err_console
 from rankwise.cli.demo import demo_command
 from rankwise.cli.import_ import import_command
@@ -40,6 +41,7 @@ app.command("show", no_args_is_help=True)(show_command)
 app.add_typer(sim_app, name="sim")
 app.add_typer(pattern_app, name="pattern")
 app.add_typer(profile_app, name="profile")
+app.add_typer(coll_app, name="coll")
 app.command("import", no_args_is_help=True)(import_command)
 app.command("map", no_args_is_help=True)(map_command)
 app.command("optimize", no_args_is_help=True, context_settings={"allow_interspersed_args": False})(optimize_command)

@@ -1,0 +1,128 @@
+/* rankwise — choosing how a rooted collective runs on a measured network:
+ * trees built from the model and the selection among them and the MPI's
+ * own algorithm, scored by the predictor (plain C11, no MPI, part of
+ * librankwise; docs/collectives-selection.md).
+ *
+ * Every function takes a predictor network (rankwise_predict.h) whose
+ * placement gives the communicator's ranks their nodes. Trees are
+ * hierarchical: on every node the lowest rank leads (on the root's node the
+ * root), the model's construction links the node leaders, and the ranks of
+ * a node hang below their leader in a binomial tree, sent to after the
+ * leader's remote children.
+ *
+ * Contract as in rankwise.h: an rw_status, one line in rw_last_error(),
+ * never exits; trees and decisions belong to the caller.
+ */
+#ifndef RANKWISE_COLL_TUNE_H
+#define RANKWISE_COLL_TUNE_H
+
+#include "rankwise_predict.h"
+#include "rankwise_tree.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How the trees are built and scored. */
+typedef struct rw_tune_options {
+    int64_t eager_limit; /* first size sent with the rendezvous protocol (the model's
+                            knee; default 65536, SMPI's smpi/send-is-detached-thresh) */
+    double gamma;        /* reduce: s per byte reduced (default 0) */
+    double min_gain;     /* rankwise runs only when predicted this much faster than
+                            the passthrough (default 0.05) */
+    int32_t max_evals;   /* predictor runs a local search may spend per tree (default 300) */
+} rw_tune_options;
+
+rw_tune_options rw_tune_options_default(void);
+
+/* The standard shapes as trees over n ranks rooted at root, in relative
+ * ranks v = (r - root) mod n, as the MPI libraries send:
+ *   binomial  parent v - lowbit(v), children by decreasing v (largest first)
+ *   inorder_binomial  the same tree, children by increasing v (Open MPI's
+ *             in-order binomial gather and scatter)
+ *   knomial   radix k: parent clears v's lowest nonzero base-k digit
+ *   binary    parent (v - 1) / 2 (Open MPI's and SMPI's NTSB binary tree)
+ *   chain     parent v - 1
+ *   flat      parent 0, children by increasing v
+ * radix is used by knomial only. RW_ERR_ARG on an unknown shape. */
+rw_status rw_tree_shape(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out);
+
+/* The eager, latency-bound tree (Wang et al. 2024): the earliest-completion
+ * greedy among node leaders from alpha, beta and the send overhead o (each
+ * next rank is the one whose message can arrive first; a sender is busy o
+ * per eager message and until the end of a rendezvous one, so slow
+ * forwarders end as leaves), then improved by local moves (move a leader's
+ * subtree under another leader, swap two leaders) that the predictor scores
+ * for op (bcast, reduce, gather, scatter) at `bytes`. The search also
+ * starts from the binomial tree and keeps the better, and with several
+ * ranks per node the rank-order binomial wins if it is still faster: the
+ * result is never predicted slower than binomial. */
+rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                              const rw_tune_options *opt, rw_tree **out);
+
+/* The rendezvous, bandwidth-bound trees: a chain (each next leader the one
+ * with the widest link from the last) or a binary tree grown along the
+ * widest paths from the root (the leader reached with the largest
+ * bottleneck bandwidth joins next, under a leader with fewer than two
+ * children). */
+rw_status rw_model_tree_chain(const rw_pnet *net, int32_t root, rw_tree **out);
+rw_status rw_model_tree_binary(const rw_pnet *net, int32_t root, rw_tree **out);
+
+/* Gather and scatter: a binomial shape whose positions are filled from the
+ * root down, largest subtree volume first, each with the free leader whose
+ * link to its parent costs least for that volume (alpha + volume x beta):
+ * the fastest links carry the largest volumes, near the root. Then local
+ * moves scored by the predictor, as rw_model_tree_eager. */
+rw_status rw_model_tree_volume(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                               const rw_tune_options *opt, rw_tree **out);
+
+/* Segment size for a pipelined bcast of `bytes` along t: the classic
+ * optimum sqrt(bytes alpha / ((depth - 1) beta)) with the slowest edge's
+ * alpha and beta, refined by the predictor among half, that and double
+ * (a multiple of 1024, at least 1024; 0 when one segment is best). */
+int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, const rw_tune_options *opt);
+
+/* ---------------------------------------------------------------------
+ * Selection
+ * ------------------------------------------------------------------- */
+
+#define RW_COLL_NAME_MAX 40
+
+typedef struct rw_coll_candidate {
+    char algorithm[RW_COLL_NAME_MAX]; /* "tree", or the passthrough's name */
+    char source[RW_COLL_NAME_MAX];    /* how the tree was made: eager, chain, binary, volume,
+                                         binomial; "passthrough" for the MPI's own */
+    int64_t segment;                  /* bcast pipeline segment, bytes; 0 = whole */
+    double time;                      /* predicted, s */
+    rw_tree *tree;                    /* the tree over the communicator's ranks (NULL for
+                                         an algorithm that is not a tree) */
+} rw_coll_candidate;
+
+typedef struct rw_coll_decision {
+    int32_t n_candidates;
+    rw_coll_candidate *candidates; /* [0] is the passthrough, [1] rankwise's binomial */
+    int32_t chosen;                /* index into candidates: 0 = pass through */
+    double gain;                   /* 1 - chosen's time / passthrough's time */
+} rw_coll_decision;
+
+/* Open MPI's tuned decision for op at comm_size ranks and `bytes` (total
+ * per rank as its selector counts them), as SimGrid 3.32 SMPI's `ompi`
+ * selector makes it (src/smpi/colls/smpi_openmpi_selector.cpp): the name of
+ * the algorithm it runs, e.g. "binomial", "knomial", "binary", "chain",
+ * "pipeline", "split_binary", "scatter_rdb_allgather", "linear". NULL for an
+ * unknown op. Commutative reductions. */
+const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes);
+
+/* Score the passthrough (rw_coll_ompi_algorithm, modelled as a tree or the
+ * predictor's schedule of the same pattern), rankwise's binomial and the
+ * model's trees for op at `bytes` from `root`, and choose: the fastest
+ * rankwise candidate when predicted at least opt->min_gain faster than the
+ * passthrough, else the passthrough. */
+rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                         const rw_tune_options *opt, rw_coll_decision **out);
+void rw_coll_decision_free(rw_coll_decision *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RANKWISE_COLL_TUNE_H */

@@ -1,0 +1,671 @@
+/* Trees built from the measured network (Wang et al. 2024): an eager,
+ * latency-bound greedy tree; rendezvous chains and binary trees along the
+ * widest paths; gather/scatter trees whose largest volumes take the fastest
+ * links; local moves scored by the predictor. Hierarchical: the
+ * constructions link node leaders (rankwise_coll_tune.h). */
+#include "tune_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+rw_tune_options rw_tune_options_default(void)
+{
+    rw_tune_options o = {.eager_limit = 65536, .gamma = 0.0, .min_gain = 0.05, .max_evals = 300};
+    return o;
+}
+
+rw_coll_options rw_tune_coll_options(const rw_tune_options *opt)
+{
+    rw_coll_options c = rw_coll_options_default();
+    c.eager_threshold = opt->eager_limit;
+    c.gamma = opt->gamma;
+    return c;
+}
+
+double rw_tune_score(const rw_pnet *net, const char *op, const rw_tree *t, double bytes, int64_t segment,
+                     const rw_tune_options *opt)
+{
+    rw_coll_options c = rw_tune_coll_options(opt);
+    rw_sim_result r;
+    if (rw_predict_tree(net, op, t, bytes, segment, &c, RW_SIM_SHARED, &r) != RW_OK)
+        return INFINITY;
+    return r.time;
+}
+
+/* ------------------------------------------------------------------ leaders */
+
+void rw_leaders_free(rw_leaders *L)
+{
+    free(L->rank);
+    free(L->node);
+    free(L->first);
+    free(L->member);
+    memset(L, 0, sizeof *L);
+}
+
+rw_status rw_leaders_init(const rw_pnet *net, int32_t root, rw_leaders *L)
+{
+    memset(L, 0, sizeof *L);
+    int32_t n = net->n_ranks, nn = net->n;
+    if (root < 0 || root >= n)
+        return rw_fail(RW_ERR_ARG, "root %d is not a rank of %d", (int)root, (int)n);
+    int32_t *lead_of = malloc((size_t)nn * sizeof *lead_of); /* node -> leader index */
+    L->rank = malloc((size_t)n * sizeof *L->rank);
+    L->node = malloc((size_t)n * sizeof *L->node);
+    L->first = calloc((size_t)n + 2, sizeof *L->first);
+    L->member = malloc((size_t)(n > 1 ? n : 1) * sizeof *L->member);
+    if (!lead_of || !L->rank || !L->node || !L->first || !L->member) {
+        free(lead_of);
+        rw_leaders_free(L);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks' leaders", (int)n);
+    }
+    for (int32_t i = 0; i < nn; i++)
+        lead_of[i] = -1;
+    L->n = n;
+    L->rank[0] = root;
+    L->node[0] = net->node_of[root];
+    lead_of[L->node[0]] = 0;
+    L->m = 1;
+    for (int32_t k = 0; k < n; k++) { /* relative rank order: rank-order shapes over one
+                                          rank per node are the same trees */
+        int32_t r = (root + k) % n;
+        int32_t d = net->node_of[r];
+        if (lead_of[d] < 0) {
+            lead_of[d] = L->m;
+            L->rank[L->m] = r;
+            L->node[L->m] = d;
+            L->m++;
+        }
+    }
+    /* Members: count, offsets, fill in rank order. */
+    for (int32_t r = 0; r < n; r++) {
+        int32_t i = lead_of[net->node_of[r]];
+        if (L->rank[i] != r)
+            L->first[i + 1]++;
+    }
+    for (int32_t i = 0; i < L->m; i++)
+        L->first[i + 1] += L->first[i];
+    int32_t *fill = malloc((size_t)L->m * sizeof *fill);
+    if (!fill) {
+        free(lead_of);
+        rw_leaders_free(L);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks' leaders", (int)n);
+    }
+    memcpy(fill, L->first, (size_t)L->m * sizeof *fill);
+    for (int32_t r = 0; r < n; r++) {
+        int32_t i = lead_of[net->node_of[r]];
+        if (L->rank[i] != r)
+            L->member[fill[i]++] = r;
+    }
+    free(fill);
+    free(lead_of);
+    return RW_OK;
+}
+
+#define INTRA_ORDER (1 << 30)
+
+rw_status rw_leaders_expand(const rw_leaders *L, const int32_t *lp, const int32_t *lo, rw_tree **out)
+{
+    int32_t n = L->n;
+    int32_t *parent = malloc((size_t)n * sizeof *parent);
+    int32_t *order = malloc((size_t)n * sizeof *order);
+    if (!parent || !order) {
+        free(parent);
+        free(order);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d ranks", (int)n);
+    }
+    for (int32_t i = 0; i < L->m; i++) {
+        int32_t r = L->rank[i];
+        parent[r] = i == 0 ? -1 : L->rank[lp[i]];
+        order[r] = lo[i];
+        /* The node's ranks: a binomial tree over (leader, members...). */
+        int32_t k = L->first[i + 1] - L->first[i];
+        for (int32_t j = 1; j <= k; j++) {
+            int32_t pj = j & (j - 1); /* j - lowbit(j) */
+            int32_t rj = L->member[L->first[i] + j - 1];
+            parent[rj] = pj == 0 ? r : L->member[L->first[i] + pj - 1];
+            order[rj] = INTRA_ORDER + (k - j); /* larger subtrees (smaller j) first */
+        }
+    }
+    rw_status st = rw_tree_from_parents(n, L->rank[0], parent, order, out);
+    free(parent);
+    free(order);
+    return st;
+}
+
+/* ------------------------------------------------------------------ shapes */
+
+/* Parent and order of relative rank v in a shape over n ranks. */
+static void shape_of(const char *shape, int32_t n, int32_t radix, int32_t v, int32_t *pv, int32_t *ov)
+{
+    if (!strcmp(shape, "binomial")) {
+        *pv = v & (v - 1);
+        *ov = n - v;
+    } else if (!strcmp(shape, "knomial")) {
+        int64_t span = 1;
+        while ((v / span) % radix == 0)
+            span *= radix;
+        int32_t digit = (int32_t)((v / span) % radix);
+        *pv = v - digit * (int32_t)span;
+        /* highest digit position first, then digit 1, 2, ... */
+        *ov = (int32_t)(n - span) * radix + digit;
+    } else if (!strcmp(shape, "inorder_binomial")) {
+        *pv = v & (v - 1);
+        *ov = v;
+    } else if (!strcmp(shape, "binary")) {
+        *pv = (v - 1) / 2;
+        *ov = v;
+    } else if (!strcmp(shape, "chain")) {
+        *pv = v - 1;
+        *ov = v;
+    } else { /* flat */
+        *pv = 0;
+        *ov = v;
+    }
+}
+
+rw_status rw_tree_shape(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out)
+{
+    *out = NULL;
+    if (!shape || (strcmp(shape, "binomial") && strcmp(shape, "inorder_binomial") && strcmp(shape, "knomial") &&
+                   strcmp(shape, "binary") && strcmp(shape, "chain") && strcmp(shape, "flat")))
+        return rw_fail(RW_ERR_ARG,
+                       "unknown tree shape '%s' (known: binomial, inorder_binomial, knomial, binary, chain, flat)",
+                       shape ? shape : "(null)");
+    if (n < 1 || root < 0 || root >= n)
+        return rw_fail(RW_ERR_ARG, "%s tree: root %d of %d ranks", shape, (int)root, (int)n);
+    if (!strcmp(shape, "knomial") && radix < 2)
+        return rw_fail(RW_ERR_ARG, "knomial tree: radix %d (>= 2)", (int)radix);
+    int32_t *parent = malloc((size_t)n * sizeof *parent), *order = malloc((size_t)n * sizeof *order);
+    if (!parent || !order) {
+        free(parent);
+        free(order);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d ranks", (int)n);
+    }
+    for (int32_t v = 0; v < n; v++) {
+        int32_t r = (v + root) % n, pv = 0, ov = 0;
+        if (v == 0) {
+            parent[r] = -1;
+            order[r] = 0;
+            continue;
+        }
+        shape_of(shape, n, radix, v, &pv, &ov);
+        parent[r] = (pv + root) % n;
+        order[r] = ov;
+    }
+    rw_status st = rw_tree_from_parents(n, root, parent, order, out);
+    free(parent);
+    free(order);
+    return st;
+}
+
+/* ------------------------------------------------------------ leader trees */
+
+typedef struct ltree {
+    int32_t *lp, *lo;
+} ltree;
+
+static int ltree_alloc(ltree *t, int32_t m)
+{
+    t->lp = malloc((size_t)m * sizeof *t->lp);
+    t->lo = malloc((size_t)m * sizeof *t->lo);
+    return t->lp && t->lo;
+}
+
+static void ltree_free(ltree *t)
+{
+    free(t->lp);
+    free(t->lo);
+    t->lp = t->lo = NULL;
+}
+
+/* A shape over the leaders, leader i at relative position i. */
+static void ltree_shape(ltree *t, int32_t m, const char *shape, int32_t radix)
+{
+    t->lp[0] = -1;
+    t->lo[0] = 0;
+    for (int32_t v = 1; v < m; v++)
+        shape_of(shape, m, radix, v, &t->lp[v], &t->lo[v]);
+}
+
+static double ltree_score(const rw_pnet *net, const rw_leaders *L, const ltree *t, const char *op,
+                          double bytes, int64_t segment, const rw_tune_options *opt)
+{
+    rw_tree *full = NULL;
+    if (rw_leaders_expand(L, t->lp, t->lo, &full) != RW_OK)
+        return INFINITY;
+    double s = rw_tune_score(net, op, full, bytes, segment, opt);
+    rw_tree_free(full);
+    return s;
+}
+
+/* Is a in the subtree of v? */
+static int below(const ltree *t, int32_t a, int32_t v)
+{
+    for (; a >= 0; a = t->lp[a])
+        if (a == v)
+            return 1;
+    return 0;
+}
+
+/* A small deterministic generator for the local search (xorshift64*). */
+static uint32_t next_u32(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (uint32_t)((*s * 2685821657736338717ULL) >> 32);
+}
+
+/* Local search: random moves (move leader v's subtree under u, first or
+ * last among u's children; or exchange the places of two leaders), each
+ * kept when the predictor says it is faster; at most opt->max_evals
+ * predictor runs. *best holds the score of t on entry and on return. */
+static rw_status improve(const rw_pnet *net, const rw_leaders *L, ltree *t, const char *op, double bytes,
+                         const rw_tune_options *opt, double *best)
+{
+    int32_t m = L->m;
+    if (m < 3 || opt->max_evals <= 0)
+        return RW_OK;
+    ltree c;
+    if (!ltree_alloc(&c, m)) {
+        ltree_free(&c);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for the local search");
+    }
+    uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (uint64_t)m;
+    for (int32_t e = 0; e < opt->max_evals; e++) {
+        memcpy(c.lp, t->lp, (size_t)m * sizeof *c.lp);
+        memcpy(c.lo, t->lo, (size_t)m * sizeof *c.lo);
+        uint32_t kind = next_u32(&seed) % 3;
+        int32_t v = 1 + (int32_t)(next_u32(&seed) % (uint32_t)(m - 1));
+        int32_t u = (int32_t)(next_u32(&seed) % (uint32_t)m);
+        if (kind < 2) {
+            if (u == t->lp[v] || below(t, u, v))
+                continue;
+            int32_t lo_min = 0, lo_max = 0;
+            for (int32_t x = 1; x < m; x++)
+                if (t->lp[x] == u) {
+                    lo_min = lo_min < t->lo[x] ? lo_min : t->lo[x];
+                    lo_max = lo_max > t->lo[x] ? lo_max : t->lo[x];
+                }
+            c.lp[v] = u;
+            c.lo[v] = kind == 0 ? lo_min - 1 : lo_max + 1;
+        } else {
+            if (u == 0 || u == v)
+                continue;
+            /* Relabel: v takes u's place and u takes v's. */
+            for (int32_t x = 0; x < m; x++) {
+                int32_t fx = x == u ? v : x == v ? u : x;
+                int32_t px = t->lp[x];
+                c.lp[fx] = px < 0 ? -1 : px == u ? v : px == v ? u : px;
+                c.lo[fx] = t->lo[x];
+            }
+        }
+        double s = ltree_score(net, L, &c, op, bytes, 0, opt);
+        if (s < *best * (1.0 - 1e-9)) {
+            *best = s;
+            memcpy(t->lp, c.lp, (size_t)m * sizeof *c.lp);
+            memcpy(t->lo, c.lo, (size_t)m * sizeof *c.lo);
+        }
+    }
+    ltree_free(&c);
+    return RW_OK;
+}
+
+/* Earliest-completion greedy among the leaders. Upward operations (reduce,
+ * gather) are a bcast on the reversed network. */
+static void greedy(const rw_pnet *net, const rw_leaders *L, int up, double bytes, int eager, ltree *t,
+                   double *ready, uint8_t *in)
+{
+    int32_t m = L->m;
+    for (int32_t i = 0; i < m; i++) {
+        ready[i] = 0.0;
+        in[i] = 0;
+    }
+    int32_t *n_children = calloc((size_t)m, sizeof *n_children);
+    in[0] = 1;
+    t->lp[0] = -1;
+    t->lo[0] = 0;
+    for (int32_t step = 1; step < m; step++) {
+        int32_t bu = -1, bv = -1;
+        double best = INFINITY, bocc = 0.0;
+        for (int32_t u = 0; u < m; u++) {
+            if (!in[u])
+                continue;
+            double leave = ready[u] + rw_l_o(net, L, u);
+            for (int32_t v = 0; v < m; v++) {
+                if (in[v])
+                    continue;
+                int32_t a = up ? v : u, b = up ? u : v;
+                double wire = bytes * rw_l_beta(net, L, a, b);
+                double arrive = leave + rw_l_alpha(net, L, a, b) + wire;
+                if (arrive < best) {
+                    best = arrive;
+                    bu = u;
+                    bv = v;
+                    bocc = wire;
+                }
+            }
+        }
+        in[bv] = 1;
+        t->lp[bv] = bu;
+        t->lo[bv] = n_children ? n_children[bu]++ : step;
+        ready[bv] = best;
+        /* An eager send occupies the sender for its overhead and its bytes on
+         * the wire (LogGP's gap); a rendezvous one until it arrives. */
+        ready[bu] = eager ? ready[bu] + rw_l_o(net, L, bu) + bocc : best;
+    }
+    free(n_children);
+}
+
+static int is_up(const char *op) { return !strcmp(op, "reduce") || !strcmp(op, "gather"); }
+
+static rw_status check_op(const char *op)
+{
+    if (!op || (strcmp(op, "bcast") && strcmp(op, "reduce") && strcmp(op, "gather") && strcmp(op, "scatter")))
+        return rw_fail(RW_ERR_ARG, "unknown rooted collective '%s' (known: bcast, reduce, gather, scatter)",
+                       op ? op : "(null)");
+    return RW_OK;
+}
+
+/* Allocate leaders and two leader trees; every construction starts so. */
+typedef struct work {
+    rw_leaders L;
+    ltree a, b;
+    double *ready;
+    uint8_t *in;
+} work;
+
+static void work_free(work *w)
+{
+    rw_leaders_free(&w->L);
+    ltree_free(&w->a);
+    ltree_free(&w->b);
+    free(w->ready);
+    free(w->in);
+}
+
+static rw_status work_init(const rw_pnet *net, int32_t root, work *w)
+{
+    memset(w, 0, sizeof *w);
+    if (!net)
+        return rw_fail(RW_ERR_ARG, "model tree: no network");
+    if (net->n_ranks < 1 || !net->node_of)
+        return rw_fail(RW_ERR_ARG, "model tree: the network has no placement");
+    rw_status st = rw_leaders_init(net, root, &w->L);
+    if (st != RW_OK)
+        return st;
+    int32_t m = w->L.m;
+    int ok = ltree_alloc(&w->a, m) & ltree_alloc(&w->b, m);
+    w->ready = malloc((size_t)m * sizeof *w->ready);
+    w->in = malloc((size_t)m);
+    if (!ok || !w->ready || !w->in) {
+        work_free(w);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d leaders", (int)m);
+    }
+    return RW_OK;
+}
+
+static rw_status finish(work *w, const ltree *t, rw_tree **out)
+{
+    rw_status st = rw_leaders_expand(&w->L, t->lp, t->lo, out);
+    work_free(w);
+    return st;
+}
+
+rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                              const rw_tune_options *opt, rw_tree **out)
+{
+    *out = NULL;
+    rw_tune_options o = opt ? *opt : rw_tune_options_default();
+    rw_status st = check_op(op);
+    if (st != RW_OK)
+        return st;
+    work w;
+    if ((st = work_init(net, root, &w)) != RW_OK)
+        return st;
+    int32_t m = w.L.m;
+    /* Upward, a parent takes its children's messages one receive after the
+     * other, each for its whole latency (the transfer starts once the receive
+     * is posted): the reversed sender is busy until each arrival, as with
+     * rendezvous sends. */
+    int up = is_up(op);
+    greedy(net, &w.L, up, bytes, !up && bytes < (double)o.eager_limit, &w.a, w.ready, w.in);
+    ltree_shape(&w.b, m, "binomial", 2);
+    double sa = ltree_score(net, &w.L, &w.a, op, bytes, 0, &o);
+    double sb = ltree_score(net, &w.L, &w.b, op, bytes, 0, &o);
+    /* Search from the better start; half the budget each when they tie. */
+    ltree *t = sa <= sb ? &w.a : &w.b;
+    double best = sa <= sb ? sa : sb;
+    st = improve(net, &w.L, t, op, bytes, &o, &best);
+    if (st != RW_OK) {
+        work_free(&w);
+        return st;
+    }
+    if ((st = finish(&w, t, out)) != RW_OK)
+        return st;
+    /* With several ranks per node the rank-order binomial is no leader tree:
+     * keep it when it is still predicted faster. */
+    rw_tree *b = NULL;
+    if ((st = rw_tree_shape("binomial", net->n_ranks, root, 2, &b)) != RW_OK) {
+        rw_tree_free(*out);
+        *out = NULL;
+        return st;
+    }
+    if (rw_tune_score(net, op, b, bytes, 0, &o) < best) {
+        rw_tree_free(*out);
+        *out = b;
+    } else {
+        rw_tree_free(b);
+    }
+    return RW_OK;
+}
+
+/* Bandwidth of a leader pair (bytes/s; +inf when beta is 0). */
+static double bw(const rw_pnet *net, const rw_leaders *L, int32_t i, int32_t j)
+{
+    double b = rw_l_beta(net, L, i, j);
+    return b > 0 ? 1.0 / b : INFINITY;
+}
+
+/* Is (w, a) better than (bw0, a0): wider, then lower latency. */
+static int wider(double w, double a, double w0, double a0) { return w > w0 || (w == w0 && a < a0); }
+
+rw_status rw_model_tree_chain(const rw_pnet *net, int32_t root, rw_tree **out)
+{
+    *out = NULL;
+    work w;
+    rw_status st = work_init(net, root, &w);
+    if (st != RW_OK)
+        return st;
+    int32_t m = w.L.m, tail = 0;
+    memset(w.in, 0, (size_t)m);
+    w.in[0] = 1;
+    w.a.lp[0] = -1;
+    w.a.lo[0] = 0;
+    for (int32_t step = 1; step < m; step++) {
+        int32_t nv = -1;
+        double bw0 = -1, a0 = INFINITY;
+        for (int32_t v = 0; v < m; v++) {
+            if (w.in[v])
+                continue;
+            double b = bw(net, &w.L, tail, v), a = rw_l_alpha(net, &w.L, tail, v);
+            if (nv < 0 || wider(b, a, bw0, a0)) {
+                nv = v;
+                bw0 = b;
+                a0 = a;
+            }
+        }
+        w.in[nv] = 1;
+        w.a.lp[nv] = tail;
+        w.a.lo[nv] = 0;
+        tail = nv;
+    }
+    return finish(&w, &w.a, out);
+}
+
+rw_status rw_model_tree_binary(const rw_pnet *net, int32_t root, rw_tree **out)
+{
+    *out = NULL;
+    work w;
+    rw_status st = work_init(net, root, &w);
+    if (st != RW_OK)
+        return st;
+    int32_t m = w.L.m;
+    int32_t *kids = calloc((size_t)m, sizeof *kids);
+    if (!kids) {
+        work_free(&w);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d leaders", (int)m);
+    }
+    double *width = w.ready; /* bottleneck bandwidth from the root */
+    memset(w.in, 0, (size_t)m);
+    w.in[0] = 1;
+    width[0] = INFINITY;
+    w.a.lp[0] = -1;
+    w.a.lo[0] = 0;
+    for (int32_t step = 1; step < m; step++) {
+        int32_t bu = -1, bv = -1;
+        double bw0 = -1, a0 = INFINITY;
+        for (int32_t u = 0; u < m; u++) {
+            if (!w.in[u] || kids[u] >= 2)
+                continue;
+            for (int32_t v = 0; v < m; v++) {
+                if (w.in[v])
+                    continue;
+                double b = bw(net, &w.L, u, v), a = rw_l_alpha(net, &w.L, u, v);
+                b = b < width[u] ? b : width[u];
+                if (bu < 0 || wider(b, a, bw0, a0)) {
+                    bu = u;
+                    bv = v;
+                    bw0 = b;
+                    a0 = a;
+                }
+            }
+        }
+        w.in[bv] = 1;
+        width[bv] = bw0;
+        w.a.lp[bv] = bu;
+        w.a.lo[bv] = kids[bu]++;
+    }
+    free(kids);
+    return finish(&w, &w.a, out);
+}
+
+rw_status rw_model_tree_volume(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                               const rw_tune_options *opt, rw_tree **out)
+{
+    *out = NULL;
+    rw_tune_options o = opt ? *opt : rw_tune_options_default();
+    rw_status st = check_op(op);
+    if (st != RW_OK)
+        return st;
+    work w;
+    if ((st = work_init(net, root, &w)) != RW_OK)
+        return st;
+    int32_t m = w.L.m, up = is_up(op);
+    /* The binomial shape over positions; pos_size: positions in a subtree. */
+    ltree_shape(&w.b, m, "binomial", 2);
+    int32_t *size = malloc((size_t)m * sizeof *size), *leader_at = malloc((size_t)m * sizeof *leader_at);
+    if (!size || !leader_at) {
+        free(size);
+        free(leader_at);
+        work_free(&w);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d leaders", (int)m);
+    }
+    for (int32_t v = 0; v < m; v++)
+        size[v] = 1;
+    for (int32_t v = m - 1; v > 0; v--)
+        size[w.b.lp[v]] += size[v];
+    double per_leader = (double)w.L.n / (double)m * bytes; /* bytes a node contributes */
+    memset(w.in, 0, (size_t)m);
+    w.in[0] = 1;
+    leader_at[0] = 0;
+    /* Binomial positions: a parent precedes its children, and a position's
+     * children (v + 1, v + 2, v + 4, ...) have growing subtrees; fill in
+     * order of decreasing subtree, parents first: by size, then position. */
+    int32_t *pos = malloc((size_t)m * sizeof *pos);
+    if (!pos) {
+        free(size);
+        free(leader_at);
+        work_free(&w);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d leaders", (int)m);
+    }
+    int32_t np = 0;
+    for (int32_t s = m; s >= 1; s--)
+        for (int32_t v = 1; v < m; v++)
+            if (size[v] == s)
+                pos[np++] = v;
+    for (int32_t q = 0; q < np; q++) {
+        int32_t v = pos[q], par = leader_at[w.b.lp[v]], pick = -1;
+        double vol = size[v] * per_leader, best = INFINITY;
+        for (int32_t c = 1; c < m; c++) {
+            if (w.in[c])
+                continue;
+            int32_t a = up ? c : par, b = up ? par : c;
+            double cost = rw_l_alpha(net, &w.L, a, b) + vol * rw_l_beta(net, &w.L, a, b);
+            if (cost < best) {
+                best = cost;
+                pick = c;
+            }
+        }
+        w.in[pick] = 1;
+        leader_at[v] = pick;
+    }
+    w.a.lp[0] = -1;
+    w.a.lo[0] = 0;
+    for (int32_t v = 1; v < m; v++) {
+        w.a.lp[leader_at[v]] = leader_at[w.b.lp[v]];
+        w.a.lo[leader_at[v]] = w.b.lo[v];
+    }
+    free(size);
+    free(leader_at);
+    free(pos);
+    double best = ltree_score(net, &w.L, &w.a, op, bytes, 0, &o);
+    st = improve(net, &w.L, &w.a, op, bytes, &o, &best);
+    if (st != RW_OK) {
+        work_free(&w);
+        return st;
+    }
+    return finish(&w, &w.a, out);
+}
+
+/* ---------------------------------------------------------------- segments */
+
+int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, const rw_tune_options *opt)
+{
+    rw_tune_options o = opt ? *opt : rw_tune_options_default();
+    if (!net || !t || rw_tree_check(t) != RW_OK || t->n_ranks < 3 || bytes <= 2048)
+        return 0;
+    int32_t depth = 0;
+    double amax = 0, bmax = 0;
+    for (int32_t r = 0; r < t->n_ranks; r++) {
+        int32_t d = 0;
+        for (int32_t x = r; t->parent[x] >= 0; x = t->parent[x])
+            d++;
+        depth = d > depth ? d : depth;
+        if (t->parent[r] >= 0) {
+            int64_t k = (int64_t)net->node_of[t->parent[r]] * net->n + net->node_of[r];
+            amax = net->alpha[k] > amax ? net->alpha[k] : amax;
+            bmax = net->beta[k] > bmax ? net->beta[k] : bmax;
+        }
+    }
+    if (depth < 2 || bmax <= 0)
+        return 0;
+    double s = sqrt(bytes * amax / ((double)(depth - 1) * bmax));
+    int64_t seg = ((int64_t)s / 1024) * 1024;
+    seg = seg < 1024 ? 1024 : seg;
+    int64_t cand[4] = {0, seg / 2 >= 1024 ? (seg / 2) / 1024 * 1024 : 1024, seg, 2 * seg};
+    int64_t best_seg = 0;
+    double best = INFINITY;
+    for (int k = 0; k < 4; k++) {
+        if (cand[k] >= bytes)
+            continue;
+        double tm = rw_tune_score(net, "bcast", t, bytes, cand[k], &o);
+        if (tm < best) {
+            best = tm;
+            best_seg = cand[k];
+        }
+    }
+    return best_seg;
+}

@@ -1,0 +1,304 @@
+/* Choosing a rooted collective's algorithm: the MPI's own choice (Open MPI's
+ * tuned decision as SimGrid 3.32 SMPI's `ompi` selector makes it) against
+ * rankwise's trees, all scored by the predictor. */
+#include "tune_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------- Open MPI's choice */
+
+/* Thresholds of smpi_openmpi_selector.cpp, bcast__ompi (names are what the
+ * function table runs: 1 NTSL = chain, 2-3 ompi_pipeline, 4 split_bintree,
+ * 5 NTSB = binary, 6 binomial_tree, 7 mvapich2 k-nomial, 8 scatter_rdb_allgather). */
+static const char *ompi_bcast(int32_t p, double s)
+{
+    static const char *NAME[] = {"", "chain", "pipeline", "pipeline", "split_binary", "binary",
+                                 "binomial", "knomial", "scatter_rdb_allgather"};
+    int alg;
+    if (p < 4)
+        alg = s < 32 ? 3 : s < 256 ? 5 : s < 512 ? 3 : s < 1024 ? 7 : s < 32768 ? 1 : s < 131072 ? 5
+            : s < 262144 ? 2 : s < 524288 ? 1 : s < 1048576 ? 6 : 5;
+    else if (p < 8)
+        alg = s < 64 ? 5 : s < 128 ? 6 : s < 2048 ? 5 : s < 8192 ? 6 : s < 1048576 ? 1 : 2;
+    else if (p < 16)
+        alg = s < 8 ? 7 : s < 64 ? 5 : s < 4096 ? 7 : s < 16384 ? 5 : s < 32768 ? 6 : 1;
+    else if (p < 32)
+        alg = s < 4096 ? 7 : s < 1048576 ? 6 : 8;
+    else if (p < 64)
+        alg = s < 2048 ? 6 : 7;
+    else if (p < 128)
+        alg = 7;
+    else if (p < 256)
+        alg = s < 2 ? 6 : s < 16384 ? 5 : s < 32768 ? 1 : s < 65536 ? 5 : 7;
+    else if (p < 1024)
+        alg = s < 16384 ? 7 : s < 32768 ? 4 : 7;
+    else if (p < 2048)
+        alg = s < 524288 ? 7 : 8;
+    else if (p < 4096)
+        alg = s < 262144 ? 7 : 8;
+    else
+        alg = s < 8192 ? 7 : s < 16384 ? 5 : s < 262144 ? 7 : 8;
+    return NAME[alg];
+}
+
+/* reduce__ompi, commutative operations (1 linear, 2 chain, 3 pipeline,
+ * 4 binary, 5 binomial, 6 in-order binary, 7 linear). */
+static const char *ompi_reduce(int32_t p, double s)
+{
+    static const char *NAME[] = {"", "linear", "chain", "pipeline", "binary", "binomial", "in_order_binary",
+                                 "linear"};
+    int alg;
+    if (p < 4)
+        alg = s < 8 ? 7 : s < 16 ? 4 : s < 32 ? 3 : s < 262144 ? 1 : s < 524288 ? 3 : s < 1048576 ? 2 : 3;
+    else if (p < 8)
+        alg = s < 4096 ? 4 : s < 65536 ? 2 : s < 262144 ? 5 : s < 524288 ? 1 : s < 1048576 ? 5 : 1;
+    else if (p < 16)
+        alg = s < 8192 ? 4 : 5;
+    else if (p < 32)
+        alg = s < 4096 ? 4 : 5;
+    else if (p < 256)
+        alg = 5;
+    else if (p < 512)
+        alg = s < 8192 ? 5 : s < 16384 ? 6 : 5;
+    else if (p < 2048)
+        alg = 5;
+    else if (p < 4096)
+        alg = s < 512 ? 5 : s < 1024 ? 6 : s < 8192 ? 5 : s < 16384 ? 6 : 5;
+    else
+        alg = s < 16 ? 5 : s < 32 ? 6 : s < 1024 ? 5 : s < 2048 ? 6 : s < 8192 ? 5 : s < 16384 ? 6 : 5;
+    return NAME[alg];
+}
+
+/* gather__ompi (1 basic_linear, 2 binomial, 3 linear_sync). */
+static const char *ompi_gather(int32_t p, double s)
+{
+    static const char *NAME[] = {"", "linear", "binomial", "linear_sync"};
+    int alg;
+    if (p < 4)
+        alg = s < 2 ? 3 : s < 4 ? 1 : s < 32768 ? 2 : s < 65536 ? 1 : s < 131072 ? 2 : 3;
+    else if (p < 8)
+        alg = s < 1024 ? 2 : s < 8192 ? 1 : s < 32768 ? 2 : s < 262144 ? 1 : 3;
+    else if (p < 256)
+        alg = 2;
+    else if (p < 512)
+        alg = s < 2048 ? 2 : s < 8192 ? 1 : 2;
+    else
+        alg = 2;
+    return NAME[alg];
+}
+
+/* scatter__ompi (1 basic_linear, 2 binomial, 3 linear_nb). */
+static const char *ompi_scatter(int32_t p, double s)
+{
+    static const char *NAME[] = {"", "linear", "binomial", "linear_nb"};
+    int alg;
+    if (p < 4)
+        alg = s < 2 ? 3 : s < 131072 ? 1 : s < 262144 ? 3 : 1;
+    else if (p < 8)
+        alg = s < 2048 ? 2 : s < 4096 ? 1 : s < 8192 ? 2 : s < 32768 ? 1 : s < 1048576 ? 3 : 1;
+    else if (p < 16)
+        alg = s < 16384 ? 2 : s < 1048576 ? 3 : 1;
+    else if (p < 32)
+        alg = s < 16384 ? 2 : s < 32768 ? 1 : 3;
+    else if (p < 64)
+        alg = s < 512 ? 2 : s < 8192 ? 3 : s < 16384 ? 2 : 3;
+    else
+        alg = s < 512 ? 2 : 3;
+    return NAME[alg];
+}
+
+const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes)
+{
+    if (!op)
+        return NULL;
+    if (!strcmp(op, "bcast"))
+        return ompi_bcast(comm_size, bytes);
+    if (!strcmp(op, "reduce"))
+        return ompi_reduce(comm_size, bytes);
+    if (!strcmp(op, "gather"))
+        return ompi_gather(comm_size, bytes);
+    if (!strcmp(op, "scatter"))
+        return ompi_scatter(comm_size, bytes);
+    return NULL;
+}
+
+/* ---------------------------------------------- the passthrough, modelled */
+
+/* The tree and segment an Open MPI algorithm follows (over the ranks in
+ * their order), or shape NULL when the predictor's own schedule of the same
+ * name stands for it (bcast chain = SMPI's NTSL, scatter + allgather). */
+static void ompi_as_tree(const char *op, const char *alg, double bytes, int32_t p, const char **shape,
+                         int64_t *segment)
+{
+    *shape = NULL;
+    *segment = 0;
+    int bcast = !strcmp(op, "bcast");
+    if (!strcmp(alg, "binomial")) {
+        *shape = strcmp(op, "scatter") ? "binomial" : "inorder_binomial";
+    } else if (!strcmp(alg, "knomial")) {
+        *shape = "knomial";
+    } else if (!strcmp(alg, "binary") || !strcmp(alg, "in_order_binary")) {
+        *shape = "binary";
+        *segment = bcast ? 8192 : 0; /* NTSB's segment */
+    } else if (!strcmp(alg, "split_binary")) {
+        *shape = "binary"; /* two halves down a binary tree, then exchanged: a binary pipeline */
+        *segment = bytes < 370728 ? 1024 : 8192;
+    } else if (!strcmp(alg, "pipeline")) {
+        *shape = "chain";
+        if (bcast) { /* ompi_pipeline's segment from the communicator size */
+            *segment = 1024 << 7;
+            if (!(p < 1.6134e-6 * bytes + 2.1102))
+                *segment = p < 2.3679e-6 * bytes + 1.1787 ? 1024 << 6 : 1024 << 4;
+        }
+    } else if (!strcmp(alg, "chain") && !bcast) {
+        *shape = "chain";
+    } else if (!strcmp(alg, "linear") || !strcmp(alg, "linear_sync") || !strcmp(alg, "linear_nb")) {
+        *shape = "flat";
+    }
+}
+
+static double predict_named(const rw_pnet *net, const char *op, const char *alg, double bytes, int32_t root,
+                            const rw_tune_options *opt)
+{
+    rw_coll_options c = rw_tune_coll_options(opt);
+    c.root = root;
+    const char *name = alg;
+    if (!strcmp(alg, "scatter_rdb_allgather") && !rw_is_pow2(net->n_ranks))
+        name = "scatter_allgather";
+    rw_sim_result r;
+    if (rw_predict_collective(net, op, name, bytes, &c, RW_SIM_SHARED, &r) != RW_OK)
+        return INFINITY;
+    return r.time;
+}
+
+/* ---------------------------------------------------------------- decide */
+
+void rw_coll_decision_free(rw_coll_decision *d)
+{
+    if (!d)
+        return;
+    for (int32_t i = 0; i < d->n_candidates; i++)
+        rw_tree_free(d->candidates[i].tree);
+    free(d->candidates);
+    free(d);
+}
+
+static rw_status add(rw_coll_decision *d, const char *alg, const char *source, int64_t segment, double time,
+                     rw_tree *tree)
+{
+    rw_coll_candidate *c = &d->candidates[d->n_candidates++];
+    snprintf(c->algorithm, sizeof c->algorithm, "%s", alg);
+    snprintf(c->source, sizeof c->source, "%s", source);
+    c->segment = segment;
+    c->time = time;
+    c->tree = tree;
+    return RW_OK;
+}
+
+/* A copy of t, children in the same order. */
+static rw_status copy_tree(const rw_tree *t, rw_tree **out)
+{
+    int32_t *order = malloc((size_t)t->n_ranks * sizeof *order);
+    if (!order)
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d ranks", (int)t->n_ranks);
+    order[t->root] = 0;
+    for (int32_t r = 0; r < t->n_ranks; r++)
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            order[t->child[k]] = k - t->first_child[r];
+    rw_status st = rw_tree_from_parents(t->n_ranks, t->root, t->parent, order, out);
+    free(order);
+    return st;
+}
+
+#define MAX_CANDIDATES 8
+
+rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                         const rw_tune_options *opt, rw_coll_decision **out)
+{
+    if (!out)
+        return rw_fail(RW_ERR_ARG, "rw_coll_decide: out is NULL");
+    *out = NULL;
+    rw_tune_options o = opt ? *opt : rw_tune_options_default();
+    if (!net || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "rw_coll_decide: a network with a placement is required");
+    const char *ompi = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
+    if (!ompi)
+        return rw_fail(RW_ERR_ARG, "unknown rooted collective '%s' (known: bcast, reduce, gather, scatter)",
+                       op ? op : "(null)");
+    if (!(bytes >= 0 && bytes < 9.0e15))
+        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
+    if (root < 0 || root >= net->n_ranks)
+        return rw_fail(RW_ERR_ARG, "%s: root %d is not a rank of %d", op, (int)root, (int)net->n_ranks);
+    if (!(o.min_gain >= 0 && o.min_gain < 1) || o.eager_limit < 0 || !(o.gamma >= 0))
+        return rw_fail(RW_ERR_ARG, "%s: min_gain %g (0 to 1), eager limit %lld and gamma %g (>= 0)", op,
+                       o.min_gain, (long long)o.eager_limit, o.gamma);
+    rw_coll_decision *d = calloc(1, sizeof *d);
+    if (!d || !(d->candidates = calloc(MAX_CANDIDATES, sizeof *d->candidates))) {
+        free(d);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a decision");
+    }
+    int32_t p = net->n_ranks;
+    rw_status st = RW_OK;
+    rw_tree *t = NULL;
+
+    /* [0] the passthrough as the MPI runs it. */
+    const char *shape;
+    int64_t seg;
+    ompi_as_tree(op, ompi, bytes, p, &shape, &seg);
+    if (shape) {
+        if ((st = rw_tree_shape(shape, p, root, 4, &t)) != RW_OK)
+            goto fail;
+        add(d, ompi, "passthrough", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
+    } else {
+        add(d, ompi, "passthrough", strcmp(ompi, "chain") ? 0 : 8192, predict_named(net, op, ompi, bytes, root, &o),
+            NULL);
+    }
+    /* [1] rankwise's binomial over the ranks. */
+    if ((st = rw_tree_shape("binomial", p, root, 2, &t)) != RW_OK)
+        goto fail;
+    add(d, "tree", "binomial", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
+    /* The model's trees. */
+    if ((st = rw_model_tree_eager(net, op, root, bytes, &o, &t)) != RW_OK)
+        goto fail;
+    add(d, "tree", "eager", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
+    if (!strcmp(op, "gather") || !strcmp(op, "scatter")) {
+        if ((st = rw_model_tree_volume(net, op, root, bytes, &o, &t)) != RW_OK)
+            goto fail;
+        add(d, "tree", "volume", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
+    }
+    if (!strcmp(op, "bcast") && bytes >= (double)o.eager_limit) {
+        rw_status (*build[2])(const rw_pnet *, int32_t, rw_tree **) = {rw_model_tree_chain, rw_model_tree_binary};
+        const char *name[2] = {"chain", "binary"};
+        for (int k = 0; k < 2; k++) {
+            if ((st = build[k](net, root, &t)) != RW_OK)
+                goto fail;
+            seg = rw_model_segment(net, t, bytes, &o);
+            add(d, "tree", name[k], seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
+        }
+        /* The eager tree pipelined too. */
+        const rw_tree *e = d->candidates[2].tree;
+        seg = rw_model_segment(net, e, bytes, &o);
+        if (seg > 0) {
+            if ((st = copy_tree(e, &t)) != RW_OK)
+                goto fail;
+            add(d, "tree", "eager", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
+        }
+    }
+    int32_t best = 1;
+    for (int32_t i = 2; i < d->n_candidates; i++)
+        if (d->candidates[i].time < d->candidates[best].time)
+            best = i;
+    double pass = d->candidates[0].time;
+    /* A passthrough the predictor cannot cost, or that costs nothing (one
+     * rank), is kept: nothing says rankwise is faster. */
+    d->chosen = isfinite(pass) && pass > 0 && d->candidates[best].time <= (1.0 - o.min_gain) * pass ? best : 0;
+    d->gain = pass > 0 && isfinite(pass) ? 1.0 - d->candidates[d->chosen].time / pass : 0.0;
+    *out = d;
+    return RW_OK;
+fail:
+    rw_coll_decision_free(d);
+    return st;
+}

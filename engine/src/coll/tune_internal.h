@@ -1,0 +1,51 @@
+/* Pieces shared by the tree constructions (model_trees.c) and the selection
+ * (select.c): node leaders and leader-level trees. Not installed. */
+#ifndef RW_TUNE_INTERNAL_H
+#define RW_TUNE_INTERNAL_H
+
+#include "../predict/predict_internal.h"
+#include "rankwise_coll_tune.h"
+
+/* The node leaders of a placement: leader 0 is the root (it leads its
+ * node), the others are the lowest rank of each other node, in rank order.
+ * member[first[i] .. first[i + 1]) are the other ranks of leader i's node,
+ * increasing. */
+typedef struct rw_leaders {
+    int32_t n, m;   /* ranks, leaders */
+    int32_t *rank;  /* m */
+    int32_t *node;  /* m */
+    int32_t *first; /* m + 1 */
+    int32_t *member;/* n - m */
+} rw_leaders;
+
+rw_status rw_leaders_init(const rw_pnet *net, int32_t root, rw_leaders *L);
+void rw_leaders_free(rw_leaders *L);
+
+/* A tree over the leaders: lp[i] its parent leader (-1 for leader 0), lo[i]
+ * its place among its siblings (smaller: sent to earlier). Expanded to the
+ * communicator's ranks with each node's ranks in a binomial tree below the
+ * leader, after its remote children. */
+rw_status rw_leaders_expand(const rw_leaders *L, const int32_t *lp, const int32_t *lo, rw_tree **out);
+
+/* Node-level figures between leaders i and j. */
+static inline double rw_l_alpha(const rw_pnet *net, const rw_leaders *L, int32_t i, int32_t j)
+{
+    return net->alpha[(int64_t)L->node[i] * net->n + L->node[j]];
+}
+static inline double rw_l_beta(const rw_pnet *net, const rw_leaders *L, int32_t i, int32_t j)
+{
+    return net->beta[(int64_t)L->node[i] * net->n + L->node[j]];
+}
+static inline double rw_l_o(const rw_pnet *net, const rw_leaders *L, int32_t i)
+{
+    return net->o ? net->o[L->node[i]] : 0.0;
+}
+
+/* Predictor options of a tune. */
+rw_coll_options rw_tune_coll_options(const rw_tune_options *opt);
+
+/* Predicted time of op along t (segment as rw_predict_tree); +inf on error. */
+double rw_tune_score(const rw_pnet *net, const char *op, const rw_tree *t, double bytes, int64_t segment,
+                     const rw_tune_options *opt);
+
+#endif

@@ -1,0 +1,213 @@
+/* Schedules of rooted collectives over any rw_tree (rankwise_tree.h), so the
+ * predictor costs the trees built from a model and the standard shapes
+ * alike. The message pattern is that of the builder's binomial schedules
+ * (bcast.c, reduce.c, gather.c, scatter.c) with the tree's own parents and
+ * child order: on the binomial tree both give the same schedule. */
+#include "predict_internal.h"
+#include "rankwise_tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Ranks in breadth-first order from the root (parents before children). */
+static int32_t *bfs_order(const rw_tree *t)
+{
+    int32_t *q = malloc((size_t)t->n_ranks * sizeof *q);
+    if (!q)
+        return NULL;
+    int32_t head = 0, tail = 0;
+    q[tail++] = t->root;
+    while (head < tail) {
+        int32_t r = q[head++];
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            q[tail++] = t->child[k];
+    }
+    return q;
+}
+
+/* r sends `bytes` to its child c: a blocking send, which holds r until it
+ * ends at or above the eager threshold; below, r goes on at once (the
+ * predictor charges r's send overheads one after the other). */
+static void send_down(rw_builder *b, int32_t r, int32_t c, double bytes)
+{
+    int64_t id = rw_b_xfer(b, r, c, bytes, 0.0);
+    rw_b_set(b, c, id);
+    if (bytes >= (double)b->opt.eager_threshold)
+        rw_b_set(b, r, id);
+}
+
+/* Bcast, whole message: a rank receives from its parent, then sends to its
+ * children in the tree's order, each send blocking at or above the eager
+ * threshold. */
+static void bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes)
+{
+    for (int32_t q = 0; q < t->n_ranks; q++) {
+        int32_t r = bfs[q];
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            send_down(b, r, t->child[k], bytes);
+    }
+}
+
+/* Bcast pipelined in segments (every receive posted at the start, as
+ * pipelined implementations do): segment i leaves rank r for child c once
+ * it has reached r and r's previous blocking send has ended (a send below
+ * the eager threshold does not hold r, and its segments share the link in
+ * flight, as SMPI's NTSL chain has them). */
+static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes, double segment)
+{
+    int32_t n = t->n_ranks;
+    int64_t n_seg = (int64_t)(bytes / segment);
+    if ((double)n_seg * segment < bytes)
+        n_seg++;
+    int64_t *got = malloc((size_t)n * sizeof *got);   /* r's receive of the current segment */
+    int64_t *hold = malloc((size_t)n * sizeof *hold); /* r's last blocking send */
+    if (!got || !hold) {
+        free(got);
+        free(hold);
+        b->err = rw_fail(RW_ERR_NOMEM, "schedule: out of memory");
+        return;
+    }
+    for (int32_t r = 0; r < n; r++)
+        got[r] = hold[r] = -1;
+    /* Breadth-first within a segment: r has received segment i (got[r])
+     * before it forwards it. */
+    for (int64_t i = 0; i < n_seg && b->err == RW_OK; i++) {
+        double sz = i + 1 < n_seg ? segment : bytes - (double)(n_seg - 1) * segment;
+        int detached = sz < (double)b->opt.eager_threshold;
+        for (int32_t q = 0; q < n && b->err == RW_OK; q++) {
+            int32_t r = bfs[q];
+            for (int32_t k = t->first_child[r]; k < t->first_child[r + 1] && b->err == RW_OK; k++) {
+                int32_t c = t->child[k];
+                int64_t deps[2];
+                int32_t nd = 0;
+                if (got[r] >= 0)
+                    deps[nd++] = got[r];
+                if (hold[r] >= 0)
+                    deps[nd++] = hold[r];
+                int64_t id = -1;
+                b->err = rw_sched_add(b->s, r, c, sz, 0.0, nd, deps, &id);
+                if (b->err != RW_OK)
+                    break;
+                b->s->detached[id] = (uint8_t)detached;
+                b->s->preposted[id] = 1; /* every dependency is the sender's */
+                got[c] = id;
+                if (!detached)
+                    hold[r] = id;
+            }
+        }
+    }
+    free(got);
+    free(hold);
+}
+
+/* Reduce: children first (reverse breadth-first order); a rank receives from
+ * its children in reverse child order (the last child, whose subtree is
+ * done first in a binomial tree, first), reducing each arrival (gamma per
+ * byte, charged before its next transfer), then sends to its parent. */
+static void reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes)
+{
+    double compute = b->opt.gamma * bytes;
+    for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
+        int32_t r = bfs[q];
+        for (int32_t k = t->first_child[r + 1] - 1; k >= t->first_child[r]; k--) {
+            int32_t c = t->child[k];
+            int64_t id = rw_b_xfer(b, c, r, bytes, (b->front[r].n || b->front[c].n) ? compute : 0.0);
+            rw_b_set(b, r, id);
+        }
+    }
+}
+
+/* Gather: as reduce, every child sending its subtree's blocks (no compute). */
+static void gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, double bytes)
+{
+    for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
+        int32_t r = bfs[q];
+        for (int32_t k = t->first_child[r + 1] - 1; k >= t->first_child[r]; k--) {
+            int32_t c = t->child[k];
+            int64_t id = rw_b_xfer(b, c, r, (double)size[c] * bytes, 0.0);
+            rw_b_set(b, r, id);
+        }
+    }
+}
+
+/* Scatter: as bcast, every child receiving its subtree's blocks. */
+static void scatter(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, double bytes)
+{
+    for (int32_t q = 0; q < t->n_ranks; q++) {
+        int32_t r = bfs[q];
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            send_down(b, r, t->child[k], (double)size[t->child[k]] * bytes);
+    }
+}
+
+rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
+                        const rw_coll_options *opt, rw_sched **out)
+{
+    if (!out)
+        return rw_fail(RW_ERR_ARG, "rw_sched_tree: out is NULL");
+    *out = NULL;
+    if (!op)
+        return rw_fail(RW_ERR_ARG, "rw_sched_tree: operation is required");
+    int is_bcast = !strcmp(op, "bcast"), is_reduce = !strcmp(op, "reduce");
+    int is_gather = !strcmp(op, "gather"), is_scatter = !strcmp(op, "scatter");
+    if (!is_bcast && !is_reduce && !is_gather && !is_scatter)
+        return rw_fail(RW_ERR_ARG, "unknown tree collective '%s' (known: bcast, reduce, gather, scatter)", op);
+    rw_status st = rw_tree_check(t);
+    if (st != RW_OK)
+        return st;
+    if (!(bytes >= 0.0 && bytes < 9.0e15))
+        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
+    if (segment < 0)
+        return rw_fail(RW_ERR_ARG, "%s: segment %lld bytes (>= 0; 0 = whole message)", op, (long long)segment);
+    if (opt && (opt->gamma < 0 || opt->eager_threshold < 0))
+        return rw_fail(RW_ERR_ARG, "%s: gamma %g and eager threshold %lld must be >= 0", op, opt->gamma,
+                       (long long)opt->eager_threshold);
+    int32_t *bfs = bfs_order(t);
+    int32_t *size = malloc((size_t)t->n_ranks * sizeof *size);
+    if (!bfs || !size) {
+        free(bfs);
+        free(size);
+        return rw_fail(RW_ERR_NOMEM, "schedule: out of memory for a tree of %d ranks", (int)t->n_ranks);
+    }
+    for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
+        int32_t r = bfs[q];
+        size[r] = 1;
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            size[r] += size[t->child[k]];
+    }
+    rw_builder b;
+    st = rw_builder_init(&b, t->n_ranks, opt);
+    if (st == RW_OK) {
+        b.opt.root = t->root;
+        if (is_bcast && segment > 0 && bytes > (double)segment)
+            bcast_pipelined(&b, t, bfs, bytes, (double)segment);
+        else if (is_bcast)
+            bcast(&b, t, bfs, bytes);
+        else if (is_reduce)
+            reduce(&b, t, bfs, bytes);
+        else if (is_gather)
+            gather(&b, t, bfs, size, bytes);
+        else
+            scatter(&b, t, bfs, size, bytes);
+        st = rw_builder_finish(&b, out);
+    }
+    free(bfs);
+    free(size);
+    return st;
+}
+
+rw_status rw_predict_tree(const rw_pnet *net, const char *op, const rw_tree *t, double bytes,
+                          int64_t segment, const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out)
+{
+    if (!net || !out || !t)
+        return rw_fail(RW_ERR_ARG, "rw_predict_tree: net, tree and out are required");
+    if (t->n_ranks > net->n_ranks)
+        return rw_fail(RW_ERR_ARG, "rw_predict_tree: a tree of %d ranks on a placement of %d",
+                       (int)t->n_ranks, (int)net->n_ranks);
+    rw_sched *s = NULL;
+    rw_status st = rw_sched_tree(op, t, bytes, segment, opt, &s);
+    if (st == RW_OK)
+        st = rw_simulate(net, s, mode, out, NULL);
+    rw_sched_free(s);
+    return st;
+}

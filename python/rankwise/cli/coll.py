@@ -1,0 +1,277 @@
+"""`rankwise coll`: which algorithm and tree a rooted collective should use on
+the measured network, and the rules file the collectives library reads
+(docs/collectives-selection.md).
+
+    rankwise coll predict --model net.rwm --ranks 64 --op bcast --sizes 8:64K
+    rankwise coll tune --model net.rwm --hostfile hosts --ranks 64 -o rules.rwr
+    rankwise coll predict --platform plat/ --ranks 32 --ranks-per-node 4 --op gather --sizes 64:512
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+from rich.markup import escape
+
+from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.errors import RankwiseError, UsageError
+
+coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
+
+ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
+MAX_EVALS = 100000
+
+
+def _check_op(op: str) -> str:
+    if op not in ROOTED_OPS:
+        raise UsageError(f"--op: unknown operation '{op}' (choose from {', '.join(ROOTED_OPS)})")
+    return op
+
+
+def _parse_ops(text: str) -> list[str]:
+    ops = [o.strip() for o in text.split(",") if o.strip()]
+    if not ops:
+        raise UsageError(f"--ops is empty (a list like {','.join(ROOTED_OPS)})")
+    for op in ops:
+        if op not in ROOTED_OPS:
+            raise UsageError(f"--ops: unknown operation '{op}' (choose from {', '.join(ROOTED_OPS)})")
+    return list(dict.fromkeys(ops))
+
+
+def _parse_roots(text: str, ranks: int) -> list[int]:
+    if text.strip() == "all":
+        return list(range(ranks))
+    roots = []
+    for word in [w.strip() for w in text.split(",") if w.strip()]:
+        try:
+            r = int(word)
+        except ValueError:
+            raise UsageError(f"--roots: '{word}' is not a rank (a list like 0,5 or 'all')") from None
+        if not 0 <= r < ranks:
+            raise UsageError(f"--roots: rank {r} is not one of the {ranks} ranks")
+        roots.append(r)
+    if not roots:
+        raise UsageError("--roots is empty (a list like 0,5 or 'all')")
+    return list(dict.fromkeys(roots))
+
+
+def _subset(net, idx: list[int]):
+    """The network restricted to nodes idx (in that order)."""
+    from rankwise.predict import PredictNetwork, SharedLink
+
+    ix = np.asarray(idx, dtype=np.int64)
+    where = {int(old): new for new, old in enumerate(ix)}
+    links = []
+    for link in net.links:
+        keep = [(where[int(a)], where[int(b)]) for a, b in link.pairs if int(a) in where and int(b) in where]
+        if keep:
+            links.append(SharedLink(link.name, link.capacity, np.asarray(keep, dtype=np.int32)))
+    pick = (lambda v: None if v is None else v[ix])
+    return PredictNetwork([net.names[i] for i in ix], net.alpha[np.ix_(ix, ix)], net.beta[np.ix_(ix, ix)],
+                          overhead=pick(net.overhead), inject=pick(net.inject), eject=pick(net.eject), links=links)
+
+
+def _node_names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--nodes is empty (a list of node names like n0,n1)")
+    if len(set(names)) != len(names):
+        raise UsageError("--nodes names a node twice")
+    return names
+
+
+def _pick_nodes(all_names: list[str], hostfile: Optional[Path], nodes: Optional[str], where: str):
+    """[(name, slots or None)] of the allocation."""
+    from rankwise.allocation import read_allocation
+
+    if hostfile is not None and nodes is not None:
+        raise UsageError("give the allocation as --hostfile FILE or --nodes LIST, not both")
+    if hostfile is not None:
+        hosts = [(h, int(s)) for h, s in read_allocation(hostfile)]
+    elif nodes is not None:
+        hosts = [(h, None) for h in _node_names(nodes)]
+    else:
+        return [(h, None) for h in all_names]
+    known = set(all_names)
+    unknown = [h for h, _ in hosts if h not in known]
+    if unknown:
+        raise RankwiseError(f"node '{unknown[0]}' is not in {where}")
+    return hosts
+
+
+def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: Optional[Path],
+                nodes: Optional[str], ranks: int, ranks_per_node: Optional[int], overhead: Optional[float],
+                allow_missing: bool):
+    """(network over the nodes used, rank -> node, ranks on each node, the
+    model's knee or 0, a label)."""
+    from rankwise.cli.predict import block_counts
+    from rankwise.predict import PredictNetwork, placement
+
+    if (model_path is None) == (platform is None):
+        raise UsageError("give the network as --model FILE (measured) or --platform DIR (a generated "
+                         "platform's ground truth)")
+    if ranks is None or ranks < 1:
+        raise UsageError(f"--ranks must be >= 1, got {ranks}")
+    if overhead is not None and not (0 <= overhead < 1):
+        raise UsageError(f"--overhead must be in [0, 1) seconds, got {overhead:g}")
+    knee = 0
+    if platform is not None:
+        full = PredictNetwork.from_ground_truth(platform)
+        hosts = _pick_nodes(full.names, hostfile, nodes, f"the platform {platform}")
+        label = platform.name or str(platform)
+    else:
+        from rankwise.model import Model
+
+        model = Model.load(model_path)
+        hosts = _pick_nodes(list(model.names), hostfile, nodes, f"the model {model_path}")
+        knee = int(model.knee or 0)
+        label = model_path.name
+    even = math.ceil(ranks / len(hosts))
+    slots = [s if s is not None else even for _, s in hosts]
+    counts = block_counts(ranks, slots, ranks_per_node, f"the allocation ({len(hosts)} nodes)")
+    used = [h for h, _ in hosts[: len(counts)]]
+    if platform is not None:
+        index = {n: i for i, n in enumerate(full.names)}
+        net = _subset(full, [index[h] for h in used])
+    else:
+        net = PredictNetwork.from_model(model, [(h, 1) for h in used], fill_missing=allow_missing)
+        if model.overhead is not None:
+            where = {n: i for i, n in enumerate(model.names)}
+            o = np.asarray([model.overhead[where[h]] for h in net.names], dtype=np.float64)
+            if np.isfinite(o).any():
+                net.overhead = np.where(np.isfinite(o), o, np.nanmedian(o))
+    if overhead is not None:
+        net.overhead = np.full(net.n_nodes, float(overhead))
+    return net, placement(counts), counts, knee, label
+
+
+def _options(knee: int, eager_limit: Optional[int], min_gain: float, max_evals: int, gamma: float):
+    from rankwise.coll.binding import TuneOptions
+
+    if eager_limit is not None and eager_limit < 0:
+        raise UsageError(f"--eager-limit must be >= 0 bytes, got {eager_limit}")
+    if not 0 <= min_gain < 1:
+        raise UsageError(f"--min-gain must be in [0, 1), got {min_gain:g}")
+    if not 0 <= max_evals <= MAX_EVALS:
+        raise UsageError(f"--max-evals must be in 0..{MAX_EVALS}, got {max_evals}")
+    if not (gamma >= 0 and math.isfinite(gamma)):
+        raise UsageError(f"--gamma must be >= 0 s per byte, got {gamma:g}")
+    limit = eager_limit if eager_limit is not None else (knee if knee > 0 else 65536)
+    return TuneOptions(eager_limit=limit, gamma=gamma, min_gain=min_gain, max_evals=max_evals)
+
+
+MODEL_OPTION = typer.Option(None, "--model", "-m", help="Measured network model (rankwise probe).")
+PLATFORM_OPTION = typer.Option(None, "--platform", help="A generated platform's folder: use its ground truth (rankwise sim platform).")
+NODES_OPTION = typer.Option(None, "--nodes", help="The allocation's nodes, comma-separated names (default: all, in order).")
+RANKS_OPTION = typer.Option(..., "--ranks", help="Communicator size (MPI_COMM_WORLD).")
+RPN_OPTION = typer.Option(None, "--ranks-per-node", help="Ranks per node, block placement (default: the hostfile's slots, or spread evenly).")
+OVERHEAD_OPTION = typer.Option(None, "--overhead", help="Send overhead o of every node, s (default: the model's, else 0; SMPI: smpi/os).")
+EAGER_OPTION = typer.Option(None, "--eager-limit", help="First rendezvous size, bytes (default: the model's knee, else 65536).")
+GAIN_OPTION = typer.Option(0.05, "--min-gain", help="rankwise runs only when predicted this much faster than the passthrough.")
+EVALS_OPTION = typer.Option(300, "--max-evals", help="Predictor runs each tree's local search may spend.")
+GAMMA_OPTION = typer.Option(0.0, "--gamma", help="Reduce: computation, s per byte reduced.")
+MISSING_OPTION = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair.")
+
+
+@coll_app.command("predict", no_args_is_help=True)
+def coll_predict_command(
+    op: str = typer.Option(..., "--op", help="bcast, reduce, gather or scatter."),
+    model_path: Optional[Path] = MODEL_OPTION,
+    platform: Optional[Path] = PLATFORM_OPTION,
+    hostfile: Optional[Path] = HOSTFILE_OPTION,
+    nodes: Optional[str] = NODES_OPTION,
+    ranks: int = RANKS_OPTION,
+    ranks_per_node: Optional[int] = RPN_OPTION,
+    sizes: str = typer.Option("8:64K", "--sizes", help="Sizes: 8,1K,64K or 8:64K (powers of two), K = 1024; bcast: the message, others: per rank."),
+    root: int = typer.Option(0, "--root", help="Root rank."),
+    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-a", help="Only this tree construction: binomial, eager, volume (gather, scatter), chain, binary (bcast)."),
+    overhead: Optional[float] = OVERHEAD_OPTION,
+    eager_limit: Optional[int] = EAGER_OPTION,
+    min_gain: float = GAIN_OPTION,
+    max_evals: int = EVALS_OPTION,
+    gamma: float = GAMMA_OPTION,
+    allow_missing: bool = MISSING_OPTION,
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw predicted time per size and candidate (PNG)."),
+):
+    """Per size: each candidate's predicted time (the MPI's own choice included), the choice and its gain."""
+    from rankwise.cli.predict import parse_size_list
+    from rankwise.coll.binding import decide
+    from rankwise.coll.report import print_decisions
+
+    from rankwise.coll.tune import CONSTRUCTIONS, restrict
+
+    _check_op(op)
+    if algorithm is not None and algorithm not in CONSTRUCTIONS[op]:
+        raise UsageError(f"--algorithm: {op} has no tree construction '{algorithm}' "
+                         f"(choose from {', '.join(CONSTRUCTIONS[op])})")
+    size_list = parse_size_list(sizes)
+    opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
+    net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
+                                                    overhead, allow_missing)
+    if not 0 <= root < ranks:
+        raise UsageError(f"--root: rank {root} is not one of the {ranks} ranks")
+    if eager_limit is None and knee > 0:
+        opts.eager_limit = knee
+    decisions = [decide(net, node_of, op, s, root, opts) for s in size_list]
+    if algorithm is not None:
+        decisions = [restrict(d, algorithm, opts.min_gain) for d in decisions]
+    rpn = f", {ranks_per_node} per node" if ranks_per_node else ""
+    print_decisions(decisions, f"{op} from rank {root}, {ranks} ranks on {len(counts)} nodes{rpn} "
+                               f"(predicted on {escape(label)}; eager limit {opts.eager_limit} B)", console)
+    if plot is not None:
+        from rankwise.coll.report import plot_decisions
+
+        plot_decisions(decisions, plot, f"{op}, {ranks} ranks ({label})")
+        console.print(f"wrote {escape(str(plot))}", highlight=False)
+
+
+@coll_app.command("tune", no_args_is_help=True)
+def coll_tune_command(
+    output: Path = typer.Option(..., "--output", "-o", help="Rules file to write (RANKWISE_COLL_RULES)."),
+    model_path: Optional[Path] = MODEL_OPTION,
+    platform: Optional[Path] = PLATFORM_OPTION,
+    hostfile: Optional[Path] = HOSTFILE_OPTION,
+    nodes: Optional[str] = NODES_OPTION,
+    ranks: int = RANKS_OPTION,
+    ranks_per_node: Optional[int] = RPN_OPTION,
+    ops: str = typer.Option(",".join(ROOTED_OPS), "--ops", help="Operations to decide."),
+    sizes: str = typer.Option("8:1M", "--sizes", help="Size classes: each from its size to the next (the first from 0)."),
+    roots: str = typer.Option("0", "--roots", help="Roots to decide: 0,5 or 'all' (other roots pass through)."),
+    overhead: Optional[float] = OVERHEAD_OPTION,
+    eager_limit: Optional[int] = EAGER_OPTION,
+    min_gain: float = GAIN_OPTION,
+    max_evals: int = EVALS_OPTION,
+    gamma: float = GAMMA_OPTION,
+    allow_missing: bool = MISSING_OPTION,
+):
+    """Decide every operation, size class and root for an allocation; write the rules file."""
+    from rankwise.cli.predict import parse_size_list
+    from rankwise.coll.report import print_tune_summary
+    from rankwise.coll.tune import format_rules, tune_allocation
+    from rankwise.files import prepare_output, write_atomic
+
+    op_list = _parse_ops(ops)
+    size_list = parse_size_list(sizes)
+    opts = _options(0, eager_limit, min_gain, max_evals, gamma)
+    root_list = _parse_roots(roots, ranks) if ranks and ranks > 0 else [0]
+    prepare_output(output)
+    net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
+                                                    overhead, allow_missing)
+    if eager_limit is None and knee > 0:
+        opts.eager_limit = knee
+    with console.status("deciding") as status:
+        rules = tune_allocation(net, node_of, op_list, size_list, root_list, opts,
+                                progress=lambda what: status.update(f"deciding {what}"))
+    rpn = sorted(set(counts))
+    text = format_rules(rules, ranks, ranks_per_node="/".join(str(k) for k in rpn), eager_limit=opts.eager_limit,
+                        min_gain=opts.min_gain, model=label.replace(" ", "_"), nodes=list(net.names))
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise RankwiseError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    print_tune_summary(rules, f"{ranks} ranks on {len(counts)} nodes ({escape(label)})", console)
+    console.print(f"wrote {escape(str(output))} ({len(rules)} decisions)", highlight=False)

@@ -1,0 +1,224 @@
+"""ctypes binding of the engine's collective tuning (rankwise_coll_tune.h)
+and rules reader (rankwise_coll_rules.h)."""
+
+from __future__ import annotations
+
+import ctypes as C
+from dataclasses import dataclass
+from functools import lru_cache
+from os import fspath, PathLike
+
+import numpy as np
+
+from rankwise import engine
+from rankwise.errors import RankwiseError
+from rankwise.predict import PredictNetwork, predict_lib
+
+NAME_MAX = 40  # RW_COLL_NAME_MAX
+ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
+
+
+class CTree(C.Structure):
+    _fields_ = [
+        ("n_ranks", C.c_int32),
+        ("root", C.c_int32),
+        ("parent", C.POINTER(C.c_int32)),
+        ("first_child", C.POINTER(C.c_int32)),
+        ("child", C.POINTER(C.c_int32)),
+    ]
+
+
+class CTuneOptions(C.Structure):
+    _fields_ = [
+        ("eager_limit", C.c_int64),
+        ("gamma", C.c_double),
+        ("min_gain", C.c_double),
+        ("max_evals", C.c_int32),
+    ]
+
+
+class CCandidate(C.Structure):
+    _fields_ = [
+        ("algorithm", C.c_char * NAME_MAX),
+        ("source", C.c_char * NAME_MAX),
+        ("segment", C.c_int64),
+        ("time", C.c_double),
+        ("tree", C.POINTER(CTree)),
+    ]
+
+
+class CDecision(C.Structure):
+    _fields_ = [
+        ("n_candidates", C.c_int32),
+        ("candidates", C.POINTER(CCandidate)),
+        ("chosen", C.c_int32),
+        ("gain", C.c_double),
+    ]
+
+
+class CChoice(C.Structure):
+    _fields_ = [
+        ("algorithm", C.c_char_p),
+        ("segment", C.c_int64),
+        ("tree", C.POINTER(CTree)),
+    ]
+
+
+@lru_cache(maxsize=1)
+def tune_lib() -> C.CDLL:
+    so = predict_lib()
+    vp = C.c_void_p
+    so.rw_tune_options_default.restype = CTuneOptions
+    so.rw_coll_decide.argtypes = [vp, C.c_char_p, C.c_int32, C.c_double, C.POINTER(CTuneOptions),
+                                  C.POINTER(C.POINTER(CDecision))]
+    so.rw_coll_decision_free.argtypes = [C.POINTER(CDecision)]
+    so.rw_coll_decision_free.restype = None
+    so.rw_coll_ompi_algorithm.argtypes = [C.c_char_p, C.c_int32, C.c_double]
+    so.rw_coll_ompi_algorithm.restype = C.c_char_p
+    so.rw_coll_rules_read.argtypes = [C.c_char_p, C.POINTER(vp)]
+    so.rw_coll_rules_free.argtypes = [vp]
+    so.rw_coll_rules_free.restype = None
+    so.rw_coll_rules_comm_size.argtypes = [vp]
+    so.rw_coll_rules_comm_size.restype = C.c_int32
+    so.rw_coll_rules_count.argtypes = [vp]
+    so.rw_coll_rules_count.restype = C.c_int32
+    so.rw_coll_rules_lookup.argtypes = [vp, C.c_char_p, C.c_int32, C.c_int32, C.c_int64, C.POINTER(CChoice)]
+    return so
+
+
+def _parents(tree: C.POINTER(CTree)) -> np.ndarray | None:
+    if not tree:
+        return None
+    t = tree.contents
+    return np.ctypeslib.as_array(t.parent, shape=(t.n_ranks,)).astype(np.int32)
+
+
+def _children_order(tree: C.POINTER(CTree)) -> np.ndarray | None:
+    """Ranks' children, concatenated in send order (with first_child, the
+    tree's child order, which the rules file keeps by listing it)."""
+    if not tree:
+        return None
+    t = tree.contents
+    return np.ctypeslib.as_array(t.child, shape=(max(t.n_ranks - 1, 0),)).astype(np.int32)
+
+
+@dataclass
+class Candidate:
+    algorithm: str  # "tree" or the passthrough's algorithm name
+    source: str  # passthrough, binomial, eager, volume, chain, binary
+    segment: int  # bytes, 0 = whole message
+    time: float  # predicted seconds
+    parents: np.ndarray | None  # parent per rank (-1 at the root), None when no tree
+    children: np.ndarray | None  # the tree's children in send order, rank by rank
+
+
+@dataclass
+class Decision:
+    op: str
+    root: int
+    nbytes: int
+    candidates: list[Candidate]
+    chosen: int  # index into candidates, 0 = pass through
+    gain: float  # 1 - chosen / passthrough
+
+    @property
+    def passthrough(self) -> Candidate:
+        return self.candidates[0]
+
+    @property
+    def binomial(self) -> Candidate:
+        return self.candidates[1]
+
+    @property
+    def best(self) -> Candidate:
+        """The fastest rankwise candidate (chosen or not)."""
+        return min(self.candidates[1:], key=lambda c: c.time)
+
+    @property
+    def choice(self) -> Candidate:
+        return self.candidates[self.chosen]
+
+
+@dataclass
+class TuneOptions:
+    eager_limit: int = 65536
+    gamma: float = 0.0
+    min_gain: float = 0.05
+    max_evals: int = 300
+
+    def to_c(self) -> CTuneOptions:
+        o = tune_lib().rw_tune_options_default()
+        o.eager_limit, o.gamma, o.min_gain, o.max_evals = (int(self.eager_limit), float(self.gamma),
+                                                           float(self.min_gain), int(self.max_evals))
+        return o
+
+
+def ompi_algorithm(op: str, comm_size: int, nbytes: float) -> str:
+    """Open MPI's tuned choice as SMPI's `ompi` selector makes it."""
+    name = tune_lib().rw_coll_ompi_algorithm(op.encode(), int(comm_size), float(nbytes))
+    if name is None:
+        raise RankwiseError(f"unknown rooted collective '{op}' (known: {', '.join(ROOTED_OPS)})")
+    return name.decode()
+
+
+def decide(network: PredictNetwork, node_of, op: str, nbytes: int, root: int = 0,
+           options: TuneOptions | None = None) -> Decision:
+    """Score the passthrough, rankwise's binomial and the model's trees for
+    one call and choose (rw_coll_decide)."""
+    so = tune_lib()
+    node_of = np.ascontiguousarray(node_of, dtype=np.int32)
+    opt = (options or TuneOptions()).to_c()
+    net = network._to_c(node_of)
+    out = C.POINTER(CDecision)()
+    try:
+        engine.check(so.rw_coll_decide(net, op.encode(), int(root), float(nbytes), C.byref(opt), C.byref(out)))
+    finally:
+        so.rw_pnet_free(net)
+    try:
+        d = out.contents
+        cands = []
+        for i in range(d.n_candidates):
+            c = d.candidates[i]
+            cands.append(Candidate(c.algorithm.decode(), c.source.decode(), int(c.segment), float(c.time),
+                                   _parents(c.tree), _children_order(c.tree)))
+        return Decision(op, int(root), int(nbytes), cands, int(d.chosen), float(d.gain))
+    finally:
+        so.rw_coll_decision_free(out)
+
+
+@dataclass
+class Choice:
+    algorithm: str
+    segment: int
+    parents: np.ndarray | None
+    children: np.ndarray | None
+
+
+class Rules:
+    """A rules file read by the engine (the reader the library uses)."""
+
+    def __init__(self, path: str | PathLike):
+        self._so = tune_lib()
+        self._ptr = C.c_void_p()
+        engine.check(self._so.rw_coll_rules_read(fspath(path).encode(), C.byref(self._ptr)))
+
+    def close(self) -> None:
+        if self._ptr:
+            self._so.rw_coll_rules_free(self._ptr)
+            self._ptr = C.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+    @property
+    def comm_size(self) -> int:
+        return int(self._so.rw_coll_rules_comm_size(self._ptr))
+
+    def __len__(self) -> int:
+        return int(self._so.rw_coll_rules_count(self._ptr))
+
+    def lookup(self, op: str, comm_size: int, root: int, nbytes: int) -> Choice:
+        c = CChoice()
+        engine.check(self._so.rw_coll_rules_lookup(self._ptr, op.encode(), int(comm_size), int(root),
+                                                   int(nbytes), C.byref(c)))
+        return Choice(c.algorithm.decode(), int(c.segment), _parents(c.tree), _children_order(c.tree))

@@ -1,0 +1,224 @@
+"""The decision side of rankwise's collectives: trees from the model, the
+selection against Open MPI's choice, and the rules file (rankwise.coll)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rankwise.coll.binding import Rules, TuneOptions, decide, ompi_algorithm
+from rankwise.coll.tune import format_rules, size_classes, tune_allocation
+from rankwise.errors import RankwiseError
+from rankwise.predict import PredictNetwork, placement
+
+US = 1e-6
+
+
+def is_tree(parents: np.ndarray, root: int) -> bool:
+    """Every rank reaches the root, which alone has no parent."""
+    if parents[root] != -1 or (parents == -1).sum() != 1:
+        return False
+    for r in range(parents.size):
+        seen, v = 0, r
+        while v != root and seen <= parents.size:
+            v, seen = int(parents[v]), seen + 1
+        if v != root:
+            return False
+    return True
+
+
+def network(n: int, alpha, beta, overhead: float = 0.0, slow=()) -> PredictNetwork:
+    a = np.array(alpha, dtype=float).reshape(n, n)
+    b = np.array(beta, dtype=float).reshape(n, n)
+    for k in slow:  # a degraded NIC: 20x latency, 1/8 bandwidth on every pair it is in
+        a[k, :] *= 20
+        a[:, k] *= 20
+        b[k, :] *= 8
+        b[:, k] *= 8
+    np.fill_diagonal(a, 0.2 * US)
+    np.fill_diagonal(b, 1 / 20e9)
+    return PredictNetwork([f"n{i}" for i in range(n)], a, b, overhead=np.full(n, overhead))
+
+
+@st.composite
+def networks(draw):
+    n = draw(st.integers(2, 9))
+    rpn = draw(st.integers(1, 3))
+    alpha = draw(st.lists(st.floats(0.5 * US, 30 * US), min_size=n * n, max_size=n * n))
+    beta = draw(st.lists(st.floats(1 / 12e9, 1 / 0.5e9), min_size=n * n, max_size=n * n))
+    o = draw(st.sampled_from([0.0, 0.5 * US, 2 * US]))
+    return network(n, alpha, beta, o), placement(rpn, n)
+
+
+@settings(max_examples=40, deadline=None)
+@given(networks(), st.sampled_from(["bcast", "reduce", "gather", "scatter"]),
+       st.sampled_from([8, 512, 4096, 100_000]), st.integers(0, 100))
+def test_model_trees_valid_and_never_slower_than_binomial(net_place, op, nbytes, root_seed):
+    net, node_of = net_place
+    root = root_seed % node_of.size
+    d = decide(net, node_of, op, nbytes, root, TuneOptions(max_evals=40))
+    assert d.passthrough.source == "passthrough" and d.binomial.source == "binomial"
+    for c in d.candidates:
+        if c.parents is not None:
+            assert c.parents.size == node_of.size and is_tree(c.parents, root)
+    eager = next(c for c in d.candidates if c.source == "eager" and c.segment == 0)
+    assert eager.time <= d.binomial.time * (1 + 1e-12)
+    # the choice obeys min_gain
+    if d.chosen:
+        assert d.choice.time <= 0.95 * d.passthrough.time
+    else:
+        assert d.best.time > 0.95 * d.passthrough.time
+
+
+def test_slow_node_becomes_a_leaf():
+    rng = np.random.default_rng(5)
+    n = 16
+    net = network(n, rng.uniform(1, 3, n * n) * US, rng.uniform(1, 1.3, n * n) / 10e9, overhead=0.5 * US,
+                  slow=[6, 11])
+    d = decide(net, placement(1, n), "bcast", 64, 0)
+    tree = next(c for c in d.candidates if c.source == "eager")
+    assert 6 not in tree.parents and 11 not in tree.parents  # nobody's parent
+    binomial = d.binomial.parents
+    assert 6 in binomial  # the binomial tree makes rank 6 forward (to 7)
+
+
+def test_fastest_links_near_the_root_for_gather():
+    # Nodes 1-7 reach the root at 1 GB/s, node 8 at 10 GB/s: the largest
+    # subtree of a gather goes through node 8.
+    n = 9
+    a = np.full((n, n), 2 * US)
+    b = np.full((n, n), 1 / 1e9)
+    b[0, 8] = b[8, 0] = 1 / 10e9
+    net = PredictNetwork([f"n{i}" for i in range(n)], a, b)
+    d = decide(net, placement(1, n), "gather", 64 * 1024, 0, TuneOptions(max_evals=0))
+    vol = next(c for c in d.candidates if c.source == "volume")
+    sizes = np.ones(n, dtype=int)
+    for r in range(n):  # subtree sizes
+        v = int(vol.parents[r])
+        while v != -1:
+            sizes[v] += 1
+            v = int(vol.parents[v])
+    children_of_root = [r for r in range(n) if vol.parents[r] == 0]
+    assert max(children_of_root, key=lambda r: sizes[r]) == 8
+
+
+def test_min_gain_keeps_the_passthrough():
+    net = network(8, np.full(64, 2 * US), np.full(64, 1 / 10e9), overhead=1 * US)
+    d = decide(net, placement(1, 8), "bcast", 1024, 0, TuneOptions(min_gain=0.99))
+    assert d.chosen == 0 and d.gain == 0.0
+
+
+def test_ompi_selector_points():
+    assert ompi_algorithm("bcast", 64, 1024) == "knomial"
+    assert ompi_algorithm("gather", 64, 256) == "binomial"
+    with pytest.raises(RankwiseError, match="unknown rooted collective 'allgather'"):
+        ompi_algorithm("allgather", 64, 8)
+
+
+def test_size_classes_cover_every_size():
+    assert size_classes([8, 64, 1024]) == [(0, 63, 8), (64, 1023, 64), (1024, (1 << 63) - 1, 1024)]
+
+
+def test_rules_round_trip(tmp_path, small_platform):
+    net = PredictNetwork.from_ground_truth(small_platform.out_dir)
+    net.overhead = np.full(net.n_nodes, 1 * US)
+    node_of = placement(2, net.n_nodes)
+    sizes = [8, 1024, 65536]
+    rules = tune_allocation(net, node_of, ["bcast", "gather"], sizes, [0, 3], TuneOptions(max_evals=30))
+    text = format_rules(rules, node_of.size, ranks_per_node="2", eager_limit=65536, min_gain=0.05,
+                        model="small", nodes=net.names)
+    path = tmp_path / "rules.rwr"
+    path.write_text(text)
+    read = Rules(path)
+    assert read.comm_size == node_of.size
+    chosen = 0
+    for r in rules:
+        for nbytes in (r.lo, r.hi if r.hi < 1 << 40 else r.lo * 4):
+            c = read.lookup(r.op, node_of.size, r.root, nbytes)
+            d = r.decision
+            if d.chosen == 0:
+                assert c.algorithm == "passthrough" and c.parents is None
+                continue
+            chosen += 1
+            assert c.algorithm == "tree" and c.segment == d.choice.segment
+            np.testing.assert_array_equal(c.parents, d.choice.parents)
+            np.testing.assert_array_equal(c.children, d.choice.children)  # the send order too
+    assert chosen > 0
+    # an untuned root and another communicator size pass through
+    assert read.lookup("bcast", node_of.size, 1, 8).algorithm == "passthrough"
+    assert read.lookup("bcast", node_of.size + 1, 0, 8).algorithm == "passthrough"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("rule op=bcast root=0 bytes=0:10 alg=tree parents=-1,0,0", "rules.rwr:3: parents: 3 entries, comm-size is 4"),
+    ("rule op=alltoall root=0 bytes=0:10 alg=binomial", "rules.rwr:3: unknown operation 'alltoall'"),
+    ("rule op=bcast root=0 bytes=0:10 alg=fastest", "rules.rwr:3: unknown algorithm 'fastest'"),
+    ("rule op=bcast root=0 bytes=10:0 alg=binomial", "rules.rwr:3: bytes '10:0'"),
+])
+def test_bad_rules_file_one_line(tmp_path, line, message):
+    path = tmp_path / "rules.rwr"
+    path.write_text(f"rankwise-coll-rules 1\ncomm-size 4\n{line}\n")
+    with pytest.raises(RankwiseError) as err:
+        Rules(path)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+VALID_RULES = """rankwise-coll-rules 1
+comm-size 4
+rule op=bcast root=0 bytes=0:1023 alg=tree segment=0 parents=-1,0,1,0 order=0,1,0,0
+rule op=gather root=* bytes=0:9223372036854775807 alg=passthrough segment=0
+"""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, len(VALID_RULES)), st.integers(0, 40),
+       st.lists(st.sampled_from(list("=:,-*# \t\n\r\x00019azA") + ["tree", "parents=", "order=", "comm-size",
+                                                                      "rule", "99999999999999999999"]),
+                max_size=12).map("".join))
+def test_mangled_rules_read_or_refuse_in_one_line(tmp_path_factory, at, cut, insert):
+    """Any edit of a valid file: read, or refused with one line naming
+    path:line; never a crash."""
+    text = VALID_RULES[:at] + insert + VALID_RULES[at + cut:]
+    path = tmp_path_factory.mktemp("rules") / "r.rwr"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    try:
+        rules = Rules(path)
+    except RankwiseError as exc:
+        msg = str(exc)
+        assert msg.startswith(f"{path}:") and "\n" not in msg
+        return
+    for op in ("bcast", "reduce", "gather", "scatter"):
+        c = rules.lookup(op, rules.comm_size, 0, 100)
+        assert c.algorithm in ("passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier")
+        if c.parents is not None:
+            assert is_tree(c.parents, 0)
+
+
+def test_restrict_to_one_construction():
+    from rankwise.coll.tune import restrict
+
+    net = network(12, np.full(144, 3 * US), np.full(144, 1 / 5e9), overhead=1 * US, slow=[4])
+    d = decide(net, placement(1, 12), "gather", 256, 0)
+    only = restrict(d, "volume", 0.05)
+    assert [c.source for c in only.candidates] == ["passthrough", "binomial", "volume"]
+    vol = only.candidates[2]
+    assert only.chosen == (2 if vol.time <= 0.95 * d.passthrough.time else 0)
+    none = restrict(d, "volume", 0.999)
+    assert none.chosen == 0 and none.gain == 0.0
+
+
+def test_neighbouring_passthrough_classes_merge():
+    from rankwise.coll.binding import Candidate, Decision
+    from rankwise.coll.tune import Rule, merge_passthrough
+
+    def dec(chosen):
+        c = Candidate("binomial", "passthrough", 0, 1.0, None, None)
+        t = Candidate("tree", "eager", 0, 0.5, np.array([-1, 0]), np.array([1]))
+        return Decision("bcast", 0, 8, [c, t], chosen, 0.5 if chosen else 0.0)
+
+    rules = [Rule("bcast", 0, 0, 15, dec(0)), Rule("bcast", 0, 16, 31, dec(0)), Rule("bcast", 0, 32, 63, dec(1)),
+             Rule("bcast", 0, 64, 127, dec(0)), Rule("reduce", 0, 128, 255, dec(0))]
+    merged = merge_passthrough(rules)
+    assert [(r.op, r.lo, r.hi, r.decision.chosen) for r in merged] == [
+        ("bcast", 0, 31, 0), ("bcast", 32, 63, 1), ("bcast", 64, 127, 0), ("reduce", 128, 255, 0)]
