@@ -24,8 +24,8 @@ node links as injection/ejection caps, uplinks as shared links: 'truth'), or fro
 isolated-mode probe of the job's nodes through PredictNetwork.from_model ('probed'; jobs
 --probed-jobs, 16 and 64 ranks one per node by default: a probe costs ~N^3, 256 ranks are left
 out), or both ('both', the default: two tables). The probe runs without overheads, so its alpha
-is the network's; the predictor is given the overheads as known. A model holds no shared-link
-capacity yet (the model-capacity work adds it), so oversubscribed uplinks are invisible to it. Each row
+is the network's; the predictor is given the overheads as known. The probe runs the stress test
+too (`--capacities`), so the model holds the uplinks' capacities and the nodes' caps. Each row
 puts Hockney's model of the same schedule (each message alone, alpha + n beta, a rank's sends
 one after another, along the critical path) beside the prediction.
 
@@ -145,7 +145,8 @@ def main() -> int:
                     hf.write_text("".join(f"{gp.nodes[i]}\n" for i in used for _ in range(2)))
                     t0 = time.time()
                     model = probe_sim(gp.platform_xml, Path(tmp) / f"{name}-{n_nodes}.rwm",
-                                      ProbeOptions(mode="isolated", sizes="8,1K,64K,1M", repetitions=2, rounds=2),
+                                      ProbeOptions(mode="isolated", sizes="8,1K,64K,1M", repetitions=2, rounds=2,
+                                                   capacities="after"),
                                       hostfile=hf, show_progress=False)
                     # The probe runs without overheads: its alpha is the network's; the overheads are known.
                     net = PredictNetwork.from_model(model, [(gp.nodes[i], ppn) for i in used])
