@@ -126,3 +126,19 @@ rw_status rwc_allreduce_ring(const void *sendbuf, void *recvbuf, int count, MPI_
     free(m2);
     return st;
 }
+
+rw_status rwc_allreduce_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             rwc_comm *c)
+{
+    rw_status st = rwc_nodes(c);
+    if (st || count == 0)
+        return st;
+    int node_rank;
+    PMPI_Comm_rank(c->node, &node_rank);
+    /* inside the node to its leader (node rank 0); in place: the data is in recvbuf */
+    const void *mine = sendbuf == MPI_IN_PLACE && node_rank != 0 ? recvbuf : sendbuf;
+    st = rwc_reduce_tree(mine, recvbuf, count, type, op, c->node_tree, c->node);
+    if (!st && c->leaders != MPI_COMM_NULL)
+        st = rwc_allreduce_rd(MPI_IN_PLACE, recvbuf, count, type, op, c->leaders);
+    return st ? st : rwc_bcast_tree(recvbuf, count, type, c->node_tree, c->node, 0, 0);
+}

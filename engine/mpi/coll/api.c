@@ -241,6 +241,8 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
         return rwc_allreduce_ring(s, r, count, type, op, c->dup);
     if (commute && alg == RW_COLL_RECURSIVE_DOUBLING)
         return rwc_allreduce_rd(s, r, count, type, op, c->dup);
+    if (commute && alg == RW_COLL_HIER)
+        return rwc_allreduce_hier(s, r, count, type, op, c);
     /* reduce to 0 and broadcast from 0 over the tree (binomial for ring
      * and doubling with a non-commutative operation) */
     rw_coll_alg shape = is_tree_alg(alg) ? alg : RW_COLL_BINOMIAL;

@@ -19,6 +19,11 @@ static void cache_free(rwc_comm *c)
         free(e);
     }
     free(c->node_of);
+    rw_tree_free(c->node_tree);
+    if (c->node != MPI_COMM_NULL)
+        PMPI_Comm_free(&c->node);
+    if (c->leaders != MPI_COMM_NULL)
+        PMPI_Comm_free(&c->leaders);
     if (c->dup != MPI_COMM_NULL)
         PMPI_Comm_free(&c->dup);
     free(c);
@@ -52,7 +57,7 @@ rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out)
     }
     if (!(c = calloc(1, sizeof *c)))
         return rw_fail(RW_ERR_NOMEM, "out of memory for a communicator's cache");
-    c->dup = MPI_COMM_NULL;
+    c->dup = c->node = c->leaders = MPI_COMM_NULL;
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->rank);
     if ((st = rwc_mpi(PMPI_Comm_dup(comm, &c->dup), "MPI_Comm_dup")) ||
@@ -64,29 +69,38 @@ rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out)
     return RW_OK;
 }
 
-/* node_of[r] = the lowest rank sharing r's node (MPI_COMM_TYPE_SHARED). */
-static rw_status find_nodes(rwc_comm *c)
+/* node_of[r] = the lowest rank sharing r's node (MPI_COMM_TYPE_SHARED);
+ * the node's communicator (in rank order), the leaders' (lowest ranks),
+ * and a binomial tree over the node rooted at its leader. Collective. */
+rw_status rwc_nodes(rwc_comm *c)
 {
-    MPI_Comm node;
-    int lowest = c->rank;
-    rw_status st = rwc_mpi(PMPI_Comm_split_type(c->dup, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node),
+    if (c->node_of)
+        return RW_OK;
+    int lowest = c->rank, node_size = 0;
+    rw_status st = rwc_mpi(PMPI_Comm_split_type(c->dup, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &c->node),
                            "MPI_Comm_split_type");
-    if (st)
-        return st;
     /* the node's rank 0 is its lowest rank (key = rank) */
-    st = rwc_mpi(rwc_real_bcast(&lowest, 1, MPI_INT, 0, node), "MPI_Bcast (node leader)");
-    PMPI_Comm_free(&node);
-    if (st)
-        return st;
-    int *all = malloc((size_t)c->size * sizeof *all);
-    if (!all)
-        return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", c->size);
-    st = rwc_mpi(rwc_real_allgather(&lowest, 1, MPI_INT, all, 1, MPI_INT, c->dup), "MPI_Allgather (nodes)");
-    if (!st && !(c->node_of = malloc((size_t)c->size * sizeof *c->node_of)))
+    if (!st)
+        st = rwc_mpi(rwc_real_bcast(&lowest, 1, MPI_INT, 0, c->node), "MPI_Bcast (node leader)");
+    if (!st)
+        st = rwc_mpi(PMPI_Comm_split(c->dup, lowest == c->rank ? 0 : MPI_UNDEFINED, c->rank, &c->leaders),
+                     "MPI_Comm_split (leaders)");
+    if (!st)
+        st = rwc_mpi(PMPI_Comm_size(c->node, &node_size), "MPI_Comm_size");
+    if (!st)
+        st = rw_tree_shape_build(RW_SHAPE_BINOMIAL, node_size, 0, 2, &c->node_tree);
+    int *all = st ? NULL : malloc((size_t)c->size * sizeof *all);
+    if (!st && !all)
+        st = rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", c->size);
+    if (!st)
+        st = rwc_mpi(rwc_real_allgather(&lowest, 1, MPI_INT, all, 1, MPI_INT, c->dup), "MPI_Allgather (nodes)");
+    int32_t *node_of = st ? NULL : malloc((size_t)c->size * sizeof *node_of);
+    if (!st && !node_of)
         st = rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", c->size);
     for (int r = 0; !st && r < c->size; r++)
-        c->node_of[r] = all[r];
+        node_of[r] = all[r];
     free(all);
+    c->node_of = node_of; /* set last: it says the rest is ready */
     return st;
 }
 
@@ -113,7 +127,7 @@ rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, con
     rw_status st;
     rw_tree *t = NULL;
     if (alg == RW_COLL_HIER) {
-        if (!c->node_of && (st = find_nodes(c)))
+        if ((st = rwc_nodes(c)))
             return st;
         st = rw_tree_hierarchical(c->size, root, c->node_of, RW_SHAPE_BINOMIAL, RW_SHAPE_BINOMIAL, 2, &t);
     } else if (alg >= RW_COLL_BINOMIAL && alg <= RW_COLL_CHAIN) {

@@ -38,12 +38,17 @@ typedef struct rwc_comm {
     MPI_Comm dup;     /* private duplicate: our messages never meet the application's */
     int size, rank;
     int32_t *node_of; /* node of each rank (its lowest rank), found on first hierarchical use */
+    MPI_Comm node;    /* the ranks of my node, in rank order (from dup) */
+    MPI_Comm leaders; /* the lowest rank of each node (from dup); MPI_COMM_NULL elsewhere */
+    rw_tree *node_tree; /* binomial over node, rooted at its lowest rank */
     rwc_tree_entry *trees;
 } rwc_comm;
 
 /* The cache of comm, made on first use (collective: every rank calls it in
  * the same collective). RW_ERR_STATE for an intercommunicator. */
 rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out);
+/* Find the nodes, their communicators and tree (once per communicator). */
+rw_status rwc_nodes(rwc_comm *c);
 /* The tree of a shape algorithm (binomial ... hier) rooted at root, cached. */
 rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, const rw_tree **out);
 
@@ -91,6 +96,10 @@ rw_status rwc_allreduce_ring(const void *sendbuf, void *recvbuf, int count, MPI_
                              MPI_Comm dup);
 rw_status rwc_allreduce_rd(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                            MPI_Comm dup);
+/* Two levels: reduce inside each node to its lowest rank, recursive
+ * doubling between those, broadcast inside each node. Commutative ops. */
+rw_status rwc_allreduce_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             rwc_comm *c);
 rw_status rwc_allgather_ring(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
                              MPI_Datatype rt, MPI_Comm dup);
 rw_status rwc_allgather_rd(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
