@@ -45,6 +45,49 @@ rw_status rw_tree_check(const rw_tree *t);
 /* Number of ranks in the subtree of r (r included). */
 int32_t rw_tree_subtree_size(const rw_tree *t, int32_t r);
 
+
+/* ---- standard shapes (engine/src/coll/shapes.c) ----
+ * Ranks are numbered relative to the root, v = (r - root) mod n, and every
+ * shape is returned as a tree over the real ranks. Send orders are the
+ * order in which a broadcast sends; upward collectives (reduce, gather)
+ * receive from the children in the reverse order (smallest subtree first).
+ *
+ * binomial  parent(v) = v with its lowest set bit cleared; children
+ *           v + 2^j for 2^j below that bit, largest first: exactly the
+ *           shape and send order of SimGrid 3.32 SMPI's binomial_tree bcast
+ *           (and, read upwards, Open MPI's in-order binomial tree);
+ * knomial   the same in base k (k >= 2; k = 2 is binomial): children
+ *           v + d k^j, d = 1..k-1, for k^j below v's lowest non-zero digit,
+ *           largest k^j first, then increasing d;
+ * flat      the root sends to every other rank in increasing rank order
+ *           (SMPI's flattree);
+ * chain     root -> root+1 -> ... -> root-1 (mod n). */
+typedef enum rw_tree_shape {
+    RW_SHAPE_BINOMIAL = 0,
+    RW_SHAPE_KNOMIAL = 1,
+    RW_SHAPE_FLAT = 2,
+    RW_SHAPE_CHAIN = 3
+} rw_tree_shape;
+
+/* A standard shape over n_ranks with the given root (k only for knomial).
+ * RW_ERR_ARG on n_ranks < 1, a root out of range, k < 2. */
+rw_status rw_tree_shape_build(rw_tree_shape shape, int32_t n_ranks, int32_t root, int32_t k,
+                              rw_tree **out);
+
+/* A two-level tree: node_of[r] names the node of rank r (any integers).
+ * Each node's leader is its lowest rank, except the root's node, led by
+ * the root. The leaders form `between` (ordered by rank, rooted at the
+ * root), each node's ranks form `inside` rooted at its leader; a leader
+ * sends to the other leaders first, then inside its node. */
+rw_status rw_tree_hierarchical(int32_t n_ranks, int32_t root, const int32_t *node_of,
+                               rw_tree_shape between, rw_tree_shape inside, int32_t k,
+                               rw_tree **out);
+
+/* 1 when every subtree covers a contiguous interval of ranks, so that
+ * combining the children in rank order, the node in its place, applies a
+ * non-commutative operation in rank order (an in-order tree). */
+int rw_tree_is_in_order(const rw_tree *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,422 @@
+/* The algorithms behind one entry per collective: rwc_run_<op> checks the
+ * case (refusing before anything is sent), then runs the algorithm on the
+ * communicator's private duplicate; rw_coll_<op> (rankwise_coll.h) adds
+ * the decision for RW_COLL_AUTO and the MPI's own for RW_COLL_PASSTHROUGH. */
+#include "coll.h"
+#include "internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const alg_names[] = {"auto", "passthrough", "binomial", "knomial", "flat", "chain",
+                                        "hier", "ring", "recursive_doubling"};
+
+const char *rw_coll_last_error(void)
+{
+    return rw_last_error();
+}
+
+const char *rw_coll_alg_name(rw_coll_alg alg)
+{
+    return (int)alg >= 0 && (size_t)alg < sizeof alg_names / sizeof *alg_names ? alg_names[alg] : NULL;
+}
+
+rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
+{
+    for (size_t i = 0; name && i < sizeof alg_names / sizeof *alg_names; i++)
+        if (!strcmp(name, alg_names[i])) {
+            *out = (rw_coll_alg)i;
+            return RW_OK;
+        }
+    if (name && !strcmp(name, "rd")) {
+        *out = RW_COLL_RECURSIVE_DOUBLING;
+        return RW_OK;
+    }
+    return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (auto, passthrough, binomial, knomial, "
+                               "flat, chain, hier, ring, recursive_doubling)", name ? name : "(null)");
+}
+
+static int is_tree_alg(rw_coll_alg alg)
+{
+    return alg >= RW_COLL_BINOMIAL && alg <= RW_COLL_HIER;
+}
+
+/* What every rooted call checks: a valid communicator and root, not an
+ * intercommunicator, a tree algorithm. */
+static rw_status setup(MPI_Comm comm, int root, rw_coll_alg alg, int rooted, rwc_comm **c)
+{
+    *c = NULL;
+    if (comm == MPI_COMM_NULL)
+        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
+    rw_status st = rwc_comm_get(comm, c);
+    if (st)
+        return st;
+    if (rooted && (root < 0 || root >= (*c)->size))
+        return rw_fail(RW_ERR_ARG, "root %d is not a rank of a communicator of %d", root, (*c)->size);
+    if (rooted && !is_tree_alg(alg))
+        return rw_fail(RW_ERR_ARG, "%s is not an algorithm of rooted collectives",
+                       rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value");
+    return RW_OK;
+}
+
+static rw_status count_ok(int count)
+{
+    return count < 0 ? rw_fail(RW_ERR_ARG, "count %d is negative", count) : RW_OK;
+}
+
+/* A check made before the communicator's cache exists: intercomm and bad
+ * values must not create one (its MPI_Comm_dup is collective). */
+static rw_status precheck(MPI_Comm comm, rw_coll_alg alg)
+{
+    int inter = 0;
+    if (comm == MPI_COMM_NULL)
+        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
+    if (!rw_coll_alg_name(alg) || alg == RW_COLL_AUTO || alg == RW_COLL_PASSTHROUGH)
+        return rw_fail(RW_ERR_ARG, "no algorithm to run");
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return rw_fail(RW_ERR_ARG, "not a communicator");
+    return inter ? rw_fail(RW_ERR_STATE, "an intercommunicator (passed to the MPI)") : RW_OK;
+}
+
+rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
+{
+    rwc_comm *c;
+    size_t bytes;
+    const rw_tree *t;
+    rw_status st = precheck(comm, alg);
+    if (!st)
+        st = count_ok(count);
+    if (!st)
+        st = rwc_type_bytes(count, type, &bytes);
+    if (!st)
+        st = setup(comm, root, alg, 1, &c);
+    if (st)
+        return st;
+    if (bytes == 0 || c->size == 1)
+        return RW_OK;
+    if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
+        return st;
+    rwc_trace(RWC_BCAST, alg, comm, bytes);
+    return rwc_bcast_tree(buf, count, type, t, c->dup, rwc_segment_bytes(), alg == RW_COLL_FLAT);
+}
+
+/* A non-commutative reduce over a tree out of rank order goes over the
+ * binomial tree rooted at 0 (in order), then from 0 to the root. */
+static rw_status reduce_in_order(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root,
+                                 rwc_comm *c)
+{
+    const rw_tree *t0;
+    rw_status st = rwc_tree_get(c, RW_COLL_BINOMIAL, 0, 0, &t0);
+    if (st || root == 0)
+        return st ? st : rwc_reduce_tree(s, r, count, type, op, t0, c->dup);
+    if (c->rank != 0) { /* the root takes part as any rank (in place: its data is in r), then receives */
+        st = rwc_reduce_tree(s == MPI_IN_PLACE ? r : s, NULL, count, type, op, t0, c->dup);
+        if (!st && c->rank == root)
+            st = rwc_mpi(PMPI_Recv(r, count, type, 0, RWC_TAG_FORWARD, c->dup, MPI_STATUS_IGNORE), "MPI_Recv (reduce)");
+        return st;
+    }
+    void *mem;
+    char *tmp;
+    if ((st = rwc_typed_alloc(count, type, &mem, &tmp)))
+        return st;
+    st = rwc_reduce_tree(s, tmp, count, type, op, t0, c->dup);
+    if (!st)
+        st = rwc_mpi(PMPI_Send(tmp, count, type, root, RWC_TAG_FORWARD, c->dup), "MPI_Send (reduce)");
+    free(mem);
+    return st;
+}
+
+static rw_status commutative(MPI_Op op, int *out)
+{
+    return rwc_mpi(PMPI_Op_commutative(op, out), "MPI_Op_commutative");
+}
+
+rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                         rw_coll_alg alg)
+{
+    rwc_comm *c;
+    size_t bytes;
+    const rw_tree *t;
+    int commute = 0;
+    rw_status st = precheck(comm, alg);
+    if (!st)
+        st = count_ok(count);
+    if (!st)
+        st = rwc_type_bytes(count, type, &bytes);
+    if (!st)
+        st = commutative(op, &commute);
+    if (!st)
+        st = setup(comm, root, alg, 1, &c);
+    if (st)
+        return st;
+    if (count == 0)
+        return RW_OK;
+    if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
+        return st;
+    rwc_trace(RWC_REDUCE, alg, comm, bytes);
+    if (!commute && !rw_tree_is_in_order(t))
+        return reduce_in_order(s, r, count, type, op, root, c);
+    return rwc_reduce_tree(s, r, count, type, op, t, c->dup);
+}
+
+/* Gathers and scatters move whole subtrees as one MPI message. */
+static rw_status fits(size_t block, int n)
+{
+    return block * (size_t)n > INT_MAX ? rw_fail(RW_ERR_STATE, "%d blocks of %zu bytes exceed an MPI count", n, block)
+                                       : RW_OK;
+}
+
+rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
+                         MPI_Comm comm, rw_coll_alg alg)
+{
+    rwc_comm *c;
+    size_t blk;
+    const rw_tree *t;
+    rw_status st = precheck(comm, alg);
+    if (!st)
+        st = setup(comm, root, alg, 1, &c);
+    if (st)
+        return st;
+    int is_root = c->rank == root;
+    if (is_root ? (st = count_ok(rc)) || (st = rwc_type_bytes(rc, rtype, &blk))
+                : (st = count_ok(sc)) || (st = rwc_type_bytes(sc, stype, &blk)))
+        return st;
+    if ((st = fits(blk, c->size)))
+        return st;
+    if (blk == 0)
+        return RW_OK;
+    if ((st = rwc_tree_get(c, alg, root, blk, &t)))
+        return st;
+    rwc_trace(RWC_GATHER, alg, comm, blk);
+    return rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup);
+}
+
+rw_status rwc_run_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
+                          MPI_Comm comm, rw_coll_alg alg)
+{
+    rwc_comm *c;
+    size_t blk;
+    const rw_tree *t;
+    rw_status st = precheck(comm, alg);
+    if (!st)
+        st = setup(comm, root, alg, 1, &c);
+    if (st)
+        return st;
+    int is_root = c->rank == root;
+    if (is_root ? (st = count_ok(sc)) || (st = rwc_type_bytes(sc, stype, &blk))
+                : (st = count_ok(rc)) || (st = rwc_type_bytes(rc, rtype, &blk)))
+        return st;
+    if ((st = fits(blk, c->size)))
+        return st;
+    if (blk == 0)
+        return RW_OK;
+    if ((st = rwc_tree_get(c, alg, root, blk, &t)))
+        return st;
+    rwc_trace(RWC_SCATTER, alg, comm, blk);
+    return rwc_scatter_tree(s, sc, stype, r, rc, rtype, t, c->dup);
+}
+
+rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                            rw_coll_alg alg)
+{
+    rwc_comm *c;
+    size_t bytes;
+    int commute = 0;
+    rw_status st = precheck(comm, alg);
+    if (!st)
+        st = count_ok(count);
+    if (!st)
+        st = rwc_type_bytes(count, type, &bytes);
+    if (!st)
+        st = commutative(op, &commute);
+    if (!st)
+        st = setup(comm, 0, alg, 0, &c);
+    if (st)
+        return st;
+    if (count == 0)
+        return RW_OK;
+    rwc_trace(RWC_ALLREDUCE, alg, comm, bytes);
+    if (commute && alg == RW_COLL_RING)
+        return rwc_allreduce_ring(s, r, count, type, op, c->dup);
+    if (commute && alg == RW_COLL_RECURSIVE_DOUBLING)
+        return rwc_allreduce_rd(s, r, count, type, op, c->dup);
+    if (commute && alg == RW_COLL_HIER)
+        return rwc_allreduce_hier(s, r, count, type, op, c);
+    /* reduce to 0 and broadcast from 0 over the tree (binomial for ring
+     * and doubling with a non-commutative operation) */
+    rw_coll_alg shape = is_tree_alg(alg) ? alg : RW_COLL_BINOMIAL;
+    const rw_tree *t;
+    if ((st = rwc_tree_get(c, shape, 0, bytes, &t)))
+        return st;
+    if (!commute && !rw_tree_is_in_order(t))
+        st = reduce_in_order(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c);
+    else
+        st = rwc_reduce_tree(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, t, c->dup);
+    return st ? st : rwc_bcast_tree(r, count, type, t, c->dup, rwc_segment_bytes(), shape == RW_COLL_FLAT);
+}
+
+rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+                            MPI_Comm comm, rw_coll_alg alg)
+{
+    rwc_comm *c;
+    size_t blk;
+    rw_status st = precheck(comm, alg);
+    if (!st)
+        st = count_ok(rc);
+    if (!st)
+        st = rwc_type_bytes(rc, rtype, &blk);
+    if (!st)
+        st = setup(comm, 0, alg, 0, &c);
+    if (!st)
+        st = fits(blk, c->size);
+    if (st)
+        return st;
+    if (blk == 0)
+        return RW_OK;
+    rwc_trace(RWC_ALLGATHER, alg, comm, blk);
+    if (alg == RW_COLL_RING)
+        return rwc_allgather_ring(s, sc, stype, r, rc, rtype, c->dup);
+    if (alg == RW_COLL_RECURSIVE_DOUBLING)
+        return rwc_allgather_rd(s, sc, stype, r, rc, rtype, c->dup);
+    /* gather to 0, broadcast from 0 over the tree */
+    const rw_tree *t;
+    MPI_Aint lb, ext;
+    if ((st = rwc_tree_get(c, alg, 0, blk, &t)) ||
+        (st = rwc_mpi(PMPI_Type_get_extent(rtype, &lb, &ext), "MPI_Type_get_extent")))
+        return st;
+    if (s == MPI_IN_PLACE && c->rank != 0)
+        st = rwc_gather_tree((char *)r + (MPI_Aint)c->rank * rc * ext, rc, rtype, NULL, 0, rtype, t, c->dup);
+    else
+        st = rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup);
+    return st ? st : rwc_bcast_tree(r, rc * c->size, rtype, t, c->dup, rwc_segment_bytes(), alg == RW_COLL_FLAT);
+}
+
+/* ---- rankwise_coll.h: the decision for RW_COLL_AUTO, the MPI for PASSTHROUGH ---- */
+
+static rw_coll_alg resolve(rw_coll_alg alg, rwc_op op, MPI_Comm comm, int root, size_t bytes)
+{
+    return alg == RW_COLL_AUTO ? rwc_decide(op, comm, root, bytes) : alg;
+}
+
+size_t rwc_bytes_of(int count, MPI_Datatype type)
+{
+    size_t b = 0;
+    return count >= 0 && rwc_type_bytes(count, type, &b) == RW_OK ? b : 0;
+}
+
+int rwc_is_root(MPI_Comm comm, int root)
+{
+    int r = -1;
+    return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &r) == MPI_SUCCESS && r == root;
+}
+
+rw_status rw_coll_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
+{
+    alg = resolve(alg, RWC_BCAST, comm, root, rwc_bytes_of(count, type));
+    if (alg == RW_COLL_PASSTHROUGH)
+        return rwc_mpi(rwc_real_bcast(buf, count, type, root, comm), "MPI_Bcast");
+    return rwc_run_bcast(buf, count, type, root, comm, alg);
+}
+
+rw_status rw_coll_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                         rw_coll_alg alg)
+{
+    alg = resolve(alg, RWC_REDUCE, comm, root, rwc_bytes_of(count, type));
+    if (alg == RW_COLL_PASSTHROUGH)
+        return rwc_mpi(rwc_real_reduce(s, r, count, type, op, root, comm), "MPI_Reduce");
+    return rwc_run_reduce(s, r, count, type, op, root, comm, alg);
+}
+
+rw_status rw_coll_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                         MPI_Comm comm, rw_coll_alg alg)
+{
+    size_t b = rwc_is_root(comm, root) ? rwc_bytes_of(rc, rt) : rwc_bytes_of(sc, st);
+    alg = resolve(alg, RWC_GATHER, comm, root, b);
+    if (alg == RW_COLL_PASSTHROUGH)
+        return rwc_mpi(rwc_real_gather(s, sc, st, r, rc, rt, root, comm), "MPI_Gather");
+    return rwc_run_gather(s, sc, st, r, rc, rt, root, comm, alg);
+}
+
+rw_status rw_coll_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                          MPI_Comm comm, rw_coll_alg alg)
+{
+    size_t b = rwc_is_root(comm, root) ? rwc_bytes_of(sc, st) : rwc_bytes_of(rc, rt);
+    alg = resolve(alg, RWC_SCATTER, comm, root, b);
+    if (alg == RW_COLL_PASSTHROUGH)
+        return rwc_mpi(rwc_real_scatter(s, sc, st, r, rc, rt, root, comm), "MPI_Scatter");
+    return rwc_run_scatter(s, sc, st, r, rc, rt, root, comm, alg);
+}
+
+rw_status rw_coll_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                            rw_coll_alg alg)
+{
+    alg = resolve(alg, RWC_ALLREDUCE, comm, -1, rwc_bytes_of(count, type));
+    if (alg == RW_COLL_PASSTHROUGH)
+        return rwc_mpi(rwc_real_allreduce(s, r, count, type, op, comm), "MPI_Allreduce");
+    return rwc_run_allreduce(s, r, count, type, op, comm, alg);
+}
+
+rw_status rw_coll_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
+                            rw_coll_alg alg)
+{
+    alg = resolve(alg, RWC_ALLGATHER, comm, -1, rwc_bytes_of(rc, rt));
+    if (alg == RW_COLL_PASSTHROUGH)
+        return rwc_mpi(rwc_real_allgather(s, sc, st, r, rc, rt, comm), "MPI_Allgather");
+    return rwc_run_allgather(s, sc, st, r, rc, rt, comm, alg);
+}
+
+/* ---- over a caller's tree ---- */
+
+static rw_status tree_setup(const rw_tree *tree, MPI_Comm comm, rwc_comm **c)
+{
+    rw_status st = precheck(comm, RW_COLL_BINOMIAL);
+    if (!st)
+        st = rw_tree_check(tree);
+    if (!st)
+        st = rwc_comm_get(comm, c);
+    if (!st && tree->n_ranks != (*c)->size)
+        st = rw_fail(RW_ERR_ARG, "a tree of %d ranks on a communicator of %d", (int)tree->n_ranks, (*c)->size);
+    return st;
+}
+
+rw_status rw_coll_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *tree, MPI_Comm comm,
+                             size_t segment_bytes)
+{
+    rwc_comm *c;
+    rw_status st = count_ok(count);
+    if (!st)
+        st = tree_setup(tree, comm, &c);
+    return st ? st : rwc_bcast_tree(buf, count, type, tree, c->dup, segment_bytes, 0);
+}
+
+rw_status rw_coll_reduce_tree(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, const rw_tree *tree,
+                              MPI_Comm comm)
+{
+    rwc_comm *c;
+    int commute = 0;
+    rw_status st = count_ok(count);
+    if (!st)
+        st = commutative(op, &commute);
+    if (!st && !commute && !rw_tree_is_in_order(tree))
+        st = rw_fail(RW_ERR_STATE, "a non-commutative operation over a tree out of rank order");
+    if (!st)
+        st = tree_setup(tree, comm, &c);
+    return st ? st : rwc_reduce_tree(s, r, count, type, op, tree, c->dup);
+}
+
+rw_status rw_coll_gather_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
+                              const rw_tree *tree, MPI_Comm comm)
+{
+    rwc_comm *c;
+    rw_status st = tree_setup(tree, comm, &c);
+    return st ? st : rwc_gather_tree(s, sc, st_, r, rc, rt, tree, c->dup);
+}
+
+rw_status rw_coll_scatter_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
+                               const rw_tree *tree, MPI_Comm comm)
+{
+    rwc_comm *c;
+    rw_status st = tree_setup(tree, comm, &c);
+    return st ? st : rwc_scatter_tree(s, sc, st_, r, rc, rt, tree, c->dup);
+}

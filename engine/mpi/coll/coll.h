@@ -1,0 +1,135 @@
+/* librankwise_coll internals: the per-communicator cache, the byte views
+ * of typed buffers, the algorithms and the decision (docs/collectives.md). */
+#ifndef RW_COLL_INTERNAL_H
+#define RW_COLL_INTERNAL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rankwise_coll.h"
+
+/* The six collectives, for the decision and the environment. */
+typedef enum rwc_op {
+    RWC_BCAST,
+    RWC_REDUCE,
+    RWC_GATHER,
+    RWC_SCATTER,
+    RWC_ALLREDUCE,
+    RWC_ALLGATHER,
+    RWC_N_OPS
+} rwc_op;
+
+/* Tags on the private duplicate: one per collective, so two collectives
+ * never match each other's messages; within one, MPI's non-overtaking
+ * order between a pair of ranks keeps segments and calls apart. */
+enum { RWC_TAG_BCAST = 1, RWC_TAG_REDUCE, RWC_TAG_GATHER, RWC_TAG_SCATTER, RWC_TAG_ALLREDUCE,
+       RWC_TAG_ALLGATHER, RWC_TAG_COPY, RWC_TAG_FORWARD };
+
+/* Cached on a user communicator (attribute), freed with it. */
+typedef struct rwc_tree_entry {
+    rw_coll_alg alg;
+    int root, size_class;
+    rw_tree *tree;
+    struct rwc_tree_entry *next;
+} rwc_tree_entry;
+
+typedef struct rwc_comm {
+    MPI_Comm dup;     /* private duplicate: our messages never meet the application's */
+    int size, rank;
+    int32_t *node_of; /* node of each rank (its lowest rank), found on first hierarchical use */
+    MPI_Comm node;    /* the ranks of my node, in rank order (from dup) */
+    MPI_Comm leaders; /* the lowest rank of each node (from dup); MPI_COMM_NULL elsewhere */
+    rw_tree *node_tree; /* binomial over node, rooted at its lowest rank */
+    rwc_tree_entry *trees;
+} rwc_comm;
+
+/* The cache of comm, made on first use (collective: every rank calls it in
+ * the same collective). RW_ERR_STATE for an intercommunicator. */
+rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out);
+/* Find the nodes, their communicators and tree (once per communicator). */
+rw_status rwc_nodes(rwc_comm *c);
+/* The tree of a shape algorithm (binomial ... hier) rooted at root, cached. */
+rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, const rw_tree **out);
+
+/* The real collectives beneath this library (PMPI_ of the MPI; under a
+ * shared build the next definition after ours, since we also define PMPI_). */
+int rwc_real_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int rwc_real_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
+int rwc_real_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                    MPI_Comm comm);
+int rwc_real_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                     MPI_Comm comm);
+int rwc_real_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int rwc_real_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
+
+/* A typed buffer seen as its bytes in MPI_Pack order: the buffer itself
+ * for a dense predefined type, else a packed copy. */
+typedef struct rwc_bytes {
+    char *data;
+    size_t len;
+    int packed; /* data is a temporary copy */
+} rwc_bytes;
+/* pack: copy the data in (for sending); otherwise only make room. */
+rw_status rwc_bytes_open(rwc_bytes *b, const void *buf, int count, MPI_Datatype type, MPI_Comm comm, int pack);
+/* unpack: copy the bytes back to buf (after receiving); frees the copy. */
+rw_status rwc_bytes_close(rwc_bytes *b, void *buf, int count, MPI_Datatype type, MPI_Comm comm, int unpack);
+rw_status rwc_type_bytes(int count, MPI_Datatype type, size_t *out);
+
+/* A temporary buffer for count elements of type (as the MPI lays them
+ * out); the pointer to pass to MPI is *base, free *mem. */
+rw_status rwc_typed_alloc(int count, MPI_Datatype type, void **mem, char **base);
+/* Typed copy src (sc x st) -> dst (rc x rt) through the MPI. */
+rw_status rwc_copy(const void *src, int sc, MPI_Datatype st, void *dst, int rc, MPI_Datatype rt, MPI_Comm comm);
+rw_status rwc_mpi(int rc, const char *what);
+
+/* The algorithms, on the private duplicate. */
+rw_status rwc_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *t, MPI_Comm dup,
+                         size_t segment, int fan_out_nonblocking);
+rw_status rwc_reduce_tree(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                          const rw_tree *t, MPI_Comm dup);
+rw_status rwc_gather_tree(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
+                          MPI_Datatype rt, const rw_tree *t, MPI_Comm dup);
+rw_status rwc_scatter_tree(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
+                           MPI_Datatype rt, const rw_tree *t, MPI_Comm dup);
+rw_status rwc_allreduce_ring(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm dup);
+rw_status rwc_allreduce_rd(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                           MPI_Comm dup);
+/* Two levels: reduce inside each node to its lowest rank, recursive
+ * doubling between those, broadcast inside each node. Commutative ops. */
+rw_status rwc_allreduce_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             rwc_comm *c);
+rw_status rwc_allgather_ring(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
+                             MPI_Datatype rt, MPI_Comm dup);
+rw_status rwc_allgather_rd(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
+                           MPI_Datatype rt, MPI_Comm dup);
+
+/* The checks and algorithms behind each collective (api.c): RW_ERR_ARG or
+ * RW_ERR_STATE when the case is refused, before anything is sent. */
+rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg);
+rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                         rw_coll_alg alg);
+rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                         MPI_Comm comm, rw_coll_alg alg);
+rw_status rwc_run_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                          MPI_Comm comm, rw_coll_alg alg);
+rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                            rw_coll_alg alg);
+rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
+                            rw_coll_alg alg);
+/* count x size of type (0 for a bad type); whether this rank is root. */
+size_t rwc_bytes_of(int count, MPI_Datatype type);
+int rwc_is_root(MPI_Comm comm, int root);
+
+/* The decision: which algorithm runs this call (RW_COLL_PASSTHROUGH by
+ * default). bytes is the call's data per rank, the same on every rank. */
+rw_coll_alg rwc_decide(rwc_op op, MPI_Comm comm, int root, size_t bytes);
+/* Pipelining segment for broadcasts (RANKWISE_COLL_SEGMENT, bytes; 0 = none). */
+size_t rwc_segment_bytes(void);
+/* k of k-nomial trees (RANKWISE_COLL_KNOMIAL_K, default 4). */
+int rwc_knomial_k(void);
+/* RANKWISE_COLL_TRACE=1: one line per handled call on stderr. */
+void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
+
+#endif

@@ -1,0 +1,77 @@
+/* Reduce over a tree. Each rank combines its value with its children's
+ * partial results in rank order: children below it first (nearest first,
+ * on the left), then those above it (nearest first, on the right). The
+ * order depends only on the tree, so a floating-point result is the same
+ * on every run with the same communicator, root and size; on an in-order
+ * tree (rw_tree_is_in_order) it is the rank order MPI requires of a
+ * non-commutative operation. */
+#include "coll.h"
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int by_rank(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+rw_status rwc_reduce_tree(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                          const rw_tree *t, MPI_Comm dup)
+{
+    int me;
+    PMPI_Comm_rank(dup, &me);
+    int root = t->root, first = t->first_child[me], n = t->first_child[me + 1] - first;
+    if (count == 0)
+        return RW_OK;
+    const void *mine = me == root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (n == 0 && me == root) /* alone */
+        return mine == recvbuf ? RW_OK : rwc_copy(mine, count, type, recvbuf, count, type, dup);
+    if (n == 0) /* a leaf sends its own data as it is */
+        return me == root ? RW_OK
+                          : rwc_mpi(PMPI_Send(mine, count, type, t->parent[me], RWC_TAG_REDUCE, dup),
+                                    "MPI_Send (reduce)");
+    int32_t *kids = malloc(sizeof(int32_t) * (size_t)n);
+    void *acc_mem = NULL, *tmp_mem = NULL;
+    char *acc = NULL, *tmp = NULL;
+    rw_status st = kids ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory for %d children", n);
+    if (!st)
+        st = rwc_typed_alloc(count, type, &acc_mem, &acc);
+    if (!st)
+        st = rwc_typed_alloc(count, type, &tmp_mem, &tmp);
+    if (!st)
+        st = rwc_copy(mine, count, type, acc, count, type, dup);
+    if (!st) {
+        memcpy(kids, t->child + first, sizeof(int32_t) * (size_t)n);
+        qsort(kids, (size_t)n, sizeof *kids, by_rank);
+    }
+    int below = 0;
+    while (below < n && kids[below] < me)
+        below++;
+    /* left: acc = child op acc, nearest first */
+    for (int i = below - 1; !st && i >= 0; i--) {
+        st = rwc_mpi(PMPI_Recv(tmp, count, type, kids[i], RWC_TAG_REDUCE, dup, MPI_STATUS_IGNORE), "MPI_Recv (reduce)");
+        if (!st)
+            st = rwc_mpi(PMPI_Reduce_local(tmp, acc, count, type, op), "MPI_Reduce_local");
+    }
+    /* right: acc = acc op child; the result lands in the child's buffer */
+    for (int i = below; !st && i < n; i++) {
+        st = rwc_mpi(PMPI_Recv(tmp, count, type, kids[i], RWC_TAG_REDUCE, dup, MPI_STATUS_IGNORE), "MPI_Recv (reduce)");
+        if (!st)
+            st = rwc_mpi(PMPI_Reduce_local(acc, tmp, count, type, op), "MPI_Reduce_local");
+        if (!st) {
+            char *swap = acc;
+            void *swap_mem = acc_mem;
+            acc = tmp, acc_mem = tmp_mem;
+            tmp = swap, tmp_mem = swap_mem;
+        }
+    }
+    if (!st)
+        st = me == root ? rwc_copy(acc, count, type, recvbuf, count, type, dup)
+                        : rwc_mpi(PMPI_Send(acc, count, type, t->parent[me], RWC_TAG_REDUCE, dup), "MPI_Send (reduce)");
+    free(kids);
+    free(acc_mem);
+    free(tmp_mem);
+    return st;
+}

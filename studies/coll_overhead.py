@@ -1,0 +1,66 @@
+"""Passthrough overhead of librankwise_coll under Open MPI (goal: < 1 us per call).
+
+Builds studies/coll_overhead.c, runs it on 2 ranks alternately without and
+with the library preloaded (no algorithm forced, no rules: every call goes
+to the MPI's own), several rounds, and prints the median time per call of
+each and their difference (the library's cost: the decision and the call
+through to the MPI).
+
+    .venv/bin/python studies/coll_overhead.py [--iterations N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rankwise import paths
+
+SOURCE = Path(__file__).resolve().parent / "coll_overhead.c"
+
+
+def run(exe: Path, iterations: int, preload: str | None) -> dict[str, float]:
+    cmd = ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none"]
+    if preload:
+        cmd += ["-x", f"LD_PRELOAD={preload}"]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    for k in list(env):
+        if k.startswith("RANKWISE_COLL_"):
+            del env[k]
+    out = subprocess.run(cmd + [str(exe), str(iterations)], capture_output=True, text=True, env=env, check=True)
+    return {name: float(ns) for name, ns in (line.split() for line in out.stdout.splitlines())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iterations", type=int, default=200000)
+    ap.add_argument("--rounds", type=int, default=5)
+    opts = ap.parse_args()
+    lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
+    if not lib.exists():
+        print(f"rankwise: error: {lib} is missing: run 'make'", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as d:
+        exe = Path(d) / "coll_overhead"
+        subprocess.run(["mpicc", "-O2", str(SOURCE), "-o", str(exe)], check=True)
+        native: dict[str, list[float]] = {}
+        preloaded: dict[str, list[float]] = {}
+        for _ in range(opts.rounds):
+            for store, preload in ((native, None), (preloaded, str(lib))):
+                for name, ns in run(exe, opts.iterations, preload).items():
+                    store.setdefault(name, []).append(ns)
+    print(f"{'call':16s} {'native ns':>10s} {'preloaded ns':>13s} {'overhead ns':>12s}   "
+          f"(median of {opts.rounds} rounds of {opts.iterations} calls, 2 ranks)")
+    for name in native:
+        a, b = statistics.median(native[name]), statistics.median(preloaded[name])
+        print(f"{name:16s} {a:10.1f} {b:13.1f} {b - a:12.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""librankwise_coll: every algorithm gives the MPI's own results (Open MPI on
+localhost, SMPI on a small platform), one run under AddressSanitizer, an
+unchanged application under LD_PRELOAD, and the profiler above the library
+still recording every call.
+
+The MPI programs are tests/engine/mpi/coll_check.c (each collective against
+the MPI's own through rw_coll_<op>(..., RW_COLL_PASSTHROUGH), byte for byte)
+and coll_app.c (a plain MPI application checking its own results).
+RANKWISE_COLL_TRACE=1 makes the library say which algorithm ran, so a run
+that silently passed everything through fails here."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rankwise import paths
+from rankwise import profile as prof
+from rankwise.launch import mpi_environment
+from rankwise.matrix import CommMatrix
+
+ROOT = Path(__file__).resolve().parents[2]
+MPI_SOURCES = ROOT / "tests" / "engine" / "mpi"
+LIB = paths.PACKAGE_DIR / "_lib"
+OPS = ("BCAST", "REDUCE", "GATHER", "SCATTER", "ALLREDUCE", "ALLGATHER")
+
+needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")), reason="no Open MPI")
+needs_smpi = pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")), reason="no SimGrid")
+
+
+def _compile(cmd: list[str]) -> None:
+    env = dict(os.environ)
+    env.pop("SMPI_PRETEND_CC", None)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def forced(rooted: str, unrooted: str | None = None) -> dict[str, str]:
+    """Every collective forced to `rooted` (allreduce and allgather to `unrooted`)."""
+    env = {f"RANKWISE_COLL_{op}": rooted for op in OPS}
+    if unrooted:
+        env["RANKWISE_COLL_ALLREDUCE"] = env["RANKWISE_COLL_ALLGATHER"] = unrooted
+    env["RANKWISE_COLL_TRACE"] = "1"
+    return env
+
+
+def ran(stderr: str) -> dict[str, set[str]]:
+    """Which algorithms the library says it ran, per collective."""
+    out: dict[str, set[str]] = {}
+    for op, alg in re.findall(r"^rankwise-coll: (\w+) (\w+) \d+ bytes$", stderr, re.M):
+        out.setdefault(op, set()).add(alg)
+    return out
+
+
+def checks_passed(stdout: str) -> int:
+    m = re.search(r"coll_check: (\d+) checks, (\d+) failures", stdout)
+    assert m, stdout
+    assert m.group(2) == "0", stdout
+    return int(m.group(1))
+
+
+def run_mpi(args: list[str], n: int, variables: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    cmd = ["mpirun", "-np", str(n), "--oversubscribe"]
+    for k, v in variables.items():
+        cmd += ["-x", f"{k}={v}"]
+    return subprocess.run(cmd + args, capture_output=True, text=True, env=mpi_environment(), timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def check_mpi(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("coll-mpi") / "coll_check"
+    _compile(["mpicc", "-O1", "-g", f"-I{LIB / 'include'}", str(MPI_SOURCES / "coll_check.c"), f"-L{LIB}",
+              f"-Wl,-rpath,{LIB}", "-lrankwise_coll", "-o", str(out)])
+    return out
+
+
+@pytest.fixture(scope="session")
+def app_mpi(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("coll-app") / "coll_app"
+    _compile(["mpicc", "-O2", str(MPI_SOURCES / "coll_app.c"), "-o", str(out)])
+    return out
+
+
+# (rooted algorithm, allreduce/allgather algorithm, ranks, extra variables)
+MPI_CASES = [
+    ("binomial", None, 5, {}),
+    ("knomial", None, 6, {"RANKWISE_COLL_KNOMIAL_K": "3"}),
+    ("flat", None, 3, {}),
+    ("chain", "ring", 8, {"RANKWISE_COLL_SEGMENT": "1000"}),  # pipelined broadcasts
+    ("hier", "recursive_doubling", 7, {}),
+    ("binomial", "rd", 4, {"RANKWISE_COLL_SEGMENT": "64"}),
+    ("flat", "ring", 2, {}),
+]
+
+
+@needs_mpi
+@pytest.mark.parametrize("rooted,unrooted,n,extra", MPI_CASES)
+def test_every_algorithm_gives_the_mpi_results_under_open_mpi(check_mpi, rooted, unrooted, n, extra):
+    r = run_mpi([str(check_mpi), "2001"], n, {**forced(rooted, unrooted), **extra})
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert checks_passed(r.stdout) > 1000
+    algs = ran(r.stderr)
+    want_unrooted = {"rd": "recursive_doubling"}.get(unrooted, unrooted) or rooted
+    for op in ("bcast", "reduce", "gather", "scatter"):
+        assert rooted in algs.get(op, set()), (op, algs)
+    for op in ("allreduce", "allgather"):
+        assert want_unrooted in algs.get(op, set()), (op, algs)
+
+
+@needs_mpi
+def test_passthrough_is_the_default_and_a_bad_value_says_so_once(check_mpi):
+    r = run_mpi([str(check_mpi), "101"], 3, {"RANKWISE_COLL_TRACE": "1", "RANKWISE_COLL_BCAST": "fastest"})
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    checks_passed(r.stdout)
+    # nothing forced, no rules: the MPI's own everywhere (the broadcasts are
+    # coll_check's calls of rw_coll_bcast with explicit algorithms)
+    assert set(ran(r.stderr)) == {"bcast"}
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("rankwise-coll: warning:")]
+    assert len(warnings) == 1 and "RANKWISE_COLL_BCAST=fastest" in warnings[0]
+
+
+@needs_mpi
+def test_an_unchanged_application_under_ld_preload(app_mpi):
+    lib = LIB / "librankwise_coll.so"
+    r = run_mpi([str(app_mpi)], 4, {"LD_PRELOAD": str(lib), **forced("knomial", "ring")})
+    assert r.returncode == 0 and "coll_app: ok" in r.stdout, r.stdout + r.stderr
+    assert set(ran(r.stderr)) == {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather"}
+
+
+@needs_mpi
+def test_the_profiler_above_the_library_records_the_same_matrix(app_mpi, tmp_path):
+    """LD_PRELOAD="profiler coll": the profiler's MPI_Bcast records the call
+    and calls PMPI_Bcast, which is the library's; the matrix is the one the
+    profiler alone records (logical traffic, whatever the algorithm)."""
+    profiler, coll = prof.library("mpi"), LIB / "librankwise_coll.so"
+    alone = run_mpi([str(app_mpi), "2"], 4, {"LD_PRELOAD": str(profiler),
+                                             "RANKWISE_PROFILE_OUT": str(tmp_path / "alone.rwc")})
+    assert alone.returncode == 0, alone.stderr
+    both = run_mpi([str(app_mpi), "2"], 4, {"LD_PRELOAD": f"{profiler} {coll}",
+                                            "RANKWISE_PROFILE_OUT": str(tmp_path / "both.rwc"),
+                                            **forced("binomial", "rd")})
+    assert both.returncode == 0 and "coll_app: ok" in both.stdout, both.stderr
+    assert {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather"} <= set(ran(both.stderr))
+    a, b = CommMatrix.load(tmp_path / "alone.rwc"), CommMatrix.load(tmp_path / "both.rwc")
+    key = lambda m: sorted(zip(m.src.tolist(), m.dst.tolist(), m.msgs.tolist(), m.bytes.tolist()))  # noqa: E731
+    assert key(a) == key(b) and len(key(a)) == 12
+    # the broadcast of 25 ints from rank 0, twice, is in it
+    assert all(bytes_ >= 200 for s, d, m, bytes_ in key(b) if s == 0)
+
+
+@needs_mpi
+def test_one_run_under_address_sanitizer(tmp_path):
+    """The library's sources and coll_check in one executable built with
+    -fsanitize=address,undefined (its MPI_ definitions take the place of
+    the MPI's; the real ones are found with RTLD_NEXT as in the .so)."""
+    srcs = sorted((ROOT / "engine" / "mpi" / "coll").glob("*.c"))
+    core = [ROOT / "engine" / "src" / f for f in ("error.c", "coll/tree.c", "coll/shapes.c")]
+    exe = tmp_path / "coll_check_asan"
+    _compile(["mpicc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+              f"-I{ROOT / 'engine' / 'include'}", f"-I{ROOT / 'engine' / 'src'}",
+              *map(str, srcs), *map(str, core), str(MPI_SOURCES / "coll_check.c"), "-ldl", "-o", str(exe)])
+    # Open MPI's own allocations are not ours to report: leaks off, errors on
+    env = {**forced("binomial", "ring"), "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+           "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1", "RANKWISE_COLL_SCATTER": "hier",
+           "RANKWISE_COLL_GATHER": "chain", "RANKWISE_COLL_SEGMENT": "300"}
+    r = run_mpi([str(exe), "999"], 4, env, timeout=300)
+    assert "AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-4000:]
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    checks_passed(r.stdout)
+
+
+# --- SMPI -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def check_smpi(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("coll-smpi") / "coll_check"
+    lib = LIB / "smpi"
+    _compile(["smpicc", "-O1", f"-I{lib / 'include'}", str(MPI_SOURCES / "coll_check.c"), f"-L{lib}",
+              "-Wl,--whole-archive", "-lrankwise_coll", "-Wl,--no-whole-archive", "-o", str(out)])
+    return out
+
+
+@needs_smpi
+@pytest.mark.parametrize("rooted,unrooted", [("hier", "hier"), ("binomial", "ring"), ("knomial", "rd")])
+def test_every_algorithm_gives_the_mpi_results_under_smpi(check_smpi, small_platform, tmp_path, rooted, unrooted):
+    """7 ranks on the small platform's nodes, 2 per node for the two-level
+    tree (nodes 0 0 1 1 2 2 3)."""
+    hosts = small_platform.hostfile.read_text().split()
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("".join(f"{hosts[r // 2]}\n" for r in range(7)))
+    env = {**os.environ, **forced(rooted, unrooted)}
+    env.pop("SMPI_PRETEND_CC", None)
+    r = subprocess.run(["smpirun", "-np", "7", "-platform", str(small_platform.platform_xml), "-hostfile",
+                        str(hostfile), "--log=root.thres:critical", "--cfg=smpi/simulate-computation:no",
+                        str(check_smpi), "301"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert checks_passed(r.stdout) > 1000
+    want = {"rd": "recursive_doubling"}.get(unrooted, unrooted)
+    algs = ran(r.stderr)
+    assert rooted in algs["bcast"] and want in algs["allreduce"], algs
