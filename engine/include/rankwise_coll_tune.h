@@ -45,7 +45,7 @@ rw_tune_options rw_tune_options_default(void);
  *   chain     parent v - 1
  *   flat      parent 0, children by increasing v
  * radix is used by knomial only. RW_ERR_ARG on an unknown shape. */
-rw_status rw_tree_shape(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out);
+rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out);
 
 /* The eager, latency-bound tree (Wang et al. 2024): the earliest-completion
  * greedy among node leaders from alpha, beta and the send overhead o (each

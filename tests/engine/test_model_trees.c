@@ -81,7 +81,7 @@ static void test_binomial_tree_matches_schedule(void)
                     o.gamma = 1e-10;
                     rw_tree *t = NULL;
                     /* Open MPI's scatter sends to the smallest subtree first */
-                    CHECK(rw_tree_shape(k == 3 ? "inorder_binomial" : "binomial", counts[c], root, 2, &t) ==
+                    CHECK(rw_tree_by_name(k == 3 ? "inorder_binomial" : "binomial", counts[c], root, 2, &t) ==
                           RW_OK);
                     rw_sim_result a, b;
                     CHECK(rw_predict_collective(net, ops[k], "binomial", sizes[s], &o, RW_SIM_SHARED, &a) ==
@@ -105,7 +105,7 @@ static void test_knomial_tree_matches_schedule(void)
         rw_coll_options o = rw_coll_options_default();
         o.root = root;
         rw_tree *t = NULL;
-        CHECK(rw_tree_shape("knomial", 19, root, 4, &t) == RW_OK);
+        CHECK(rw_tree_by_name("knomial", 19, root, 4, &t) == RW_OK);
         rw_sim_result a;
         CHECK(rw_predict_collective(net, "bcast", "knomial", 4096, &o, RW_SIM_SHARED, &a) == RW_OK);
         CHECK_CLOSE(tree_time(net, "bcast", t, 4096, 0), a.time, 1e-12);
@@ -127,7 +127,7 @@ static void test_pipelined_chain(void)
     rw_pnet *net = NULL;
     CHECK(rw_pnet_create(n, al, be, &net) == RW_OK);
     rw_tree *t = NULL;
-    CHECK(rw_tree_shape("chain", n, 0, 2, &t) == RW_OK);
+    CHECK(rw_tree_by_name("chain", n, 0, 2, &t) == RW_OK);
     rw_coll_options o = rw_coll_options_default();
     o.eager_threshold = 0; /* every segment rendezvous: a sender waits for each */
     rw_sim_result r;
@@ -155,7 +155,7 @@ static void test_pipelined_chain_is_ntsl(void)
         cap[i] = 4e9 + 1e8 * i;
     CHECK(rw_pnet_set_node_caps(net, cap, cap) == RW_OK);
     rw_tree *t = NULL;
-    CHECK(rw_tree_shape("chain", 12, 0, 2, &t) == RW_OK);
+    CHECK(rw_tree_by_name("chain", 12, 0, 2, &t) == RW_OK);
     double sizes[] = {16384, 65536, 40 * 8192, 1 << 20};
     for (int k = 0; k < 4; k++) {
         rw_coll_options o = rw_coll_options_default();
@@ -181,7 +181,7 @@ static void test_send_gap(void)
     CHECK(rw_pnet_create(n, al, be, &net) == RW_OK);
     CHECK(rw_pnet_set_overhead(net, ov) == RW_OK);
     rw_tree *t = NULL;
-    CHECK(rw_tree_shape("flat", n, 0, 2, &t) == RW_OK);
+    CHECK(rw_tree_by_name("flat", n, 0, 2, &t) == RW_OK);
     /* last of 4 sends: 3 o waiting + o + alpha */
     CHECK_CLOSE(tree_time(net, "bcast", t, 8, 0), 4e-6 + 2e-6, 1e-9);
     rw_tree_free(t);
@@ -217,7 +217,7 @@ static void test_model_trees(void)
             rw_tree *e = NULL, *b = NULL;
             CHECK(rw_model_tree_eager(net, ops[k], root, bytes, &o, &e) == RW_OK);
             check_is_tree_of(e, n, root);
-            CHECK(rw_tree_shape("binomial", n, root, 2, &b) == RW_OK);
+            CHECK(rw_tree_by_name("binomial", n, root, 2, &b) == RW_OK);
             double te = tree_time(net, ops[k], e, bytes, 0), tb = tree_time(net, ops[k], b, bytes, 0);
             if (!(te <= tb * (1 + 1e-12)))
                 fprintf(stderr, "net %d %s: eager %g > binomial %g\n", g, ops[k], te, tb);

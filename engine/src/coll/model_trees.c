@@ -165,7 +165,7 @@ static void shape_of(const char *shape, int32_t n, int32_t radix, int32_t v, int
     }
 }
 
-rw_status rw_tree_shape(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out)
+rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out)
 {
     *out = NULL;
     if (!shape || (strcmp(shape, "binomial") && strcmp(shape, "inorder_binomial") && strcmp(shape, "knomial") &&
@@ -448,7 +448,7 @@ rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, 
     /* With several ranks per node the rank-order binomial is no leader tree:
      * keep it when it is still predicted faster. */
     rw_tree *b = NULL;
-    if ((st = rw_tree_shape("binomial", net->n_ranks, root, 2, &b)) != RW_OK) {
+    if ((st = rw_tree_by_name("binomial", net->n_ranks, root, 2, &b)) != RW_OK) {
         rw_tree_free(*out);
         *out = NULL;
         return st;

@@ -249,7 +249,7 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     int64_t seg;
     ompi_as_tree(op, ompi, bytes, p, &shape, &seg);
     if (shape) {
-        if ((st = rw_tree_shape(shape, p, root, 4, &t)) != RW_OK)
+        if ((st = rw_tree_by_name(shape, p, root, 4, &t)) != RW_OK)
             goto fail;
         add(d, ompi, "passthrough", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
     } else {
@@ -257,7 +257,7 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
             NULL);
     }
     /* [1] rankwise's binomial over the ranks. */
-    if ((st = rw_tree_shape("binomial", p, root, 2, &t)) != RW_OK)
+    if ((st = rw_tree_by_name("binomial", p, root, 2, &t)) != RW_OK)
         goto fail;
     add(d, "tree", "binomial", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     /* The model's trees. */
