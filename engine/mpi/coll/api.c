@@ -167,8 +167,9 @@ static rw_status fits(size_t block, int n)
                                        : RW_OK;
 }
 
-rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
-                         MPI_Comm comm, rw_coll_alg alg)
+/* Gather and scatter share their set-up; one block per rank moves. */
+static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype, void *r, int rc,
+                            MPI_Datatype rtype, int root, MPI_Comm comm, rw_coll_alg alg)
 {
     rwc_comm *c;
     size_t blk;
@@ -178,9 +179,11 @@ rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int
         st = setup(comm, root, alg, 1, &c);
     if (st)
         return st;
-    int is_root = c->rank == root;
-    if (is_root ? (st = count_ok(rc)) || (st = rwc_type_bytes(rc, rtype, &blk))
-                : (st = count_ok(sc)) || (st = rwc_type_bytes(sc, stype, &blk)))
+    /* gather: the root counts what it receives; scatter: every other rank does */
+    int use_recv = (c->rank == root) == (op == RWC_GATHER);
+    int count = use_recv ? rc : sc;
+    MPI_Datatype type = use_recv ? rtype : stype;
+    if ((st = count_ok(count)) || (st = rwc_type_bytes(count, type, &blk)))
         return st;
     if ((st = fits(blk, c->size)))
         return st;
@@ -188,33 +191,21 @@ rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int
         return RW_OK;
     if ((st = rwc_tree_get(c, alg, root, blk, &t)))
         return st;
-    rwc_trace(RWC_GATHER, alg, comm, blk);
-    return rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup);
+    rwc_trace(op, alg, comm, blk);
+    return op == RWC_GATHER ? rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup)
+                            : rwc_scatter_tree(s, sc, stype, r, rc, rtype, t, c->dup);
+}
+
+rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
+                         MPI_Comm comm, rw_coll_alg alg)
+{
+    return run_blocks(RWC_GATHER, s, sc, stype, r, rc, rtype, root, comm, alg);
 }
 
 rw_status rwc_run_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
                           MPI_Comm comm, rw_coll_alg alg)
 {
-    rwc_comm *c;
-    size_t blk;
-    const rw_tree *t;
-    rw_status st = precheck(comm, alg);
-    if (!st)
-        st = setup(comm, root, alg, 1, &c);
-    if (st)
-        return st;
-    int is_root = c->rank == root;
-    if (is_root ? (st = count_ok(sc)) || (st = rwc_type_bytes(sc, stype, &blk))
-                : (st = count_ok(rc)) || (st = rwc_type_bytes(rc, rtype, &blk)))
-        return st;
-    if ((st = fits(blk, c->size)))
-        return st;
-    if (blk == 0)
-        return RW_OK;
-    if ((st = rwc_tree_get(c, alg, root, blk, &t)))
-        return st;
-    rwc_trace(RWC_SCATTER, alg, comm, blk);
-    return rwc_scatter_tree(s, sc, stype, r, rc, rtype, t, c->dup);
+    return run_blocks(RWC_SCATTER, s, sc, stype, r, rc, rtype, root, comm, alg);
 }
 
 rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,

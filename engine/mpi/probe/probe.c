@@ -11,6 +11,7 @@
 #include "nodes.h"
 #include "overhead.h"
 #include "pingpong.h"
+#include "payload.h"
 #include "probe_end.h"
 #include "stress.h"
 #include "rankwise_probe.h"
@@ -514,33 +515,9 @@ static rw_status check_options(const rw_probe_options *o)
     return RW_OK;
 }
 
-/* The payload's content never matters. Under SMPI a shared buffer also
- * spares the simulator a real copy of every message. */
-static char *payload_alloc(size_t bytes)
-{
-#ifdef RW_SMPI
-    return SMPI_SHARED_MALLOC(bytes);
-#else
-    char *b = malloc(bytes);
-    if (b)
-        memset(b, 1, bytes);
-    return b;
-#endif
-}
-
-static void payload_free(char *b)
-{
-#ifdef RW_SMPI
-    if (b)
-        SMPI_SHARED_FREE(b);
-#else
-    free(b);
-#endif
-}
-
 static void probe_free(probe *p)
 {
-    payload_free(p->buf);
+    rw_payload_free(p->buf);
     free(p->want);
     free(p->samples);
     free(p->filled);
@@ -602,7 +579,7 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         return st;
     }
     p.max_size = opt->sizes[opt->n_sizes - 1];
-    p.buf = payload_alloc((size_t)p.max_size + 1);
+    p.buf = rw_payload_alloc((size_t)p.max_size + 1);
     if (!p.buf)
         st = rw_fail(RW_ERR_NOMEM, "out of memory for a %lld-byte buffer", (long long)p.max_size);
     if (!st)

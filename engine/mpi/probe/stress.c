@@ -19,6 +19,7 @@
 
 #include "internal.h"
 #include "stress.h"
+#include "payload.h"
 
 #define STRESS_BYTES (4 << 20) /* per flow: 4 MiB makes latency < 1 % of it */
 #define STRESS_REPS 3           /* repetitions of a phase; the median counts */
@@ -268,28 +269,6 @@ static rw_status share_plan(MPI_Comm c, int me, plan *pl)
     MPI_Bcast(pl->src, counts[1], MPI_INT, 0, c);
     MPI_Bcast(pl->dst, counts[1], MPI_INT, 0, c);
     return RW_OK;
-}
-
-static char *payload_alloc(size_t bytes)
-{
-#ifdef RW_SMPI
-    return SMPI_SHARED_MALLOC(bytes);
-#else
-    char *b = malloc(bytes);
-    if (b)
-        memset(b, 1, bytes);
-    return b;
-#endif
-}
-
-static void payload_free(char *b)
-{
-#ifdef RW_SMPI
-    if (b)
-        SMPI_SHARED_FREE(b);
-#else
-    free(b);
-#endif
 }
 
 #define STRESS_TAG 7330
@@ -593,7 +572,7 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
         max_in = in > max_in ? in : max_in;
         max_req = all > max_req ? all : max_req;
     }
-    char *sbuf = payload_alloc(STRESS_BYTES), *rbuf = payload_alloc((size_t)max_in * STRESS_BYTES);
+    char *sbuf = rw_payload_alloc(STRESS_BYTES), *rbuf = rw_payload_alloc((size_t)max_in * STRESS_BYTES);
     MPI_Request *req = malloc((size_t)max_req * sizeof *req);
     int *flow_of = malloc((size_t)max_req * sizeof *flow_of);
     size_t nt = (size_t)(pl.n_flows + 1) * STRESS_REPS;
@@ -617,8 +596,8 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
         }
     }
     free(flow_of);
-    payload_free(sbuf);
-    payload_free(rbuf);
+    rw_payload_free(sbuf);
+    rw_payload_free(rbuf);
     free(req);
     free(mine);
     free(all);
