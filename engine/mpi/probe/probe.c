@@ -615,8 +615,10 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
     st = pingpong ? measure_intra(&p, intra, &intra_state) : RW_OK;
     if (!st && p.nodes.is_leader) {
         if (pingpong) {
-            measure_inter(&p);
+            /* o first: its ring waits on each neighbour, and a node lost in
+             * the rounds below is known only to those who timed out on it. */
             p.overhead = rw_measure_overhead(p.nodes.leaders, p.dead, p.timeout);
+            measure_inter(&p);
         }
         st = collect(&p, intra, intra_state, out);
         if (!st && opt->capacities)
