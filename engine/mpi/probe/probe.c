@@ -434,7 +434,10 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         done = 1;
 #else
-        double deadline = MPI_Wtime() + p->timeout;
+        /* A node may still be in the overhead ring, waiting up to two
+         * timeouts on a neighbour lost in the rounds that it was never told
+         * of: three timeouts before it counts as lost. */
+        double deadline = MPI_Wtime() + 3 * p->timeout;
         if (p->dead[i]) {
             if (lost_deadline == 0)
                 lost_deadline = deadline;
@@ -615,10 +618,8 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
     st = pingpong ? measure_intra(&p, intra, &intra_state) : RW_OK;
     if (!st && p.nodes.is_leader) {
         if (pingpong) {
-            /* o first: its ring waits on each neighbour, and a node lost in
-             * the rounds below is known only to those who timed out on it. */
-            p.overhead = rw_measure_overhead(p.nodes.leaders, p.dead, p.timeout);
             measure_inter(&p);
+            p.overhead = rw_measure_overhead(p.nodes.leaders, p.dead, p.timeout);
         }
         st = collect(&p, intra, intra_state, out);
         if (!st && opt->capacities)
