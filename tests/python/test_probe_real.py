@@ -75,6 +75,21 @@ def pid_of_rank(rank: int, root: int, deadline: float) -> int:
     raise AssertionError(f"rank {rank} not found")
 
 
+def _job_state(root: int) -> str:
+    """Which processes of the job started by `root` are left, and their
+    state (R, S, T...): what a hang would be diagnosed by."""
+    rows = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (int(entry.name) == root or _descends_from(int(entry.name), root)):
+            try:
+                stat = (entry / "stat").read_text()
+                name = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+            except OSError:
+                continue
+            rows.append(f"{entry.name} {stat[stat.rindex(')') + 2]} {Path(name).name}")
+    return "processes left: " + ("; ".join(rows) or "none")
+
+
 @pytest.mark.skipif(not shutil.which("ompi_info"), reason="finds ranks through Open MPI's environment")
 def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_path):
     """SIGSTOP one rank mid-probe: the others time out on it, stop at the
@@ -99,7 +114,10 @@ def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_pat
         assert out.exists(), log.read_text()[-2000:]
         model = Model.load(out)  # complete: written atomically before MPI_Finalize
         # Rank 0 then ends without MPI_Finalize, and mpirun ends the job by itself.
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=45)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the job did not end: " + _job_state(proc.pid) + "\n" + log.read_text()[-1500:])
         assert "RW-UNFINALIZED" in log.read_text()
     finally:
         for pid, kill in ((stopped, os.kill), (proc.pid, os.killpg)):
