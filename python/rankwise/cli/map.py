@@ -8,6 +8,8 @@ write the file a launcher takes.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 from typing import Optional
 
@@ -42,7 +44,16 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
         k = int(beyond[0])
         raise UsageError(f"{where}: rank {int(m.src[k])} sends to rank {int(m.dst[k])}, "
                          f"beyond the job's {ranks} ranks")
-    return CommMatrix(ranks, m.src, m.dst, m.msgs, m.bytes, source=m.source, pattern=m.pattern)
+    # The recorded collectives keep their members: a call on the profile's
+    # MPI_COMM_WORLD names those ranks, not the resized job's.
+    calls = []
+    for call in m.collectives:
+        members = tuple(range(m.n_ranks)) if call.ranks is None else call.ranks
+        if max(members) >= ranks:
+            raise UsageError(f"{where}: a {call.op} involves rank {max(members)}, beyond the job's {ranks} ranks")
+        calls.append(dataclasses.replace(call, ranks=members))
+    return CommMatrix(ranks, m.src, m.dst, m.msgs, m.bytes, source=m.source, pattern=m.pattern,
+                      collectives=calls, collectives_dropped=m.collectives_dropped)
 
 
 def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int], model):

@@ -164,3 +164,24 @@ def test_ranks_as_nodes_map_onto_their_host(tmp_path):
     lines = [line for line in out.read_text().splitlines() if not line.startswith("#")]
     assert [line.split("=")[1] for line in lines] == ["vm slot"] * 4
     assert sorted(int(line.rsplit("=", 1)[1]) for line in lines) == [0, 1, 2, 3]
+
+
+def test_ranks_keeps_the_profiles_collective_calls(tmp_path):
+    """`--ranks N` resizes the job: the recorded collectives stay, on the
+    profile's own ranks (its MPI_COMM_WORLD), and one beyond N is refused."""
+    from rankwise.cli.map import _traffic
+    from rankwise.collective_calls import CollectiveCall
+    from rankwise.errors import UsageError
+    from rankwise.matrix import CommMatrix
+
+    m = generate("ring:ranks=4,bytes=1K")
+    path = tmp_path / "app.rwc"
+    CommMatrix(4, m.src, m.dst, m.msgs, m.bytes, collectives=[CollectiveCall("bcast", 4096, calls=3, root=1)]).save(path)
+    grown = _traffic(None, path, 8)
+    assert grown.n_ranks == 8
+    assert [(c.op, c.bytes, c.calls, c.root, c.ranks) for c in grown.collectives] == [("bcast", 4096, 3, 1, (0, 1, 2, 3))]
+    with pytest.raises(UsageError, match="bcast involves rank 3, beyond the job's 3 ranks"):
+        small = generate("ring:ranks=2,bytes=1K")
+        CommMatrix(4, small.src, small.dst, small.msgs, small.bytes,
+                   collectives=[CollectiveCall("bcast", 8)]).save(tmp_path / "b.rwc")
+        _traffic(None, tmp_path / "b.rwc", 3)
