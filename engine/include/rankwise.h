@@ -214,7 +214,9 @@ int64_t rw_find_knee(const rw_model *m);
 rw_status rw_model_fit_knee(rw_model *m);
 
 /* Predicted one-way time of a message of `bytes` from node i to node j
- * (i == j uses the intra-node figures). Negative when unknown. */
+ * (i == j uses the intra-node figures): alpha + bytes x beta, or the
+ * pair's alpha_large/beta_large at and above the knee when it has them.
+ * Negative when unknown. */
 double rw_model_time(const rw_model *m, int i, int j, double bytes);
 
 /* Copy every pair of `update` that is MEASURED or MISSING into `base`

@@ -234,6 +234,9 @@ double rw_model_time(const rw_model *m, int i, int j, double bytes)
     size_t p = (size_t)i * m->n_nodes + j;
     if (m->pair_state[p] != RW_PAIR_MEASURED)
         return -1.0;
+    /* at and above the knee, the large-message protocol's own fit */
+    if (m->knee > 0 && bytes >= (double)m->knee && isfinite(m->alpha_large[p]) && isfinite(m->beta_large[p]))
+        return m->alpha_large[p] + m->beta_large[p] * bytes;
     return m->alpha[p] + m->beta[p] * bytes;
 }
 

@@ -173,11 +173,17 @@ class Model:
             raise RankwiseError(f"node '{name}' is not in the model") from None
 
     def time(self, i: int, j: int, nbytes: float) -> float:
-        """Predicted one-way time of nbytes from node i to node j (NaN if unknown)."""
+        """Predicted one-way time of nbytes from node i to node j (NaN if
+        unknown); at and above the knee, the pair's large-message fit when it
+        has one (as rw_model_time)."""
         if i == j:
             return float(self.intra_alpha[i] + self.intra_beta[i] * nbytes)
         if self.state[i, j] != MEASURED:
             return float("nan")
+        if self.knee > 0 and nbytes >= self.knee and self.alpha_large is not None:
+            a, b = self.alpha_large[i, j], self.beta_large[i, j]
+            if np.isfinite(a) and np.isfinite(b):
+                return float(a + b * nbytes)
         return float(self.alpha[i, j] + self.beta[i, j] * nbytes)
 
     # -------------------------------------------------------- C round trip

@@ -53,6 +53,9 @@ int main(void)
     CHECK_CLOSE(m->beta_large[1], b_large, 1e-9);
     CHECK(isnan(m->alpha_large[0])); /* the diagonal is no pair */
     CHECK(rw_model_check(m) == RW_OK);
+    /* One-way time: the eager line below the knee, the large fit from it on. */
+    CHECK_CLOSE(rw_model_time(m, 0, 1, 1024), a_small + b_small * 1024, 1e-9);
+    CHECK_CLOSE(rw_model_time(m, 0, 1, 1 << 20), a_large + b_large * (1 << 20), 1e-9);
     rw_model_free(m);
 
     /* The same with +-3 % noise: same knee, both sides within 10 %. */

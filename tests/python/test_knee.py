@@ -57,6 +57,20 @@ def test_refit_finds_the_knee_again(switched, tmp_path):
     np.testing.assert_allclose(again.alpha_large, model.alpha_large, equal_nan=True)
 
 
+def test_one_way_time_takes_the_large_fit_from_the_knee_on(switched):
+    """Model.time (the mapper's and the reports' cost of one message) follows
+    the protocol: the eager line below the knee, the large fit at and above."""
+    _, _, model = switched
+    knee = model.knee
+    assert knee > 0
+    for i, j in ((0, 1), (2, 0)):
+        below, above = knee // 2, 4 * knee
+        assert model.time(i, j, below) == pytest.approx(model.alpha[i, j] + model.beta[i, j] * below)
+        assert model.time(i, j, above) == pytest.approx(model.alpha_large[i, j] + model.beta_large[i, j] * above)
+        # the eager line would be off above the knee (SMPI's factors change there)
+        assert abs(model.alpha[i, j] + model.beta[i, j] * above - model.time(i, j, above)) > 0.05 * model.time(i, j, above)
+
+
 def test_no_knee_and_no_overhead_on_a_plain_platform(tmp_path):
     gen = generate(PlatformSpec(racks=1, nodes_per_rack=3, cores=1), tmp_path / "plain")
     model = probe_sim(gen.platform_xml, tmp_path / "m.rwm", OPTIONS, show_progress=False)
