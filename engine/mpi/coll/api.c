@@ -283,12 +283,7 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
     return st ? st : rwc_bcast_tree(r, rc * c->size, rtype, t, c->dup, rwc_segment_bytes(), alg == RW_COLL_FLAT);
 }
 
-/* ---- rankwise_coll.h: the decision for RW_COLL_AUTO, the MPI for PASSTHROUGH ---- */
-
-static rw_coll_alg resolve(rw_coll_alg alg, rwc_op op, MPI_Comm comm, int root, size_t bytes)
-{
-    return alg == RW_COLL_AUTO ? rwc_decide(op, comm, root, bytes) : alg;
-}
+/* ---- rankwise_coll.h: the decision for RW_COLL_AUTO (entry.c), the MPI for PASSTHROUGH ---- */
 
 size_t rwc_bytes_of(int count, MPI_Datatype type)
 {
@@ -304,7 +299,8 @@ int rwc_is_root(MPI_Comm comm, int root)
 
 rw_status rw_coll_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
 {
-    alg = resolve(alg, RWC_BCAST, comm, root, rwc_bytes_of(count, type));
+    if (alg == RW_COLL_AUTO)
+        return rwc_auto_bcast(buf, count, type, root, comm);
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_bcast(buf, count, type, root, comm), "MPI_Bcast");
     return rwc_run_bcast(buf, count, type, root, comm, alg);
@@ -313,7 +309,8 @@ rw_status rw_coll_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
 rw_status rw_coll_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                          rw_coll_alg alg)
 {
-    alg = resolve(alg, RWC_REDUCE, comm, root, rwc_bytes_of(count, type));
+    if (alg == RW_COLL_AUTO)
+        return rwc_auto_reduce(s, r, count, type, op, root, comm);
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_reduce(s, r, count, type, op, root, comm), "MPI_Reduce");
     return rwc_run_reduce(s, r, count, type, op, root, comm, alg);
@@ -322,8 +319,8 @@ rw_status rw_coll_reduce(const void *s, void *r, int count, MPI_Datatype type, M
 rw_status rw_coll_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
                          MPI_Comm comm, rw_coll_alg alg)
 {
-    size_t b = rwc_is_root(comm, root) ? rwc_bytes_of(rc, rt) : rwc_bytes_of(sc, st);
-    alg = resolve(alg, RWC_GATHER, comm, root, b);
+    if (alg == RW_COLL_AUTO)
+        return rwc_auto_gather(s, sc, st, r, rc, rt, root, comm);
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_gather(s, sc, st, r, rc, rt, root, comm), "MPI_Gather");
     return rwc_run_gather(s, sc, st, r, rc, rt, root, comm, alg);
@@ -332,8 +329,8 @@ rw_status rw_coll_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc
 rw_status rw_coll_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
                           MPI_Comm comm, rw_coll_alg alg)
 {
-    size_t b = rwc_is_root(comm, root) ? rwc_bytes_of(sc, st) : rwc_bytes_of(rc, rt);
-    alg = resolve(alg, RWC_SCATTER, comm, root, b);
+    if (alg == RW_COLL_AUTO)
+        return rwc_auto_scatter(s, sc, st, r, rc, rt, root, comm);
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_scatter(s, sc, st, r, rc, rt, root, comm), "MPI_Scatter");
     return rwc_run_scatter(s, sc, st, r, rc, rt, root, comm, alg);
@@ -342,7 +339,8 @@ rw_status rw_coll_scatter(const void *s, int sc, MPI_Datatype st, void *r, int r
 rw_status rw_coll_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                             rw_coll_alg alg)
 {
-    alg = resolve(alg, RWC_ALLREDUCE, comm, -1, rwc_bytes_of(count, type));
+    if (alg == RW_COLL_AUTO)
+        return rwc_auto_allreduce(s, r, count, type, op, comm);
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_allreduce(s, r, count, type, op, comm), "MPI_Allreduce");
     return rwc_run_allreduce(s, r, count, type, op, comm, alg);
@@ -351,7 +349,8 @@ rw_status rw_coll_allreduce(const void *s, void *r, int count, MPI_Datatype type
 rw_status rw_coll_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
                             rw_coll_alg alg)
 {
-    alg = resolve(alg, RWC_ALLGATHER, comm, -1, rwc_bytes_of(rc, rt));
+    if (alg == RW_COLL_AUTO)
+        return rwc_auto_allgather(s, sc, st, r, rc, rt, comm);
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_allgather(s, sc, st, r, rc, rt, comm), "MPI_Allgather");
     return rwc_run_allgather(s, sc, st, r, rc, rt, comm, alg);

@@ -1,6 +1,7 @@
 /* What the library keeps per communicator: a private duplicate (our tags
- * never meet the application's messages), the node of each rank, and the
- * trees per (algorithm, root, size class). Kept as an attribute of the
+ * never meet the application's messages), the node of each rank, the
+ * trees per (algorithm, root, size class), and with RANKWISE_MODEL the
+ * predictor's network and the decisions made from it. Kept as an attribute of the
  * user's communicator, so it is freed with it (MPI_Comm_free or, for the
  * predefined ones, MPI_Finalize); duplicates of it build their own. */
 #include "coll.h"
@@ -18,6 +19,13 @@ static void cache_free(rwc_comm *c)
         rw_tree_free(e->tree);
         free(e);
     }
+    while (c->decisions) {
+        rwc_decision_entry *d = c->decisions;
+        c->decisions = d->next;
+        rw_tree_free(d->tree);
+        free(d);
+    }
+    rw_pnet_free(c->net);
     free(c->node_of);
     rw_tree_free(c->node_tree);
     if (c->node != MPI_COMM_NULL)
@@ -58,6 +66,7 @@ rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out)
     if (!(c = calloc(1, sizeof *c)))
         return rw_fail(RW_ERR_NOMEM, "out of memory for a communicator's cache");
     c->dup = c->node = c->leaders = MPI_COMM_NULL;
+    c->world_order = -1;
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->rank);
     if ((st = rwc_mpi(PMPI_Comm_dup(comm, &c->dup), "MPI_Comm_dup")) ||

@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "rankwise_coll.h"
+#include "rankwise_coll_rules.h"
+#include "rankwise_predict.h"
 
 /* The six collectives, for the decision and the environment. */
 typedef enum rwc_op {
@@ -34,9 +36,26 @@ typedef struct rwc_tree_entry {
     struct rwc_tree_entry *next;
 } rwc_tree_entry;
 
+/* A decision made from the network (model or in-job probe) for one
+ * (collective, root, power-of-two size class); the same on every rank. */
+typedef struct rwc_decision_entry {
+    int op, root, size_class;
+    rw_coll_alg alg;  /* RW_COLL_PASSTHROUGH, an algorithm, or RW_COLL_AUTO with tree */
+    int64_t segment;  /* bcast pipeline segment, bytes; 0 = whole */
+    rw_tree *tree;    /* the chosen tree over the communicator's ranks, or NULL */
+    double seconds;   /* wall time the decision took on rank 0 */
+    struct rwc_decision_entry *next;
+} rwc_decision_entry;
+
 typedef struct rwc_comm {
     MPI_Comm dup;     /* private duplicate: our messages never meet the application's */
     int size, rank;
+    int world_order;  /* -1 not known yet; 1: the group of MPI_COMM_WORLD in its order
+                         (MPI_Comm_compare IDENT or CONGRUENT), where rules files apply; 0 not */
+    int net_state;    /* 0 not tried; 1 net ready (on rank 0); -1 no network: pass through */
+    rw_pnet *net;     /* the predictor's network for this communicator's placement (rank 0) */
+    const char *net_source; /* "model" or "probe" */
+    rwc_decision_entry *decisions;
     int32_t *node_of; /* node of each rank (its lowest rank), found on first hierarchical use */
     MPI_Comm node;    /* the ranks of my node, in rank order (from dup) */
     MPI_Comm leaders; /* the lowest rank of each node (from dup); MPI_COMM_NULL elsewhere */
@@ -118,18 +137,74 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
                             rw_coll_alg alg);
 rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
                             rw_coll_alg alg);
+/* The MPI entries' decision and run for the C API's RW_COLL_AUTO (entry.c). */
+rw_status rwc_auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+rw_status rwc_auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
+rw_status rwc_auto_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                          MPI_Comm comm);
+rw_status rwc_auto_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                           MPI_Comm comm);
+rw_status rwc_auto_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+rw_status rwc_auto_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
 /* count x size of type (0 for a bad type); whether this rank is root. */
 size_t rwc_bytes_of(int count, MPI_Datatype type);
 int rwc_is_root(MPI_Comm comm, int root);
 
-/* The decision: which algorithm runs this call (RW_COLL_PASSTHROUGH by
- * default). bytes is the call's data per rank, the same on every rank. */
-rw_coll_alg rwc_decide(rwc_op op, MPI_Comm comm, int root, size_t bytes);
+/* What runs one call: the MPI's own (alg RW_COLL_PASSTHROUGH), an
+ * algorithm of the library (alg; segment > 0 pipelines a broadcast), or a
+ * tree (tree != NULL, owned by the rules or the communicator's cache). */
+typedef struct rwc_choice {
+    rw_coll_alg alg;
+    const rw_tree *tree;
+    size_t segment;
+    const char *source; /* "env", "rules", "model", "probe" or NULL (passthrough) */
+} rwc_choice;
+
+/* The decision (decide.c): which algorithm runs this call. Precedence:
+ * RANKWISE_COLL_<OP> > rules file (communicators with MPI_COMM_WORLD's group
+ * in its order) > model > in-job probe > the MPI's own. bytes is the call's
+ * data per rank, the same on every rank; the answer is the same on every
+ * rank. Collective when rules or a model are in use (the communicator's
+ * cache, a decision made on rank 0 and broadcast). */
+rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes);
+const char *rwc_op_name(rwc_op op);
+/* Whether RANKWISE_COLL_TRACE asks for trace lines. */
+int rwc_tracing(void);
+
+/* The rules file (rules_load.c): RANKWISE_COLL_RULES read once, at MPI_Init
+ * (or at the first decision when MPI_Init was not seen). NULL when unset;
+ * *broken = 1 when it was set but could not be read (then rank 0 of
+ * MPI_COMM_WORLD has printed one line and everything passes through). */
+void rwc_rules_load(void);
+const rw_coll_rules *rwc_rules(int *broken);
+/* The rules' choice for this call on c (rooted collectives, c with the
+ * world's group in order); 0 when the rules do not apply to c or op. */
+int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
+
+/* The network path (net_decide.c): RANKWISE_MODEL, else with
+ * RANKWISE_COLL_PROBE=1 the in-job measurement; a decision per (op, root,
+ * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
+ * cached on c. 0 when no network is configured or available for c. */
+int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
+/* Whether RANKWISE_MODEL or RANKWISE_COLL_PROBE=1 is set. */
+int rwc_net_configured(void);
+/* The pnet of an in-job measurement over c's ranks (probe.c; collective). */
+rw_status rwc_probe_pnet(rwc_comm *c, rw_pnet **out);
+/* The predictor's network for ranks on model nodes model_node_of[r]
+ * (model_net.c, MPI-free): the model's figures as `rankwise coll tune
+ * --model` uses them. */
+rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t *model_node_of,
+                              rw_pnet **out);
 /* Pipelining segment for broadcasts (RANKWISE_COLL_SEGMENT, bytes; 0 = none). */
 size_t rwc_segment_bytes(void);
 /* k of k-nomial trees (RANKWISE_COLL_KNOMIAL_K, default 4). */
 int rwc_knomial_k(void);
 /* RANKWISE_COLL_TRACE=1: one line per handled call on stderr. */
 void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
+/* The same for a call the rules or the network decided: "tree" for a tree,
+ * and " (rules)", " (model)" or " (probe)" after the bytes. */
+void rwc_trace_choice(rwc_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes);
+/* While set (entry.c, around a decided call), rwc_trace adds the source. */
+void rwc_trace_source(const char *source);
 
 #endif

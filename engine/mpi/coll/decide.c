@@ -1,11 +1,16 @@
 /* Which algorithm runs a call: kept apart from the algorithms (as Open
  * MPI's coll/tuned keeps its decision functions apart). In order:
  *   1. RANKWISE_COLL_<OP>=<algorithm> forces one (read once);
- *   2. the selection rules (coll-tune's rules file) — the hook below;
- *   3. otherwise the MPI's own collective (passthrough).
+ *   2. the rules file of `rankwise coll tune` (RANKWISE_COLL_RULES,
+ *      rules_load.c), on communicators with MPI_COMM_WORLD's ranks in order;
+ *   3. a decision from the network (net_decide.c): RANKWISE_MODEL, else
+ *      the in-job measurement with RANKWISE_COLL_PROBE=1;
+ *   4. otherwise the MPI's own collective (passthrough).
  * The decision uses only what every rank of the call agrees on (the
- * operation, the communicator, the root, the bytes), so all ranks choose
- * the same algorithm. */
+ * operation, the communicator, the root, the bytes; a network decision is
+ * made on rank 0 and broadcast), so all ranks choose the same algorithm.
+ * With none of 2-3 configured, no communicator state is made: the
+ * passthrough costs a few nanoseconds. */
 #include "coll.h"
 #include "internal.h"
 
@@ -78,22 +83,53 @@ static void read_env(void)
     trace = t && *t && strcmp(t, "0");
 }
 
-/* ---- hook: the selection rules of coll-tune plug in here ----
- * rw_coll_rules_* (their header) will answer, for (op, communicator size,
- * ranks per node, bytes), the algorithm the predictor chose, or no rule. */
-static rw_coll_alg choose_from_rules(rwc_op op, MPI_Comm comm, int root, size_t bytes)
+const char *rwc_op_name(rwc_op op)
 {
-    return RW_COLL_AUTO; /* no rules loaded */
+    return op_name[op];
 }
 
-rw_coll_alg rwc_decide(rwc_op op, MPI_Comm comm, int root, size_t bytes)
+/* The communicator's cache when this call may be decided from rules or a
+ * network: a valid intracommunicator and root (else the MPI's own runs and
+ * reports the error; no collective set-up for it). */
+static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root)
+{
+    int inter = 1, size = 0;
+    rwc_comm *c = NULL;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return NULL;
+    if (op <= RWC_SCATTER && (root < 0 || root >= size))
+        return NULL;
+    return rwc_comm_get(comm, &c) == RW_OK ? c : NULL;
+}
+
+rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
+{
+    rwc_choice ch = {RW_COLL_PASSTHROUGH, NULL, 0, NULL};
+    if (!env_read)
+        read_env();
+    if (forced[op] != RW_COLL_AUTO) {
+        ch.alg = forced[op];
+        ch.source = "env";
+        return ch;
+    }
+    int broken = 0;
+    const rw_coll_rules *rules = rwc_rules(&broken);
+    if (broken || (!rules && !rwc_net_configured()))
+        return ch;
+    rwc_comm *c = usable(op, comm, root);
+    if (c && rules && rwc_rules_choice(c, op, root, bytes, &ch))
+        return ch;
+    if (c && rwc_net_choice(c, op, root, bytes, &ch))
+        return ch;
+    return (rwc_choice){RW_COLL_PASSTHROUGH, NULL, 0, NULL};
+}
+
+int rwc_tracing(void)
 {
     if (!env_read)
         read_env();
-    if (forced[op] != RW_COLL_AUTO)
-        return forced[op];
-    rw_coll_alg alg = choose_from_rules(op, comm, root, bytes);
-    return alg != RW_COLL_AUTO ? alg : RW_COLL_PASSTHROUGH;
+    return trace;
 }
 
 size_t rwc_segment_bytes(void)
@@ -110,12 +146,32 @@ int rwc_knomial_k(void)
     return knomial_k;
 }
 
-void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes)
+static const char *trace_src;
+
+void rwc_trace_source(const char *source)
+{
+    trace_src = source && strcmp(source, "env") ? source : NULL;
+}
+
+static void trace_line(rwc_op op, const char *alg, MPI_Comm comm, size_t bytes)
 {
     if (!env_read)
         read_env();
     int rank = 0;
     if (!trace || PMPI_Comm_rank(comm, &rank) || rank != 0)
         return;
-    fprintf(stderr, "rankwise-coll: %s %s %zu bytes\n", op_name[op], rw_coll_alg_name(alg), bytes);
+    if (trace_src)
+        fprintf(stderr, "rankwise-coll: %s %s %zu bytes (%s)\n", op_name[op], alg, bytes, trace_src);
+    else
+        fprintf(stderr, "rankwise-coll: %s %s %zu bytes\n", op_name[op], alg, bytes);
+}
+
+void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes)
+{
+    trace_line(op, rw_coll_alg_name(alg), comm, bytes);
+}
+
+void rwc_trace_choice(rwc_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes)
+{
+    trace_line(op, ch->tree ? "tree" : rw_coll_alg_name(ch->alg), comm, bytes);
 }

@@ -6,8 +6,11 @@
  * reports MPI's errors. The nonblocking and persistent collectives are not
  * defined here: they reach the MPI unchanged. */
 #include "coll.h"
+#include "internal.h"
 
 #include <stdio.h>
+
+#include <limits.h>
 
 /* RW_ERR_ARG and RW_ERR_STATE: nothing sent, the MPI's own runs. */
 #define PASSED(st) ((st) == RW_ERR_ARG || (st) == RW_ERR_STATE)
@@ -18,16 +21,203 @@ static int failed(rw_status st)
     return MPI_ERR_OTHER;
 }
 
-#define RUN(op, root, bytes, run, real)                                                                 \
+/* A decided broadcast shape with a segment runs as that shape's tree,
+ * pipelined (the shapes' own runs take RANKWISE_COLL_SEGMENT). */
+static rw_status shape_as_tree(rwc_choice *ch, MPI_Comm comm, int root, size_t bytes)
+{
+    rwc_comm *c;
+    rw_status st = rwc_comm_get(comm, &c);
+    return st ? st : rwc_tree_get(c, ch->alg, root, bytes, &ch->tree);
+}
+
+/* Blocks of one rank x the communicator's size must fit an MPI count. */
+static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
+{
+    size_t blk;
+    int n = 0;
+    rw_status st = count < 0 ? rw_fail(RW_ERR_ARG, "count %d is negative", count) : rwc_type_bytes(count, type, &blk);
+    if (!st && PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        st = rw_fail(RW_ERR_ARG, "not a communicator");
+    if (!st && blk * (size_t)n > INT_MAX)
+        st = rw_fail(RW_ERR_STATE, "%d blocks of %zu bytes exceed an MPI count", n, blk);
+    return st;
+}
+
+/* Runs what the decision chose: the algorithm (run) or the tree (tree);
+ * *pass = 1 when the MPI's own must run instead. */
+#define DECIDED(op, root, bytes, run, on_tree)                                                         \
     do {                                                                                                \
-        rw_coll_alg alg = rwc_decide(op, comm, root, bytes);                                            \
-        if (alg != RW_COLL_PASSTHROUGH) {                                                               \
-            rw_status st = run;                                                                         \
-            if (!PASSED(st))                                                                            \
-                return st ? failed(st) : MPI_SUCCESS;                                                   \
+        rwc_choice ch = rwc_decide_call(op, comm, root, bytes);                                         \
+        rw_status st = RW_ERR_STATE;                                                                    \
+        if (op == RWC_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&               \
+            shape_as_tree(&ch, comm, root, bytes))                                                      \
+            ch.alg = RW_COLL_PASSTHROUGH;                                                               \
+        if (ch.tree) {                                                                                  \
+            st = on_tree;                                                                               \
+            if (!st)                                                                                    \
+                rwc_trace_choice(op, &ch, comm, bytes);                                                 \
+        } else if (ch.alg != RW_COLL_PASSTHROUGH) {                                                     \
+            rwc_trace_source(ch.source);                                                                \
+            st = run;                                                                                   \
+            rwc_trace_source(NULL);                                                                     \
         }                                                                                               \
-        return real;                                                                                    \
+        *pass = PASSED(st);                                                                             \
+        return st;                                                                                      \
     } while (0)
+
+static rw_status auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
+{
+    size_t bytes = rwc_bytes_of(count, type);
+    DECIDED(RWC_BCAST, root, bytes, rwc_run_bcast(buf, count, type, root, comm, ch.alg),
+            rw_coll_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
+}
+
+static rw_status auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root,
+                             MPI_Comm comm, int *pass)
+{
+    size_t bytes = rwc_bytes_of(count, type);
+    DECIDED(RWC_REDUCE, root, bytes, rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg),
+            rw_coll_reduce_tree(s, r, count, type, op, ch.tree, comm));
+}
+
+/* gather: the root counts what it receives, every other rank what it sends */
+static rw_status tree_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                             MPI_Comm comm, const rw_tree *t)
+{
+    int me = rwc_is_root(comm, root);
+    rw_status e = me ? blocks_fit(rc, rt, comm) : blocks_fit(sc, st, comm);
+    return e ? e : rw_coll_gather_tree(s, sc, st, r, rc, rt, t, comm);
+}
+
+static rw_status tree_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
+                              MPI_Comm comm, const rw_tree *t)
+{
+    int me = rwc_is_root(comm, root);
+    rw_status e = me ? blocks_fit(sc, st, comm) : blocks_fit(rc, rt, comm);
+    return e ? e : rw_coll_scatter_tree(s, sc, st, r, rc, rt, t, comm);
+}
+
+static rw_status auto_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+                             int root, MPI_Comm comm, int *pass)
+{
+    size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype);
+    DECIDED(RWC_GATHER, root, bytes, rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+            tree_gather(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
+}
+
+static rw_status auto_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+                              int root, MPI_Comm comm, int *pass)
+{
+    size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype);
+    DECIDED(RWC_SCATTER, root, bytes, rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+            tree_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
+}
+
+/* Allreduce over a tree: reduce to its root, broadcast from it. A rank's
+ * data is in r when it passes MPI_IN_PLACE (the root's too: the tree
+ * reduce takes MPI_IN_PLACE at the root). */
+static rw_status tree_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                const rw_tree *t, size_t segment)
+{
+    const void *mine = s == MPI_IN_PLACE && !rwc_is_root(comm, t->root) ? r : s;
+    rw_status st = rw_coll_reduce_tree(mine, r, count, type, op, t, comm);
+    return st ? st : rw_coll_bcast_tree(r, count, type, t, comm, segment);
+}
+
+/* Allgather over a tree: gather to its root, broadcast the whole buffer. */
+static rw_status tree_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+                                MPI_Comm comm, const rw_tree *t, size_t segment)
+{
+    int me = 0;
+    MPI_Aint lb, ext;
+    rw_status st = blocks_fit(rc, rtype, comm);
+    if (!st)
+        st = rwc_mpi(PMPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+    if (!st)
+        st = rwc_mpi(PMPI_Type_get_extent(rtype, &lb, &ext), "MPI_Type_get_extent");
+    if (st)
+        return st;
+    if (s == MPI_IN_PLACE && me != t->root)
+        st = rw_coll_gather_tree((char *)r + (MPI_Aint)me * rc * ext, rc, rtype, NULL, 0, rtype, t, comm);
+    else
+        st = rw_coll_gather_tree(s, sc, stype, r, rc, rtype, t, comm);
+    int n = 0;
+    PMPI_Comm_size(comm, &n);
+    return st ? st : rw_coll_bcast_tree(r, rc * n, rtype, t, comm, segment);
+}
+
+static rw_status auto_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                int *pass)
+{
+    size_t bytes = rwc_bytes_of(count, type);
+    DECIDED(RWC_ALLREDUCE, -1, bytes, rwc_run_allreduce(s, r, count, type, op, comm, ch.alg),
+            tree_allreduce(s, r, count, type, op, comm, ch.tree, ch.segment));
+}
+
+static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+                                MPI_Comm comm, int *pass)
+{
+    size_t bytes = rwc_bytes_of(rc, rtype);
+    DECIDED(RWC_ALLGATHER, -1, bytes, rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
+            tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
+}
+
+/* The MPI entries: the MPI's own when passed (its own return code). */
+#define MPI_ENTRY(call, real)                                                                           \
+    do {                                                                                                \
+        int pass = 0;                                                                                   \
+        rw_status st = call;                                                                            \
+        if (pass)                                                                                       \
+            return real;                                                                                \
+        return st ? failed(st) : MPI_SUCCESS;                                                           \
+    } while (0)
+
+/* The C API's RW_COLL_AUTO (api.c): the same decision; RW_ERR_MPI when the
+ * MPI's own fails. */
+#define API_ENTRY(call, real, name)                                                                     \
+    do {                                                                                                \
+        int pass = 0;                                                                                   \
+        rw_status st = call;                                                                            \
+        return pass ? rwc_mpi(real, name) : st;                                                         \
+    } while (0)
+
+rw_status rwc_auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    API_ENTRY(auto_bcast(buf, count, type, root, comm, &pass), rwc_real_bcast(buf, count, type, root, comm),
+              "MPI_Bcast");
+}
+
+rw_status rwc_auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+{
+    API_ENTRY(auto_reduce(s, r, count, type, op, root, comm, &pass), rwc_real_reduce(s, r, count, type, op, root, comm),
+              "MPI_Reduce");
+}
+
+rw_status rwc_auto_gather(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt, int root,
+                          MPI_Comm comm)
+{
+    API_ENTRY(auto_gather(s, sc, st_, r, rc, rt, root, comm, &pass), rwc_real_gather(s, sc, st_, r, rc, rt, root, comm),
+              "MPI_Gather");
+}
+
+rw_status rwc_auto_scatter(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt, int root,
+                           MPI_Comm comm)
+{
+    API_ENTRY(auto_scatter(s, sc, st_, r, rc, rt, root, comm, &pass),
+              rwc_real_scatter(s, sc, st_, r, rc, rt, root, comm), "MPI_Scatter");
+}
+
+rw_status rwc_auto_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    API_ENTRY(auto_allreduce(s, r, count, type, op, comm, &pass), rwc_real_allreduce(s, r, count, type, op, comm),
+              "MPI_Allreduce");
+}
+
+rw_status rwc_auto_allgather(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
+{
+    API_ENTRY(auto_allgather(s, sc, st_, r, rc, rt, comm, &pass), rwc_real_allgather(s, sc, st_, r, rc, rt, comm),
+              "MPI_Allgather");
+}
 
 #ifndef RW_SMPI
 /* PMPI_ names are the same functions (a profiler above calls them). */
@@ -42,38 +232,33 @@ int PMPI_Allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, M
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    RUN(RWC_BCAST, root, rwc_bytes_of(count, type), rwc_run_bcast(buf, count, type, root, comm, alg),
-        rwc_real_bcast(buf, count, type, root, comm));
+    MPI_ENTRY(auto_bcast(buf, count, type, root, comm, &pass), rwc_real_bcast(buf, count, type, root, comm));
 }
 
 int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
 {
-    RUN(RWC_REDUCE, root, rwc_bytes_of(count, type), rwc_run_reduce(s, r, count, type, op, root, comm, alg),
-        rwc_real_reduce(s, r, count, type, op, root, comm));
+    MPI_ENTRY(auto_reduce(s, r, count, type, op, root, comm, &pass), rwc_real_reduce(s, r, count, type, op, root, comm));
 }
 
 int MPI_Gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    RUN(RWC_GATHER, root, rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype),
-        rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, alg),
-        rwc_real_gather(s, sc, stype, r, rc, rtype, root, comm));
+    MPI_ENTRY(auto_gather(s, sc, stype, r, rc, rtype, root, comm, &pass),
+              rwc_real_gather(s, sc, stype, r, rc, rtype, root, comm));
 }
 
 int MPI_Scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    RUN(RWC_SCATTER, root, rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype),
-        rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, alg),
-        rwc_real_scatter(s, sc, stype, r, rc, rtype, root, comm));
+    MPI_ENTRY(auto_scatter(s, sc, stype, r, rc, rtype, root, comm, &pass),
+              rwc_real_scatter(s, sc, stype, r, rc, rtype, root, comm));
 }
 
 int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    RUN(RWC_ALLREDUCE, -1, rwc_bytes_of(count, type), rwc_run_allreduce(s, r, count, type, op, comm, alg),
-        rwc_real_allreduce(s, r, count, type, op, comm));
+    MPI_ENTRY(auto_allreduce(s, r, count, type, op, comm, &pass), rwc_real_allreduce(s, r, count, type, op, comm));
 }
 
 int MPI_Allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
 {
-    RUN(RWC_ALLGATHER, -1, rwc_bytes_of(rc, rtype), rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, alg),
-        rwc_real_allgather(s, sc, stype, r, rc, rtype, comm));
+    MPI_ENTRY(auto_allgather(s, sc, stype, r, rc, rtype, comm, &pass),
+              rwc_real_allgather(s, sc, stype, r, rc, rtype, comm));
 }

@@ -1,0 +1,270 @@
+/* Decisions from the measured network, per communicator: the predictor's
+ * network for the communicator's placement (RANKWISE_MODEL, or the in-job
+ * measurement with RANKWISE_COLL_PROBE=1), then rw_coll_decide
+ * (docs/collectives-selection.md) per (collective, root, power-of-two size
+ * class), lazily, at the class's smallest size.
+ *
+ * Rank 0 of the communicator does the work and broadcasts the outcome on
+ * the private duplicate (all ranks are in the collective call): every rank
+ * runs the same algorithm and tree whatever its view of the files, and
+ * only rank 0 reads the model. A rank's node is its processor name (blanks
+ * as '_', as the probe names nodes), or, when the model has no such node,
+ * "name:<rank in MPI_COMM_WORLD>" (the names of `rankwise probe --group-by
+ * rank`). A rank whose node is not in the model, a model that cannot be
+ * read or lacks a pair: one warning, and the communicator passes through. */
+#include "coll.h"
+#include "internal.h"
+#include "rankwise_coll_tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* SMPI's helpers turn clock_gettime into simulated time: the decision's
+ * cost is wall time on this machine. */
+#ifdef clock_gettime
+#undef clock_gettime
+#endif
+
+static int cfg_read, probe_on;
+static const char *model_path;
+static rw_model *model;
+static int model_state; /* 0 not read, 1 read, -1 failed */
+static int warned;      /* one warning per process */
+
+static void read_cfg(void)
+{
+    cfg_read = 1;
+    const char *m = getenv("RANKWISE_MODEL");
+    model_path = m && *m ? m : NULL;
+    const char *p = getenv("RANKWISE_COLL_PROBE");
+    probe_on = p && *p && strcmp(p, "0");
+}
+
+int rwc_net_configured(void)
+{
+    if (!cfg_read)
+        read_cfg();
+    return model_path || probe_on;
+}
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void warn_once(const char *kind, const char *what)
+{
+    if (warned)
+        return;
+    warned = 1;
+    fprintf(stderr, "rankwise-coll: %s: %s (collectives on this communicator pass through)\n", kind, what);
+}
+
+#define NAME_LEN (MPI_MAX_PROCESSOR_NAME + 16)
+
+/* Rank 0: the model node of every rank from their names and world ranks. */
+static rw_status map_nodes(const char *names, const int *world, int n, int32_t *node_of)
+{
+    for (int r = 0; r < n; r++) {
+        const char *name = names + (size_t)r * NAME_LEN;
+        int k = rw_model_find_node(model, name);
+        if (k < 0) {
+            char by_rank[NAME_LEN + 16];
+            snprintf(by_rank, sizeof by_rank, "%s:%d", name, world[r]);
+            k = rw_model_find_node(model, by_rank);
+        }
+        if (k < 0)
+            return rw_fail(RW_ERR_STATE, "node '%s' of rank %d is not in the model %s", name, r, model_path);
+        node_of[r] = k;
+    }
+    return RW_OK;
+}
+
+/* Rank 0: the network from the model, or why not. */
+static rw_status net_from_model(const char *names, const int *world, int n, rw_pnet **out)
+{
+    if (model_state == 0) {
+        model_state = rw_model_read(model_path, &model) == RW_OK ? 1 : -1;
+        if (model_state < 0)
+            return RW_ERR_IO; /* rw_last_error says path:line */
+    }
+    if (model_state < 0)
+        return rw_fail(RW_ERR_IO, "the model %s could not be read", model_path);
+    int32_t *node_of = malloc((size_t)n * sizeof *node_of);
+    if (!node_of)
+        return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", n);
+    rw_status st = map_nodes(names, world, n, node_of);
+    if (!st)
+        st = rwc_pnet_from_model(model, n, node_of, out);
+    free(node_of);
+    return st;
+}
+
+/* Collective on c: the network from the model (rank 0 holds it), else the
+ * in-job measurement; c->net_state says which, the same on every rank. */
+static void set_up_network(rwc_comm *c)
+{
+    int ok = 0;
+    if (model_path) {
+        char mine[NAME_LEN] = {0}, *names = NULL;
+        int len = 0, me = 0, *world = NULL;
+        PMPI_Get_processor_name(mine, &len);
+        for (char *p = mine; *p; p++)
+            if (*p == ' ' || *p == '\t')
+                *p = '_';
+        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+        if (c->rank == 0) {
+            names = calloc((size_t)c->size, NAME_LEN);
+            world = calloc((size_t)c->size, sizeof *world);
+        }
+        int alloc_ok = c->rank != 0 || (names && world);
+        rwc_real_bcast(&alloc_ok, 1, MPI_INT, 0, c->dup);
+        if (alloc_ok && rwc_real_gather(mine, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, 0, c->dup) == MPI_SUCCESS &&
+            rwc_real_gather(&me, 1, MPI_INT, world, 1, MPI_INT, 0, c->dup) == MPI_SUCCESS && c->rank == 0) {
+            rw_status st = net_from_model(names, world, c->size, &c->net);
+            if (st)
+                warn_once(st == RW_ERR_IO ? "error" : "warning", rw_last_error());
+            ok = !st;
+        }
+        free(names);
+        free(world);
+        if (rwc_real_bcast(&ok, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
+            ok = 0;
+        c->net_source = "model";
+    }
+    if (!ok && probe_on) {
+        rw_pnet *net = NULL;
+        rw_status st = rwc_probe_pnet(c, &net);
+        ok = !st && net; /* rank 0's outcome decides */
+        if (c->rank == 0 && !ok)
+            warn_once("warning", st ? rw_last_error() : "the in-job measurement gave no network");
+        if (rwc_real_bcast(&ok, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
+            ok = 0;
+        if (ok && c->rank == 0) {
+            rw_pnet_free(c->net);
+            c->net = net;
+        } else {
+            rw_pnet_free(net);
+        }
+        c->net_source = "probe";
+    }
+    c->net_state = ok ? 1 : -1;
+}
+
+/* class k holds [2^k, 2^(k+1)) bytes */
+static int size_class(size_t bytes)
+{
+    int k = 0;
+    while (bytes >>= 1)
+        k++;
+    return k;
+}
+
+/* What rank 0 broadcasts: alg, segment, has tree, seconds; then parents
+ * and sibling orders of the tree. */
+enum { H_ALG, H_SEGMENT, H_TREE, H_SECONDS, H_N };
+
+/* Rank 0: decide, fill the header and (with a tree) parents and orders. */
+static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *head, int32_t *links)
+{
+    double t0 = wall();
+    rw_tune_options opt = rw_tune_options_default();
+    if (!strcmp(c->net_source, "model") && model && model->knee > 0)
+        opt.eager_limit = model->knee; /* as coll tune does */
+    rw_coll_decision *d = NULL;
+    head[H_ALG] = RW_COLL_PASSTHROUGH;
+    head[H_SEGMENT] = head[H_TREE] = 0;
+    /* unrooted collectives are decided with root 0 */
+    if (rw_coll_decide(c->net, rwc_op_name(op), root < 0 ? 0 : root, ldexp(1.0, cls), &opt, &d) == RW_OK &&
+        d->chosen > 0) {
+        const rw_coll_candidate *k = &d->candidates[d->chosen];
+        rw_coll_alg alg;
+        if (k->tree && k->tree->n_ranks == c->size && (root < 0 || k->tree->root == root)) {
+            const rw_tree *t = k->tree;
+            head[H_ALG] = RW_COLL_AUTO;
+            head[H_TREE] = 1;
+            head[H_SEGMENT] = (double)k->segment;
+            for (int32_t r = 0; r < c->size; r++)
+                links[r] = t->parent[r];
+            for (int32_t r = 0; r < c->size; r++)
+                for (int32_t i = t->first_child[r]; i < t->first_child[r + 1]; i++)
+                    links[c->size + t->child[i]] = i - t->first_child[r];
+            links[c->size + t->root] = 0;
+        } else if (!k->tree && rw_coll_alg_parse(k->algorithm, &alg) == RW_OK && alg != RW_COLL_AUTO) {
+            head[H_ALG] = alg;
+            head[H_SEGMENT] = (double)k->segment;
+        }
+    }
+    rw_coll_decision_free(d);
+    head[H_SECONDS] = wall() - t0;
+}
+
+static rw_status decide_class(rwc_comm *c, rwc_op op, int root, int cls, rwc_decision_entry **out)
+{
+    double head[H_N] = {0};
+    int32_t *links = malloc(2 * (size_t)c->size * sizeof *links);
+    int have = links != NULL, all_have = 0;
+    /* nobody waits for a rank that could not allocate */
+    if (rwc_real_allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, c->dup) != MPI_SUCCESS || !all_have) {
+        free(links);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a decision over %d ranks", c->size);
+    }
+    if (c->rank == 0)
+        decide_on_root(c, op, root, cls, head, links);
+    rw_status st = rwc_mpi(rwc_real_bcast(head, H_N, MPI_DOUBLE, 0, c->dup), "MPI_Bcast (decision)");
+    if (!st && head[H_TREE])
+        st = rwc_mpi(rwc_real_bcast(links, 2 * c->size, MPI_INT, 0, c->dup), "MPI_Bcast (decision tree)");
+    rwc_decision_entry *e = st ? NULL : calloc(1, sizeof *e);
+    if (!st && !e)
+        st = rw_fail(RW_ERR_NOMEM, "out of memory for a decision");
+    if (!st) {
+        *e = (rwc_decision_entry){op, root, cls, (rw_coll_alg)head[H_ALG], (int64_t)head[H_SEGMENT], NULL,
+                                  head[H_SECONDS], NULL};
+    }
+    if (!st && head[H_TREE]) { /* every rank builds the tree from the same arrays */
+        int32_t tree_root = 0;
+        for (int32_t r = 0; r < c->size; r++)
+            if (links[r] < 0)
+                tree_root = r;
+        if (rw_tree_from_parents(c->size, tree_root, links, links + c->size, &e->tree) != RW_OK)
+            e->alg = RW_COLL_PASSTHROUGH; /* cannot happen with rank 0's tree; all ranks agree anyway */
+    }
+    free(links);
+    if (st) {
+        free(e);
+        return st;
+    }
+    e->next = c->decisions;
+    c->decisions = e;
+    *out = e;
+    return RW_OK;
+}
+
+int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out)
+{
+    if (!rwc_net_configured())
+        return 0;
+    if (c->net_state == 0)
+        set_up_network(c);
+    if (c->net_state < 0 || bytes == 0) /* nothing moves at 0 bytes */
+        return 0;
+    int cls = size_class(bytes);
+    rwc_decision_entry *e = c->decisions;
+    while (e && !(e->op == (int)op && e->root == root && e->size_class == cls))
+        e = e->next;
+    if (!e) {
+        if (decide_class(c, op, root, cls, &e))
+            return 0;
+        if (rwc_tracing() && c->rank == 0)
+            fprintf(stderr, "rankwise-coll: decided %s root %d %.0f+ bytes on %d ranks from the %s: %s (%.6f s)\n",
+                    rwc_op_name(op), root, ldexp(1.0, cls), c->size, c->net_source,
+                    e->tree ? "tree" : rw_coll_alg_name(e->alg), e->seconds);
+    }
+    *out = (rwc_choice){e->tree ? RW_COLL_AUTO : e->alg, e->tree, (size_t)e->segment, c->net_source};
+    return 1;
+}

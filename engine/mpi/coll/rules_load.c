@@ -1,0 +1,82 @@
+/* The rules file of `rankwise coll tune` (RANKWISE_COLL_RULES,
+ * docs/collectives-selection.md): read once per process, looked up per
+ * call. Its trees are over the ranks of MPI_COMM_WORLD of the allocation
+ * it was made for, so it applies only to communicators holding the
+ * world's group in the world's order; on any other communicator a rank
+ * number would name another process. */
+#include "coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int loaded, broken;
+static rw_coll_rules *rules;
+
+static int world_rank(void)
+{
+    int rank = 0, init = 0;
+    PMPI_Initialized(&init);
+    if (init)
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+void rwc_rules_load(void)
+{
+    if (loaded)
+        return;
+    loaded = 1;
+    const char *path = getenv("RANKWISE_COLL_RULES");
+    if (!path || !*path)
+        return;
+    if (rw_coll_rules_read(path, &rules) != RW_OK) {
+        rules = NULL;
+        broken = 1;
+        if (world_rank() == 0)
+            fprintf(stderr, "rankwise-coll: error: %s (collectives pass through to the MPI)\n", rw_last_error());
+        return;
+    }
+    int size = 0, init = 0;
+    PMPI_Initialized(&init);
+    if (init && !PMPI_Comm_size(MPI_COMM_WORLD, &size) && size != rw_coll_rules_comm_size(rules) &&
+        world_rank() == 0)
+        fprintf(stderr, "rankwise-coll: warning: %s is for %d ranks, MPI_COMM_WORLD has %d: no call will match it\n",
+                path, (int)rw_coll_rules_comm_size(rules), size);
+}
+
+const rw_coll_rules *rwc_rules(int *is_broken)
+{
+    rwc_rules_load();
+    *is_broken = broken;
+    return rules;
+}
+
+/* MPI_Comm_compare is local and gives every rank of c the same answer. */
+static int has_world_order(rwc_comm *c)
+{
+    if (c->world_order < 0) {
+        int cmp = MPI_UNEQUAL;
+        c->world_order = PMPI_Comm_compare(c->dup, MPI_COMM_WORLD, &cmp) == MPI_SUCCESS &&
+                         (cmp == MPI_IDENT || cmp == MPI_CONGRUENT);
+    }
+    return c->world_order;
+}
+
+int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out)
+{
+    rw_coll_choice rc;
+    if (!rules || op > RWC_SCATTER || !has_world_order(c) || bytes > INT64_MAX ||
+        rw_coll_rules_lookup(rules, rwc_op_name(op), c->size, root, (int64_t)bytes, &rc) != RW_OK)
+        return 0;
+    *out = (rwc_choice){RW_COLL_PASSTHROUGH, NULL, 0, "rules"};
+    if (!strcmp(rc.algorithm, "tree")) {
+        out->tree = rc.tree;
+        out->segment = (size_t)rc.segment;
+    } else if (rw_coll_alg_parse(rc.algorithm, &out->alg) != RW_OK) {
+        out->alg = RW_COLL_PASSTHROUGH; /* the reader takes only the library's names */
+    } else {
+        out->segment = (size_t)rc.segment;
+    }
+    return 1;
+}
