@@ -52,15 +52,15 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
         if (op == RWC_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&               \
             shape_as_tree(&ch, comm, root, bytes))                                                      \
             ch.alg = RW_COLL_PASSTHROUGH;                                                               \
+        rwc_trace_source(ch.source);                                                                    \
         if (ch.tree) {                                                                                  \
             st = on_tree;                                                                               \
             if (!st)                                                                                    \
                 rwc_trace_choice(op, &ch, comm, bytes);                                                 \
         } else if (ch.alg != RW_COLL_PASSTHROUGH) {                                                     \
-            rwc_trace_source(ch.source);                                                                \
             st = run;                                                                                   \
-            rwc_trace_source(NULL);                                                                     \
         }                                                                                               \
+        rwc_trace_source(NULL);                                                                         \
         *pass = PASSED(st);                                                                             \
         return st;                                                                                      \
     } while (0)
