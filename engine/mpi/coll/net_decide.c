@@ -79,7 +79,8 @@ static rw_status map_nodes(const char *names, const int *world, int n, int32_t *
             k = rw_model_find_node(model, by_rank);
         }
         if (k < 0)
-            return rw_fail(RW_ERR_STATE, "node '%s' of rank %d is not in the model %s", name, r, model_path);
+            return rw_fail(RW_ERR_STATE, "node '%s' of rank %d (nor '%s:%d') is not in the model %s", name, r, name,
+                           world[r], model_path);
         node_of[r] = k;
     }
     return RW_OK;
