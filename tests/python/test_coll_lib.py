@@ -153,20 +153,37 @@ def test_the_profiler_above_the_library_records_the_same_matrix(app_mpi, tmp_pat
     assert all(bytes_ >= 200 for s, d, m, bytes_ in key(b) if s == 0)
 
 
-@needs_mpi
-def test_one_run_under_address_sanitizer(tmp_path):
+def asan_coll_check(out_dir: Path) -> Path:
     """The library's sources and coll_check in one executable built with
     -fsanitize=address,undefined (its MPI_ definitions take the place of
     the MPI's; the real ones are found with RTLD_NEXT as in the .so)."""
     srcs = sorted((ROOT / "engine" / "mpi" / "coll").glob("*.c"))
-    core = [ROOT / "engine" / "src" / f for f in ("error.c", "coll/tree.c", "coll/shapes.c")]
-    exe = tmp_path / "coll_check_asan"
-    _compile(["mpicc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-              f"-I{ROOT / 'engine' / 'include'}", f"-I{ROOT / 'engine' / 'src'}",
-              *map(str, srcs), *map(str, core), str(MPI_SOURCES / "coll_check.c"), "-ldl", "-o", str(exe)])
-    # Open MPI's own allocations are not ours to report: leaks off, errors on
-    env = {**forced("binomial", "ring"), "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
-           "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1", "RANKWISE_COLL_SCATTER": "hier",
+    engine = ROOT / "engine" / "src"
+    core = sorted(engine.glob("*.c")) + sorted((engine / "coll").glob("*.c")) + sorted((engine / "predict").glob("*.c"))
+    exe = out_dir / "coll_check_asan"
+    flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+             f"-I{ROOT / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]
+    # the predictor's schedule builders share the C API's names: renamed as the library's build does
+    renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
+                                                            "allgather")]
+    objects = []
+    for src in core:
+        obj = out_dir / f"{src.parent.name}_{src.stem}.o"
+        _compile(["mpicc", *flags, *(renames if src.parent.name != "src" else []), "-c", str(src), "-o", str(obj)])
+        objects.append(obj)
+    _compile(["mpicc", *flags, *map(str, srcs), *map(str, objects), str(MPI_SOURCES / "coll_check.c"), "-ldl",
+              "-lm", "-o", str(exe)])
+    return exe
+
+
+# Open MPI's own allocations are not ours to report: leaks off, errors on
+ASAN_ENV = {"ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1", "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+
+
+@needs_mpi
+def test_one_run_under_address_sanitizer(tmp_path):
+    exe = asan_coll_check(tmp_path)
+    env = {**forced("binomial", "ring"), **ASAN_ENV, "RANKWISE_COLL_SCATTER": "hier",
            "RANKWISE_COLL_GATHER": "chain", "RANKWISE_COLL_SEGMENT": "300"}
     r = run_mpi([str(exe), "999"], 4, env, timeout=300)
     assert "AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-4000:]
