@@ -243,6 +243,20 @@ def test_a_malformed_rules_file_is_one_line_and_everything_passes_through(progra
 
 
 @needs_mpi
+@pytest.mark.parametrize("start", ["init", "init_thread"])
+def test_the_rules_are_read_at_mpi_init(programs, tmp_path, start):
+    """A program that makes no collective still hears of a broken file:
+    the library reads it in MPI_Init (MPI_Init_thread), not at a first call."""
+    _, one = programs
+    rules = tmp_path / "bad.rwr"
+    rules.write_text("rankwise-coll-rules 1\nrule op=bcast root=0 bytes=0:9 alg=passthrough\n")
+    r = run_mpi([str(one), start], 3, {**preload(), "RANKWISE_COLL_RULES": str(rules)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    errors = [line for line in r.stderr.splitlines() if line.startswith("rankwise-coll: error:")]
+    assert len(errors) == 1 and f"{rules}:2:" in errors[0], r.stderr[-2000:]
+
+
+@needs_mpi
 def test_nodes_missing_from_the_model_warn_and_pass_through(programs, tmp_path):
     _, one = programs
     other = tmp_path / "other.rwm"

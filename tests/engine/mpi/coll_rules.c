@@ -7,7 +7,9 @@
  * and allreduce from/to every root, at 1, 300 and 20000 ints; each result
  * is checked against the value it must have.
  * Usage: coll_rules world|dup|reversed|split — prints "coll_rules: C
- * checks, F failures" on rank 0 of MPI_COMM_WORLD, exit 1 when F > 0. */
+ * checks, F failures" on rank 0 of MPI_COMM_WORLD, exit 1 when F > 0;
+ * coll_rules init|init_thread starts MPI (MPI_Init, MPI_Init_thread) and
+ * ends it without a collective. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,11 +80,19 @@ static void run(MPI_Comm comm, int root, int count)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    const char *mode = argc > 1 ? argv[1] : "world";
+    int provided;
+    if (!strcmp(mode, "init_thread"))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    else
+        MPI_Init(&argc, &argv);
+    if (!strncmp(mode, "init", 4)) {
+        MPI_Finalize();
+        return 0;
+    }
     int wr, wn;
     MPI_Comm_rank(MPI_COMM_WORLD, &wr);
     MPI_Comm_size(MPI_COMM_WORLD, &wn);
-    const char *mode = argc > 1 ? argv[1] : "world";
     MPI_Comm comm = MPI_COMM_WORLD;
     if (!strcmp(mode, "dup"))
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
