@@ -91,7 +91,7 @@ const char *rwc_op_name(rwc_op op)
 /* The communicator's cache when this call may be decided from rules or a
  * network: a valid intracommunicator and root (else the MPI's own runs and
  * reports the error; no collective set-up for it). */
-static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root, const rw_coll_rules *rules)
+static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root, const rw_coll_rules *with)
 {
     int inter = 1, size = 0;
     rwc_comm *c = NULL;
@@ -101,10 +101,13 @@ static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root, const rw_coll_rules 
     if (op <= RWC_SCATTER && (root < 0 || root >= size))
         return NULL;
     /* rules of another size, an operation they do not hold, no network: no set-up */
-    if (!rwc_net_configured() && (op > RWC_SCATTER || size != rw_coll_rules_comm_size(rules)))
+    if (!rwc_net_configured() && (op > RWC_SCATTER || size != rw_coll_rules_comm_size(with)))
         return NULL;
     return rwc_comm_get(comm, &c) == RW_OK ? c : NULL;
 }
+
+static int configured = -1; /* rules or a network to decide from */
+static const rw_coll_rules *rules;
 
 rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
 {
@@ -116,9 +119,12 @@ rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
         ch.source = "env";
         return ch;
     }
-    int broken = 0;
-    const rw_coll_rules *rules = rwc_rules(&broken);
-    if (broken || (!rules && !rwc_net_configured()))
+    if (configured < 0) { /* once: the passthrough stays a few nanoseconds */
+        int broken = 0;
+        rules = rwc_rules(&broken);
+        configured = !broken && (rules || rwc_net_configured());
+    }
+    if (!configured)
         return ch;
     rwc_comm *c = usable(op, comm, root, rules);
     if (c && rules && rwc_rules_choice(c, op, root, bytes, &ch))

@@ -49,6 +49,10 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
     do {                                                                                                \
         rwc_choice ch = rwc_decide_call(op, comm, root, bytes);                                         \
         rw_status st = RW_ERR_STATE;                                                                    \
+        if (ch.alg == RW_COLL_PASSTHROUGH && !ch.tree) {                                                \
+            *pass = 1;                                                                                  \
+            return st;                                                                                  \
+        }                                                                                               \
         if (op == RWC_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&               \
             shape_as_tree(&ch, comm, root, bytes))                                                      \
             ch.alg = RW_COLL_PASSTHROUGH;                                                               \
