@@ -111,6 +111,7 @@ def synthetic_model(names: list[str]) -> Model:
 SMPI_CONFIG = ["--cfg=smpi/os:0:1e-6:0", "--cfg=smpi/or:0:1e-6:0", "--cfg=smpi/simulate-computation:no",
                "--log=root.thres:critical"]
 SIZES = ["8", "1000", "20000", "300000"]
+SIZES_POW2 = ["8", "1024", "16384", "262144"]
 
 
 @pytest.fixture(scope="module")
@@ -121,10 +122,10 @@ def time_program(tmp_path_factory) -> Path:
     return out
 
 
-def bcast_times(program: Path, platform, rules: Path, mode: str, env: dict[str, str]):
+def bcast_times(program: Path, platform, rules: Path, mode: str, env: dict[str, str], sizes=SIZES):
     """({(rank, size): ns}, {size: (algorithm, segment)})."""
     r = subprocess.run(["smpirun", "-np", "8", "-platform", str(platform.platform_xml), "-hostfile",
-                        str(platform.hostfile), *SMPI_CONFIG, str(program), mode, str(rules), *SIZES],
+                        str(platform.hostfile), *SMPI_CONFIG, str(program), mode, str(rules), *sizes],
                        capture_output=True, text=True, env=_env(env), timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     times, rules_seen = {}, {}
@@ -134,7 +135,7 @@ def bcast_times(program: Path, platform, rules: Path, mode: str, env: dict[str, 
             rules_seen[int(w[1])] = (w[2], int(w[3]))
         else:
             times[(int(w[0]), int(w[1]))] = int(w[2])
-    assert len(times) == 8 * len(SIZES)
+    assert len(times) == 8 * len(sizes)
     return times, rules_seen
 
 
@@ -160,6 +161,49 @@ def test_mpi_bcast_runs_the_tree_of_coll_tunes_rules_under_smpi(time_program, sm
     # without the rules, MPI_Bcast is the MPI's own
     plain, _ = bcast_times(time_program, small_platform, rules, "auto", {})
     assert plain == mpi
+
+
+def ground_truth_model(platform, hosts: list[str]) -> Model:
+    """The platform's own figures as a measured model would hold them: each
+    pair's route latency and bottleneck bandwidth, a send overhead of 1 us."""
+    from rankwise.predict import PredictNetwork
+
+    truth = PredictNetwork.from_ground_truth(platform.platform_xml.parent)
+    where = [truth.names.index(h) for h in hosts]
+    m = Model.empty(hosts, [8, 1024])
+    for a, i in enumerate(where):
+        for b, j in enumerate(where):
+            if a != b:
+                al, be = truth.alpha[i, j], truth.beta[i, j]
+                m.state[a, b] = MEASURED
+                m.alpha[a, b], m.beta[a, b], m.measured_at[a, b] = al, be, 1.79e9
+                m.rtt_min[a, b] = m.rtt_median[a, b] = m.rtt_max[a, b] = [2 * al + 8 * be, 2 * al + 1024 * be]
+                m.jitter[a, b], m.samples[a, b] = [0.0, 0.0], [5, 5]
+    m.overhead[:] = 1e-6
+    m.source, m.created, m.duration = "ground truth", 1.79e9, 1.0
+    return m
+
+
+@needs_smpi
+def test_a_model_decides_as_coll_tune_does_under_smpi(time_program, small_platform, tmp_path):
+    """RANKWISE_MODEL: the library builds the network from the model and
+    decides per power-of-two class; at sizes that are powers of two, the
+    classes of `coll tune --model` on the same model, the broadcasts take
+    the same simulated times as with the rules it writes: the same trees."""
+    hosts = small_platform.hostfile.read_text().split()[:8]
+    model = tmp_path / "truth.rwm"
+    ground_truth_model(small_platform, hosts).save(model)
+    rules = tmp_path / "rules.rwr"
+    r = run_cli("coll", "tune", "--model", model, "--nodes", ",".join(hosts), "--ranks", "8", "--ranks-per-node",
+                "1", "--ops", "bcast", "--sizes", ",".join(SIZES_POW2), "-o", rules)
+    assert r.returncode == 0, r.stderr
+    by_rules, chosen = bcast_times(time_program, small_platform, rules, "auto", {"RANKWISE_COLL_RULES": str(rules)},
+                                   SIZES_POW2)
+    by_model, _ = bcast_times(time_program, small_platform, rules, "auto", {"RANKWISE_MODEL": str(model)},
+                              SIZES_POW2)
+    mpi, _ = bcast_times(time_program, small_platform, rules, "pass", {}, SIZES_POW2)
+    assert any(alg == "tree" for alg, _ in chosen.values()), chosen
+    assert by_model == by_rules and by_model != mpi
 
 
 # --- Open MPI: correct results, the right path per communicator ------------------------

@@ -4,8 +4,8 @@
  *   tree  the tree the rules give for it, through rw_coll_bcast_tree
  *         (the MPI's own when the rule is not a tree);
  *   pass  the MPI's own (RW_COLL_PASSTHROUGH).
- * Every call starts on all ranks at one simulated instant, the same in
- * every mode (as coll_oracle.c), so two modes running the same messages
+ * Every timed call starts on all ranks at one simulated instant, the same
+ * in every mode (as coll_oracle.c), so two modes running the same messages
  * print the same times. Each rank prints "rank size nanoseconds", rank 0
  * also "rule size algorithm segment" as it read the rules itself.
  * Usage: coll_rules_time auto|tree|pass RULES SIZE... (an SMPI program). */
@@ -18,7 +18,7 @@
 #include "rankwise_coll.h"
 #include "rankwise_coll_rules.h"
 
-static double next_start; /* simulated seconds: 0.1, 0.2, ... on every rank */
+static double next_start = 0.9; /* simulated seconds: 1.0, 1.1, ... on every rank, after the set-up */
 
 /* sleep until the next call's instant, far after the previous call's end */
 static void start(void)
@@ -48,7 +48,11 @@ int main(int argc, char **argv)
     for (int i = 3; i < argc; i++)
         max = atoi(argv[i]) > max ? atoi(argv[i]) : max;
     char *buf = calloc((size_t)max + 1, 1);
-    MPI_Bcast(buf, 1, MPI_CHAR, 0, MPI_COMM_WORLD); /* the library's set-up, untimed */
+    /* the library's set-up, untimed: the communicator's duplicate and, with
+     * a model, its network and a decision per size class */
+    MPI_Bcast(buf, 1, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int i = 3; i < argc; i++)
+        MPI_Bcast(buf, atoi(argv[i]), MPI_CHAR, 0, MPI_COMM_WORLD);
     for (int i = 3; i < argc; i++) {
         int size = atoi(argv[i]);
         rw_coll_choice ch;
