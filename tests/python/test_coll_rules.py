@@ -287,6 +287,18 @@ def test_a_malformed_rules_file_is_one_line_and_everything_passes_through(progra
 
 
 @needs_mpi
+def test_rules_for_another_size_are_reported_and_match_nothing(programs, tmp_path):
+    _, one = programs
+    rules = tmp_path / "rules.rwr"
+    rules.write_text(tree_rules(4))
+    r = run_mpi([str(one), "world"], 3, {**preload(), "RANKWISE_COLL_RULES": str(rules)})
+    assert r.returncode == 0 and "0 failures" in r.stdout, r.stdout + r.stderr[-3000:]
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("rankwise-coll: warning:")]
+    assert warnings == [f"rankwise-coll: warning: {rules} is for 4 ranks, MPI_COMM_WORLD has 3: no call will match it"]
+    assert not decided(r.stderr)
+
+
+@needs_mpi
 @pytest.mark.parametrize("start", ["init", "init_thread"])
 def test_the_rules_are_read_at_mpi_init(programs, tmp_path, start):
     """A program that makes no collective still hears of a broken file:
