@@ -24,10 +24,10 @@ import socket
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from rankwise import paths
+from rankwise.launch import mpi_environment
 from rankwise.model import MEASURED, Model
 
 from conftest import run_cli
@@ -251,6 +251,24 @@ def test_results_stay_right_under_rules_and_a_model(programs, model_file, tmp_pa
             costs = re.findall(r"^rankwise-coll: decided \w+ root -?\d+ \d+\+ bytes on \d ranks from the model: "
                                r"\w+ \(([0-9.]+) s\)$", r.stderr, re.M)
             assert costs and all(float(c) < 1.0 for c in costs)
+
+
+@needs_mpi
+def test_a_probed_model_with_ranks_as_nodes_drives_the_library(programs, tmp_path):
+    """A real `rankwise-probe --group-by rank` on this host: its node names
+    ("host:rank") are the ones the library looks for; results stay right
+    and the decisions come from the model, with no warning."""
+    _, one = programs
+    model = tmp_path / "local.rwm"
+    probe = subprocess.run(["mpirun", "-np", "4", "--oversubscribe", str(paths.program("rankwise-probe", "mpi")),
+                            "--group-by", "rank", "--output", str(model), "--sizes", "8,1K,64K", "--repetitions", "2",
+                            "--rounds", "1"], capture_output=True, text=True, env=mpi_environment(), timeout=120)
+    assert probe.returncode == 0 and model.exists(), probe.stderr[-2000:]
+    r = run_mpi([str(one), "reversed"], 4, {**preload(), "RANKWISE_MODEL": str(model)})
+    assert r.returncode == 0 and "0 failures" in r.stdout, r.stdout + r.stderr[-3000:]
+    assert "rankwise-coll: warning" not in r.stderr and "rankwise-coll: error" not in r.stderr, r.stderr[-2000:]
+    made = re.findall(r"^rankwise-coll: decided (\w+) .* from the model: (\w+)", r.stderr, re.M)
+    assert {op for op, _ in made} >= {"bcast", "reduce", "gather", "scatter", "allreduce"}, made
 
 
 @needs_mpi
