@@ -23,9 +23,10 @@ typedef struct rw_coll_rules rw_coll_rules;
 
 /* What to run for one call. */
 typedef struct rw_coll_choice {
-    const char *algorithm; /* "passthrough" (the MPI's own), "tree" (run `tree`), or a
-                              shape of the library: "binomial", "knomial", "flat", "chain",
-                              "hier" (rankwise_coll.h's algorithm names) */
+    const char *algorithm; /* "passthrough" (the MPI's own), "tree" (run `tree`), or an
+                              algorithm of the library: "binomial", "knomial", "flat",
+                              "chain", "hier", and for allreduce and allgather "ring",
+                              "recursive_doubling" (rankwise_coll.h's names) */
     int64_t segment;       /* bcast pipeline segment in bytes; 0 = the whole message */
     const rw_tree *tree;   /* for "tree": over the communicator's ranks, rooted at the
                               call's root; NULL otherwise */
@@ -44,7 +45,8 @@ void rw_coll_rules_free(rw_coll_rules *r);
 int32_t rw_coll_rules_comm_size(const rw_coll_rules *r);
 int32_t rw_coll_rules_count(const rw_coll_rules *r);
 
-/* The choice for op ("bcast", "reduce", "gather", "scatter") on a
+/* The choice for op ("bcast", "reduce", "gather", "scatter", "allreduce",
+ * "allgather"; the last two are written for any root, root=*) on a
  * communicator of comm_size ranks, from root, `bytes` per call (bcast: the
  * message; the others: per rank): the first rule of the file that matches
  * op, comm_size, root (or any root) and a byte range holding bytes. No

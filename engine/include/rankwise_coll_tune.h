@@ -82,6 +82,18 @@ rw_status rw_model_tree_volume(const rw_pnet *net, const char *op, int32_t root,
  * (a multiple of 1024, at least 1024; 0 when one segment is best). */
 int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, const rw_tune_options *opt);
 
+/* The collectives library's own allreduce and allgather (rankwise_coll.h)
+ * as predictor schedules on net's placement: alg is the library's name,
+ * ring, recursive_doubling, hier, or a tree (binomial, knomial radix 4,
+ * chain: reduce or gather to rank 0 over it, then bcast over it); bytes:
+ * allreduce the vector (4-byte elements assumed for the ring's blocks),
+ * allgather one rank's block. Message for message what the library sends
+ * (docs/collectives-selection.md, "Allreduce and allgather"). */
+rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                           const rw_coll_options *opt, rw_sched **out);
+rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                             const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
+
 /* ---------------------------------------------------------------------
  * Selection
  * ------------------------------------------------------------------- */
@@ -89,7 +101,8 @@ int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, con
 #define RW_COLL_NAME_MAX 40
 
 typedef struct rw_coll_candidate {
-    char algorithm[RW_COLL_NAME_MAX]; /* "tree", or the passthrough's name */
+    char algorithm[RW_COLL_NAME_MAX]; /* "tree", the passthrough's name, or (allreduce,
+                                         allgather) the library's algorithm */
     char source[RW_COLL_NAME_MAX];    /* how the tree was made: eager, chain, binary, volume,
                                          binomial; "passthrough" for the MPI's own */
     int64_t segment;                  /* bcast pipeline segment, bytes; 0 = whole */
@@ -106,18 +119,26 @@ typedef struct rw_coll_decision {
 } rw_coll_decision;
 
 /* Open MPI's tuned decision for op at comm_size ranks and `bytes` (total
- * per rank as its selector counts them), as SimGrid 3.32 SMPI's `ompi`
- * selector makes it (src/smpi/colls/smpi_openmpi_selector.cpp): the name of
- * the algorithm it runs, e.g. "binomial", "knomial", "binary", "chain",
- * "pipeline", "split_binary", "scatter_rdb_allgather", "linear". NULL for an
- * unknown op. Commutative reductions. */
+ * per rank as its selector counts them: allreduce the vector, allgather one
+ * rank's block), as SimGrid 3.32 SMPI's `ompi` selector makes it
+ * (src/smpi/colls/smpi_openmpi_selector.cpp): the name of the algorithm it
+ * runs, e.g. "binomial", "knomial", "binary", "chain", "pipeline",
+ * "split_binary", "scatter_rdb_allgather", "linear"; allreduce
+ * "recursive_doubling", "ring", "segmented_ring", "rabenseifner",
+ * "basic_linear", "nonoverlapping"; allgather "recursive_doubling", "bruck",
+ * "ring", "neighbor", "two_proc", "linear". NULL for an unknown op.
+ * Commutative reductions. */
 const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes);
 
 /* Score the passthrough (rw_coll_ompi_algorithm, modelled as a tree or the
  * predictor's schedule of the same pattern), rankwise's binomial and the
  * model's trees for op at `bytes` from `root`, and choose: the fastest
  * rankwise candidate when predicted at least opt->min_gain faster than the
- * passthrough, else the passthrough. */
+ * passthrough, else the passthrough. allreduce and allgather (root
+ * ignored) score the library's own algorithms instead of trees
+ * (rw_predict_library): candidates binomial, knomial, ring,
+ * recursive_doubling, hier, each with `algorithm` and `source` the
+ * library's name and no tree. */
 rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
                          const rw_tune_options *opt, rw_coll_decision **out);
 void rw_coll_decision_free(rw_coll_decision *d);

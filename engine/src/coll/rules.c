@@ -25,8 +25,13 @@ struct rw_coll_rules {
     rule *rules;
 };
 
-static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", NULL};
-static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier", NULL};
+static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather", NULL};
+/* Without a root: the library runs its own algorithms, by name, and no given tree. */
+static const char *UNROOTED[] = {"allreduce", "allgather", NULL};
+static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier",
+                             "ring", "recursive_doubling", NULL};
+/* The library's algorithms of allreduce and allgather only (rankwise_coll.h). */
+static const char *UNROOTED_ALGS[] = {"ring", "recursive_doubling", NULL};
 /* Keys a rule may carry for people and tools; the lookup does not use them. */
 static const char *INFO_KEYS[] = {"predicted", "passthrough-predicted", "passthrough-alg", "via", "gain", NULL};
 
@@ -127,7 +132,7 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         int64_t v;
         if (!strcmp(key, "op")) {
             if (!in_list(val, OPS))
-                return rw_parse_fail(path, line, "unknown operation '%s' (known: bcast, reduce, gather, scatter)",
+                return rw_parse_fail(path, line, "unknown operation '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather)",
                                      val);
             snprintf(ru->op, sizeof ru->op, "%s", val);
         } else if (!strcmp(key, "root")) {
@@ -150,7 +155,8 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         } else if (!strcmp(key, "alg")) {
             if (!in_list(val, ALGS))
                 return rw_parse_fail(path, line,
-                                     "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain, hier)",
+                                     "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain, hier, "
+                                     "ring, recursive_doubling)",
                                      val);
             snprintf(ru->algorithm, sizeof ru->algorithm, "%s", val);
         } else if (!strcmp(key, "segment")) {
@@ -170,6 +176,13 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
     }
     if (!ru->op[0] || ru->root == -2 || ru->lo < 0 || !ru->algorithm[0])
         return rw_parse_fail(path, line, "a rule needs op=, root=, bytes= and alg=");
+    int unrooted = in_list(ru->op, UNROOTED);
+    if (unrooted && ru->root >= 0)
+        return rw_parse_fail(path, line, "%s has no root: root=*", ru->op);
+    if (unrooted && !strcmp(ru->algorithm, "tree"))
+        return rw_parse_fail(path, line, "%s runs the library's algorithms by name, not alg=tree", ru->op);
+    if (!unrooted && in_list(ru->algorithm, UNROOTED_ALGS))
+        return rw_parse_fail(path, line, "alg=%s is for allreduce and allgather only", ru->algorithm);
     if (!strcmp(ru->algorithm, "tree")) {
         if (!parents)
             return rw_parse_fail(path, line, "alg=tree needs parents=");

@@ -110,6 +110,73 @@ static const char *ompi_scatter(int32_t p, double s)
     return NAME[alg];
 }
 
+/* allreduce__ompi, commutative operations (1 basic_linear and 2
+ * nonoverlapping both run redbcast in SMPI, 3 rdb, 4 lr, 5
+ * ompi_ring_segmented, 6 rab_rdb). bytes: the whole vector. */
+static const char *ompi_allreduce(int32_t p, double s)
+{
+    static const char *NAME[] = {"", "basic_linear", "nonoverlapping", "recursive_doubling", "ring",
+                                 "segmented_ring", "rabenseifner"};
+    int alg;
+    if (p < 4)
+        alg = s < 8 ? 4 : s < 4096 ? 3 : s < 8192 ? 4 : s < 16384 ? 3 : s < 65536 ? 4 : s < 262144 ? 5 : 6;
+    else if (p < 8)
+        alg = s < 16 ? 4 : s < 8192 ? 3 : 6;
+    else if (p < 16)
+        alg = s < 8192 ? 3 : 6;
+    else if (p < 32)
+        alg = s < 64 ? 5 : s < 4096 ? 3 : 6;
+    else if (p < 64)
+        alg = s < 128 ? 5 : 6;
+    else if (p < 128)
+        alg = s < 262144 ? 3 : 6;
+    else if (p < 256)
+        alg = s < 131072 ? 2 : s < 262144 ? 3 : 6;
+    else if (p < 512)
+        alg = s < 4096 ? 2 : 6;
+    else if (p < 2048)
+        alg = s < 2048 ? 2 : s < 16384 ? 3 : 6;
+    else if (p < 4096)
+        alg = s < 2048 ? 2 : s < 4096 ? 5 : s < 16384 ? 3 : 6;
+    else
+        alg = s < 2048 ? 2 : s < 16384 ? 5 : s < 32768 ? 3 : 6;
+    return NAME[alg];
+}
+
+/* allgather__ompi (1 NTSLR_NB, 2 bruck, 3 rdb, 4 ring, 5
+ * ompi_neighborexchange, 6 pair). bytes: one rank's block. */
+static const char *ompi_allgather(int32_t p, double s)
+{
+    static const char *NAME[] = {"", "linear", "bruck", "recursive_doubling", "ring", "neighbor", "two_proc"};
+    int alg;
+    if (p == 2)
+        alg = 6;
+    else if (p < 32)
+        alg = 3;
+    else if (p < 64)
+        alg = s < 1024 ? 3 : s < 65536 ? 5 : 4;
+    else if (p < 128)
+        alg = s < 512 ? 3 : s < 65536 ? 5 : 4;
+    else if (p < 256)
+        alg = s < 512 ? 3 : s < 131072 ? 5 : s < 524288 ? 4 : s < 1048576 ? 5 : 4;
+    else if (p < 512)
+        alg = s < 32 ? 3 : s < 128 ? 2 : s < 1024 ? 3 : s < 131072 ? 5 : s < 524288 ? 4 : s < 1048576 ? 5 : 4;
+    else if (p < 1024)
+        alg = s < 64 ? 3 : s < 256 ? 2 : s < 2048 ? 3 : 5;
+    else if (p < 2048)
+        alg = s < 4 ? 3 : s < 8 ? 2 : s < 16 ? 3 : s < 32 ? 2 : s < 256 ? 3 : s < 512 ? 2 : s < 4096 ? 3 : 5;
+    else if (p < 4096)
+        alg = s < 32 ? 2 : s < 128 ? 3 : s < 512 ? 2 : s < 4096 ? 3 : 5;
+    else
+        alg = s < 2 ? 3 : s < 8 ? 2 : s < 16 ? 3 : s < 512 ? 2 : s < 4096 ? 3 : 5;
+    return NAME[alg];
+}
+
+static int rw_coll_is_rooted(const char *op)
+{
+    return op && (!strcmp(op, "bcast") || !strcmp(op, "reduce") || !strcmp(op, "gather") || !strcmp(op, "scatter"));
+}
+
 const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes)
 {
     if (!op)
@@ -122,6 +189,10 @@ const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double byt
         return ompi_gather(comm_size, bytes);
     if (!strcmp(op, "scatter"))
         return ompi_scatter(comm_size, bytes);
+    if (!strcmp(op, "allreduce"))
+        return ompi_allreduce(comm_size, bytes);
+    if (!strcmp(op, "allgather"))
+        return ompi_allgather(comm_size, bytes);
     return NULL;
 }
 
@@ -170,6 +241,83 @@ static double predict_named(const rw_pnet *net, const char *op, const char *alg,
         name = "scatter_allgather";
     rw_sim_result r;
     if (rw_predict_collective(net, op, name, bytes, &c, RW_SIM_SHARED, &r) != RW_OK)
+        return INFINITY;
+    return r.time;
+}
+
+/* The rooted passthrough: a tree (*tree, owned by the caller) or the
+ * predictor's schedule of the same name (*tree NULL); its predicted time. */
+static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const char *ompi, int32_t root,
+                                    double bytes, const rw_tune_options *o, rw_tree **tree, int64_t *segment,
+                                    double *time)
+{
+    const char *shape;
+    int64_t seg;
+    *tree = NULL;
+    ompi_as_tree(op, ompi, bytes, net->n_ranks, &shape, &seg);
+    if (shape) {
+        rw_status st = rw_tree_by_name(shape, net->n_ranks, root, 4, tree);
+        if (st != RW_OK)
+            return st;
+        *segment = seg;
+        *time = rw_tune_score(net, op, *tree, bytes, seg, o);
+    } else {
+        *segment = strcmp(ompi, "chain") ? 0 : 8192;
+        *time = predict_named(net, op, ompi, bytes, root, o);
+    }
+    return RW_OK;
+}
+
+/* Rooted op from rank 0 as Open MPI chooses it (allreduce's redbcast). */
+static double ompi_rooted_time(const rw_pnet *net, const char *op, double bytes, const rw_tune_options *o)
+{
+    rw_tree *t = NULL;
+    int64_t seg;
+    double time = INFINITY;
+    passthrough_rooted(net, op, rw_coll_ompi_algorithm(op, net->n_ranks, bytes), 0, bytes, o, &t, &seg, &time);
+    rw_tree_free(t);
+    return time;
+}
+
+/* Open MPI's allreduce and allgather as SMPI runs them under the ompi
+ * selector: the predictor's schedule of the same algorithm. lr (ring and
+ * segmented_ring below P MiB, where SMPI's segmented ring is lr) with fewer
+ * 4-byte elements than ranks runs redbcast, and its leftover count mod P
+ * elements take a second allreduce; redbcast is Open MPI's reduce to 0
+ * then its bcast from 0, costed one after the other. +inf where the
+ * predictor has no schedule (rdb allgather off a power of two, linear). */
+static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                            const rw_tune_options *o)
+{
+    int32_t p = net->n_ranks;
+    if (!strcmp(op, "allgather")) {
+        const char *name = !strcmp(alg, "recursive_doubling") || !strcmp(alg, "two_proc") ? "rdb"
+                           : !strcmp(alg, "neighbor")                                  ? "neighborexchange"
+                           : !strcmp(alg, "linear")                                    ? NULL
+                                                                                       : alg;
+        return name ? predict_named(net, op, name, bytes, 0, o) : INFINITY;
+    }
+    if (!strcmp(alg, "recursive_doubling"))
+        return predict_named(net, op, "rdb", bytes, 0, o);
+    if (!strcmp(alg, "rabenseifner"))
+        return predict_named(net, op, "rabenseifner", bytes, 0, o);
+    int64_t count = (int64_t)(bytes / 4);
+    if ((!strcmp(alg, "ring") || !strcmp(alg, "segmented_ring")) && count >= p) {
+        double t = predict_named(net, op, "ring", bytes, 0, o);
+        int64_t rest = count % p;
+        if (rest)
+            t += ompi_all_time(net, op, rw_coll_ompi_algorithm(op, p, (double)rest * 4), (double)rest * 4, o);
+        return t;
+    }
+    return ompi_rooted_time(net, "reduce", bytes, o) + ompi_rooted_time(net, "bcast", bytes, o);
+}
+
+static double library_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                           const rw_tune_options *o)
+{
+    rw_coll_options c = rw_tune_coll_options(o);
+    rw_sim_result r;
+    if (rw_predict_library(net, op, alg, bytes, &c, RW_SIM_SHARED, &r) != RW_OK)
         return INFINITY;
     return r.time;
 }
@@ -226,7 +374,8 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         return rw_fail(RW_ERR_ARG, "rw_coll_decide: a network with a placement is required");
     const char *ompi = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
     if (!ompi)
-        return rw_fail(RW_ERR_ARG, "unknown rooted collective '%s' (known: bcast, reduce, gather, scatter)",
+        return rw_fail(RW_ERR_ARG,
+                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather)",
                        op ? op : "(null)");
     if (!(bytes >= 0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
@@ -243,19 +392,21 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     int32_t p = net->n_ranks;
     rw_status st = RW_OK;
     rw_tree *t = NULL;
-
-    /* [0] the passthrough as the MPI runs it. */
-    const char *shape;
     int64_t seg;
-    ompi_as_tree(op, ompi, bytes, p, &shape, &seg);
-    if (shape) {
-        if ((st = rw_tree_by_name(shape, p, root, 4, &t)) != RW_OK)
-            goto fail;
-        add(d, ompi, "passthrough", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
-    } else {
-        add(d, ompi, "passthrough", strcmp(ompi, "chain") ? 0 : 8192, predict_named(net, op, ompi, bytes, root, &o),
-            NULL);
+
+    if (!rw_coll_is_rooted(op)) {
+        /* [0] the MPI's own, [1] the library's binomial, then its others. */
+        static const char *LIB[] = {"binomial", "knomial", "recursive_doubling", "ring", "hier"};
+        add(d, ompi, "passthrough", 0, ompi_all_time(net, op, ompi, bytes, &o), NULL);
+        for (size_t k = 0; k < sizeof LIB / sizeof *LIB; k++)
+            add(d, LIB[k], LIB[k], 0, library_time(net, op, LIB[k], bytes, &o), NULL);
+        goto choose;
     }
+    /* [0] the passthrough as the MPI runs it. */
+    double pass_time;
+    if ((st = passthrough_rooted(net, op, ompi, root, bytes, &o, &t, &seg, &pass_time)) != RW_OK)
+        goto fail;
+    add(d, ompi, "passthrough", seg, pass_time, t);
     /* [1] rankwise's binomial over the ranks. */
     if ((st = rw_tree_by_name("binomial", p, root, 2, &t)) != RW_OK)
         goto fail;
@@ -287,6 +438,7 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
             add(d, "tree", "eager", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
         }
     }
+choose:;
     int32_t best = 1;
     for (int32_t i = 2; i < d->n_candidates; i++)
         if (d->candidates[i].time < d->candidates[best].time)

@@ -1,5 +1,5 @@
-/* Allgather: SimGrid 3.32 SMPI's allgather:ring, rdb and bruck (bytes per
- * rank). SMPI's "ring" sends the rank's own block to rank + i in step i.
+/* Allgather: SimGrid 3.32 SMPI's allgather:ring, rdb, bruck and
+ * ompi_neighborexchange (bytes per rank). SMPI's "ring" sends the rank's own block to rank + i in step i.
  * Each starts and bruck ends with local copies, which cost nothing. */
 #include "predict_internal.h"
 
@@ -34,6 +34,28 @@ static rw_status bruck(rw_builder *b, double bytes)
     return RW_OK;
 }
 
+/* ompi_neighborexchange (even P; odd P runs ring): step 0 swaps one block
+ * with the neighbour r XOR 1, then P/2 - 1 steps swap two blocks, with the
+ * other neighbour (even r: r - 1, odd r: r + 1) at odd steps and r XOR 1
+ * again at even ones. */
+static rw_status neighborexchange(rw_builder *b, double bytes)
+{
+    int32_t p = b->p;
+    if (p % 2)
+        return ring(b, bytes);
+    for (int32_t i = 0; i < p / 2; i++) {
+        for (int32_t r = 0; r < p; r++) {
+            int32_t to = i % 2 == 0 ? r ^ 1 : r % 2 == 0 ? (r - 1 + p) % p : (r + 1) % p;
+            double sz = i == 0 ? bytes : 2 * bytes;
+            int64_t id = rw_b_xfer(b, r, to, sz, 0.0);
+            rw_b_next(b, to, id);
+            rw_b_send_done(b, r, id, sz);
+        }
+        rw_b_commit(b);
+    }
+    return RW_OK;
+}
+
 rw_status rw_coll_allgather(rw_builder *b, const char *alg, double bytes)
 {
     if (!strcmp(alg, "ring"))
@@ -42,5 +64,7 @@ rw_status rw_coll_allgather(rw_builder *b, const char *alg, double bytes)
         return rdb(b, bytes);
     if (!strcmp(alg, "bruck"))
         return bruck(b, bytes);
-    return rw_fail(RW_ERR_ARG, "unknown allgather algorithm '%s' (known: ring, rdb, bruck)", alg);
+    if (!strcmp(alg, "neighborexchange"))
+        return neighborexchange(b, bytes);
+    return rw_fail(RW_ERR_ARG, "unknown allgather algorithm '%s' (known: ring, rdb, bruck, neighborexchange)", alg);
 }

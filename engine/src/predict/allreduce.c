@@ -7,37 +7,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Non-power-of-two prologue shared by rdb and rab_rdb: of the first 2 rem
- * ranks the even ones hand their data to the odd ones and sit out. Returns
- * pof2 and *real (malloc'd): real[nr] is the rank of the power-of-two
- * group's rank nr; -1 when out of memory. */
-static int32_t fold_in(rw_builder *b, double bytes, int32_t **real_out)
+/* Rank i of the group (ranks NULL: i itself). */
+static inline int32_t grp(const int32_t *ranks, int32_t i)
 {
-    int32_t p = b->p, pof2 = 1;
-    while (pof2 * 2 <= p)
+    return ranks ? ranks[i] : i;
+}
+
+/* Non-power-of-two prologue shared by rdb and rab_rdb, among the group's m
+ * ranks: of the first 2 rem the even ones hand their data to the odd ones
+ * and sit out. Returns pof2 and *real (malloc'd): real[nr] is the rank of
+ * the power-of-two group's rank nr; -1 when out of memory. */
+static int32_t fold_in(rw_builder *b, const int32_t *ranks, int32_t m, double bytes, int32_t **real_out)
+{
+    int32_t pof2 = 1;
+    while (pof2 * 2 <= m)
         pof2 *= 2;
-    int32_t rem = p - pof2;
+    int32_t rem = m - pof2;
     int32_t *real = malloc((size_t)pof2 * sizeof(int32_t));
     if (!(*real_out = real)) {
         b->err = rw_fail(RW_ERR_NOMEM, "schedule: out of memory");
         return -1;
     }
-    for (int32_t r = 0; r < p; r++) {
+    for (int32_t r = 0; r < m; r++) {
         if (r < 2 * rem && r % 2 == 0) {
-            rw_b_send(b, r, r + 1, bytes);
+            rw_b_send(b, grp(ranks, r), grp(ranks, r + 1), bytes);
         } else {
-            real[r < 2 * rem ? r / 2 : r - rem] = r;
+            real[r < 2 * rem ? r / 2 : r - rem] = grp(ranks, r);
         }
     }
     return pof2;
 }
 
 /* Epilogue: the odd ranks give the result back to the even ones. */
-static void fold_out(rw_builder *b, double bytes, int32_t pof2, int32_t *real)
+static void fold_out(rw_builder *b, const int32_t *ranks, int32_t m, double bytes, int32_t pof2, int32_t *real)
 {
-    int32_t rem = b->p - pof2;
+    int32_t rem = m - pof2;
     for (int32_t r = 1; r < 2 * rem; r += 2) {
-        rw_b_send(b, r, r - 1, bytes);
+        rw_b_send(b, grp(ranks, r), grp(ranks, r - 1), bytes);
     }
     free(real);
 }
@@ -55,15 +61,15 @@ static void group_step(rw_builder *b, const int32_t *real, int32_t pof2, int32_t
     rw_b_commit(b);
 }
 
-static rw_status rdb(rw_builder *b, double bytes)
+rw_status rw_b_allreduce_rdb(rw_builder *b, const int32_t *ranks, int32_t m, double bytes)
 {
     int32_t *real;
-    int32_t pof2 = fold_in(b, bytes, &real);
+    int32_t pof2 = fold_in(b, ranks, m, bytes, &real);
     if (pof2 < 0)
         return b->err;
     for (int32_t mask = 1; mask < pof2; mask <<= 1)
         group_step(b, real, pof2, mask, bytes, mask > 1 ? b->opt.gamma * bytes : 0.0);
-    fold_out(b, bytes, pof2, real);
+    fold_out(b, ranks, m, bytes, pof2, real);
     return RW_OK;
 }
 
@@ -90,7 +96,7 @@ static rw_status ring(rw_builder *b, double bytes)
 static rw_status rabenseifner(rw_builder *b, double bytes)
 {
     int32_t *real;
-    int32_t pof2 = fold_in(b, bytes, &real);
+    int32_t pof2 = fold_in(b, NULL, b->p, bytes, &real);
     if (pof2 < 0)
         return b->err;
     double elems = (double)(int64_t)(bytes / 4);
@@ -104,14 +110,14 @@ static rw_status rabenseifner(rw_builder *b, double bytes)
         double piece = (double)(int64_t)(elems / pof2) * 4 * (pof2 / (2 * mask));
         group_step(b, real, pof2, mask, piece, mask == (pof2 >> 1) ? b->opt.gamma * prev : 0.0);
     }
-    fold_out(b, bytes, pof2, real);
+    fold_out(b, NULL, b->p, bytes, pof2, real);
     return RW_OK;
 }
 
 rw_status rw_coll_allreduce(rw_builder *b, const char *alg, double bytes)
 {
     if (!strcmp(alg, "rdb"))
-        return rdb(b, bytes);
+        return rw_b_allreduce_rdb(b, NULL, b->p, bytes);
     if (!strcmp(alg, "ring"))
         return ring(b, bytes);
     if (!strcmp(alg, "rabenseifner"))

@@ -15,7 +15,7 @@ static const struct {
     {"bcast", rw_coll_bcast, "binomial,knomial,flat,chain,scatter_allgather,scatter_rdb_allgather"},
     {"reduce", rw_coll_reduce, "binomial"},
     {"allreduce", rw_coll_allreduce, "rdb,ring,rabenseifner"},
-    {"allgather", rw_coll_allgather, "ring,rdb,bruck"},
+    {"allgather", rw_coll_allgather, "ring,rdb,bruck,neighborexchange"},
     {"gather", rw_coll_gather, "binomial,linear"},
     {"scatter", rw_coll_scatter, "binomial,linear"},
 };

@@ -4,6 +4,7 @@
 
 #include "../internal.h"
 #include "rankwise_predict.h"
+#include "rankwise_tree.h"
 
 struct rw_pnet {
     int32_t n;        /* nodes */
@@ -132,6 +133,20 @@ rw_status rw_coll_scatter(rw_builder *b, const char *alg, double bytes);
 void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes);
 void rw_b_binomial_scatter_blocks(rw_builder *b, int32_t root, double total, double *have);
 void rw_b_ring_allgather(rw_builder *b, const double *block);
+/* Phases along a tree (tree_sched.c), tree position i being builder rank
+ * map[i] (map NULL: i): bcast from the root, reduce and gather toward it
+ * (gather: size[i] blocks under i). bfs: rw_tree_bfs(t). */
+
+int32_t *rw_tree_bfs(const rw_tree *t); /* malloc'd, NULL when out of memory */
+void rw_tree_sizes(const rw_tree *t, const int32_t *bfs, int32_t *size);
+void rw_b_tree_bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes);
+void rw_b_tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes);
+void rw_b_tree_gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, const int32_t *map,
+                      double bytes);
+/* Recursive doubling allreduce (SMPI's rdb and the collectives library's)
+ * among the m ranks ranks[0..m) (NULL: all), in that order. */
+rw_status rw_b_allreduce_rdb(rw_builder *b, const int32_t *ranks, int32_t m, double bytes);
+
 /* A rank copying its own data (a sendrecv to itself) is left out of every
  * schedule: SMPI does it with memcpy, which costs no simulated time. */
 

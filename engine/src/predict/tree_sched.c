@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Ranks in breadth-first order from the root (parents before children). */
-static int32_t *bfs_order(const rw_tree *t)
+int32_t *rw_tree_bfs(const rw_tree *t)
 {
     int32_t *q = malloc((size_t)t->n_ranks * sizeof *q);
     if (!q)
@@ -23,6 +23,22 @@ static int32_t *bfs_order(const rw_tree *t)
             q[tail++] = t->child[k];
     }
     return q;
+}
+
+void rw_tree_sizes(const rw_tree *t, const int32_t *bfs, int32_t *size)
+{
+    for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
+        int32_t r = bfs[q];
+        size[r] = 1;
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            size[r] += size[t->child[k]];
+    }
+}
+
+/* Rank of tree position i in the builder (map NULL: i itself). */
+static inline int32_t at(const int32_t *map, int32_t i)
+{
+    return map ? map[i] : i;
 }
 
 /* r sends `bytes` to its child c: a blocking send, which holds r until it
@@ -39,12 +55,12 @@ static void send_down(rw_builder *b, int32_t r, int32_t c, double bytes)
 /* Bcast, whole message: a rank receives from its parent, then sends to its
  * children in the tree's order, each send blocking at or above the eager
  * threshold. */
-static void bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes)
+void rw_b_tree_bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes)
 {
     for (int32_t q = 0; q < t->n_ranks; q++) {
         int32_t r = bfs[q];
         for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
-            send_down(b, r, t->child[k], bytes);
+            send_down(b, at(map, r), at(map, t->child[k]), bytes);
     }
 }
 
@@ -103,14 +119,15 @@ static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs,
 /* Reduce: children first (reverse breadth-first order); a rank receives from
  * its children in reverse child order (the last child, whose subtree is
  * done first in a binomial tree, first), reducing each arrival (gamma per
- * byte, charged before its next transfer), then sends to its parent. */
-static void reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes)
+ * byte, charged before its next transfer), then sends to its parent. The
+ * collectives library receives in this order (engine/mpi/coll/reduce.c). */
+void rw_b_tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes)
 {
     double compute = b->opt.gamma * bytes;
     for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
-        int32_t r = bfs[q];
-        for (int32_t k = t->first_child[r + 1] - 1; k >= t->first_child[r]; k--) {
-            int32_t c = t->child[k];
+        int32_t r = at(map, bfs[q]);
+        for (int32_t k = t->first_child[bfs[q] + 1] - 1; k >= t->first_child[bfs[q]]; k--) {
+            int32_t c = at(map, t->child[k]);
             int64_t id = rw_b_xfer(b, c, r, bytes, (b->front[r].n || b->front[c].n) ? compute : 0.0);
             rw_b_set(b, r, id);
         }
@@ -118,13 +135,14 @@ static void reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, double b
 }
 
 /* Gather: as reduce, every child sending its subtree's blocks (no compute). */
-static void gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, double bytes)
+void rw_b_tree_gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, const int32_t *map,
+                      double bytes)
 {
     for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
-        int32_t r = bfs[q];
-        for (int32_t k = t->first_child[r + 1] - 1; k >= t->first_child[r]; k--) {
+        int32_t r = at(map, bfs[q]);
+        for (int32_t k = t->first_child[bfs[q] + 1] - 1; k >= t->first_child[bfs[q]]; k--) {
             int32_t c = t->child[k];
-            int64_t id = rw_b_xfer(b, c, r, (double)size[c] * bytes, 0.0);
+            int64_t id = rw_b_xfer(b, at(map, c), r, (double)size[c] * bytes, 0.0);
             rw_b_set(b, r, id);
         }
     }
@@ -162,19 +180,14 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
     if (opt && (opt->gamma < 0 || opt->eager_threshold < 0))
         return rw_fail(RW_ERR_ARG, "%s: gamma %g and eager threshold %lld must be >= 0", op, opt->gamma,
                        (long long)opt->eager_threshold);
-    int32_t *bfs = bfs_order(t);
+    int32_t *bfs = rw_tree_bfs(t);
     int32_t *size = malloc((size_t)t->n_ranks * sizeof *size);
     if (!bfs || !size) {
         free(bfs);
         free(size);
         return rw_fail(RW_ERR_NOMEM, "schedule: out of memory for a tree of %d ranks", (int)t->n_ranks);
     }
-    for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
-        int32_t r = bfs[q];
-        size[r] = 1;
-        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
-            size[r] += size[t->child[k]];
-    }
+    rw_tree_sizes(t, bfs, size);
     rw_builder b;
     st = rw_builder_init(&b, t->n_ranks, opt);
     if (st == RW_OK) {
@@ -182,11 +195,11 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
         if (is_bcast && segment > 0 && bytes > (double)segment)
             bcast_pipelined(&b, t, bfs, bytes, (double)segment);
         else if (is_bcast)
-            bcast(&b, t, bfs, bytes);
+            rw_b_tree_bcast(&b, t, bfs, NULL, bytes);
         else if (is_reduce)
-            reduce(&b, t, bfs, bytes);
+            rw_b_tree_reduce(&b, t, bfs, NULL, bytes);
         else if (is_gather)
-            gather(&b, t, bfs, size, bytes);
+            rw_b_tree_gather(&b, t, bfs, size, NULL, bytes);
         else
             scatter(&b, t, bfs, size, bytes);
         st = rw_builder_finish(&b, out);

@@ -23,22 +23,23 @@ from rankwise.errors import RankwiseError, UsageError
 coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
 
 ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
+COLL_OPS = ROOTED_OPS + ("allreduce", "allgather")
 MAX_EVALS = 100000
 
 
 def _check_op(op: str) -> str:
-    if op not in ROOTED_OPS:
-        raise UsageError(f"--op: unknown operation '{op}' (choose from {', '.join(ROOTED_OPS)})")
+    if op not in COLL_OPS:
+        raise UsageError(f"--op: unknown operation '{op}' (choose from {', '.join(COLL_OPS)})")
     return op
 
 
 def _parse_ops(text: str) -> list[str]:
     ops = [o.strip() for o in text.split(",") if o.strip()]
     if not ops:
-        raise UsageError(f"--ops is empty (a list like {','.join(ROOTED_OPS)})")
+        raise UsageError(f"--ops is empty (a list like {','.join(COLL_OPS)})")
     for op in ops:
-        if op not in ROOTED_OPS:
-            raise UsageError(f"--ops: unknown operation '{op}' (choose from {', '.join(ROOTED_OPS)})")
+        if op not in COLL_OPS:
+            raise UsageError(f"--ops: unknown operation '{op}' (choose from {', '.join(COLL_OPS)})")
     return list(dict.fromkeys(ops))
 
 
@@ -179,16 +180,16 @@ MISSING_OPTION = typer.Option(False, "--allow-missing", help="Cost pairs the mod
 
 @coll_app.command("predict", no_args_is_help=True)
 def coll_predict_command(
-    op: str = typer.Option(..., "--op", help="bcast, reduce, gather or scatter."),
+    op: str = typer.Option(..., "--op", help="bcast, reduce, gather, scatter, allreduce or allgather."),
     model_path: Optional[Path] = MODEL_OPTION,
     platform: Optional[Path] = PLATFORM_OPTION,
     hostfile: Optional[Path] = HOSTFILE_OPTION,
     nodes: Optional[str] = NODES_OPTION,
     ranks: int = RANKS_OPTION,
     ranks_per_node: Optional[int] = RPN_OPTION,
-    sizes: str = typer.Option("8:64K", "--sizes", help="Sizes: 8,1K,64K or 8:64K (powers of two), K = 1024; bcast: the message, others: per rank."),
+    sizes: str = typer.Option("8:64K", "--sizes", help="Sizes: 8,1K,64K or 8:64K (powers of two), K = 1024; bcast, allreduce: the message, others: per rank."),
     root: int = typer.Option(0, "--root", help="Root rank."),
-    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-a", help="Only this tree construction: binomial, eager, volume (gather, scatter), chain, binary (bcast)."),
+    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-a", help="Only this candidate: binomial, eager, volume (gather, scatter), chain, binary (bcast); allreduce, allgather: binomial, knomial, ring, recursive_doubling, hier."),
     overhead: Optional[float] = OVERHEAD_OPTION,
     eager_limit: Optional[int] = EAGER_OPTION,
     min_gain: float = GAIN_OPTION,
@@ -206,7 +207,7 @@ def coll_predict_command(
 
     _check_op(op)
     if algorithm is not None and algorithm not in CONSTRUCTIONS[op]:
-        raise UsageError(f"--algorithm: {op} has no tree construction '{algorithm}' "
+        raise UsageError(f"--algorithm: {op} has no candidate '{algorithm}' "
                          f"(choose from {', '.join(CONSTRUCTIONS[op])})")
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
@@ -220,7 +221,8 @@ def coll_predict_command(
     if algorithm is not None:
         decisions = [restrict(d, algorithm, opts.min_gain) for d in decisions]
     rpn = f", {ranks_per_node} per node" if ranks_per_node else ""
-    print_decisions(decisions, f"{op} from rank {root}, {ranks} ranks on {len(counts)} nodes{rpn} "
+    where = "" if op not in ROOTED_OPS else f" from rank {root}"
+    print_decisions(decisions, f"{op}{where}, {ranks} ranks on {len(counts)} nodes{rpn} "
                                f"(predicted on {escape(label)}; eager limit {opts.eager_limit} B)", console)
     if plot is not None:
         from rankwise.coll.report import plot_decisions
@@ -238,7 +240,7 @@ def coll_tune_command(
     nodes: Optional[str] = NODES_OPTION,
     ranks: int = RANKS_OPTION,
     ranks_per_node: Optional[int] = RPN_OPTION,
-    ops: str = typer.Option(",".join(ROOTED_OPS), "--ops", help="Operations to decide."),
+    ops: str = typer.Option(",".join(COLL_OPS), "--ops", help="Operations to decide."),
     sizes: str = typer.Option("8:1M", "--sizes", help="Size classes: each from its size to the next (the first from 0)."),
     roots: str = typer.Option("0", "--roots", help="Roots to decide: 0,5 or 'all' (other roots pass through)."),
     overhead: Optional[float] = OVERHEAD_OPTION,

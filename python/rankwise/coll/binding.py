@@ -16,6 +16,9 @@ from rankwise.predict import PredictNetwork, predict_lib
 
 NAME_MAX = 40  # RW_COLL_NAME_MAX
 ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
+# Without a root: the library's own algorithms are scored instead of trees.
+ALL_OPS = ("allreduce", "allgather")
+COLL_OPS = ROOTED_OPS + ALL_OPS
 
 
 class CTree(C.Structure):
@@ -104,8 +107,8 @@ def _children_order(tree: C.POINTER(CTree)) -> np.ndarray | None:
 
 @dataclass
 class Candidate:
-    algorithm: str  # "tree" or the passthrough's algorithm name
-    source: str  # passthrough, binomial, eager, volume, chain, binary
+    algorithm: str  # "tree", the passthrough's algorithm name, or (allreduce, allgather) the library's
+    source: str  # passthrough, binomial, eager, volume, chain, binary; allreduce, allgather: the library's name
     segment: int  # bytes, 0 = whole message
     time: float  # predicted seconds
     parents: np.ndarray | None  # parent per rank (-1 at the root), None when no tree
@@ -157,7 +160,7 @@ def ompi_algorithm(op: str, comm_size: int, nbytes: float) -> str:
     """Open MPI's tuned choice as SMPI's `ompi` selector makes it."""
     name = tune_lib().rw_coll_ompi_algorithm(op.encode(), int(comm_size), float(nbytes))
     if name is None:
-        raise RankwiseError(f"unknown rooted collective '{op}' (known: {', '.join(ROOTED_OPS)})")
+        raise RankwiseError(f"unknown collective '{op}' (known: {', '.join(COLL_OPS)})")
     return name.decode()
 
 

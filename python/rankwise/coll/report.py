@@ -82,7 +82,7 @@ def print_tune_summary(rules, title: str, console: Console) -> None:
     for r in rules:
         d = r.decision
         hi = "" if r.hi >= (1 << 62) else format_size(r.hi + 1)
-        table.add_row(r.op, str(r.root), f"{format_size(r.lo) if r.lo else '0'}-{hi}",
+        table.add_row(r.op, "*" if r.root < 0 else str(r.root), f"{format_size(r.lo) if r.lo else '0'}-{hi}",
                       "MPI" if d.chosen == 0 else escape(candidate_label(d.choice)), _us(d.choice.time),
                       escape(d.passthrough.algorithm), _us(d.passthrough.time),
                       _gain(d.passthrough.time, d.choice.time), _gain(d.binomial.time, d.choice.time))

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from rankwise.coll.binding import Decision, TuneOptions, decide
+from rankwise.coll.binding import ALL_OPS, Decision, TuneOptions, decide
 from rankwise.predict import PredictNetwork
 
 RULES_VERSION = 1
@@ -22,7 +22,7 @@ BYTES_MAX = (1 << 63) - 1
 @dataclass
 class Rule:
     op: str
-    root: int
+    root: int  # -1: any root (allreduce, allgather have none)
     lo: int  # bytes, inclusive
     hi: int  # bytes, inclusive
     decision: Decision
@@ -42,14 +42,16 @@ def size_classes(sizes: Sequence[int]) -> list[tuple[int, int, int]]:
 def tune_allocation(network: PredictNetwork, node_of, ops: Iterable[str], sizes: Sequence[int],
                     roots: Iterable[int], options: TuneOptions | None = None,
                     progress: Callable[[str], None] | None = None) -> list[Rule]:
-    """A rule per (op, root, size class), decided at the class's size."""
+    """A rule per (op, root, size class), decided at the class's size;
+    allreduce and allgather: one rule per size class, for any root."""
     rules = []
     for op in ops:
-        for root in roots:
+        for root in ([-1] if op in ALL_OPS else roots):
             for lo, hi, at in size_classes(sizes):
                 if progress:
-                    progress(f"{op} root {root} {at} B")
-                rules.append(Rule(op, int(root), lo, hi, decide(network, node_of, op, at, root, options)))
+                    progress(f"{op} {'' if root < 0 else f'root {root} '}{at} B")
+                d = decide(network, node_of, op, at, max(int(root), 0), options)
+                rules.append(Rule(op, int(root), lo, hi, d))
     return rules
 
 
@@ -100,14 +102,16 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
     for r in merge_passthrough(rules):
         d = r.decision
         c = d.choice
-        words = [f"rule op={r.op} root={r.root} bytes={r.lo}:{r.hi}"]
+        words = [f"rule op={r.op} root={'*' if r.root < 0 else r.root} bytes={r.lo}:{r.hi}"]
         if d.chosen == 0:
             words.append("alg=passthrough segment=0")
+        elif r.op in ALL_OPS:  # the library's own algorithm, by its name
+            words.append(f"alg={c.algorithm} segment=0")
         else:
             words.append(f"alg=tree segment={c.segment} via={c.source}")
         words.append(f"predicted={c.time:.6g} passthrough-alg={d.passthrough.algorithm} "
                      f"passthrough-predicted={d.passthrough.time:.6g} gain={d.gain:.4f}")
-        if d.chosen != 0:
+        if d.chosen != 0 and c.parents is not None:
             words.append(f"parents={_ints(c.parents)} order={_ints(sibling_order(c.parents, c.children))}")
         lines.append(" ".join(words))
     return "\n".join(lines) + "\n"
@@ -119,6 +123,8 @@ CONSTRUCTIONS = {
     "reduce": ("binomial", "eager"),
     "gather": ("binomial", "eager", "volume"),
     "scatter": ("binomial", "eager", "volume"),
+    "allreduce": ("binomial", "knomial", "recursive_doubling", "ring", "hier"),
+    "allgather": ("binomial", "knomial", "recursive_doubling", "ring", "hier"),
 }
 
 

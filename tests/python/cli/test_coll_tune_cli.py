@@ -87,7 +87,7 @@ def test_tune_on_a_platform_subset(small_platform, tmp_path):
 @pytest.mark.parametrize("args, code, text", [
     (["predict", "--op", "alltoall", "--ranks", 8, "--sizes", "8"], 2, "--op: unknown operation 'alltoall'"),
     (["predict", "--op", "bcast", "--ranks", 8, "--algorithm", "volume"], 2,
-     "--algorithm: bcast has no tree construction 'volume'"),
+     "--algorithm: bcast has no candidate 'volume'"),
     (["predict", "--op", "bcast", "--ranks", 8, "--sizes", "0:8"], 2, "--sizes: 0 is out of range"),
     (["predict", "--op", "bcast", "--ranks", 8, "--sizes", "4G"], 2, "--sizes: 4G is out of range"),
     (["predict", "--op", "bcast", "--ranks", 8, "--root", 8], 2, "--root: rank 8 is not one of the 8 ranks"),
@@ -95,7 +95,7 @@ def test_tune_on_a_platform_subset(small_platform, tmp_path):
     (["predict", "--op", "bcast", "--ranks", 8, "--nodes", "node-0,nowhere"], 1,
      "node 'nowhere' is not in the model"),
     (["predict", "--op", "bcast", "--ranks", 99, "--ranks-per-node", 2], 2, "need 50 nodes"),
-    (["tune", "--ranks", 8, "--ops", "bcast,allreduce", "-o", "x.rwr"], 2, "--ops: unknown operation 'allreduce'"),
+    (["tune", "--ranks", 8, "--ops", "bcast,alltoall", "-o", "x.rwr"], 2, "--ops: unknown operation 'alltoall'"),
     (["tune", "--ranks", 8, "--roots", "0,9", "-o", "x.rwr"], 2, "--roots: rank 9 is not one of the 8 ranks"),
 ])
 def test_one_line_errors(model, tmp_path, args, code, text):

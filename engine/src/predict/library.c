@@ -1,0 +1,208 @@
+/* The collectives library's own allreduce and allgather (engine/mpi/coll,
+ * rankwise_coll.h) as schedules, message for message, so that selection
+ * compares them with the MPI's choice on equal terms:
+ *   ring       allreduce: reduce-scatter then allgather around the ring,
+ *              block b of count / P elements (+1 for b < count mod P), 4-byte
+ *              elements assumed; fewer elements than ranks: recursive doubling.
+ *              allgather: P - 1 steps, each sending one block to rank + 1.
+ *   recursive_doubling  allreduce: SMPI's rdb pattern (the same fold of the
+ *              first 2 rem ranks); allgather: XOR partners, mask blocks
+ *              (power-of-two P, else ring).
+ *   hier       allreduce: reduce over a binomial tree inside each node to its
+ *              lowest rank, recursive doubling among those leaders (by rank),
+ *              bcast inside the node; allgather: gather + bcast over the
+ *              two-level tree (binomial between leaders, binomial inside).
+ *   binomial, knomial (radix 4, the library's default), chain
+ *              reduce (allreduce) or gather (allgather) to rank 0 over the
+ *              tree, then bcast of the result (P blocks) over the same tree. */
+#include "predict_internal.h"
+#include "rankwise_coll_tune.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static rw_status over_tree(rw_builder *b, int allreduce, const rw_tree *t, double bytes)
+{
+    int32_t *bfs = rw_tree_bfs(t);
+    int32_t *size = malloc((size_t)t->n_ranks * sizeof *size);
+    if (!bfs || !size) {
+        free(bfs);
+        free(size);
+        return rw_fail(RW_ERR_NOMEM, "schedule: out of memory for a tree of %d ranks", (int)t->n_ranks);
+    }
+    rw_tree_sizes(t, bfs, size);
+    if (allreduce)
+        rw_b_tree_reduce(b, t, bfs, NULL, bytes);
+    else
+        rw_b_tree_gather(b, t, bfs, size, NULL, bytes);
+    rw_b_tree_bcast(b, t, bfs, NULL, allreduce ? bytes : bytes * t->n_ranks);
+    free(bfs);
+    free(size);
+    return RW_OK;
+}
+
+/* One ring step: every rank sends len(block (r - shift) mod P) elements to
+ * r + 1 and receives from r - 1 (MPI_Sendrecv). */
+static void ring_step(rw_builder *b, int64_t count, int32_t shift, double elem)
+{
+    int32_t p = b->p;
+    for (int32_t r = 0; r < p; r++) {
+        int32_t blk = (int32_t)((((int64_t)r - shift) % p + p) % p);
+        double sz = (double)(count / p + (blk < count % p)) * elem;
+        int32_t to = (r + 1) % p;
+        int64_t id = rw_b_xfer(b, r, to, sz, 0.0);
+        rw_b_next(b, to, id);
+        rw_b_send_done(b, r, id, sz);
+    }
+    rw_b_commit(b);
+}
+
+static rw_status allreduce_ring(rw_builder *b, double bytes)
+{
+    int64_t count = (int64_t)(bytes / 4);
+    if (count < b->p)
+        return rw_b_allreduce_rdb(b, NULL, b->p, bytes);
+    for (int32_t s = 0; s < b->p - 1; s++) /* reduce-scatter: send block r - s */
+        ring_step(b, count, s, 4.0);
+    for (int32_t s = 0; s < b->p - 1; s++) /* allgather: send block r + 1 - s */
+        ring_step(b, count, s - 1, 4.0);
+    return RW_OK;
+}
+
+/* Ranks grouped by node (node_of), each node's ranks increasing; leader =
+ * lowest rank. */
+static rw_status allreduce_hier(rw_builder *b, const int32_t *node_of, double bytes)
+{
+    int32_t p = b->p;
+    int32_t *lead = malloc((size_t)p * sizeof *lead), *leaders = malloc((size_t)p * sizeof *leaders);
+    int32_t *members = malloc((size_t)p * sizeof *members);
+    rw_tree **trees = calloc((size_t)p, sizeof *trees);
+    int32_t **bfs = calloc((size_t)p, sizeof *bfs);
+    int32_t *first = malloc((size_t)(p + 1) * sizeof *first);
+    rw_status st = lead && leaders && members && trees && bfs && first
+                       ? RW_OK
+                       : rw_fail(RW_ERR_NOMEM, "schedule: out of memory for %d ranks", (int)p);
+    int32_t m = 0;
+    /* leaders in rank order, each node's members in rank order */
+    for (int32_t r = 0; st == RW_OK && r < p; r++) {
+        lead[r] = r;
+        for (int32_t i = 0; i < m; i++)
+            if (node_of[leaders[i]] == node_of[r]) {
+                lead[r] = leaders[i];
+                break;
+            }
+        if (lead[r] == r)
+            leaders[m++] = r;
+    }
+    int32_t k = 0;
+    for (int32_t i = 0; st == RW_OK && i < m; i++) {
+        first[i] = k;
+        for (int32_t r = leaders[i]; r < p; r++)
+            if (lead[r] == leaders[i])
+                members[k++] = r;
+        st = rw_tree_shape_build(RW_SHAPE_BINOMIAL, k - first[i], 0, 2, &trees[i]);
+        if (st == RW_OK && !(bfs[i] = rw_tree_bfs(trees[i])))
+            st = rw_fail(RW_ERR_NOMEM, "schedule: out of memory");
+    }
+    if (st == RW_OK) {
+        first[m] = k;
+        for (int32_t i = 0; i < m; i++)
+            rw_b_tree_reduce(b, trees[i], bfs[i], members + first[i], bytes);
+        st = rw_b_allreduce_rdb(b, leaders, m, bytes);
+        for (int32_t i = 0; st == RW_OK && i < m; i++)
+            rw_b_tree_bcast(b, trees[i], bfs[i], members + first[i], bytes);
+    }
+    for (int32_t i = 0; trees && bfs && i < m; i++) {
+        rw_tree_free(trees[i]);
+        free(bfs[i]);
+    }
+    free(lead);
+    free(leaders);
+    free(members);
+    free(trees);
+    free(bfs);
+    free(first);
+    return st;
+}
+
+static rw_status allgather_ring(rw_builder *b, double bytes)
+{
+    for (int32_t s = 0; s < b->p - 1; s++)
+        rw_b_peer_step(b, RW_PEER_SHIFT, 1, bytes, 0.0);
+    return RW_OK;
+}
+
+static rw_status allgather_rd(rw_builder *b, double bytes)
+{
+    if (!rw_is_pow2(b->p))
+        return allgather_ring(b, bytes);
+    for (int32_t mask = 1; mask < b->p; mask <<= 1)
+        rw_b_peer_step(b, RW_PEER_XOR, mask, (double)mask * bytes, 0.0);
+    return RW_OK;
+}
+
+rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                           const rw_coll_options *opt, rw_sched **out)
+{
+    if (!out)
+        return rw_fail(RW_ERR_ARG, "rw_sched_library: out is NULL");
+    *out = NULL;
+    if (!net || !op || !alg || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "rw_sched_library: a placed network, an operation and an algorithm are required");
+    int allreduce = !strcmp(op, "allreduce");
+    if (!allreduce && strcmp(op, "allgather"))
+        return rw_fail(RW_ERR_ARG, "unknown collective '%s' of the library's own (known: allreduce, allgather)", op);
+    if (!(bytes >= 0.0 && bytes < 9.0e15))
+        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
+    static const struct {
+        const char *name;
+        rw_tree_shape shape;
+    } TREES[] = {{"binomial", RW_SHAPE_BINOMIAL}, {"knomial", RW_SHAPE_KNOMIAL}, {"chain", RW_SHAPE_CHAIN}};
+    int32_t p = net->n_ranks;
+    rw_tree *t = NULL;
+    rw_status st = RW_OK;
+    for (size_t i = 0; i < sizeof TREES / sizeof *TREES; i++)
+        if (!strcmp(alg, TREES[i].name))
+            st = rw_tree_shape_build(TREES[i].shape, p, 0, 4, &t);
+    if (st == RW_OK && !t && !strcmp(alg, "hier") && !allreduce)
+        st = rw_tree_hierarchical(p, 0, net->node_of, RW_SHAPE_BINOMIAL, RW_SHAPE_BINOMIAL, 2, &t);
+    if (st != RW_OK)
+        return st;
+    if (!t && strcmp(alg, "ring") && strcmp(alg, "recursive_doubling") && strcmp(alg, "hier"))
+        return rw_fail(RW_ERR_ARG,
+                       "unknown %s algorithm '%s' of the library (known: ring, recursive_doubling, hier, binomial, "
+                       "knomial, chain)",
+                       op, alg);
+    rw_builder b;
+    st = rw_builder_init(&b, p, opt);
+    if (st == RW_OK) {
+        if (p == 1 || bytes == 0)
+            st = RW_OK; /* nothing moves */
+        else if (t)
+            st = over_tree(&b, allreduce, t, bytes);
+        else if (!strcmp(alg, "ring"))
+            st = allreduce ? allreduce_ring(&b, bytes) : allgather_ring(&b, bytes);
+        else if (!strcmp(alg, "recursive_doubling"))
+            st = allreduce ? rw_b_allreduce_rdb(&b, NULL, p, bytes) : allgather_rd(&b, bytes);
+        else
+            st = allreduce_hier(&b, net->node_of, bytes);
+        if (st != RW_OK && b.err == RW_OK)
+            b.err = st;
+        st = rw_builder_finish(&b, out);
+    }
+    rw_tree_free(t);
+    return st;
+}
+
+rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                             const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out)
+{
+    if (!out)
+        return rw_fail(RW_ERR_ARG, "rw_predict_library: out is NULL");
+    rw_sched *s = NULL;
+    rw_status st = rw_sched_library(net, op, alg, bytes, opt, &s);
+    if (st == RW_OK)
+        st = rw_simulate(net, s, mode, out, NULL);
+    rw_sched_free(s);
+    return st;
+}
