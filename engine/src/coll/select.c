@@ -245,6 +245,41 @@ static double predict_named(const rw_pnet *net, const char *op, const char *alg,
     return r.time;
 }
 
+/* Open MPI's fanout tree (coll_tuned_topo build_tree, as SMPI 3.32 has it),
+ * which its generic reduce follows (ompi_binary: fanout 2): shifted rank s
+ * on level L (levels of fanout^L ranks) has children s + fanout^L (i + 1);
+ * the reduce receives them in that order, so they are listed last to
+ * first (the tree schedule receives in reverse child order). */
+static rw_status ompi_fanout_tree(int32_t n, int32_t root, int32_t fanout, rw_tree **out)
+{
+    int32_t *parent = malloc((size_t)n * sizeof *parent), *order = malloc((size_t)n * sizeof *order);
+    if (!parent || !order) {
+        free(parent);
+        free(order);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d ranks", (int)n);
+    }
+    parent[root] = -1;
+    order[root] = 0;
+    int64_t delta = 1, level_end = 1; /* level of s: delta = fanout^L, first rank of the next level */
+    for (int32_t s = 0; s < n; s++) {
+        while (s >= level_end) {
+            delta *= fanout;
+            level_end += delta;
+        }
+        for (int32_t i = 0; i < fanout; i++) {
+            int64_t c = s + delta * (i + 1);
+            if (c >= n)
+                break;
+            parent[(c + root) % n] = (s + root) % n;
+            order[(c + root) % n] = fanout - 1 - i;
+        }
+    }
+    rw_status st = rw_tree_from_parents(n, root, parent, order, out);
+    free(parent);
+    free(order);
+    return st;
+}
+
 /* The rooted passthrough: a tree (*tree, owned by the caller) or the
  * predictor's schedule of the same name (*tree NULL); its predicted time. */
 static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const char *ompi, int32_t root,
@@ -256,7 +291,8 @@ static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const ch
     *tree = NULL;
     ompi_as_tree(op, ompi, bytes, net->n_ranks, &shape, &seg);
     if (shape) {
-        rw_status st = rw_tree_by_name(shape, net->n_ranks, root, 4, tree);
+        rw_status st = !strcmp(op, "reduce") && !strcmp(ompi, "binary") ? ompi_fanout_tree(net->n_ranks, root, 2, tree)
+                                                                          : rw_tree_by_name(shape, net->n_ranks, root, 4, tree);
         if (st != RW_OK)
             return st;
         *segment = seg;
