@@ -1,10 +1,13 @@
-/* Reduce over a tree. Each rank combines its value with its children's
- * partial results in rank order: children below it first (nearest first,
- * on the left), then those above it (nearest first, on the right). The
- * order depends only on the tree, so a floating-point result is the same
- * on every run with the same communicator, root and size; on an in-order
- * tree (rw_tree_is_in_order) it is the rank order MPI requires of a
- * non-commutative operation. */
+/* Reduce over a tree. A commutative operation receives the children in
+ * the reverse of the tree's send order (smallest subtree first on the
+ * standard shapes, the order the model's trees are built and scored for:
+ * rw_sched_tree), folding each arrival into the rank's value. A
+ * non-commutative one combines in rank order: children below the rank
+ * first (nearest first, on the left), then those above it (nearest first,
+ * on the right); on an in-order tree (rw_tree_is_in_order) that is the
+ * rank order MPI requires. Either order depends only on the tree, so a
+ * floating-point result is the same on every run with the same
+ * communicator, root and size. */
 #include "coll.h"
 #include "internal.h"
 
@@ -42,29 +45,42 @@ rw_status rwc_reduce_tree(const void *sendbuf, void *recvbuf, int count, MPI_Dat
         st = rwc_typed_alloc(count, type, &tmp_mem, &tmp);
     if (!st)
         st = rwc_copy(mine, count, type, acc, count, type, dup);
-    if (!st) {
+    int commute = 0;
+    if (!st)
+        st = rwc_mpi(PMPI_Op_commutative(op, &commute), "MPI_Op_commutative");
+    if (!st && commute) {
+        /* acc = child op acc, the last child in the tree's order first */
+        for (int i = n - 1; !st && i >= 0; i--) {
+            st = rwc_mpi(PMPI_Recv(tmp, count, type, t->child[first + i], RWC_TAG_REDUCE, dup, MPI_STATUS_IGNORE),
+                         "MPI_Recv (reduce)");
+            if (!st)
+                st = rwc_mpi(PMPI_Reduce_local(tmp, acc, count, type, op), "MPI_Reduce_local");
+        }
+    } else if (!st) {
         memcpy(kids, t->child + first, sizeof(int32_t) * (size_t)n);
         qsort(kids, (size_t)n, sizeof *kids, by_rank);
-    }
-    int below = 0;
-    while (below < n && kids[below] < me)
-        below++;
-    /* left: acc = child op acc, nearest first */
-    for (int i = below - 1; !st && i >= 0; i--) {
-        st = rwc_mpi(PMPI_Recv(tmp, count, type, kids[i], RWC_TAG_REDUCE, dup, MPI_STATUS_IGNORE), "MPI_Recv (reduce)");
-        if (!st)
-            st = rwc_mpi(PMPI_Reduce_local(tmp, acc, count, type, op), "MPI_Reduce_local");
-    }
-    /* right: acc = acc op child; the result lands in the child's buffer */
-    for (int i = below; !st && i < n; i++) {
-        st = rwc_mpi(PMPI_Recv(tmp, count, type, kids[i], RWC_TAG_REDUCE, dup, MPI_STATUS_IGNORE), "MPI_Recv (reduce)");
-        if (!st)
-            st = rwc_mpi(PMPI_Reduce_local(acc, tmp, count, type, op), "MPI_Reduce_local");
-        if (!st) {
-            char *swap = acc;
-            void *swap_mem = acc_mem;
-            acc = tmp, acc_mem = tmp_mem;
-            tmp = swap, tmp_mem = swap_mem;
+        int below = 0;
+        while (below < n && kids[below] < me)
+            below++;
+        /* left: acc = child op acc, nearest first */
+        for (int i = below - 1; !st && i >= 0; i--) {
+            st = rwc_mpi(PMPI_Recv(tmp, count, type, kids[i], RWC_TAG_REDUCE, dup, MPI_STATUS_IGNORE),
+                         "MPI_Recv (reduce)");
+            if (!st)
+                st = rwc_mpi(PMPI_Reduce_local(tmp, acc, count, type, op), "MPI_Reduce_local");
+        }
+        /* right: acc = acc op child; the result lands in the child's buffer */
+        for (int i = below; !st && i < n; i++) {
+            st = rwc_mpi(PMPI_Recv(tmp, count, type, kids[i], RWC_TAG_REDUCE, dup, MPI_STATUS_IGNORE),
+                         "MPI_Recv (reduce)");
+            if (!st)
+                st = rwc_mpi(PMPI_Reduce_local(acc, tmp, count, type, op), "MPI_Reduce_local");
+            if (!st) {
+                char *swap = acc;
+                void *swap_mem = acc_mem;
+                acc = tmp, acc_mem = tmp_mem;
+                tmp = swap, tmp_mem = swap_mem;
+            }
         }
     }
     if (!st)
