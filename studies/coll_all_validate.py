@@ -6,10 +6,10 @@ SMPI 3.32 (CM02, no cross traffic, send and receive overheads o on eager message
 rankwise.sim.smpi.overhead_settings): the passthrough as MPI_Allreduce / MPI_Allgather under
 `smpi/coll-selector:ompi` (Open MPI's tuned choice), and the collectives library's binomial, knomial,
 recursive_doubling, ring and hier (librankwise_coll linked --whole-archive, RANKWISE_COLL_<OP>=alg).
-A small program (written and compiled into a temporary folder) makes one untimed call (the library's
-set-up: its communicator duplicate and node communicators), then starts every timed call on all ranks at
-one instant (each rank sleeps until it) and reports the last rank's end minus that instant: what the
-predictor predicts. Allreduce sums floats (4-byte elements, as rw_predict_library assumes).
+The program tests/engine/mpi/coll_times.c (compiled into a temporary folder) makes one untimed call (the
+library's set-up: its communicator duplicate and node communicators), then starts every timed call on all
+ranks at one instant (each rank sleeps until it) and reports the last rank's end minus that instant: what
+the predictor predicts. Allreduce sums floats (4-byte elements, as rw_predict_library assumes).
 
 Printed: per case the predicted and measured time of every candidate and the error; the median, 90th
 percentile and maximum |error| per kind (Open MPI's, the library's); the chosen candidate against the
@@ -40,74 +40,19 @@ from rankwise.predict import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 
-PROGRAM = r"""
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-static void until(double t)
-{
-    double wait = t - MPI_Wtime();
-    if (wait <= 0)
-        return;
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
-static void call(int allreduce, long bytes, char *a, char *b, int n)
-{
-    if (allreduce == 2) /* reduce and bcast from 0, for checking redbcast's parts */
-        MPI_Reduce(a, b, (int)(bytes / 4), MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-    else if (allreduce == 3)
-        MPI_Bcast(a, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
-    else if (allreduce)
-        MPI_Allreduce(a, b, (int)(bytes / 4), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    else
-        MPI_Allgather(a, (int)bytes, MPI_BYTE, b, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
-}
-
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int me, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    int allreduce = !strcmp(argv[1], "allreduce") ? 1 : !strcmp(argv[1], "reduce") ? 2 : !strcmp(argv[1], "bcast") ? 3 : 0;
-    int k = argc - 2;
-    long most = 0;
-    for (int i = 0; i < k; i++)
-        if (atol(argv[2 + i]) > most) most = atol(argv[2 + i]);
-    char *a = calloc(most, 1), *b = calloc(most * n, 1);
-    double *took = calloc(k, sizeof *took), *last = calloc(k, sizeof *last);
-    call(allreduce, atol(argv[2]), a, b, n); /* set-up, untimed */
-    for (int i = 0; i < k; i++) {
-        double start = 0.1 * (i + 1); /* one instant on every rank, far after the previous call's end */
-        until(start);
-        call(allreduce, atol(argv[2 + i]), a, b, n);
-        took[i] = MPI_Wtime() - start;
-    }
-    MPI_Reduce(took, last, k, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (me == 0)
-        for (int i = 0; i < k; i++) printf("%s %.9e\n", argv[2 + i], last[i]);
-    MPI_Finalize();
-    return 0;
-}
-"""
+SOURCE = Path(__file__).resolve().parents[1] / "tests" / "engine" / "mpi" / "coll_times.c"
 
 SIZES = {"allreduce": [8, 64, 1024, 16384, 262144], "allgather": [8, 64, 1024, 16384, 65536]}
 LIBRARY = ("binomial", "knomial", "recursive_doubling", "ring", "hier")
 
 
 def build(tmp: Path) -> Path:
-    src = tmp / "all_run.c"
-    src.write_text(PROGRAM)
-    exe = tmp / "all_run"
+    exe = tmp / "coll_times"
     lib = paths.PACKAGE_DIR / "_lib" / "smpi"
     env = {k: v for k, v in os.environ.items() if k != "SMPI_PRETEND_CC"}
-    subprocess.run(["smpicc", "-O2", "-o", str(exe), str(src), f"-L{lib}", "-Wl,--whole-archive", "-lrankwise_coll",
-                    "-Wl,--no-whole-archive"], check=True, capture_output=True, text=True, env=env)
+    subprocess.run(["smpicc", "-O2", f"-I{lib / 'include'}", "-o", str(exe), str(SOURCE), f"-L{lib}",
+                    "-Wl,--whole-archive", "-lrankwise_coll", "-Wl,--no-whole-archive"], check=True,
+                   capture_output=True, text=True, env=env)
     return exe
 
 

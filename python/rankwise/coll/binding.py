@@ -86,6 +86,11 @@ def tune_lib() -> C.CDLL:
     so.rw_coll_rules_count.argtypes = [vp]
     so.rw_coll_rules_count.restype = C.c_int32
     so.rw_coll_rules_lookup.argtypes = [vp, C.c_char_p, C.c_int32, C.c_int32, C.c_int64, C.POINTER(CChoice)]
+    i32p = C.POINTER(C.c_int32)
+    so.rw_tree_from_parents.argtypes = [C.c_int32, C.c_int32, i32p, i32p, C.POINTER(C.POINTER(CTree))]
+    so.rw_tree_free.argtypes = [C.POINTER(CTree)]
+    so.rw_tree_free.restype = None
+    so.rw_sched_tree.argtypes = [C.c_char_p, C.POINTER(CTree), C.c_double, C.c_int64, vp, C.POINTER(vp)]
     return so
 
 
@@ -162,6 +167,34 @@ def ompi_algorithm(op: str, comm_size: int, nbytes: float) -> str:
     if name is None:
         raise RankwiseError(f"unknown collective '{op}' (known: {', '.join(COLL_OPS)})")
     return name.decode()
+
+
+def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbytes: float, *,
+                 segment: int = 0, eager_threshold: int = 65536) -> float:
+    """Predicted seconds of op (bcast, reduce, gather, scatter) along the
+    tree of `parents` (-1 at the root), siblings sent to in increasing
+    `order` (rw_sched_tree: a reduce receives them in the reverse order)."""
+    from rankwise.predict import _node_of, _options, _simulate
+
+    so = tune_lib()
+    node_of = _node_of(network, node_of)
+    par = np.ascontiguousarray(parents, dtype=np.int32)
+    ordr = np.ascontiguousarray(order, dtype=np.int32)
+    roots = np.flatnonzero(par == -1)
+    if par.size != node_of.size or ordr.size != par.size or roots.size != 1:
+        raise RankwiseError(f"a tree needs one parent and one order per rank ({node_of.size}) and one root")
+    i32p = C.POINTER(C.c_int32)
+    tree = C.POINTER(CTree)()
+    engine.check(so.rw_tree_from_parents(par.size, int(roots[0]), par.ctypes.data_as(i32p),
+                                         ordr.ctypes.data_as(i32p), C.byref(tree)))
+    sched = C.c_void_p()
+    try:
+        opt = _options(int(roots[0]), int(segment), 4, 0.0, int(eager_threshold))
+        engine.check(so.rw_sched_tree(op.encode(), tree, float(nbytes), int(segment), C.byref(opt), C.byref(sched)))
+        return _simulate(network, node_of, sched, True).time
+    finally:
+        so.rw_sched_free(sched)
+        so.rw_tree_free(tree)
 
 
 def decide(network: PredictNetwork, node_of, op: str, nbytes: int, root: int = 0,
