@@ -112,8 +112,14 @@ def test_min_gain_keeps_the_passthrough():
 def test_ompi_selector_points():
     assert ompi_algorithm("bcast", 64, 1024) == "knomial"
     assert ompi_algorithm("gather", 64, 256) == "binomial"
-    with pytest.raises(RankwiseError, match="unknown rooted collective 'allgather'"):
-        ompi_algorithm("allgather", 64, 8)
+    # allreduce__ompi and allgather__ompi of SMPI 3.32 (commutative operations)
+    assert ompi_algorithm("allreduce", 16, 8) == "segmented_ring"
+    assert ompi_algorithm("allreduce", 16, 1024) == "recursive_doubling"
+    assert ompi_algorithm("allreduce", 32, 1024) == "rabenseifner"
+    assert ompi_algorithm("allgather", 32, 1024) == "neighbor"
+    assert ompi_algorithm("allgather", 64, 65536) == "ring"
+    with pytest.raises(RankwiseError, match="unknown collective 'alltoall'"):
+        ompi_algorithm("alltoall", 64, 8)
 
 
 def test_size_classes_cover_every_size():
@@ -150,11 +156,49 @@ def test_rules_round_trip(tmp_path, small_platform):
     assert read.lookup("bcast", node_of.size + 1, 0, 8).algorithm == "passthrough"
 
 
+def test_allreduce_allgather_rules_name_the_librarys_algorithms(tmp_path, small_platform):
+    net = PredictNetwork.from_ground_truth(small_platform.out_dir).with_overheads(1 * US, 1 * US)
+    node_of = placement(2, net.n_nodes)
+    rules = tune_allocation(net, node_of, ["allreduce", "allgather"], [8, 1024, 65536], [0, 3])
+    assert len(rules) == 6 and all(r.root == -1 for r in rules)  # one rule per size class, any root
+    text = format_rules(rules, node_of.size, ranks_per_node="2", eager_limit=65536, min_gain=0.05,
+                        model="small", nodes=net.names)
+    assert "root=0" not in text and "parents=" not in text
+    path = tmp_path / "rules.rwr"
+    path.write_text(text)
+    read = Rules(path)
+    chosen = 0
+    for r in rules:
+        d = r.decision
+        c = read.lookup(r.op, node_of.size, -1, r.lo)  # the library looks allreduce up without a root
+        if d.chosen == 0:
+            assert c.algorithm == "passthrough"
+            continue
+        chosen += 1
+        assert c.algorithm == d.choice.algorithm and c.parents is None
+        assert d.choice.time <= 0.95 * d.passthrough.time
+    assert chosen > 0
+
+
+def test_allreduce_candidates_are_the_librarys_algorithms():
+    net = network(8, np.full(64, 2 * US), np.full(64, 1 / 10e9), overhead=1 * US)
+    d = decide(net, placement(1, 8), "allreduce", 4096, 0)
+    assert d.passthrough.source == "passthrough" and d.passthrough.algorithm == ompi_algorithm("allreduce", 8, 4096)
+    assert [c.algorithm for c in d.candidates[1:]] == ["binomial", "knomial", "recursive_doubling", "ring", "hier"]
+    assert all(np.isfinite(c.time) and c.time > 0 for c in d.candidates)
+    # the same pattern costs the same: the library's and Open MPI's recursive doubling
+    assert d.candidates[3].time == pytest.approx(d.passthrough.time, rel=1e-9)
+    assert decide(net, placement(1, 8), "allreduce", 4096, 0, TuneOptions(min_gain=0.99)).chosen == 0
+
+
 @pytest.mark.parametrize("line, message", [
     ("rule op=bcast root=0 bytes=0:10 alg=tree parents=-1,0,0", "rules.rwr:3: parents: 3 entries, comm-size is 4"),
     ("rule op=alltoall root=0 bytes=0:10 alg=binomial", "rules.rwr:3: unknown operation 'alltoall'"),
     ("rule op=bcast root=0 bytes=0:10 alg=fastest", "rules.rwr:3: unknown algorithm 'fastest'"),
     ("rule op=bcast root=0 bytes=10:0 alg=binomial", "rules.rwr:3: bytes '10:0'"),
+    ("rule op=allreduce root=0 bytes=0:10 alg=ring", "rules.rwr:3: allreduce has no root: root=*"),
+    ("rule op=bcast root=0 bytes=0:10 alg=ring", "rules.rwr:3: alg=ring is for allreduce and allgather only"),
+    ("rule op=allgather root=* bytes=0:10 alg=tree parents=-1,0,0,0", "rules.rwr:3: allgather runs the library's"),
 ])
 def test_bad_rules_file_one_line(tmp_path, line, message):
     path = tmp_path / "rules.rwr"

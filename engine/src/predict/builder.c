@@ -126,6 +126,12 @@ void rw_b_commit(rw_builder *b)
     }
 }
 
+void rw_b_front_add(rw_builder *b, int32_t r, int64_t id)
+{
+    if (id >= 0)
+        list_push(b, &b->front[r], id);
+}
+
 void rw_b_set(rw_builder *b, int32_t r, int64_t id)
 {
     if (id < 0)

@@ -104,6 +104,8 @@ void rw_b_commit(rw_builder *b);
 /* Immediate: rank r's front becomes {id} (a blocking receive or send inside
  * a rank's sequential program). */
 void rw_b_set(rw_builder *b, int32_t r, int64_t id);
+/* Add id to rank r's front now (r also waits for it). */
+void rw_b_front_add(rw_builder *b, int32_t r, int64_t id);
 
 /* One sendrecv step of every rank: rank r sends `bytes` to its peer, r XOR
  * offset or (r + offset) mod P, after `delay` (computation), and receives
@@ -141,6 +143,9 @@ int32_t *rw_tree_bfs(const rw_tree *t); /* malloc'd, NULL when out of memory */
 void rw_tree_sizes(const rw_tree *t, const int32_t *bfs, int32_t *size);
 void rw_b_tree_bcast(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes);
 void rw_b_tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes);
+/* As rw_b_tree_reduce, the receive from the next child posted before the
+ * wait for the current one (Open MPI's generic reduce). */
+void rw_b_tree_reduce_ompi(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes);
 void rw_b_tree_gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, const int32_t *map,
                       double bytes);
 /* Recursive doubling allreduce (SMPI's rdb and the collectives library's)

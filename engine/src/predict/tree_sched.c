@@ -120,18 +120,69 @@ static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs,
  * its children in reverse child order (the last child, whose subtree is
  * done first in a binomial tree, first), reducing each arrival (gamma per
  * byte, charged before its next transfer), then sends to its parent. The
- * collectives library receives in this order (engine/mpi/coll/reduce.c). */
-void rw_b_tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes)
+ * collectives library receives in this order (engine/mpi/coll/reduce.c),
+ * one receive after the other (window 1). Open MPI's generic reduce posts
+ * the receive from the next child before it waits for the current one
+ * (window 2): the k-th receive is posted once the (k - window)-th is done. */
+static void tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes,
+                        int window)
 {
     double compute = b->opt.gamma * bytes;
-    for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
-        int32_t r = at(map, bfs[q]);
-        for (int32_t k = t->first_child[bfs[q] + 1] - 1; k >= t->first_child[bfs[q]]; k--) {
-            int32_t c = at(map, t->child[k]);
-            int64_t id = rw_b_xfer(b, c, r, bytes, (b->front[r].n || b->front[c].n) ? compute : 0.0);
-            rw_b_set(b, r, id);
+    int64_t *done = NULL; /* ids of a rank's receives, in order */
+    int32_t cap = 0;
+    for (int32_t q = t->n_ranks - 1; q >= 0 && b->err == RW_OK; q--) {
+        int32_t v = bfs[q], r = at(map, v), nc = t->first_child[v + 1] - t->first_child[v];
+        if (nc > cap) {
+            int64_t *d = realloc(done, (size_t)nc * sizeof *d);
+            if (!d) {
+                b->err = rw_fail(RW_ERR_NOMEM, "schedule: out of memory");
+                break;
+            }
+            done = d;
+            cap = nc;
         }
+        /* r's state before its first receive: what the first `window` wait for */
+        rw_idlist start = {NULL, 0, 0};
+        if (window > 1 && b->front[r].n) {
+            start.v = malloc((size_t)b->front[r].n * sizeof *start.v);
+            if (!start.v) {
+                b->err = rw_fail(RW_ERR_NOMEM, "schedule: out of memory");
+                break;
+            }
+            start.n = start.cap = b->front[r].n;
+            memcpy(start.v, b->front[r].v, (size_t)start.n * sizeof *start.v);
+        }
+        for (int32_t k = 0; k < nc; k++) {
+            int32_t c = at(map, t->child[t->first_child[v + 1] - 1 - k]);
+            if (window > 1) { /* posted once receive k - window is done */
+                b->front[r].n = 0;
+                if (k >= window)
+                    rw_b_front_add(b, r, done[k - window]);
+                else
+                    for (int32_t i = 0; i < start.n; i++)
+                        rw_b_front_add(b, r, start.v[i]);
+            }
+            done[k] = rw_b_xfer(b, c, r, bytes, (b->front[r].n || b->front[c].n) ? compute : 0.0);
+            rw_b_set(b, r, done[k]);
+        }
+        if (window > 1 && nc > 1) { /* r goes on once every receive is done */
+            b->front[r].n = 0;
+            for (int32_t k = nc - 1; k >= 0 && k >= nc - window; k--)
+                rw_b_front_add(b, r, done[k]);
+        }
+        free(start.v);
     }
+    free(done);
+}
+
+void rw_b_tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes)
+{
+    tree_reduce(b, t, bfs, map, bytes, 1);
+}
+
+void rw_b_tree_reduce_ompi(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes)
+{
+    tree_reduce(b, t, bfs, map, bytes, 2);
 }
 
 /* Gather: as reduce, every child sending its subtree's blocks (no compute). */
@@ -166,10 +217,11 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
     *out = NULL;
     if (!op)
         return rw_fail(RW_ERR_ARG, "rw_sched_tree: operation is required");
-    int is_bcast = !strcmp(op, "bcast"), is_reduce = !strcmp(op, "reduce");
+    int is_bcast = !strcmp(op, "bcast"), is_reduce = !strcmp(op, "reduce"), is_reduce_ompi = !strcmp(op, "reduce_ompi");
     int is_gather = !strcmp(op, "gather"), is_scatter = !strcmp(op, "scatter");
-    if (!is_bcast && !is_reduce && !is_gather && !is_scatter)
-        return rw_fail(RW_ERR_ARG, "unknown tree collective '%s' (known: bcast, reduce, gather, scatter)", op);
+    if (!is_bcast && !is_reduce && !is_reduce_ompi && !is_gather && !is_scatter)
+        return rw_fail(RW_ERR_ARG, "unknown tree collective '%s' (known: bcast, reduce, reduce_ompi, gather, scatter)",
+                       op);
     rw_status st = rw_tree_check(t);
     if (st != RW_OK)
         return st;
@@ -198,6 +250,8 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
             rw_b_tree_bcast(&b, t, bfs, NULL, bytes);
         else if (is_reduce)
             rw_b_tree_reduce(&b, t, bfs, NULL, bytes);
+        else if (is_reduce_ompi)
+            rw_b_tree_reduce_ompi(&b, t, bfs, NULL, bytes);
         else if (is_gather)
             rw_b_tree_gather(&b, t, bfs, size, NULL, bytes);
         else

@@ -59,13 +59,34 @@ def test_tune_writes_rules_the_engine_reads(model, tmp_path):
                 "--overhead", "1e-6", "--max-evals", 40, "-o", out)
     assert r.returncode == 0, r.stderr
     rules = Rules(out)
-    assert rules.comm_size == 8 and len(rules) >= 8  # 4 ops x 2 roots, passthrough classes merged
+    assert rules.comm_size == 8 and len(rules) >= 8  # rooted ops x 2 roots and the unrooted ones, passthrough classes merged
     text = out.read_text()
     assert "rankwise-coll-rules 1" in text and "model net.rwm" in text
     # the slow node 3 forwards to nobody in any bcast tree chosen from root 0
     c = rules.lookup("bcast", 8, 0, 8)
     if c.parents is not None:
         assert 3 not in c.parents
+
+
+def test_predict_and_tune_allreduce_allgather(model, tmp_path):
+    r = run_cli("coll", "predict", "--model", model, "--ranks", 16, "--ranks-per-node", 2, "--op", "allreduce",
+                "--sizes", "8,16K", "--overhead", "1e-6")
+    assert r.returncode == 0, r.stderr
+    assert "allreduce, 16 ranks" in r.stdout and "from rank" not in r.stdout
+    for word in ("MPI: ", "knomial", "recursive_doubling", "ring", "hier"):
+        assert word in r.stdout
+    assert r.stdout.count("*") == 2
+    out = tmp_path / "rules.rwr"
+    r = run_cli("coll", "tune", "--model", model, "--ranks", 16, "--ranks-per-node", 2, "--ops",
+                "allreduce,allgather", "--sizes", "8,1K,64K", "--overhead", "1e-6", "-o", out)
+    assert r.returncode == 0, r.stderr
+    rules = Rules(out)
+    text = out.read_text()
+    assert "op=allreduce root=*" in text and "op=allgather root=*" in text
+    for op in ("allreduce", "allgather"):
+        for nbytes in (8, 1024, 1 << 20):
+            assert rules.lookup(op, 16, -1, nbytes).algorithm in (
+                "passthrough", "binomial", "knomial", "recursive_doubling", "ring", "hier")
 
 
 def test_tune_takes_the_models_knee(tmp_path):
