@@ -189,6 +189,9 @@ def test_allreduce_candidates_are_the_librarys_algorithms():
     # the same pattern costs the same: the library's and Open MPI's recursive doubling
     assert d.candidates[3].time == pytest.approx(d.passthrough.time, rel=1e-9)
     assert decide(net, placement(1, 8), "allreduce", 4096, 0, TuneOptions(min_gain=0.99)).chosen == 0
+    # nothing to move: the MPI's own, at no cost
+    zero = decide(net, placement(1, 8), "allgather", 0, 0)
+    assert zero.chosen == 0 and zero.passthrough.time == 0.0
 
 
 @pytest.mark.parametrize("line, message", [

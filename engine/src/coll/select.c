@@ -328,6 +328,8 @@ static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg,
                             const rw_tune_options *o)
 {
     int32_t p = net->n_ranks;
+    if (bytes <= 0 || p == 1) /* nothing moves */
+        return 0.0;
     if (!strcmp(op, "allgather")) {
         const char *name = !strcmp(alg, "recursive_doubling") || !strcmp(alg, "two_proc") ? "rdb"
                            : !strcmp(alg, "neighbor")                                  ? "neighborexchange"
