@@ -18,6 +18,7 @@ from rankwise.cli.bench import bench_command
 from rankwise.cli.coll import coll_app
 from rankwise.cli.common import err_console
 from rankwise.cli.demo import demo_command
+from rankwise.cli.diff import diff_command
 from rankwise.cli.import_ import import_command
 from rankwise.cli.map import map_command
 from rankwise.cli.optimize import optimize_command
@@ -49,6 +50,7 @@ app.command("demo")(demo_command)
 app.command("bench")(bench_command)
 app.command("predict", no_args_is_help=True)(predict_command)
 app.command("validate", no_args_is_help=True)(validate_command)
+app.command("diff", no_args_is_help=True)(diff_command)
 
 
 def version_text() -> str:
