@@ -70,7 +70,7 @@ class ModelDiff:
     removed: list[str]  # nodes only in the first
     sizes: list[int]
     threshold: float
-    compared: np.ndarray  # n x n: measured in both
+    compared: np.ndarray  # n x n: measured in both (and again in the second, not merged from the first)
     ratio: np.ndarray  # n x n: after / before at the most changed size (NaN when not compared)
     changed: np.ndarray  # n x n bool
     group_of: np.ndarray  # per node, the groups links and uplinks refer to
@@ -103,6 +103,17 @@ def _groups(model: Model, idx: np.ndarray) -> np.ndarray:
     if g.size and (g >= 0).all():
         return g[idx].astype(int)
     return model.groups()[idx].astype(int) if model.n_nodes else np.zeros(0, int)
+
+
+def _copied(a: Model, b: Model, ia, ib, sa, sb) -> np.ndarray:
+    """Pairs merged unchanged from the first model into the second (a partial
+    re-probe, `probe --update`): same measurement time and same statistics.
+    They were not measured again, so they say nothing of a change."""
+    sub, subb = np.ix_(ia, ia), np.ix_(ib, ib)
+    same = np.isfinite(a.measured_at[sub]) & (a.measured_at[sub] == b.measured_at[subb])
+    for name in ("rtt_min", "rtt_median", "rtt_max", "samples"):
+        same &= (getattr(a, name)[sub][..., sa] == getattr(b, name)[subb][..., sb]).all(-1)
+    return same
 
 
 def _pair_ratios(a: Model, b: Model, ia, ib, sa, sb, threshold: float):
@@ -178,7 +189,8 @@ def diff_models(a: Model, b: Model, threshold: float = THRESHOLD) -> ModelDiff:
     sb = np.array([b.sizes.tolist().index(s) for s in common_sizes], dtype=int)
     state_a, state_b = a.state[np.ix_(ia, ia)], b.state[np.ix_(ib, ib)]
     off = ~np.eye(n, dtype=bool)
-    compared = (state_a == MEASURED) & (state_b == MEASURED) & off
+    copied = _copied(a, b, ia, ib, sa, sb)
+    compared = (state_a == MEASURED) & (state_b == MEASURED) & off & ~copied
     if common_sizes and n:
         ratio, sig, best = _pair_ratios(a, b, ia, ib, sa, sb, threshold)
     else:

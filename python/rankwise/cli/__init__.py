@@ -29,6 +29,7 @@ from rankwise.cli.profile import profile_app
 from rankwise.cli.show import show_command
 from rankwise.cli.sim import sim_app
 from rankwise.cli.validate import validate_command
+from rankwise.cli.watch import watch_command
 from rankwise.errors import RankwiseError
 
 app = typer.Typer(
@@ -51,6 +52,7 @@ app.command("bench")(bench_command)
 app.command("predict", no_args_is_help=True)(predict_command)
 app.command("validate", no_args_is_help=True)(validate_command)
 app.command("diff", no_args_is_help=True)(diff_command)
+app.command("watch", no_args_is_help=True)(watch_command)
 
 
 def version_text() -> str:
