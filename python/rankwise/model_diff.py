@@ -180,8 +180,11 @@ def _nic_changes(a: Model, b: Model, ia, ib, names, threshold: float) -> list[No
     return out
 
 
-def diff_models(a: Model, b: Model, threshold: float = THRESHOLD) -> ModelDiff:
-    """What changed from model a (before) to model b (after)."""
+def diff_models(a: Model, b: Model, threshold: float = THRESHOLD,
+                remeasured: list[tuple[str, str]] | None = None) -> ModelDiff:
+    """What changed from model a (before) to model b (after). `remeasured`:
+    the ordered pairs b measured anew, when known (rankwise watch); else the
+    pairs b carries over unchanged from a are told by their time and figures."""
     names, ia, ib = _common(a, b)
     n = len(names)
     common_sizes = sorted(set(a.sizes.tolist()) & set(b.sizes.tolist()))
@@ -189,7 +192,14 @@ def diff_models(a: Model, b: Model, threshold: float = THRESHOLD) -> ModelDiff:
     sb = np.array([b.sizes.tolist().index(s) for s in common_sizes], dtype=int)
     state_a, state_b = a.state[np.ix_(ia, ia)], b.state[np.ix_(ib, ib)]
     off = ~np.eye(n, dtype=bool)
-    copied = _copied(a, b, ia, ib, sa, sb)
+    if remeasured is None:
+        copied = _copied(a, b, ia, ib, sa, sb)
+    else:
+        at = {name: k for k, name in enumerate(names)}
+        copied = np.ones((n, n), bool)
+        for src, dst in remeasured:
+            if src in at and dst in at:
+                copied[at[src], at[dst]] = False
     compared = (state_a == MEASURED) & (state_b == MEASURED) & off & ~copied
     if common_sizes and n:
         ratio, sig, best = _pair_ratios(a, b, ia, ib, sa, sb, threshold)

@@ -103,6 +103,22 @@ def read_index(folder: Path) -> list[Entry]:
     return entries
 
 
+def series_model(path: Path) -> Path:
+    """A model of a watch series by a short name: DIR (its latest model) or
+    DIR/SEQ (the SEQ-th); any other path is returned as it is."""
+    if path.is_dir() and (path / INDEX).exists():
+        entries = read_index(path)
+        if not entries:
+            raise RankwiseError(f"{path / INDEX}: the series has no model yet")
+        return path / entries[-1].model
+    if not path.exists() and path.name.isdigit() and (path.parent / INDEX).exists():
+        entry = next((e for e in read_index(path.parent) if e.seq == int(path.name)), None)
+        if entry is None:
+            raise RankwiseError(f"{path}: the series in {path.parent} has no model {path.name}")
+        return path.parent / entry.model
+    return path
+
+
 def write_index(folder: Path, entries: list[Entry]) -> None:
     text = [HEADER, "# " + "\t".join(COLUMNS)] + [e.line() for e in entries]
     write_atomic(folder / INDEX, "\n".join(text) + "\n")
@@ -167,7 +183,8 @@ class Watch:
         update = self.folder / self.entries[-1].model if self.entries else None
         model = self.probe(pairs=pairs, update=update, output=self.folder / model_name, start=start)
         end = start + (model.duration if np.isfinite(model.duration) else 0.0) if self.simulated else float("nan")
-        diff = diff_models(self.previous, model, self.threshold) if self.previous is not None else None
+        fresh = pairs if pairs is not None else [(x, y) for x in model.names for y in model.names if x != y]
+        diff = diff_models(self.previous, model, self.threshold, fresh) if self.previous is not None else None
         if diff is not None and self.plot:
             from rankwise.diff_plot import plot_diff
 

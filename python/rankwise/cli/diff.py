@@ -13,8 +13,8 @@ from rankwise.errors import RankwiseError, UsageError
 
 
 def diff_command(
-    before: Path = typer.Argument(..., metavar="BEFORE.rwm", help="The earlier model."),
-    after: Path = typer.Argument(..., metavar="AFTER.rwm", help="The later model."),
+    before: Path = typer.Argument(..., metavar="BEFORE", help="The earlier model (.rwm), or SERIES/SEQ of a watch folder."),
+    after: Path = typer.Argument(..., metavar="AFTER", help="The later model (.rwm), SERIES/SEQ, or SERIES (its latest)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw the heatmap of the change into this PNG."),
     threshold: float = typer.Option(0.10, "--threshold", help="Smallest relative change of a median that counts (0.10 = 10 %)."),
     top: int = typer.Option(10, "--top", help="How many of the most changed pairs to list."),
@@ -24,11 +24,13 @@ def diff_command(
     from rankwise.model import Model
     from rankwise.model_diff import diff_models
     from rankwise.report.diff import render
+    from rankwise.watch import series_model
 
     if not threshold >= 0:
         raise UsageError(f"--threshold must be >= 0, got {threshold:g}")
     if top < 0:
         raise UsageError(f"--top must be >= 0, got {top}")
+    before, after = series_model(before), series_model(after)
     for path in (before, after):
         if path.is_dir():
             raise RankwiseError(f"{path}: is a directory; give a model (.rwm)")

@@ -19,6 +19,7 @@ def test_two_probes_into_a_series_and_continued(tmp_path):
     assert r.returncode == 0, r.stderr
     entries = read_index(out)
     assert [(e.seq, e.pairs, e.changed) for e in entries] == [(1, 12, None), (2, 6, 0)]
+    assert "0 of 6 compared pairs changed" in r.stdout  # the slice re-measured, nothing else
     assert entries[0].model.startswith("model-0001-") and entries[1].model.startswith("model-0002-")
     assert entries[1].sim_start == entries[0].sim_end > 0  # the simulated clock runs on through the probes
     assert (out / "change-0002.png").read_bytes()[:4] == b"\x89PNG"
@@ -70,3 +71,16 @@ def test_watch_usage_and_file_errors(tmp_path):
     assert r.returncode == 1
     assert_one_line_error(r, "index.tsv:1: not a watch index")
     assert not list((tmp_path / "bad").glob("*.rwm"))  # nothing probed into a folder it cannot continue
+
+
+def test_diff_takes_models_of_a_series_by_number(tmp_path):
+    gen = generate(PlatformSpec(racks=2, nodes_per_rack=2, cores=1), tmp_path / "p")
+    out = tmp_path / "series"
+    assert run_cli("watch", "--sim", gen.platform_xml, "-o", out, "--every", "0", "--count", "2", "--no-plot",
+                   *PROBE).returncode == 0
+    assert [e.changed for e in read_index(out)] == [None, 0]
+    latest = run_cli("diff", out / "1", out)  # the first and the latest
+    assert latest.returncode == 0, latest.stderr
+    assert "no change beyond the measured noise" in latest.stdout
+    assert run_cli("diff", out / "1", out / "2").stdout == latest.stdout
+    assert_one_line_error(run_cli("diff", out / "1", out / "7"), "has no model 7")
