@@ -43,6 +43,23 @@ def test_a_varying_link_cannot_also_change_bandwidth_at_a_time(tmp_path):
     gen = generate(PlatformSpec(racks=3, nodes_per_rack=2, cores=1, varying=[Varying("node", 4)]), tmp_path)
     with pytest.raises(UsageError, match="already varies"):
         schedule(gen, [Degraded("node", 4, bw_factor=0.5)], 0.5)
+    schedule(gen, [Degraded("node", 4, lat_factor=2.0)], 0.5)  # its latency can
+    assert 'latency_file="profiles/node-4.latency-at.profile"' in gen.platform_xml.read_text()
+
+
+def test_sim_platform_refuses_before_writing(tmp_path):
+    from conftest import assert_one_line_error, run_cli
+
+    base = ("sim", "platform", "--racks", "2", "--nodes-per-rack", "2", "-o", tmp_path / "p")
+    for extra, text in ((("--degrade-at", "0", "--degrade", "node:1:0.5"), "> 0 seconds"),
+                        (("--degrade-at", "1", "--degrade", "uplink:5:0.5"), "out of range"),
+                        (("--degrade-at", "1", "--degrade", "node:1:-2"), "positive"),
+                        (("--degrade-at", "1", "--vary", "node:1", "--degrade", "node:1:0.5"), "already varies"),
+                        (("--degrade-at", "1"), "needs at least one --degrade")):
+        r = run_cli(*base, *extra)
+        assert r.returncode == 2, (extra, r.stderr)
+        assert_one_line_error(r, text)
+        assert not (tmp_path / "p").exists()
 
 
 def test_probes_before_and_after_the_change_and_diff_names_it(tmp_path):

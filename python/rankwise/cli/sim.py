@@ -40,9 +40,6 @@ def sim_platform(
     if degrade_at is not None:  # the --degrade items become changes at that time (sim/profiles.py)
         from rankwise.cli.sim_options import parse_degrade
         from rankwise.errors import UsageError
-        from rankwise.sim.profiles import check_time
-
-        check_time(degrade_at)
         if not degrade:
             raise UsageError("--degrade-at needs at least one --degrade KIND:INDEX:BW[:LAT]")
         later, degrade = [parse_degrade(d) for d in degrade], []
@@ -54,11 +51,10 @@ def sim_platform(
     if shuffle:
         spec = dataclasses.replace(spec, shuffle_racks=True)
     if later:
-        for d in later:
-            spec._check_link(d.kind, d.index)
+        from rankwise.sim.profiles import check, schedule
+
+        check(spec, later, degrade_at)  # before anything is written
     gen = generate(spec, out)
     if later:
-        from rankwise.sim.profiles import schedule
-
         schedule(gen, later, degrade_at)
     console.print(f"platform with {len(gen.nodes)} nodes written to [bold]{escape(str(out))}[/bold]", highlight=False)

@@ -12,6 +12,7 @@ time t is the original's at S + t."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -22,14 +23,21 @@ from pathlib import Path
 
 from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.files import write_atomic
-from rankwise.sim.platform import Degraded, GeneratedPlatform, _num
+from rankwise.sim.platform import Degraded, GeneratedPlatform, PlatformSpec, _num
 
 _PROFILE_ATTR = re.compile(r'\b(bandwidth_file|latency_file)="([^"]*)"')
 
 
-def check_time(at: float) -> None:
+def check(spec: PlatformSpec, changes: Sequence[Degraded], at: float) -> None:
+    """Refuse, before anything is written, what schedule() cannot do."""
     if not (math.isfinite(at) and at > 0):
         raise UsageError(f"--degrade-at must be a simulated time > 0 seconds, got {at:g}")
+    dataclasses.replace(spec, degraded=(*spec.degraded, *changes))  # the spec's own checks of each item
+    varying = {(v.kind, v.index) for v in spec.varying}
+    for d in changes:
+        if d.bw_factor != 1.0 and (d.kind, d.index) in varying:
+            raise UsageError(f"--degrade-at: {d.kind} {d.index} already varies (--vary); "
+                             "only its latency can change at a given time")
 
 
 def schedule(gen: GeneratedPlatform, changes: Sequence[Degraded], at: float) -> list[dict]:
@@ -38,7 +46,7 @@ def schedule(gen: GeneratedPlatform, changes: Sequence[Degraded], at: float) -> 
     before), by profiles written beside its XML; the ground truth gets a
     "changes" list. Returns that list."""
     by_slot = {(link.kind, link.index): link for link in gen.links}
-    check_time(at)
+    check(gen.spec, changes, at)
     gt = gen.ground_truth
     text = gt.read_text()
     gt.unlink()  # the folder is incomplete until the ground truth is written again, last
@@ -53,9 +61,6 @@ def schedule(gen: GeneratedPlatform, changes: Sequence[Degraded], at: float) -> 
                                      ("latency_file", d.lat_factor, link.latency)):
             if factor == 1.0:
                 continue
-            if attr == "bandwidth_file" and link.profile:
-                raise UsageError(f"--degrade-at: link {link.name} already varies (--vary); "
-                                 "only its latency can change at a given time")
             name = f"profiles/{link.name}.{attr.split('_')[0]}-at.profile"
             after = before * factor
             write_atomic(gen.out_dir / name,
