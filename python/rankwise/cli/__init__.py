@@ -18,6 +18,8 @@ from rankwise.cli.bench import bench_command
 from rankwise.cli.coll import coll_app
 from rankwise.cli.common import err_console
 from rankwise.cli.demo import demo_command
+from rankwise.cli.diff import diff_command
+from rankwise.cli.export import export_app
 from rankwise.cli.import_ import import_command
 from rankwise.cli.map import map_command
 from rankwise.cli.optimize import optimize_command
@@ -28,6 +30,7 @@ from rankwise.cli.profile import profile_app
 from rankwise.cli.show import show_command
 from rankwise.cli.sim import sim_app
 from rankwise.cli.validate import validate_command
+from rankwise.cli.watch import watch_command
 from rankwise.errors import RankwiseError
 
 app = typer.Typer(
@@ -49,6 +52,9 @@ app.command("demo")(demo_command)
 app.command("bench")(bench_command)
 app.command("predict", no_args_is_help=True)(predict_command)
 app.command("validate", no_args_is_help=True)(validate_command)
+app.command("diff", no_args_is_help=True)(diff_command)
+app.command("watch", no_args_is_help=True)(watch_command)
+app.add_typer(export_app, name="export")
 
 
 def version_text() -> str:

@@ -30,11 +30,19 @@ def sim_platform(
     default: bool = typer.Option(False, "--default", help="The embedded default platform (64 nodes x 4 cores, 4 racks)."),
     protocol_switch: Optional[str] = typer.Option(None, "--protocol-switch", help="An MPI eager/rendezvous switch at this size (e.g. 64K): a knee in every round-trip curve."),
     send_overhead: Optional[float] = typer.Option(None, "--send-overhead", help="Seconds every blocking send keeps its sender busy (SMPI's smpi/os)."),
+    degrade_at: Optional[float] = typer.Option(None, "--degrade-at", help="The --degrade links change at this simulated time (s), not from the start (SimGrid profiles)."),
 ):
     """Generate a SimGrid platform: a two-level fat tree with what its topology does not show."""
     from rankwise.cli.sim_options import spec_from_options
     from rankwise.sim.platform import generate
 
+    later = []
+    if degrade_at is not None:  # the --degrade items become changes at that time (sim/profiles.py)
+        from rankwise.cli.sim_options import parse_degrade
+        from rankwise.errors import UsageError
+        if not degrade:
+            raise UsageError("--degrade-at needs at least one --degrade KIND:INDEX:BW[:LAT]")
+        later, degrade = [parse_degrade(d) for d in degrade], []
     spec = spec_from_options(
         default=default, racks=racks, nodes_per_rack=nodes_per_rack, cores=cores, degrade=degrade,
         vary=vary, unreachable=unreachable, oversubscription=oversubscription, seed=seed,
@@ -42,5 +50,11 @@ def sim_platform(
     )
     if shuffle:
         spec = dataclasses.replace(spec, shuffle_racks=True)
+    if later:
+        from rankwise.sim.profiles import check, schedule
+
+        check(spec, later, degrade_at)  # before anything is written
     gen = generate(spec, out)
+    if later:
+        schedule(gen, later, degrade_at)
     console.print(f"platform with {len(gen.nodes)} nodes written to [bold]{escape(str(out))}[/bold]", highlight=False)
