@@ -1,10 +1,12 @@
 """A simulated cluster as a SimGrid platform, together with the ground truth of every route.
 
-The cluster is a two-level fat tree: racks of nodes, each node with a private full-duplex
+The default cluster is a two-level fat tree: racks of nodes, each node with a private full-duplex
 link to its rack's leaf switch, each leaf with one uplink to the spine. The spine layer is
 modelled as a single router, so a leaf's uplink stands for the aggregate of all its spine
 links (its bandwidth is their sum). One link table is built from a PlatformSpec; the XML
 and the ground truth are both derived from that table, never from the spec directly.
+Other shapes (`topology`: a torus, a dragonfly) supply their own links and routes
+(sim/topology.py); faults, profiles and the ground truth are the same for all.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.sim.platform_file import hostfile_for
+from rankwise.sim.topology import FAT_TREE, Shape, link_pairs, route_arrays, routes_xml, shape_of
 from rankwise.files import write_atomic
 from rankwise.hostfile import write_hostfile
 
@@ -108,6 +111,10 @@ class PlatformSpec:
     eager_bw_factor: float = 0.5
     rendezvous_lat_factor: float = 3.0
     send_overhead: float = 0.0  # s a blocking MPI_Send keeps its sender busy (SMPI's smpi/os)
+    # The network's shape: "fat-tree" (racks, nodes_per_rack), "torus:X,Y,Z" or "dragonfly:G,R,N"
+    # (these ignore racks and nodes_per_rack; uplink_lat is their router-to-router latency).
+    topology: str = FAT_TREE
+    nics: int = 1  # NICs per node (torus only)
 
     def __post_init__(self) -> None:
         # Accept plain tuples/lists/dicts (as written in JSON or by hand) for the nested items.
@@ -117,13 +124,22 @@ class PlatformSpec:
         self._validate()
 
     @property
+    def shape(self) -> Shape | None:
+        """The torus or dragonfly this spec describes; None for the fat tree."""
+        return shape_of(self.topology, self.nics)
+
+    @property
     def n_nodes(self) -> int:
-        return self.racks * self.nodes_per_rack
+        shape = self.shape
+        return self.racks * self.nodes_per_rack if shape is None else shape.n_nodes
 
     @property
     def rack_of_node(self) -> np.ndarray:
         """Rack of each node: in blocks of nodes_per_rack, or dealt in a seeded shuffled order
-        (host names then say nothing of the topology, as on many real allocations)."""
+        (host names then say nothing of the topology, as on many real allocations).
+        Other shapes: the router each node hangs off."""
+        if self.shape is not None:
+            return self.shape.rack_of_node()
         rack = np.arange(self.n_nodes) // self.nodes_per_rack
         if self.shuffle_racks:
             # Its own stream, so that shuffling leaves every link's random draws unchanged.
@@ -146,8 +162,18 @@ class PlatformSpec:
         return cls(**d)
 
     def _validate(self) -> None:
-        for name in ("racks", "nodes_per_rack", "cores", "seed"):
+        for name in ("racks", "nodes_per_rack", "cores", "seed", "nics"):
             _require(_is_int(getattr(self, name)), f"{name} must be an integer")
+        _require(isinstance(self.topology, str), "topology must be a string")
+        _require(1 <= self.nics <= 16, "nics must be between 1 and 16")
+        if self.shape is not None:
+            _require(not self.shuffle_racks, f"shuffle_racks applies to the fat tree, not {self.topology}")
+            _require(not self.congested, f"congested names fat-tree uplinks; on {self.topology} "
+                                         "degrade a link's bandwidth instead")
+            _require(self.n_nodes >= 2, f"{self.topology} has fewer than 2 nodes")
+            # Every ordered pair gets an explicit route: beyond this the XML and the ground
+            # truth grow past what a simulated probe could use anyway (time ~ nodes^3).
+            _require(self.n_nodes <= 1024, f"{self.topology} has {self.n_nodes} nodes (at most 1024)")
         _require(isinstance(self.shuffle_racks, bool), "shuffle_racks must be true or false")
         for name in ("racks", "nodes_per_rack", "cores"):
             _require(getattr(self, name) >= 1, f"{name} must be at least 1")
@@ -182,6 +208,14 @@ class PlatformSpec:
             self._check_link(NODE, u)
 
     def _check_link(self, kind: str, index: int) -> None:
+        shape = self.shape
+        if shape is not None:
+            kinds = shape.kinds()
+            _require(kind in kinds, f"link kind on {self.topology} must be one of {', '.join(kinds)}, got {kind!r}")
+            _require(_is_int(index) and shape.valid(kind, index),
+                     f"{kind} index {index!r} is not a link of {self.topology}"
+                     + (" (along a ring of 2 only coordinate 0 has a link)" if kind in "xyz" else ""))
+            return
         _require(kind in (NODE, UPLINK), f"link kind must be '{NODE}' or '{UPLINK}', got {kind!r}")
         count = self.n_nodes if kind == NODE else self.racks
         _require(_is_int(index) and 0 <= index < count, f"{kind} index {index!r} out of range 0..{count - 1}")
@@ -257,12 +291,24 @@ class Link:
         return f"profiles/{self.name}.profile" if self.profile else None
 
 
+def _slots(spec: PlatformSpec) -> list[tuple[str, int, str, float, float]]:
+    """(kind, index, name, bandwidth, latency) of every link before faults and jitter."""
+    if spec.shape is not None:
+        return [(s.kind, s.index, s.name, s.bandwidth, s.latency)
+                for s in spec.shape.slots(spec.node_bw, spec.node_lat, spec.uplink_lat, spec.oversubscription)]
+    return ([(NODE, i, f"node-{i}", spec.node_bw, spec.node_lat) for i in range(spec.n_nodes)]
+            + [(UPLINK, r, f"up-{r}", spec.uplink_bw, spec.uplink_lat) for r in range(spec.racks)])
+
+
 def build_links(spec: PlatformSpec) -> list[Link]:
-    """The link table: node links 0..n-1 (link i is node i's), then uplinks 0..racks-1."""
+    """The link table: node links 0..n-1 (link i is node i's), then uplinks 0..racks-1 (other
+    shapes: their NICs, then their routers' links, sim/topology.py)."""
     rng = np.random.default_rng(spec.seed)
-    slots = [(NODE, i) for i in range(spec.n_nodes)] + [(UPLINK, r) for r in range(spec.racks)]
+    table = _slots(spec)
+    # Faults name a link by (kind, index); a node's NICs share one, so there may be repeats.
+    slots = list(dict.fromkeys((kind, index) for kind, index, *_ in table))
     # Always drawn, so that the profile levels drawn next do not depend on jitter_sigma.
-    jitter = np.exp(spec.jitter_sigma * rng.standard_normal((len(slots), 2)))
+    jitter = np.exp(spec.jitter_sigma * rng.standard_normal((len(table), 2)))
 
     bw_factor = {s: 1.0 for s in slots}
     lat_factor = {s: 1.0 for s in slots}
@@ -281,8 +327,7 @@ def build_links(spec: PlatformSpec) -> list[Link]:
         reasons[s].append("varying")
 
     links = []
-    for k, (kind, index) in enumerate(slots):
-        base_bw, base_lat = (spec.node_bw, spec.node_lat) if kind == NODE else (spec.uplink_bw, spec.uplink_lat)
+    for k, (kind, index, name, base_bw, base_lat) in enumerate(table):
         nominal_bw = float(base_bw * jitter[k, 0])
         nominal_lat = float(base_lat * jitter[k, 1])
         bw = nominal_bw * bw_factor[kind, index]
@@ -296,7 +341,7 @@ def build_links(spec: PlatformSpec) -> list[Link]:
             profile, period = _walk(rng, v, bw), v.period
         links.append(
             Link(
-                name=f"node-{index}" if kind == NODE else f"up-{index}",
+                name=name,
                 kind=kind,
                 index=index,
                 nominal_bandwidth=nominal_bw,
@@ -326,6 +371,8 @@ def route(spec: PlatformSpec, src: int, dst: int) -> list[int]:
     """Indices into the link table of the links from node src to node dst ([] = loopback)."""
     if src == dst:
         return []
+    if spec.shape is not None:
+        return [k for k, _ in spec.shape.hops(src, dst)]
     rack = spec.rack_of_node
     rs, rd = rack[src], rack[dst]
     if rs == rd:
@@ -343,6 +390,9 @@ def _route_arrays(spec: PlatformSpec, links: Sequence[Link]):
     bw = np.array([link.bandwidth for link in links])
     bw_min = np.array([link.bandwidth_min for link in links])
     altered = np.array([bool(link.reasons) for link in links])
+    if spec.shape is not None:
+        alpha, bandwidth, bandwidth_min, affected = route_arrays(spec.shape, lat, bw, bw_min, altered)
+        return _with_loopback(spec, alpha, bandwidth, bandwidth_min, affected)
     rack = spec.rack_of_node
     up = n + rack  # link index of each node's rack uplink
     cross = rack[:, None] != rack[None, :]
@@ -356,7 +406,11 @@ def _route_arrays(spec: PlatformSpec, links: Sequence[Link]):
 
     bandwidth, bandwidth_min = bottleneck(bw), bottleneck(bw_min)
     affected = altered[:n, None] | altered[None, :n] | (cross & (altered[up][:, None] | altered[up][None, :]))
-    diag = np.arange(n)
+    return _with_loopback(spec, alpha, bandwidth, bandwidth_min, affected)
+
+
+def _with_loopback(spec: PlatformSpec, alpha, bandwidth, bandwidth_min, affected):
+    diag = np.arange(spec.n_nodes)
     alpha[diag, diag] = spec.loopback_lat
     bandwidth[diag, diag] = bandwidth_min[diag, diag] = spec.loopback_bw
     affected[diag, diag] = False
@@ -428,7 +482,10 @@ def _config(spec: PlatformSpec) -> list[tuple[str, str]]:
 
 
 def platform_xml(spec: PlatformSpec, links: Sequence[Link]) -> str:
-    """SimGrid 4.1 platform: one flat Dijkstra zone with hosts, leaf routers, the spine and links."""
+    """SimGrid 4.1 platform: one flat Dijkstra zone with hosts, leaf routers, the spine and links
+    (other shapes: _routed_xml)."""
+    if spec.shape is not None:
+        return _routed_xml(spec, spec.shape, links)
     n, npr = spec.n_nodes, spec.nodes_per_rack
     rack = spec.rack_of_node
     out = [
@@ -445,11 +502,7 @@ def platform_xml(spec: PlatformSpec, links: Sequence[Link]) -> str:
     out += [f'    <host id="node-{i}" speed="{speed}f" core="{spec.cores}"/>' for i in range(n)]
     out += [f'    <router id="leaf-{r}"/>' for r in range(spec.racks)]
     out.append('    <router id="spine"/>')
-    for link in links:
-        attrs = f'id="{link.name}" bandwidth="{_num(link.bandwidth)}Bps" latency="{_num(link.latency)}s"'
-        if link.profile_file:
-            attrs += f' bandwidth_file="{link.profile_file}"'
-        out.append(f'    <link {attrs} sharing_policy="SPLITDUPLEX"/>')
+    out += _link_lines(links)
     # Routes are given upward only; the symmetrical route uses the DOWN half of each link.
     for i in range(n):
         out.append(
@@ -457,6 +510,36 @@ def platform_xml(spec: PlatformSpec, links: Sequence[Link]) -> str:
         )
     for r in range(spec.racks):
         out.append(f'    <route src="leaf-{r}" dst="spine"><link_ctn id="up-{r}" direction="UP"/></route>')
+    out += ["  </zone>", "</platform>", ""]
+    return "\n".join(out)
+
+
+def _link_lines(links: Sequence[Link]) -> list[str]:
+    out = []
+    for link in links:
+        attrs = f'id="{link.name}" bandwidth="{_num(link.bandwidth)}Bps" latency="{_num(link.latency)}s"'
+        if link.profile_file:
+            attrs += f' bandwidth_file="{link.profile_file}"'
+        out.append(f'    <link {attrs} sharing_policy="SPLITDUPLEX"/>')
+    return out
+
+
+def _routed_xml(spec: PlatformSpec, shape: Shape, links: Sequence[Link]) -> str:
+    """One `Full` zone: hosts, links and an explicit route for every ordered pair of hosts (no
+    router elements: a route lists the links it crosses, SimGrid needs nothing else)."""
+    out = [
+        "<?xml version='1.0'?>",
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+        '<platform version="4.1">',
+        f"  <!-- rankwise {shape.label}, {spec.nics} NIC(s) per node, seed {spec.seed}; routes written out -->",
+        '  <config id="rankwise">',
+    ]
+    out += [f'    <prop id="{key}" value="{value}"/>' for key, value in _config(spec)]
+    out += ["  </config>", '  <zone id="rankwise" routing="Full">']
+    speed = _num(spec.host_speed)
+    out += [f'    <host id="node-{i}" speed="{speed}f" core="{spec.cores}"/>' for i in range(spec.n_nodes)]
+    out += _link_lines(links)
+    out += routes_xml(shape, [link.name for link in links])
     out += ["  </zone>", "</platform>", ""]
     return "\n".join(out)
 
@@ -585,11 +668,18 @@ def _ground_truth_json(gp: GeneratedPlatform) -> str:
         "rack_of_node": gp.rack_of_node.tolist(),
         "loopback": {"bandwidth": spec.loopback_bw, "latency": spec.loopback_lat},
     }
+    if spec.shape is not None:
+        head["topology"] = spec.topology
+        head["coords"] = spec.shape.coords()
     parts = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in head.items()]
     for key in ("alpha", "bandwidth"):  # bandwidth_min follows from "links"; 1M-entry matrices cost time
         rows = ",\n".join(json.dumps(row) for row in getattr(gp, key).tolist())
         parts.append(f"{json.dumps(key)}: [\n{rows}\n]")
-    parts.append('"links": [\n' + ",\n".join(json.dumps(_link_dict(link)) for link in gp.links) + "\n]")
+    dicts = [_link_dict(link) for link in gp.links]
+    if spec.shape is not None:  # which pairs share each link, for a predictor (sim/topology.py)
+        for d, pairs in zip(dicts, link_pairs(spec.shape, len(gp.links))):
+            d["pairs"] = pairs
+    parts.append('"links": [\n' + ",\n".join(json.dumps(d) for d in dicts) + "\n]")
     parts.append(
         '"altered_links": [\n' + ",\n".join(json.dumps(_link_dict(link)) for link in gp.altered_links) + "\n]"
     )
