@@ -193,7 +193,9 @@ class PredictNetwork:
         """The network a generated platform (rankwise.sim.platform) really is:
         route latencies and bottleneck bandwidths from ground_truth.json, each
         node's link as its injection and ejection cap (full duplex), and each
-        rack uplink as two shared links (out of the rack, into it)."""
+        rack uplink as two shared links (out of the rack, into it); on a torus or
+        dragonfly every router link's direction is a shared link over the pairs
+        the ground truth lists for it."""
         path = Path(platform_dir) / "ground_truth.json"
         try:
             gt = json.loads(path.read_text())
@@ -206,9 +208,17 @@ class PredictNetwork:
         rack = np.asarray(gt["rack_of_node"], dtype=np.int64)
         node_bw = np.zeros(n)
         links = []
+        several_nics = gt.get("spec", {}).get("nics", 1) > 1  # then each NIC carries only some pairs
         for link in gt["links"]:
             bw = float(link["configured"]["bandwidth"])
-            if link["kind"] == "node":
+            if "pairs" in link:  # a torus or dragonfly: the routes crossing it are listed
+                # A node's NICs (several on a torus) add up to its injection cap.
+                if link["kind"] == "node":
+                    node_bw[int(link["index"])] += bw
+                for way, pairs in link["pairs"].items():
+                    if pairs and (link["kind"] != "node" or several_nics):
+                        links.append(SharedLink(f"{link['name']}:{way}", bw, np.asarray(pairs, dtype=np.int32)))
+            elif link["kind"] == "node":
                 node_bw[int(link["index"])] = bw
             else:
                 r = int(link["index"])

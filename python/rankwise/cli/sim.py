@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
+from rankwise.errors import UsageError
 
 
 sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid SMPI).")
@@ -18,13 +19,15 @@ sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid
 @sim_app.command("platform")
 def sim_platform(
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write platform.xml, hostfile, ground_truth.json into."),
+    topology: str = typer.Option("fat-tree", "--topology", help="fat-tree (racks of nodes), torus:X,Y,Z or dragonfly:G,R,N (groups, routers per group, nodes per router)."),
+    nics: Optional[int] = typer.Option(None, "--nics", help="NICs per node (torus only; default 1)."),
     racks: Optional[int] = typer.Option(None, help="Number of racks (leaf switches)."),
     nodes_per_rack: Optional[int] = typer.Option(None, "--nodes-per-rack", help="Nodes under each leaf switch."),
     cores: Optional[int] = typer.Option(None, help="Cores per node."),
-    degrade: list[str] = typer.Option([], "--degrade", help="KIND:INDEX:BW_FACTOR:LAT_FACTOR, KIND node or uplink (repeatable)."),
+    degrade: list[str] = typer.Option([], "--degrade", help="KIND:INDEX:BW_FACTOR:LAT_FACTOR, KIND node or uplink (torus: node, x, y, z; dragonfly: node, local, global) (repeatable)."),
     vary: list[str] = typer.Option([], "--vary", help="KIND:INDEX: that link's bandwidth varies over time (repeatable)."),
     unreachable: list[int] = typer.Option([], "--unreachable", help="A node that does not answer (repeatable)."),
-    oversubscription: Optional[float] = typer.Option(None, help="Rack uplink oversubscription (1 = non-blocking)."),
+    oversubscription: Optional[float] = typer.Option(None, help="Rack uplink oversubscription (1 = non-blocking; torus, dragonfly: router links at 1/F)."),
     seed: Optional[int] = typer.Option(None, help="Seed of every random choice."),
     shuffle: bool = typer.Option(False, "--shuffle", help="Deal racks to hosts in a seeded shuffled order."),
     default: bool = typer.Option(False, "--default", help="The embedded default platform (64 nodes x 4 cores, 4 racks)."),
@@ -32,7 +35,7 @@ def sim_platform(
     send_overhead: Optional[float] = typer.Option(None, "--send-overhead", help="Seconds every blocking send keeps its sender busy (SMPI's smpi/os)."),
     degrade_at: Optional[float] = typer.Option(None, "--degrade-at", help="The --degrade links change at this simulated time (s), not from the start (SimGrid profiles)."),
 ):
-    """Generate a SimGrid platform: a two-level fat tree with what its topology does not show."""
+    """Generate a SimGrid platform (a two-level fat tree, a torus or a dragonfly) with what its topology does not show."""
     from rankwise.cli.sim_options import spec_from_options
     from rankwise.sim.platform import generate
 
@@ -46,9 +49,11 @@ def sim_platform(
     spec = spec_from_options(
         default=default, racks=racks, nodes_per_rack=nodes_per_rack, cores=cores, degrade=degrade,
         vary=vary, unreachable=unreachable, oversubscription=oversubscription, seed=seed,
-        protocol_switch=protocol_switch, send_overhead=send_overhead,
+        protocol_switch=protocol_switch, send_overhead=send_overhead, topology=topology, nics=nics,
     )
     if shuffle:
+        if topology != "fat-tree":
+            raise UsageError("--shuffle deals the fat tree's racks; a torus or dragonfly has none to deal")
         spec = dataclasses.replace(spec, shuffle_racks=True)
     if later:
         from rankwise.sim.profiles import check, schedule

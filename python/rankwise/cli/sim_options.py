@@ -8,13 +8,15 @@ from rankwise.errors import UsageError
 from rankwise.patterns import parse_size
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, default_spec
 
-KINDS = ("node", "uplink")
+KINDS = ("node", "uplink")  # the fat tree's; a torus has node, x, y, z and a dragonfly node, local, global
+ALL_KINDS = ("node", "uplink", "x", "y", "z", "local", "global")
 
 
 def _fields(text: str, option: str, count: tuple[int, ...]) -> list[str]:
     parts = text.split(":")
-    if len(parts) not in count or parts[0] not in KINDS:
-        raise UsageError(f"{option} '{text}': expected {'|'.join(KINDS)}:INDEX{'' if count == (2,) else ':BW_FACTOR[:LAT_FACTOR]'}")
+    if len(parts) not in count or parts[0] not in ALL_KINDS:
+        raise UsageError(f"{option} '{text}': expected KIND:INDEX{'' if count == (2,) else ':BW_FACTOR[:LAT_FACTOR]'}, "
+                         f"KIND {'|'.join(KINDS)} (torus: node|x|y|z, dragonfly: node|local|global)")
     return parts
 
 
@@ -50,8 +52,15 @@ def spec_from_options(
     seed: int | None = None,
     protocol_switch: str | None = None,
     send_overhead: float | None = None,
+    topology: str = "fat-tree",
+    nics: int | None = None,
 ) -> PlatformSpec:
     """The default platform (with --default) or a plain one, with the options applied."""
+    if topology != "fat-tree":
+        given = [name for name, v in (("--default", default or None), ("--racks", racks),
+                                      ("--nodes-per-rack", nodes_per_rack)) if v is not None]
+        if given:
+            raise UsageError(f"{given[0]} describes the fat tree; --topology {topology} sets the shape itself")
     base = default_spec() if default else PlatformSpec()
     changes = {
         k: v
@@ -68,6 +77,9 @@ def spec_from_options(
             raise UsageError(f"--protocol-switch: '{protocol_switch}' is not a size like 64K") from None
     if send_overhead is not None:
         changes["send_overhead"] = send_overhead
+    changes["topology"] = topology
+    if nics is not None:
+        changes["nics"] = nics
     if degrade:
         changes["degraded"] = tuple(base.degraded) + tuple(parse_degrade(d) for d in degrade)
     if vary:

@@ -62,7 +62,7 @@ class Shape(Protocol):
 def parse_dims(text: str, what: str, count: int, names: str) -> tuple[int, ...]:
     parts = text.split(",")
     if len(parts) != count:
-        raise UsageError(f"invalid topology '{text}': {what} needs {count} numbers {names}")
+        raise UsageError(f"invalid topology '{what}:{text}': {what} needs {count} numbers {names}")
     try:
         dims = tuple(int(p) for p in parts)
     except ValueError:
