@@ -15,7 +15,10 @@ Platforms: `torus:4,4,Z` (rankwise.sim.torus), Z = 1, 2, 4, one rank per node, u
    scheduler hands out) and rankwise's annealed one. Every rank starts at one instant; the time
    is the slowest rank's over the iterations.
 
-Run: .venv/bin/python studies/torus_mapping.py [--bytes 1M]; about a minute on 2 cores.
+Goal: the ring on 4x4x1 one hop throughout, and the annealed placement at least as fast as block
+placement in simulated time on every torus; exit status 1 when missed.
+
+Run: .venv/bin/python studies/torus_mapping.py [--bytes 1M]; about 15 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ def ground_truth_network(gp) -> Network:
     return Network(gp.nodes, np.ones(len(gp.nodes), dtype=np.int32), gp.alpha, 1.0 / gp.bandwidth)
 
 
-def virtual_torus(out: Path) -> list[str]:
+def virtual_torus(out: Path, misses: list[str]) -> list[str]:
     lines = ["| platform | logical torus | block: max / mean hops | rankwise torus: max / mean hops |",
              "|---|---|---|---|"]
     for z in (1, 2, 4):
@@ -149,6 +152,8 @@ def virtual_torus(out: Path) -> list[str]:
         for name, m in cases:
             r = map_ranks(m, net, algorithm="torus", min_gain=0.0)
             before, after = hops(t, np.arange(n), m), hops(t, r.node_of, m)
+            if z == 1 and name.startswith("ring") and after.max() != 1:
+                misses.append(f"ring on 4x4x1: {after.max()} hops")
             lines.append(f"| 4x4x{z} | {name} | {before.max()} / {before.mean():.2f} | "
                          f"{after.max()} / {after.mean():.2f} |")
     return lines
@@ -167,12 +172,12 @@ def replay(exe: Path, gp, m: CommMatrix, node_of, iterations: int, tmp: Path) ->
     return float(res.stdout.split()[-1])
 
 
-def annealing(out: Path, nbytes: int, tmp: Path) -> list[str]:
+def annealing(out: Path, nbytes: int, tmp: Path, misses: list[str]) -> list[str]:
     src = tmp / "replay.c"
     src.write_text(REPLAY)
     exe = tmp / "replay"
     subprocess.run(["smpicc", "-O2", "-o", str(exe), str(src)], check=True, capture_output=True, text=True)
-    lines = ["| platform | pattern | placement | predicted (us) | simulated (us) | vs block | mean hops |",
+    lines = ["| platform | pattern | placement | mapping cost: sum over messages (us) | simulated (us) | vs block | mean hops |",
              "|---|---|---|---|---|---|---|"]
     iterations = 4
     for z, (rows, cols) in ((2, (4, 8)), (4, (8, 8))):
@@ -187,9 +192,11 @@ def annealing(out: Path, nbytes: int, tmp: Path) -> list[str]:
         annealed = map_ranks(m, net, algorithm="anneal", min_gain=0.0, seed=1).node_of
         base = None
         for name, node_of in (("block", np.arange(n)), ("shuffled", shuffled), ("rankwise anneal", annealed)):
-            predicted = placement_cost(m, net, node_of)
+            predicted = placement_cost(m, net, node_of)  # the objective `time`: a sum, not a makespan
             took = replay(exe, gp, m, node_of, iterations, tmp)
             base = base or took
+            if name == "rankwise anneal" and took > base:
+                misses.append(f"annealed CG-like on 4x4x{z} slower than block")
             lines.append(f"| 4x4x{z} | CG-like {rows}x{cols}, {nbytes >> 10} KiB | {name} | {predicted * 1e6:.1f} | "
                          f"{took * 1e6:.1f} | {base / took:.3f}x | {hops(t, node_of, m).mean():.2f} |")
     return lines
@@ -203,12 +210,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         out = args.out or tmp
-        for line in virtual_torus(out):
+        misses: list[str] = []
+        for line in virtual_torus(out, misses):
             print(line)
         print()
-        for line in annealing(out, parse_size(args.bytes), tmp):
+        for line in annealing(out, parse_size(args.bytes), tmp, misses):
             print(line)
-    return 0
+    for miss in misses:
+        print(f"goal missed: {miss}")
+    return 1 if misses else 0
 
 
 if __name__ == "__main__":
