@@ -12,7 +12,8 @@ import pytest
 from conftest import assert_one_line_error, run_cli
 from rankwise.errors import UsageError
 from rankwise.mapping import Network
-from rankwise.predict import PredictNetwork
+from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, placement, predict_collective
+from rankwise.programs import run_benchmark
 from rankwise.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, build_links, generate, load_generated, route
 
@@ -236,3 +237,23 @@ def test_isolated_probe_of_a_dragonfly_finds_its_routers(tmp_path):
     # a router's nodes form the first level, as a rack's do; groups are no level of their own:
     # a global link joins two routers as directly as a local one (docs/simulation.md)
     assert levels[1].tolist() == (np.arange(12) // 2).tolist()
+
+
+# --- the predictor on the ground truth ----------------------------------------------------
+
+
+@pytest.mark.parametrize("topology, nics", [("torus:2,2,2", 1), ("torus:2,2,2", 2), ("dragonfly:2,2,2", 1)])
+def test_alltoall_predicted_from_the_ground_truth_matches_smpi(tmp_path, topology, nics):
+    """The links' pairs in the ground truth make the predictor share router links and NICs as
+    SimGrid does: a 16-rank all-to-all (2 per node, so shared links matter) within 3 %."""
+    spec = PlatformSpec(topology=topology, nics=nics, cores=2, degraded=[Degraded("node", 1, 0.5, 3.0)])
+    gp = generate(spec, tmp_path)
+    net = PredictNetwork.from_ground_truth(tmp_path)
+    node_of = placement(2, 8)
+    for alg in ("pair", "ring"):
+        r = run_benchmark("alltoall", ["--sizes", "256K,1M", "--iterations", "2", "--warmup", "1"],
+                          sim=gp.platform_xml, ranks_per_node=2, nodes=8,
+                          smpi_cfg=[f"smpi/alltoall:{SMPI_ALGORITHM['alltoall', alg]}"])
+        for size, measured in zip(r.table.size, r.table.median_us):
+            predicted = predict_collective(net, "alltoall", alg, int(size), node_of).span / US
+            assert predicted == pytest.approx(measured, rel=0.03), (alg, size)
