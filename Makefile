@@ -58,6 +58,7 @@ studies: build
 	$(PY) studies/probe_real_mpi.py
 	$(PY) studies/map_quality.py
 	$(PY) studies/capacity_accuracy.py
+	$(PY) studies/torus_mapping.py
 
 build: $(VENV)/.installed
 
