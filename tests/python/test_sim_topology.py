@@ -257,3 +257,35 @@ def test_alltoall_predicted_from_the_ground_truth_matches_smpi(tmp_path, topolog
         for size, measured in zip(r.table.size, r.table.median_us):
             predicted = predict_collective(net, "alltoall", alg, int(size), node_of).span / US
             assert predicted == pytest.approx(measured, rel=0.03), (alg, size)
+
+
+# --- what the probe found against what the platform hides ----------------------------------
+
+
+def test_verdict_matches_a_slow_torus_link_through_the_routes_crossing_it(tmp_path):
+    from rankwise.anomalies import find_slow_links
+    from rankwise.sim.verdict import judge
+
+    spec = PlatformSpec(topology="torus:3,2,2", cores=1, degraded=[Degraded("x", 4, 0.25), Degraded("node", 7, 1.0, 5.0)])
+    gen = generate(spec, tmp_path / "plat")
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm", ProbeOptions(mode="isolated", **FAST),
+                      show_progress=False)
+    findings = find_slow_links(model)
+    verdict = judge(gen, model, findings)
+    assert {(v.link, v.found) for v in verdict.links} == {("x-4", True), ("node-7", True)}
+    assert verdict.ok
+    # x-4 is matched by its routes, not as a rack: the flagged pairs through it are real ones
+    crossing = {(i, j) for i in range(12) for j in range(12) if i != j and 12 + 4 in route(spec, i, j)}
+    assert findings.flagged() & crossing and findings.flagged() & crossing <= set(gen.changed_pairs)
+
+
+def test_synthetic_model_of_a_torus_with_two_nics_marks_the_degraded_node(tmp_path):
+    from rankwise.sim.synthetic import synthetic_model
+
+    spec = PlatformSpec(topology="torus:3,2,2", nics=2, degraded=[Degraded("node", 11, 0.25)])
+    model = synthetic_model(spec, noise=0.0, slow_noise=0.05, seed=1)
+    gen = generate(spec, tmp_path)
+    mask = ~np.eye(12, dtype=bool)
+    exact = np.isclose(model.bandwidth, gen.bandwidth)
+    # only the degraded node's pairs carry the extra noise (its NICs are links 22 and 23, not 11)
+    assert not exact[11][mask[11]].any() and exact[:11, :11][mask[:11, :11]].all()

@@ -44,7 +44,10 @@ def synthetic_model(
     np.fill_diagonal(varies, False)
     alpha = (alpha + alpha.T) / 2
     sigma = noise * ranks_per_node
-    node_altered = np.array([bool(link.reasons) for link in links[:n]])
+    node_altered = np.zeros(n, dtype=bool)  # a node's NIC(s) altered (a torus node may have several)
+    for link in links:
+        if link.kind == "node" and link.reasons and link.index < n:
+            node_altered[link.index] = True
     touched = node_altered[:, None] | node_altered[None, :]
     extra = np.where(touched, slow_noise * ranks_per_node, 0.0)
     alpha = alpha * np.exp((sigma + extra) * rng.standard_normal((n, n)))
