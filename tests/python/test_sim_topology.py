@@ -159,7 +159,11 @@ def test_xml_routes_are_the_ground_truth_s(tmp_path):
     (dict(nics=2), "several NICs per node need a torus"),
     (dict(topology="dragonfly:2,2,2", nics=2), "a dragonfly node has one NIC"),
     (dict(topology="torus:1,1,1"), "fewer than 2 nodes"),
-    (dict(topology="torus:16,16,8"), "at most 1024"),
+    (dict(topology="torus:16,16,8"), "more than 1024 nodes"),
+    (dict(topology="torus:100000000,100000000,100000000"), "more than 1024 nodes"),
+    (dict(topology="dragonfly:9" + "9" * 400 + ",2,2"), "more than 1024 nodes"),
+    (dict(topology=5), "topology must be a string"),
+    (dict(topology="torus:2,2,2", nics="2"), "nics must be an integer"),
 ])
 def test_invalid_specs_are_refused(kw, message):
     with pytest.raises(UsageError, match=message):

@@ -18,6 +18,9 @@ import numpy as np
 from rankwise.errors import UsageError
 
 FAT_TREE = "fat-tree"
+# Every ordered pair gets an explicit route: beyond this the XML and the ground truth grow past
+# what a simulated probe could use anyway (its time grows with the cube of the ranks).
+MAX_NODES = 1024
 UP, DOWN = True, False  # direction of a hop over a full-duplex link (SimGrid's UP / DOWN half)
 
 
@@ -69,6 +72,9 @@ def parse_dims(text: str, what: str, count: int, names: str) -> tuple[int, ...]:
         raise UsageError(f"invalid topology '{what}:{text}': {names} must be integers") from None
     if any(d < 1 for d in dims):
         raise UsageError(f"invalid topology '{what}:{text}': every number must be at least 1")
+    if any(d > MAX_NODES for d in dims) or int(np.prod(dims, dtype=object)) > MAX_NODES:
+        raise UsageError(f"invalid topology '{what}:{text}': more than {MAX_NODES} nodes "
+                         "(every pair gets a route of its own)")
     return dims
 
 
