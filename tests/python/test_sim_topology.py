@@ -293,3 +293,16 @@ def test_synthetic_model_of_a_torus_with_two_nics_marks_the_degraded_node(tmp_pa
     exact = np.isclose(model.bandwidth, gen.bandwidth)
     # only the degraded node's pairs carry the extra noise (its NICs are links 22 and 23, not 11)
     assert not exact[11][mask[11]].any() and exact[:11, :11][mask[:11, :11]].all()
+
+
+def test_degrade_at_changes_every_nic_of_a_node_and_a_torus_link(tmp_path):
+    r = run_cli("sim", "platform", "--topology", "torus:2,2,1", "--nics", "2", "--degrade", "node:0:0.5",
+                "--degrade", "x:0:0.25:2", "--degrade-at", "0.001", "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    gt = json.loads((tmp_path / "ground_truth.json").read_text())
+    assert [(c["link"], sorted(set(c) & {"bandwidth", "latency"})) for c in gt["changes"]] == [
+        ("node-0.0", ["bandwidth"]), ("node-0.1", ["bandwidth"]), ("x-0", ["bandwidth", "latency"])]
+    links = {e.get("id"): e for e in ET.parse(tmp_path / "platform.xml").getroot().iter("link")}
+    assert links["node-0.1"].get("bandwidth_file") == "profiles/node-0.1.bandwidth-at.profile"
+    assert links["x-0"].get("latency_file") == "profiles/x-0.latency-at.profile"
+    assert not gt["altered_links"]  # nothing altered before the change

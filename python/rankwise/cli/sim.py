@@ -42,7 +42,6 @@ def sim_platform(
     later = []
     if degrade_at is not None:  # the --degrade items become changes at that time (sim/profiles.py)
         from rankwise.cli.sim_options import parse_degrade
-        from rankwise.errors import UsageError
         if not degrade:
             raise UsageError("--degrade-at needs at least one --degrade KIND:INDEX:BW[:LAT]")
         later, degrade = [parse_degrade(d) for d in degrade], []

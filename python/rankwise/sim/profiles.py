@@ -45,17 +45,16 @@ def schedule(gen: GeneratedPlatform, changes: Sequence[Degraded], at: float) -> 
     `at` on (bandwidth x bw_factor, latency x lat_factor of what the link has
     before), by profiles written beside its XML; the ground truth gets a
     "changes" list. Returns that list."""
-    by_slot = {(link.kind, link.index): link for link in gen.links}
+    by_slot: dict[tuple[str, int], list] = {}  # a node's NICs (several on a torus) share its slot
+    for link in gen.links:
+        by_slot.setdefault((link.kind, link.index), []).append(link)
     check(gen.spec, changes, at)
     gt = gen.ground_truth
     text = gt.read_text()
     gt.unlink()  # the folder is incomplete until the ground truth is written again, last
     xml = gen.platform_xml.read_text()
     changes_out = []
-    for d in changes:
-        link = by_slot.get((d.kind, d.index))
-        if link is None:
-            raise UsageError(f"--degrade {d.kind}:{d.index}: the platform has no such link")
+    for d, link in ((d, link) for d in changes for link in _links_of(by_slot, d)):
         entry = {"at": at, "link": link.name, "kind": link.kind, "index": link.index}
         for attr, factor, before in (("bandwidth_file", d.bw_factor, link.bandwidth),
                                      ("latency_file", d.lat_factor, link.latency)):
@@ -76,6 +75,13 @@ def schedule(gen: GeneratedPlatform, changes: Sequence[Degraded], at: float) -> 
     items = ",\n".join(json.dumps(c) for c in changes_out)
     write_atomic(gt, f'{body[:-1].rstrip()},\n"changes": [\n{items}\n]\n}}\n')
     return changes_out
+
+
+def _links_of(by_slot: dict, d: Degraded) -> list:
+    links = by_slot.get((d.kind, d.index))
+    if not links:
+        raise UsageError(f"--degrade {d.kind}:{d.index}: the platform has no such link")
+    return links
 
 
 def _add_attribute(xml: str, link: str, attr: str, value: str) -> str:
