@@ -177,6 +177,7 @@ def test_cli_writes_a_torus_with_faults(tmp_path):
     r = run_cli("sim", "platform", "--topology", "torus:3,2,2", "--nics", "2", "--degrade", "y:1:0.5:2",
                 "--vary", "x:4", "--unreachable", "7", "-o", tmp_path)
     assert r.returncode == 0, r.stderr
+    assert "platform with 12 nodes (torus:3,2,2, 2 NICs per node) written" in r.stdout
     gt = json.loads((tmp_path / "ground_truth.json").read_text())
     altered = {link["name"]: link["reasons"] for link in gt["altered_links"]}
     assert altered == {"node-7.0": ["unreachable"], "node-7.1": ["unreachable"], "y-1": ["degraded"],

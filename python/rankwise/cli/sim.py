@@ -61,4 +61,6 @@ def sim_platform(
     gen = generate(spec, out)
     if later:
         schedule(gen, later, degrade_at)
-    console.print(f"platform with {len(gen.nodes)} nodes written to [bold]{escape(str(out))}[/bold]", highlight=False)
+    shape = "" if spec.shape is None else f" ({spec.topology}" + (f", {spec.nics} NICs per node)" if spec.nics > 1 else ")")
+    console.print(f"platform with {len(gen.nodes)} nodes{escape(shape)} written to [bold]{escape(str(out))}[/bold]",
+                  highlight=False)
