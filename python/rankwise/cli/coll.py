@@ -277,3 +277,8 @@ def coll_tune_command(
         raise RankwiseError(f"{output}: cannot write: {exc.strerror or exc}") from None
     print_tune_summary(rules, f"{ranks} ranks on {len(counts)} nodes ({escape(label)})", console)
     console.print(f"wrote {escape(str(output))} ({len(rules)} decisions)", highlight=False)
+
+
+from rankwise.cli.coll_bench import coll_bench_command  # noqa: E402  (its own module: one verb per file)
+
+coll_app.command("bench", no_args_is_help=True)(coll_bench_command)
