@@ -259,7 +259,7 @@ class LauncherTarget:
     def __init__(self, launcher: str, model: Path | None, rules: Path | None, hostfile: Path | None):
         launch.parse_launcher(launcher)  # a one-line error for an unknown launcher
         self.launcher, self.model, self.given_rules, self.hostfile = launcher, model, rules, hostfile
-        self.label = "real MPI"
+        self.label = "real-mpi"
         for opt, p in (("--model", model), ("--rules", rules), ("--hostfile", hostfile)):
             if p is not None and not p.is_file():
                 raise UsageError(f"{opt}: {p} is not a file")
@@ -450,8 +450,10 @@ def plot_op(points: Sequence[Point], op: str, path: Path, title: str) -> Path:
             ax.plot([p.size for p in pts], [getattr(p, base) / p.rankwise for p in pts], marker="o", ms=3,
                     label=f"{ranks} ranks" + (f", {rpn}/node" if rpn else ""))
         ax.axhline(1.0, color="grey", lw=0.8, ls="--")
-        if band is not None:
-            ax.axhline(1 / (1 - band.goal), color="green", lw=0.8, ls=":", label=f"goal ({band.label})")
+        inside = sorted({p.size for p in points if p.op == op and band is not None and band.contains(p.size)})
+        if inside:  # the goal over its band only
+            ax.hlines(1 / (1 - band.goal), inside[0], inside[-1], color="green", lw=1.2, ls=":",
+                      label=f"goal ({band.label}: {band.goal:.0%} less time)")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("bytes per rank")
         ax.set_ylabel(f"speed-up ({name} time / rankwise time)")
