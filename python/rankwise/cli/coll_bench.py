@@ -61,14 +61,15 @@ def _print_op(points, op: str, title: str) -> None:
         return
     table = Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("ranks", "rpn", "size", "default us", "binomial us", "rankwise us", "vs default", "vs binomial",
-                 "runs"):
+                 "predicted", "runs"):
         table.add_column(name, justify="left" if name == "runs" else "right", no_wrap=True)
     last = None
     for p in pts:
         shape = (p.ranks, p.rpn)
         table.add_row(str(p.ranks) if shape != last else "", (str(p.rpn) if p.rpn else "-") if shape != last else "",
                       format_size(p.size), f"{p.default:.2f}", f"{p.binomial:.2f}", f"{p.rankwise:.2f}",
-                      f"x{p.default / p.rankwise:.3f}", f"x{p.binomial / p.rankwise:.3f}", escape(p.runs or "-"))
+                      f"x{p.default / p.rankwise:.3f}", f"x{p.binomial / p.rankwise:.3f}",
+                      f"x{p.predicted:.3f}" if p.predicted == p.predicted else "-", escape(p.runs or "-"))
         last = shape
     console.print(table)
 

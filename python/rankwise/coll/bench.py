@@ -88,6 +88,7 @@ class Point:
     binomial: float
     rankwise: float
     runs: str = ""  # what the rules chose: 'MPI' (passthrough), a tree's construction, or '' (no rules)
+    predicted: float = float("nan")  # the rules' predicted speed-up over the passthrough
 
     def gain(self, base: str) -> float:
         """1 - rankwise / base: the share of the base's time rankwise saves."""
@@ -114,9 +115,10 @@ class Shape:
 _RULE = re.compile(r"^rule\s+(.*)$")
 
 
-def read_choices(path: Path) -> list[tuple[str, int, int, str]]:
-    """(op, lo, hi, what runs) of a rules file's root-0 rules: 'MPI' for the
-    passthrough, else the tree's construction ('eager', 'binomial /8K')."""
+def read_choices(path: Path) -> list[tuple[str, int, int, str, float]]:
+    """(op, lo, hi, what runs, predicted speed-up over the passthrough) of a
+    rules file's root-0 rules: 'MPI' for the passthrough, else the tree's
+    construction ('eager', 'binary /8K')."""
     out = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         m = _RULE.match(line.strip())
@@ -131,15 +133,20 @@ def read_choices(path: Path) -> list[tuple[str, int, int, str]]:
         seg = int(kv.get("segment", "0") or 0)
         if what != "MPI" and seg:
             what += f" /{format_size(seg)}"
-        out.append((kv.get("op", ""), lo, hi, what))
+        try:
+            speedup = float(kv["passthrough-predicted"]) / float(kv["predicted"])
+        except (KeyError, ValueError, ZeroDivisionError):
+            speedup = float("nan")
+        out.append((kv.get("op", ""), lo, hi, what, speedup))
     return out
 
 
-def choice_at(choices: list[tuple[str, int, int, str]], op: str, size: int) -> str:
-    for o, lo, hi, what in choices:
+def choice_at(choices, op: str, size: int) -> tuple[str, float]:
+    """What the rules run for (op, size) and its predicted speed-up."""
+    for o, lo, hi, what, speedup in choices:
         if o == op and lo <= size <= hi:
-            return what
-    return "MPI" if op in ROOTED else "MPI (not decided)"
+            return what, speedup
+    return ("MPI" if op in ROOTED else "MPI (not decided)"), float("nan")
 
 
 def run_tune(args: list[str], output: Path) -> Path:
@@ -351,8 +358,9 @@ def measure(target, shapes: Sequence[Shape], ops: Sequence[str], sizes: Sequence
                 raise RankwiseError(f"{PROGRAM} printed no {op} table")
             for size in rows[0].size.tolist():
                 t = [r.at(size) for r in rows]
-                runs = "" if choices is None else choice_at(choices, op, size)
-                points.append(Point(target.label, shape.ranks, shape.rpn, op, int(size), *t, runs=runs))
+                runs, predicted = ("", float("nan")) if choices is None else choice_at(choices, op, size)
+                points.append(Point(target.label, shape.ranks, shape.rpn, op, int(size), *t, runs=runs,
+                                    predicted=predicted))
     return points
 
 
@@ -417,7 +425,7 @@ def band_means(points: Sequence[Point]) -> list[tuple[str, str, float, float, in
 # ---------------------------------------------------------------- files
 
 
-CSV_HEAD = "platform,ranks,ranks_per_node,op,size,default_us,binomial_us,rankwise_us,speedup_default,speedup_binomial,runs"
+CSV_HEAD = "platform,ranks,ranks_per_node,op,size,default_us,binomial_us,rankwise_us,speedup_default,speedup_binomial,predicted_speedup,runs"
 
 
 def write_csv(points: Sequence[Point], path: Path) -> Path:
@@ -425,7 +433,7 @@ def write_csv(points: Sequence[Point], path: Path) -> Path:
 
     lines = [CSV_HEAD] + [
         f"{p.platform},{p.ranks},{p.rpn},{p.op},{p.size},{p.default:.3f},{p.binomial:.3f},{p.rankwise:.3f},"
-        f"{p.default / p.rankwise:.4f},{p.binomial / p.rankwise:.4f},{p.runs}" for p in points]
+        f"{p.default / p.rankwise:.4f},{p.binomial / p.rankwise:.4f},{p.predicted:.4f},{p.runs}" for p in points]
     write_atomic(path, "\n".join(lines) + "\n")
     return path
 
