@@ -4,8 +4,14 @@ points, and the rules file read back for the table's 'runs' column."""
 from __future__ import annotations
 
 import math
+import shutil
+
+import pytest
 
 from rankwise.coll.bench import Point, band_means, choice_at, goals, read_choices
+from rankwise.programs import run_benchmark
+from rankwise.sim.platform import PlatformSpec, Varying, generate
+from rankwise.sim.platform_file import read_platform
 
 
 def pt(op, size, default, binomial, rankwise, runs="eager", ranks=16, rpn=1):
@@ -70,3 +76,28 @@ def test_rules_file_read_back(tmp_path):
     assert choice_at(choices, "gather", 512) == ("MPI", 1.0)  # root 3's rule is not the benchmark's root
     what, speedup = choice_at(choices, "allreduce", 8)
     assert what == "MPI (not decided)" and math.isnan(speedup)
+
+
+@pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")), reason="no SimGrid")
+def test_start_grid_makes_a_call_independent_of_the_calls_before_it(tmp_path):
+    """On a platform whose link varies over time, an allreduce's time depends on
+    when it starts; with --start-every it starts at the same simulated instant
+    whatever ran before it (the three runs of coll bench stay comparable)."""
+    plat = generate(PlatformSpec(racks=2, nodes_per_rack=4, cores=1, seed=2,
+                                 varying=[Varying("node", 0, period=0.0002, steps=10, low=0.1)]), tmp_path / "p")
+    hosts = [name for name, _ in read_platform(plat.platform_xml)]
+
+    def allreduce_us(ops: str, grid: bool) -> list[float]:
+        args = ["--collectives", ops, "--sizes", "256K", "--iterations", "3", "--warmup", "1"]
+        res = run_benchmark("collectives", args + (["--start-every", "1000000"] if grid else []),
+                            sim=plat.platform_xml, hosts=hosts)
+        t = res["allreduce"]
+        return [float(t.min_us[0]), float(t.max_us[0])]
+
+    alone, after = allreduce_us("allreduce", True), allreduce_us("bcast,reduce,allreduce", True)
+    assert alone == pytest.approx(after, abs=0.002)  # to the ns (rounding of the simulated clock)
+    assert alone[0] == pytest.approx(alone[1], abs=0.002)  # and every iteration alike
+    # without the grid the same calls meet other states of the link
+    free_alone, free_after = allreduce_us("allreduce", False), allreduce_us("bcast,reduce,allreduce", False)
+    assert free_alone != pytest.approx(free_after, abs=0.002) or free_alone[0] != pytest.approx(free_alone[1],
+                                                                                                 abs=0.002)

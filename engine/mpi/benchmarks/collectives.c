@@ -128,16 +128,20 @@ int main(int argc, char **argv)
     rw_bench b;
     colls c = {.b = &b};
     const char *which = "all";
+    int start_every_us = 0;
     const rw_bench_opt opts[] = {
         {"collectives", RW_OPT_TEXT, &which, 0,
          "LIST  bcast,reduce,allreduce,gather,scatter,allgather or all (default)"},
         {"root", RW_OPT_INT, &c.root, 0, "R     root of bcast, reduce, gather, scatter (0)"},
+        {"start-every", RW_OPT_INT, &start_every_us, 0,
+         "US    start every call at a multiple of US microseconds (0: off)"},
     };
     int want[N_COLLS];
     int rc = rw_bench_init(&b, "rankwise-bench-collectives",
                            "[options]\n  latency of MPI collectives, one table each; a size is the "
                            "bytes of one rank's contribution",
-                           "4:1M", argc, argv, opts, 2);
+                           "4:1M", argc, argv, opts, 3);
+    b.start_every = start_every_us * 1e-6;
     if (rc == 0 && !b.help)
         rc = parse_collectives(&b, which, want);
     if (rc == 0 && !b.help && c.root >= b.size)
@@ -150,6 +154,8 @@ int main(int argc, char **argv)
         rw_bench_header(&b);
         rw_bench_meta(&b, "operation", "MPI collectives, one table each");
         rw_bench_meta(&b, "root", "%d", c.root);
+        if (start_every_us > 0)
+            rw_bench_meta(&b, "start-every", "%d us", start_every_us);
         rw_bench_meta(&b, "size", "bytes of one rank's contribution (reductions: floats x 4)");
         for (int i = 0; i < N_COLLS && rc == 0; i++)
             if (want[i]) {

@@ -6,6 +6,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,6 +477,12 @@ static double agree_start(rw_bench *b)
     return latest + b->sync_margin;
 }
 
+/* The start at or after t on the grid of start_every, if any. */
+static double on_grid(const rw_bench *b, double t)
+{
+    return b->start_every > 0 ? ceil(t / b->start_every) * b->start_every : t;
+}
+
 static void calibrate_start(rw_bench *b)
 {
     if (b->sync_ready)
@@ -501,12 +508,12 @@ int rw_bench_time(rw_bench *b, rw_bench_op op, void *ctx, int64_t size, rw_bench
     calibrate_start(b);
     b->timed = 0;
     for (int i = 0; i < b->warmup; i++) {
-        wait_until(agree_start(b) + b->clock_offset);
+        wait_until(on_grid(b, agree_start(b)) + b->clock_offset);
         bad |= op(ctx, size, i) != 0;
     }
     b->timed = 1;
     for (int i = 0; i < b->iterations; i++) {
-        double t0 = agree_start(b) + b->clock_offset;
+        double t0 = on_grid(b, agree_start(b)) + b->clock_offset;
         int me_late = MPI_Wtime() > t0, any_late;
         wait_until(t0);
         rw_bench_pcontrol(1);

@@ -26,7 +26,11 @@
  * ping-pong (the round trip of least time, unless MPI_WTIME_IS_GLOBAL):
  * the start is then exact to half that round trip; a rank that reaches
  * the start late counts in rw_bench_times.late (and doubles the margin for
- * the next iterations). Waiting ranks yield their core.
+ * the next iterations). Waiting ranks yield their core. With start_every
+ * set, the start is rounded up to a multiple of it: under SMPI every run of
+ * the same sequence of calls then makes each call at the same simulated
+ * instant, whatever the calls before it took (a platform whose links vary
+ * over time gives every run the same link state at each call).
  *
  * The harness's own communication (barriers, gathering the times) and the
  * warm-up runs happen under MPI_Pcontrol(0), the timed runs under
@@ -84,6 +88,7 @@ typedef struct rw_bench {
     int sync_ready;        /* clock_offset and sync_margin are measured */
     double clock_offset;   /* this rank's MPI_Wtime minus rank 0's, s */
     double sync_margin;    /* start = latest clock after the barrier + this, s */
+    double start_every;    /* > 0: each call starts at a multiple of this (s) of rank 0's clock */
     char error[RW_BENCH_ERR_LEN];
 } rw_bench;
 

@@ -162,9 +162,18 @@ def run_tune(args: list[str], output: Path) -> Path:
 # ------------------------------------------------------------- targets
 
 
-def _program_args(ops: Sequence[str], sizes: Sequence[int], iterations: int) -> list[str]:
-    return ["--collectives", ",".join(ops), "--sizes", ",".join(str(s) for s in sizes),
+# Simulated runs start every call at a whole simulated second, so each call of the three runs meets the
+# same state of a link whose bandwidth varies over time (the default platform's node-30: a 0.01 s cycle);
+# otherwise a call's time would depend on how long the calls before it took in that run. Sleeping
+# costs no wall time under SMPI; the longest call measured (an allgather of 1 MiB per rank on 128
+# ranks over binomial trees) takes well under a second.
+SIM_START_EVERY_US = 1_000_000
+
+
+def _program_args(ops: Sequence[str], sizes: Sequence[int], iterations: int, start_every_us: int = 0) -> list[str]:
+    args = ["--collectives", ",".join(ops), "--sizes", ",".join(str(s) for s in sizes),
             "--iterations", str(iterations), "--warmup", "1"]
+    return args + (["--start-every", str(start_every_us)] if start_every_us else [])
 
 
 def _clean_env() -> dict[str, str]:
@@ -245,7 +254,8 @@ class SimTarget:
             env.update(_inherited_coll_env())
             if rules is not None:
                 env["RANKWISE_COLL_RULES"] = str(rules)
-        cmd = smpi.smpirun_command(paths.program(program, "smpi"), _program_args(ops, sizes, iterations),
+        cmd = smpi.smpirun_command(paths.program(program, "smpi"),
+                                   _program_args(ops, sizes, iterations, SIM_START_EVERY_US),
                                    self.xml, hostfile, shape.ranks, extra_cfg=cfg)
         return _run(cmd, env, f"{variant} run of {shape.ranks} ranks ({shape.rpn} per node) on {self.label}",
                     simulated=True)
