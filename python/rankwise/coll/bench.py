@@ -56,6 +56,9 @@ SMPI_DEFAULT = ("smpi/coll-selector:ompi",)
 SMPI_BINOMIAL = ("smpi/bcast:binomial_tree", "smpi/reduce:binomial", "smpi/gather:ompi_binomial",
                  "smpi/scatter:ompi_binomial", "smpi/allreduce:redbcast", "smpi/allgather:GB")
 SLOWER_LIMIT = 0.02  # never more than 2 % slower than the passthrough
+# "At least as fast" allows 2 ns: the program prints times to the ns, and SimGrid updates
+# simulated times to 1e-9 s (precision/timing), so one call's time moves by a ns with its start.
+SAME_US = 0.002
 
 
 @dataclass(frozen=True)
@@ -405,12 +408,12 @@ def goals(points: Sequence[Point]) -> list[Goal]:
             worst = min(pts, key=lambda p: p.gain("default"))
             out.append(Goal(f"{op}: at least as fast as ompi at every size",
                             f"worst {worst.gain('default') * 100:+.2f} % ({_where(worst)})",
-                            all(p.rankwise <= p.default for p in pts)))
+                            all(p.rankwise <= p.default + SAME_US for p in pts)))
     if points:
         worst = min(points, key=lambda p: p.gain("default"))
         out.append(Goal(f"every collective and size: at most {SLOWER_LIMIT:.0%} slower than ompi",
                         f"worst {worst.gain('default') * 100:+.2f} % ({worst.op}, {_where(worst)})",
-                        all(p.rankwise <= (1 + SLOWER_LIMIT) * p.default for p in points)))
+                        all(p.rankwise <= (1 + SLOWER_LIMIT) * p.default + SAME_US for p in points)))
     return out
 
 
