@@ -21,6 +21,8 @@ from rich.table import Table
 from rankwise.cli.common import HOSTFILE_OPTION, console
 from rankwise.errors import RankwiseError, UsageError
 
+PREDICTION_TOLERANCE = 0.20  # as rankwise bench's rows
+
 
 def _int_list(text: str, option: str, low: int) -> list[int]:
     out = []
@@ -84,6 +86,15 @@ def _print_summary(points, label: str, judged: bool) -> bool:
     for op, band, g_def, g_bin, n in band_means(points):
         table.add_row(op, band, _pct(g_def), _pct(g_bin), str(n))
     console.print(table)
+    chosen = [p for p in points if p.runs not in ("", "MPI") and p.predicted == p.predicted]
+    if chosen:
+        errors = [p.predicted / (p.default / p.rankwise) - 1 for p in chosen]
+        close = sum(abs(e) <= PREDICTION_TOLERANCE for e in errors)
+        worst = max(range(len(chosen)), key=lambda i: abs(errors[i]))
+        w = chosen[worst]
+        console.print(escape(f"where rankwise's tree ran: predicted speed-up over the default within "
+                             f"{PREDICTION_TOLERANCE:.0%} of the measured one in {close}/{len(chosen)} rows (worst "
+                             f"{errors[worst]:+.0%}: {w.op} {w.ranks}x{w.rpn} {w.size} B, {w.runs})"), highlight=False)
     ok = True
     if not judged:
         return ok
