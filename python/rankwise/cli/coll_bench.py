@@ -156,7 +156,7 @@ def coll_bench_command(
         (out / "rules").mkdir(exist_ok=True)
     except OSError as exc:
         raise RankwiseError(f"{out}: cannot create the output folder: {exc.strerror}") from None
-    inherited = cb._inherited_coll_env()
+    inherited = cb.inherited_coll_env()
     if inherited:
         console.print(escape("note: the rankwise runs get " + " ".join(f"{k}={v}" for k, v in inherited.items())
                              + " from the environment"), highlight=False)
@@ -173,6 +173,8 @@ def coll_bench_command(
                 else:
                     fit.append(s)
             plan.append((t, fit))
+    if sim and not any(shapes for _, shapes in plan):
+        raise UsageError("no job shape fits the platform(s): choose --ranks and --ranks-per-node they can hold")
     ok = True
     t0 = time.monotonic()
     with cb.workdir() as tmp:
@@ -181,7 +183,7 @@ def coll_bench_command(
             t = targets[0]
             with console.status("finding the job's size"):
                 plan = [(t, [cb.Shape(t.ranks(work), 0)])]
-        total = sum(3 * cb._weight(s, len(size_list)) for _, shapes in plan for s in shapes)
+        total = sum(3 * cb.run_weight(s, len(size_list)) for _, shapes in plan for s in shapes)
         results = []
         columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                    TextColumn("left"), TimeRemainingColumn())

@@ -254,7 +254,7 @@ class SimTarget:
             cfg += SMPI_BINOMIAL
         elif variant == "rankwise":
             program = LINKED
-            env.update(_inherited_coll_env())
+            env.update(inherited_coll_env())
             if rules is not None:
                 env["RANKWISE_COLL_RULES"] = str(rules)
         cmd = smpi.smpirun_command(paths.program(program, "smpi"),
@@ -264,7 +264,7 @@ class SimTarget:
                     simulated=True)
 
 
-def _inherited_coll_env() -> dict[str, str]:
+def inherited_coll_env() -> dict[str, str]:
     """RANKWISE_COLL_* of the caller's environment reach the rankwise runs
     (RANKWISE_COLL_BCAST=knomial to try an algorithm); the CLI says so."""
     return {k: v for k, v in os.environ.items() if k.startswith("RANKWISE_COLL_") and k != "RANKWISE_COLL_RULES"}
@@ -310,7 +310,7 @@ class LauncherTarget:
             if variant == "binomial":
                 variables.update({f"RANKWISE_COLL_{op.upper()}": "binomial" for op in OPS})
             else:
-                variables.update(_inherited_coll_env())
+                variables.update(inherited_coll_env())
                 if rules is not None:
                     variables["RANKWISE_COLL_RULES"] = str(rules)
         args = _program_args(ops, sizes, iterations)
@@ -343,7 +343,7 @@ class LauncherTarget:
 # ----------------------------------------------------------------- run
 
 
-def _weight(shape: Shape, n_sizes: int) -> float:
+def run_weight(shape: Shape, n_sizes: int) -> float:
     """Simulation cost of one run, roughly: messages x flows in flight."""
     return shape.ranks * math.log2(max(shape.ranks, 2)) * n_sizes
 
@@ -364,7 +364,7 @@ def measure(target, shapes: Sequence[Shape], ops: Sequence[str], sizes: Sequence
         for variant in VARIANTS:
             tables[variant] = target.run(variant, shape, ops, sizes, iterations, rules, work)
             if progress:
-                progress(f"{tag}: {variant}", _weight(shape, len(sizes)))
+                progress(f"{tag}: {variant}", run_weight(shape, len(sizes)))
         for op in ops:
             rows = [tables[v].get(op) for v in VARIANTS]
             if any(t is None for t in rows):

@@ -94,3 +94,10 @@ def test_shape_too_large_for_the_platform_is_skipped_with_a_note(tmp_path, small
     with open(tmp_path / "o" / f"coll-{small_platform.out_dir.resolve().name}.csv") as f:
         rows = list(csv.DictReader(f))
     assert [(x["ranks"], x["size"]) for x in rows] == [("4", "64")]
+
+
+def test_no_shape_fits_is_a_usage_error(tmp_path, small_platform):
+    r = run_cli("coll", "bench", "--sim", small_platform.out_dir, "--ranks", "64", "--ranks-per-node", "1",
+                "--out", tmp_path / "o")
+    assert_one_line_error(r, "no job shape fits the platform")
+    assert r.returncode == 2
