@@ -77,7 +77,7 @@ def test_rules_file_read_back(tmp_path):
     assert what == "binary /8K" and math.isclose(speedup, 1.25)
     assert choice_at(choices, "gather", 512) == ("MPI", 1.0)  # root 3's rule is not the benchmark's root
     what, speedup = choice_at(choices, "allreduce", 8)
-    assert what == "MPI (not decided)" and math.isnan(speedup)
+    assert what == "MPI (no rule)" and math.isnan(speedup)
 
 
 @pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("smpirun")), reason="no SimGrid")

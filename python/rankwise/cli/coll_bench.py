@@ -86,7 +86,7 @@ def _print_summary(points, label: str, judged: bool) -> bool:
     for op, band, g_def, g_bin, n in band_means(points):
         table.add_row(op, band, _pct(g_def), _pct(g_bin), str(n))
     console.print(table)
-    chosen = [p for p in points if p.runs not in ("", "MPI") and p.predicted == p.predicted]
+    chosen = [p for p in points if p.tree_ran and p.predicted == p.predicted]
     if chosen:
         errors = [p.predicted / (p.default / p.rankwise) - 1 for p in chosen]
         close = sum(abs(e) <= PREDICTION_TOLERANCE for e in errors)

@@ -42,7 +42,6 @@ from rankwise.programs import SMPI_SHARED_BLOCK, Table, parse_output
 from rankwise.sim import smpi
 
 OPS = ("bcast", "reduce", "gather", "scatter", "allreduce", "allgather")
-ROOTED = OPS[:4]
 VARIANTS = ("default", "binomial", "rankwise")
 PROGRAM = "rankwise-bench-collectives"
 LINKED = "rankwise-bench-collectives-coll"  # SMPI: linked with librankwise_coll.a
@@ -92,6 +91,11 @@ class Point:
     rankwise: float
     runs: str = ""  # what the rules chose: 'MPI' (passthrough), a tree's construction, or '' (no rules)
     predicted: float = float("nan")  # the rules' predicted speed-up over the passthrough
+
+    @property
+    def tree_ran(self) -> bool:
+        """The rules ran one of rankwise's algorithms here (not the MPI's own)."""
+        return bool(self.runs) and not self.runs.startswith("MPI")
 
     def gain(self, base: str) -> float:
         """1 - rankwise / base: the share of the base's time rankwise saves."""
@@ -149,7 +153,7 @@ def choice_at(choices, op: str, size: int) -> tuple[str, float]:
     for o, lo, hi, what, speedup in choices:
         if o == op and lo <= size <= hi:
             return what, speedup
-    return ("MPI" if op in ROOTED else "MPI (not decided)"), float("nan")
+    return "MPI (no rule)", float("nan")
 
 
 def run_tune(args: list[str], output: Path) -> Path:
@@ -237,10 +241,10 @@ class SimTarget:
     def nodes(self, shape: Shape) -> list[str]:
         return [name for name, _ in self.hosts[: shape.ranks // shape.rpn]]
 
-    def rules(self, shape: Shape, sizes: Sequence[int], output: Path) -> Path:
+    def rules(self, shape: Shape, ops: Sequence[str], sizes: Sequence[int], output: Path) -> Path:
         return run_tune(["--platform", str(self.folder), "--nodes", ",".join(self.nodes(shape)),
                          "--ranks", str(shape.ranks), "--ranks-per-node", str(shape.rpn),
-                         "--overhead", repr(self.overhead), "--ops", ",".join(ROOTED),
+                         "--overhead", repr(self.overhead), "--ops", ",".join(ops),
                          "--sizes", ",".join(str(s) for s in sizes)], output)
 
     def run(self, variant: str, shape: Shape, ops, sizes, iterations: int, rules: Path | None,
@@ -286,12 +290,12 @@ class LauncherTarget:
         if model is not None and rules is not None:
             raise UsageError("give the rules as --rules FILE or a --model FILE to tune them from, not both")
 
-    def rules(self, shape: Shape, sizes: Sequence[int], output: Path) -> Path | None:
+    def rules(self, shape: Shape, ops: Sequence[str], sizes: Sequence[int], output: Path) -> Path | None:
         if self.given_rules is not None:
             return self.given_rules
         if self.model is None:
             return None
-        args = ["--model", str(self.model), "--ranks", str(shape.ranks), "--ops", ",".join(ROOTED),
+        args = ["--model", str(self.model), "--ranks", str(shape.ranks), "--ops", ",".join(ops),
                 "--sizes", ",".join(str(s) for s in sizes)]
         if self.hostfile is not None:
             args += ["--hostfile", str(self.hostfile)]
@@ -354,9 +358,7 @@ def measure(target, shapes: Sequence[Shape], ops: Sequence[str], sizes: Sequence
     points: list[Point] = []
     for shape in shapes:
         tag = f"{target.label}: {shape.ranks} ranks" + (f", {shape.rpn} per node" if shape.rpn else "")
-        rooted = [o for o in ops if o in ROOTED]
-        rules = (target.rules(shape, sizes, rules_dir / f"{target.label}-{shape.ranks}x{shape.rpn}.rwr")
-                 if rooted else None)
+        rules = target.rules(shape, ops, sizes, rules_dir / f"{target.label}-{shape.ranks}x{shape.rpn}.rwr")
         choices = read_choices(rules) if rules is not None else None
         if progress:
             progress(f"{tag}: tuned", 0.0)
@@ -397,7 +399,7 @@ def goals(points: Sequence[Point]) -> list[Goal]:
             g = _mean(p.gain(base) for p in pts)
             out.append(Goal(f"{op} {band.label}: on average >= {band.goal:.0%} faster than {name}",
                             f"{g * 100:+.1f} %" if pts else "no size", (g >= band.goal) if pts else None))
-    pts = [p for p in by_op.get("scatter", []) if p.runs not in ("", "MPI")]
+    pts = [p for p in by_op.get("scatter", []) if p.tree_ran]
     g = _mean(p.gain("default") for p in pts)
     out.append(Goal(f"scatter where the rules run rankwise's tree: >= {SCATTER_GOAL:.0%} faster than ompi",
                     f"{g * 100:+.1f} % over {len(pts)} sizes" if pts else "no size chosen",
