@@ -94,7 +94,7 @@ def _print_summary(points, label: str, judged: bool) -> bool:
         w = chosen[worst]
         console.print(escape(f"where rankwise's tree ran: predicted speed-up over the default within "
                              f"{PREDICTION_TOLERANCE:.0%} of the measured one in {close}/{len(chosen)} rows (worst "
-                             f"{errors[worst]:+.0%}: {w.op} {w.ranks}x{w.rpn} {w.size} B, {w.runs})"), highlight=False)
+                             f"{errors[worst]:+.0%}: {w.op}, {w.ranks} ranks{f' x {w.rpn}' if w.rpn else ''}, {w.size} B, {w.runs})"), highlight=False)
     ok = True
     if not judged:
         return ok
