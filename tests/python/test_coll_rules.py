@@ -67,7 +67,7 @@ def decided(stderr: str) -> dict[str, set[str]]:
 def tree_rules(n: int) -> str:
     """Hand-written rules for n ranks: trees out of rank order (a
     non-commutative reduce must pass through on them), a shape for any
-    root, a pipelined shape."""
+    root, a pipelined shape, and named algorithms for the unrooted ops."""
     chain = [-1] + [0] * (n - 1)  # 0 -> n-1 -> n-2 -> ... -> 1: reversed chain
     for r in range(1, n - 1):
         chain[r] = r + 1
@@ -83,6 +83,8 @@ def tree_rules(n: int) -> str:
         f"rule op=gather root={n - 1} bytes=0:{BYTES_MAX} alg=tree segment=0 parents={ints(gather)}",
         f"rule op=scatter root=* bytes=0:{BYTES_MAX} alg=flat segment=0",
         f"rule op=bcast root=* bytes=0:{BYTES_MAX} alg=chain segment=64",
+        f"rule op=allreduce root=* bytes=0:{BYTES_MAX} alg=recursive_doubling segment=0",
+        f"rule op=allgather root=* bytes=0:{BYTES_MAX} alg=ring segment=0",
         "",
     ])
 
@@ -244,7 +246,7 @@ def test_results_stay_right_under_rules_and_a_model(programs, model_file, tmp_pa
         assert checks_passed(r.stdout) > 1000
         paths_taken = decided(r.stderr)
         if "RANKWISE_COLL_RULES" in env:
-            assert {"bcast", "reduce", "gather", "scatter"} <= paths_taken.get("rules", set()), paths_taken
+            assert {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather"} <= paths_taken.get("rules", set()), paths_taken
         if "RANKWISE_MODEL" in env:
             # coll_check's split and reversed communicators (and the world without rules)
             assert {"bcast", "reduce", "gather", "scatter"} <= paths_taken.get("model", set()), paths_taken

@@ -101,7 +101,7 @@ static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root, const rw_coll_rules 
     if (op <= RWC_SCATTER && (root < 0 || root >= size))
         return NULL;
     /* rules of another size, an operation they do not hold, no network: no set-up */
-    if (!rwc_net_configured() && (op > RWC_SCATTER || size != rw_coll_rules_comm_size(with)))
+    if (!rwc_net_configured() && size != rw_coll_rules_comm_size(with))
         return NULL;
     return rwc_comm_get(comm, &c) == RW_OK ? c : NULL;
 }

@@ -66,7 +66,7 @@ static int has_world_order(rwc_comm *c)
 int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out)
 {
     rw_coll_choice rc;
-    if (!rules || op > RWC_SCATTER || !has_world_order(c) || bytes > INT64_MAX ||
+    if (!rules || !has_world_order(c) || bytes > INT64_MAX ||
         rw_coll_rules_lookup(rules, rwc_op_name(op), c->size, root, (int64_t)bytes, &rc) != RW_OK)
         return 0;
     *out = (rwc_choice){RW_COLL_PASSTHROUGH, NULL, 0, "rules"};
