@@ -64,11 +64,25 @@ def test_model_trees_valid_and_never_slower_than_binomial(net_place, op, nbytes,
             assert c.parents.size == node_of.size and is_tree(c.parents, root)
     eager = next(c for c in d.candidates if c.source == "eager" and c.segment == 0)
     assert eager.time <= d.binomial.time * (1 + 1e-12)
-    # the choice obeys min_gain
+    # the choice obeys min_gain; scatter at and above the eager limit (65536
+    # here) always passes through (measured: its trees do not gain there)
     if d.chosen:
         assert d.choice.time <= 0.95 * d.passthrough.time
+    elif op == "scatter" and nbytes >= 65536:
+        assert d.gain == 0
     else:
         assert d.best.time > 0.95 * d.passthrough.time
+
+
+def test_scatter_passes_through_from_the_eager_limit_on():
+    """A network where a scatter tree is predicted far faster below and
+    above the eager limit: only below does it run."""
+    net = network(16, np.full(256, 3 * US), np.full(256, 1 / 5e9), overhead=1 * US, slow=[1, 2, 3])
+    below = decide(net, placement(1, 16), "scatter", 4096, 0)
+    above = decide(net, placement(1, 16), "scatter", 65536, 0)
+    assert below.chosen and below.gain > 0.05
+    assert min(c.time for c in above.candidates[1:]) < 0.95 * above.passthrough.time
+    assert not above.chosen and above.gain == 0
 
 
 def test_slow_node_becomes_a_leaf():
