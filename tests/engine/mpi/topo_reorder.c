@@ -2,11 +2,13 @@
  * that the result is a valid topology whose neighbours are the grid's,
  * whatever order the ranks came in (tests/python/test_coll_topo.py).
  *
- *   topo_reorder KIND REORDER DX DY   KIND: cart, graph, dist, adjacent
+ *   topo_reorder KIND REORDER DX DY [BYTES ITERS]   KIND: cart, graph, dist, adjacent
  *
  * Prints "order w0 w1 ..." (the MPI_COMM_WORLD rank of each rank of the
  * new communicator, from its rank 0) and "checks N failures F" on every
- * rank of the grid. */
+ * rank of the grid. With BYTES and ITERS, the grid then exchanges halos of
+ * BYTES with its four neighbours ITERS times and rank 0 prints "time S",
+ * the slowest rank's seconds (simulated time under SMPI). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,11 +36,35 @@ static int sorted_equal(int *a, int *b, int n)
     return !memcmp(a, b, (size_t)n * sizeof *a);
 }
 
+/* ITERS rounds of a halo exchange of `bytes` with the four neighbours. */
+static void halo(MPI_Comm grid, int rank, int bytes, int iters)
+{
+    int nb[4];
+    neighbours(rank, nb);
+    char *out = calloc(4, (size_t)bytes), *in = calloc(4, (size_t)bytes);
+    MPI_Request req[8];
+    MPI_Barrier(grid);
+    double t0 = MPI_Wtime();
+    for (int it = 0; it < iters; it++) {
+        for (int k = 0; k < 4; k++) {
+            MPI_Irecv(in + (size_t)k * bytes, bytes, MPI_CHAR, nb[k], k ^ 1, grid, &req[k]);
+            MPI_Isend(out + (size_t)k * bytes, bytes, MPI_CHAR, nb[k], k, grid, &req[4 + k]);
+        }
+        MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+    }
+    double mine = MPI_Wtime() - t0, slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, grid);
+    if (rank == 0)
+        printf("time %.9f\n", slowest);
+    free(out);
+    free(in);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 5) {
-        fprintf(stderr, "usage: topo_reorder cart|graph|dist|adjacent REORDER DX DY\n");
+    if (argc != 5 && argc != 7) {
+        fprintf(stderr, "usage: topo_reorder cart|graph|dist|adjacent REORDER DX DY [BYTES ITERS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *kind = argv[1];
@@ -123,6 +149,8 @@ int main(int argc, char **argv)
             MPI_Sendrecv(&rank, 1, MPI_INT, to, d, &heard, 1, MPI_INT, from, d, grid, MPI_STATUS_IGNORE);
             CHECK(heard == from);
         }
+        if (argc == 7)
+            halo(grid, rank, atoi(argv[5]), atoi(argv[6]));
         int *order = malloc((size_t)n * sizeof *order);
         MPI_Gather(&world, 1, MPI_INT, order, 1, MPI_INT, 0, grid);
         if (rank == 0) {
