@@ -160,6 +160,7 @@ def asan_coll_check(out_dir: Path) -> Path:
     srcs = sorted((ROOT / "engine" / "mpi" / "coll").glob("*.c"))
     engine = ROOT / "engine" / "src"
     core = sorted(engine.glob("*.c")) + sorted((engine / "coll").glob("*.c")) + sorted((engine / "predict").glob("*.c"))
+    core += sorted((engine / "map").glob("*.c"))  # the mapper, for topo.c
     exe = out_dir / "coll_check_asan"
     flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
              f"-I{ROOT / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]
