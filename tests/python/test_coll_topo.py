@@ -26,7 +26,7 @@ import pytest
 from rankwise.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
-from test_coll_lib import run_mpi
+from test_coll_lib import ASAN_ENV, run_mpi
 from test_coll_rules import LIB, MPI_SOURCES, SMPI_CONFIG, _compile, _env, ground_truth_model
 
 needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")), reason="no Open MPI")
@@ -164,3 +164,34 @@ def test_reordered_halo_exchange_is_faster_in_simulation(slow_uplinks, tmp_path)
     print(f"halo exchange, simulated: MPI's order {plain:.6f} s, rankwise's {mapped:.6f} s, order {mapped_order}")
     assert plain_order == list(range(N)) and mapped_order != plain_order
     assert mapped < 0.9 * plain
+
+
+def asan_grid_program(out_dir: Path) -> Path:
+    """The library's sources, the engine's and topo_reorder.c in one
+    executable under -fsanitize=address,undefined (as asan_coll_check)."""
+    root = MPI_SOURCES.parents[2]
+    engine = root / "engine" / "src"
+    flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+             f"-I{root / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]
+    renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
+                                                            "allgather")]
+    objects = []
+    for sub in ("", "coll", "predict", "map"):
+        for src in sorted((engine / sub).glob("*.c")):
+            obj = out_dir / f"{sub or 'src'}_{src.stem}.o"
+            _compile(["mpicc", *flags, *(renames if sub else []), "-c", str(src), "-o", str(obj)])
+            objects.append(str(obj))
+    exe = out_dir / "topo_reorder_asan"
+    _compile(["mpicc", *flags, *map(str, sorted((root / "engine" / "mpi" / "coll").glob("*.c"))), *objects,
+              str(MPI_SOURCES / "topo_reorder.c"), "-ldl", "-lm", "-o", str(exe)])
+    return exe
+
+
+@needs_mpi
+def test_reordering_under_address_sanitizer(parity_model_file, tmp_path):
+    exe = asan_grid_program(tmp_path)
+    for kind in ("cart", "graph", "dist", "adjacent"):
+        r = run_mpi([str(exe), kind, "1", str(DX), str(DY)], N, {"RANKWISE_MODEL": str(parity_model_file), **ASAN_ENV})
+        assert r.returncode == 0 and r.stdout.count("failures 0") == N, r.stdout + r.stderr[-3000:]
+        assert "ERROR: AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-3000:]
+        assert re.search(r"^order ([\d ]+)$", r.stdout, re.M).group(1) != " ".join(map(str, range(N)))
