@@ -109,6 +109,17 @@ def test_reorder_puts_grid_neighbours_on_fast_pairs(grid_program, parity_model_f
 
 
 @needs_mpi
+def test_a_grid_smaller_than_the_communicator_may_take_any_of_its_slots(grid_program, parity_model_file):
+    """2 x 3 on 8 ranks: six ranks of the mapper's choice form the grid, the
+    other two get MPI_COMM_NULL (topo_reorder.c counts them)."""
+    r = run_mpi([str(grid_program), "cart", "1", "2", "3"], N, {"LD_PRELOAD": str(LIB / "librankwise_coll.so"),
+                                                               "RANKWISE_MODEL": str(parity_model_file)})
+    assert r.returncode == 0 and r.stdout.count("failures 0") == N, r.stdout + r.stderr[-3000:]
+    order = [int(w) for w in re.search(r"^order ([\d ]+)$", r.stdout, re.M).group(1).split()]
+    assert len(set(order)) == 6 and order != list(range(6))
+
+
+@needs_mpi
 @pytest.mark.parametrize("kind", ["cart", "adjacent"])
 def test_reorder_zero_or_no_model_keeps_mpis_order(grid_program, parity_model_file, kind):
     kept, err = run_grid(grid_program, kind, 0, {"RANKWISE_MODEL": str(parity_model_file)})
