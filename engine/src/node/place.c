@@ -1,0 +1,578 @@
+/* Placing one node's ranks on its cores (rankwise_node.h): split the ranks
+ * as the node's tree splits its cores (packages, domains, shared caches),
+ * each split a partition that keeps heavy pairs together, then refine the
+ * whole by swaps and moves on the per-level cost table. */
+#include "../internal.h"
+#include "rankwise_node.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+rw_node_costs rw_node_costs_default(void)
+{
+    /* Orders of magnitude of shared-memory MPI on a two-socket server:
+     * a shared cache, the same memory, the other domain of the socket,
+     * the other socket (Getmansky et al. 2015 report a factor of two and
+     * more between the cheapest and the dearest). */
+    rw_node_costs c = {
+        .alpha = {0.3e-6, 0.4e-6, 0.6e-6, 1.0e-6},
+        .beta = {1.0 / 20e9, 1.0 / 12e9, 1.0 / 8e9, 1.0 / 5e9},
+    };
+    return c;
+}
+
+rw_status rw_node_costs_check(const rw_node_costs *c)
+{
+    for (int l = 0; l < RW_NODE_LEVELS; l++) {
+        if (!isfinite(c->alpha[l]) || !isfinite(c->beta[l]) || c->alpha[l] < 0 || c->beta[l] < 0)
+            return rw_fail(RW_ERR_ARG, "node cost of level %s is not a finite number >= 0",
+                           rw_node_level_name(l));
+        if (l > 0 && (c->alpha[l] < c->alpha[l - 1] || c->beta[l] < c->beta[l - 1]))
+            return rw_fail(RW_ERR_ARG, "node cost of level %s is below that of level %s: costs must "
+                                       "not decrease from cache to node",
+                           rw_node_level_name(l), rw_node_level_name(l - 1));
+    }
+    return RW_OK;
+}
+
+/* The node's ranks as an undirected graph: each matrix entry i->j between
+ * two of them appears in i's list and in j's (so a pair that talks both
+ * ways appears twice in each: sums stay right). */
+typedef struct graph {
+    int32_t n;
+    int64_t *start; /* n + 1 */
+    int32_t *peer;
+    double *msgs, *bytes;
+} graph;
+
+static void graph_free(graph *g)
+{
+    free(g->start);
+    free(g->peer);
+    free(g->msgs);
+    free(g->bytes);
+}
+
+static rw_status check_ranks(const rw_matrix *traffic, int32_t n, const int32_t *ranks, int32_t *local)
+{
+    for (int32_t r = 0; r < traffic->n_ranks; r++)
+        local[r] = -1;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t r = ranks[k];
+        if (r < 0 || r >= traffic->n_ranks)
+            return rw_fail(RW_ERR_ARG, "rank %d is not a rank of the %d-rank traffic", (int)r,
+                           (int)traffic->n_ranks);
+        if (local[r] >= 0)
+            return rw_fail(RW_ERR_ARG, "rank %d is given twice for one node", (int)r);
+        local[r] = k;
+    }
+    return RW_OK;
+}
+
+static rw_status graph_build(const rw_matrix *traffic, int32_t n, const int32_t *ranks, graph *g)
+{
+    memset(g, 0, sizeof *g);
+    if (!traffic || (n > 0 && !ranks))
+        return rw_fail(RW_ERR_ARG, "rw_node_place: no traffic or no ranks");
+    if (n < 0)
+        return rw_fail(RW_ERR_ARG, "rw_node_place: a negative rank count");
+    int32_t *local = malloc((size_t)traffic->n_ranks * sizeof *local);
+    g->n = n;
+    g->start = calloc((size_t)n + 1, sizeof *g->start);
+    if (!local || !g->start) {
+        free(local);
+        return rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+    }
+    rw_status st = check_ranks(traffic, n, ranks, local);
+    for (int pass = 0; st == RW_OK && pass < 2; pass++) {
+        int64_t *fill = pass ? calloc((size_t)n, sizeof *fill) : NULL;
+        if (pass && !fill) {
+            st = rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+            break;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            int32_t r = ranks[i];
+            for (int64_t e = traffic->row_start[r]; e < traffic->row_start[r + 1]; e++) {
+                int32_t j = local[traffic->dst[e]];
+                if (j < 0 || j == i)
+                    continue; /* another node's rank, or self traffic */
+                if (!pass) {
+                    g->start[i + 1]++;
+                    g->start[j + 1]++;
+                    continue;
+                }
+                int64_t a = g->start[i] + fill[i]++, b = g->start[j] + fill[j]++;
+                g->peer[a] = j;
+                g->peer[b] = i;
+                g->msgs[a] = g->msgs[b] = (double)traffic->msgs[e];
+                g->bytes[a] = g->bytes[b] = (double)traffic->bytes[e];
+            }
+        }
+        if (!pass) {
+            for (int32_t i = 0; i < n; i++)
+                g->start[i + 1] += g->start[i];
+            size_t m = (size_t)g->start[n] + 1;
+            g->peer = malloc(m * sizeof *g->peer);
+            g->msgs = malloc(m * sizeof *g->msgs);
+            g->bytes = malloc(m * sizeof *g->bytes);
+            if (!g->peer || !g->msgs || !g->bytes)
+                st = rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+        }
+        free(fill);
+    }
+    free(local);
+    if (st != RW_OK)
+        graph_free(g);
+    return st;
+}
+
+static inline double edge_cost(const rw_node_costs *c, int level, double m, double b)
+{
+    return m * c->alpha[level] + b * c->beta[level];
+}
+
+/* ---------------------------------------------------------------------
+ * One split: the ranks set[0..ns) into k parts of sizes size[0..k),
+ * part_of[v] in [0, k) for v in set; cut weight w(e) = cost at `level`.
+ * ------------------------------------------------------------------- */
+
+typedef struct split {
+    const graph *g;
+    const rw_node_costs *c;
+    int level;
+    int32_t *part_of;  /* by local rank; -1 outside the set */
+    double *conn_part; /* scratch, by local rank */
+    double *conn_free;
+    int32_t *in_set;   /* 1 for the ranks being split */
+    int32_t *pos;      /* local rank -> its index in the set being split */
+} split;
+
+static double w_of(const split *s, int64_t e)
+{
+    return edge_cost(s->c, s->level, s->g->msgs[e], s->g->bytes[e]);
+}
+
+static double cut_weight(const split *s, const int32_t *set, int32_t ns)
+{
+    double cut = 0;
+    for (int32_t k = 0; k < ns; k++) {
+        int32_t v = set[k];
+        for (int64_t e = s->g->start[v]; e < s->g->start[v + 1]; e++) {
+            int32_t u = s->g->peer[e];
+            if (s->in_set[u] && s->part_of[u] != s->part_of[v])
+                cut += w_of(s, e);
+        }
+    }
+    return cut / 2;
+}
+
+/* Grow the parts one after another from seed0 (the first part's seed):
+ * each takes the free rank that gains most (weight to the part minus
+ * weight to the ranks still free); the next part starts at the free rank
+ * with least weight to the free ones (a corner of what is left). */
+static void grow(split *s, const int32_t *set, int32_t ns, const int32_t *size, int k, int32_t seed0)
+{
+    for (int32_t i = 0; i < ns; i++) {
+        int32_t v = set[i];
+        s->part_of[v] = -1;
+        s->conn_part[v] = 0;
+        s->conn_free[v] = 0;
+    }
+    for (int32_t i = 0; i < ns; i++) {
+        int32_t v = set[i];
+        for (int64_t e = s->g->start[v]; e < s->g->start[v + 1]; e++)
+            if (s->in_set[s->g->peer[e]])
+                s->conn_free[v] += w_of(s, e);
+    }
+    for (int p = 0; p < k; p++) {
+        for (int32_t i = 0; i < ns; i++)
+            s->conn_part[set[i]] = 0;
+        for (int32_t taken = 0; taken < size[p]; taken++) {
+            int32_t best = -1;
+            double best_gain = 0;
+            for (int32_t i = 0; i < ns; i++) {
+                int32_t v = set[i];
+                if (s->part_of[v] >= 0)
+                    continue;
+                double gain = taken == 0 ? -s->conn_free[v] : s->conn_part[v] - s->conn_free[v];
+                if (taken == 0 && p == 0)
+                    gain = v == seed0 ? 1 : -INFINITY;
+                if (best < 0 || gain > best_gain) {
+                    best = v;
+                    best_gain = gain;
+                }
+            }
+            s->part_of[best] = p;
+            for (int64_t e = s->g->start[best]; e < s->g->start[best + 1]; e++) {
+                int32_t u = s->g->peer[e];
+                if (!s->in_set[u])
+                    continue;
+                s->conn_part[u] += w_of(s, e);
+                s->conn_free[u] -= w_of(s, e);
+            }
+        }
+    }
+}
+
+/* Weight between local ranks u and v at the split's level. */
+static double pair_weight(const split *s, int32_t u, int32_t v)
+{
+    double w = 0;
+    for (int64_t e = s->g->start[u]; e < s->g->start[u + 1]; e++)
+        if (s->g->peer[e] == v)
+            w += w_of(s, e);
+    return w;
+}
+
+/* First-improvement swaps between parts, pass after pass, until a pass
+ * lowers the cut no more. conn[i * k + p]: weight from set[i] to part p. */
+static rw_status swap_refine(split *s, const int32_t *set, int32_t ns, int k, double eps)
+{
+    double *conn = calloc((size_t)ns * (size_t)k, sizeof *conn);
+    if (!conn)
+        return rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+    for (int32_t i = 0; i < ns; i++)
+        s->pos[set[i]] = i;
+    for (int32_t i = 0; i < ns; i++)
+        for (int64_t e = s->g->start[set[i]]; e < s->g->start[set[i] + 1]; e++) {
+            int32_t u = s->g->peer[e];
+            if (s->in_set[u])
+                conn[(size_t)i * k + s->part_of[u]] += w_of(s, e);
+        }
+    for (int pass = 0; pass < 64; pass++) {
+        int changed = 0;
+        for (int32_t i = 0; i < ns; i++)
+            for (int32_t j = i + 1; j < ns; j++) {
+                int32_t u = set[i], v = set[j];
+                int pu = s->part_of[u], pv = s->part_of[v];
+                if (pu == pv)
+                    continue;
+                /* Cut change when u goes to pv and v to pu; their own edge stays cut. */
+                double d = conn[(size_t)i * k + pu] - conn[(size_t)i * k + pv] +
+                           conn[(size_t)j * k + pv] - conn[(size_t)j * k + pu];
+                if (d >= -eps || (d += 2 * pair_weight(s, u, v)) >= -eps)
+                    continue;
+                s->part_of[u] = pv;
+                s->part_of[v] = pu;
+                for (int64_t e = s->g->start[u]; e < s->g->start[u + 1]; e++)
+                    if (s->in_set[s->g->peer[e]]) {
+                        size_t x = (size_t)s->pos[s->g->peer[e]] * k;
+                        conn[x + pu] -= w_of(s, e);
+                        conn[x + pv] += w_of(s, e);
+                    }
+                for (int64_t e = s->g->start[v]; e < s->g->start[v + 1]; e++)
+                    if (s->in_set[s->g->peer[e]]) {
+                        size_t x = (size_t)s->pos[s->g->peer[e]] * k;
+                        conn[x + pv] -= w_of(s, e);
+                        conn[x + pu] += w_of(s, e);
+                    }
+                changed = 1;
+            }
+        if (!changed)
+            break;
+    }
+    free(conn);
+    return RW_OK;
+}
+
+/* Partition set into parts of the given sizes: the best of several
+ * starts (seeds spread over the set), each grown then refined. */
+static rw_status partition(split *s, const int32_t *set, int32_t ns, const int32_t *size, int k)
+{
+    int32_t *best = malloc((size_t)ns * sizeof *best);
+    if (!best)
+        return rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+    double best_cut = INFINITY, total = 0;
+    for (int32_t i = 0; i < ns; i++)
+        s->in_set[set[i]] = 1;
+    for (int32_t i = 0; i < ns; i++)
+        for (int64_t e = s->g->start[set[i]]; e < s->g->start[set[i] + 1]; e++)
+            total += w_of(s, e);
+    int32_t starts = ns < 8 ? ns : 8;
+    for (int32_t t = 0; t < starts; t++) {
+        grow(s, set, ns, size, k, set[(int64_t)t * ns / starts]);
+        if (swap_refine(s, set, ns, k, 1e-12 * total) != RW_OK) {
+            free(best);
+            return RW_ERR_NOMEM;
+        }
+        double cut = cut_weight(s, set, ns);
+        if (cut < best_cut) {
+            best_cut = cut;
+            for (int32_t i = 0; i < ns; i++)
+                best[i] = s->part_of[set[i]];
+        }
+    }
+    for (int32_t i = 0; i < ns; i++) {
+        s->part_of[set[i]] = best[i];
+        s->in_set[set[i]] = 0;
+    }
+    free(best);
+    return RW_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * The descent through the node's tree
+ * ------------------------------------------------------------------- */
+
+/* Depth d of the tree: 0 packages, 1 domains, 2 shared caches, 3 cores. */
+static int32_t group_key(const rw_node_topology *t, int d, int32_t core)
+{
+    switch (d) {
+    case 0: return t->package_of[core];
+    case 1: return t->domain_of[core];
+    default: return t->cache_of[core] >= 0 ? t->cache_of[core] : -2 - core;
+    }
+}
+
+/* The cost level of an edge cut at depth d. */
+static const int SPLIT_LEVEL[3] = {RW_LEVEL_NODE, RW_LEVEL_PACKAGE, RW_LEVEL_DOMAIN};
+
+/* Place set[0..ns) on cores[0..nc) (ns <= nc), cores in logical order. */
+static rw_status descend(split *s, const rw_node_topology *t, int d, int32_t *set, int32_t ns,
+                         const int32_t *cores, int32_t nc, int32_t *core_of)
+{
+    if (ns == 0)
+        return RW_OK;
+    if (d == 3) {
+        for (int32_t i = 0; i < ns; i++)
+            core_of[set[i]] = cores[i];
+        return RW_OK;
+    }
+    /* The groups of this depth among the cores, in order of first core. */
+    int32_t *key = malloc((size_t)nc * sizeof *key), *cap = calloc((size_t)nc, sizeof *cap);
+    int32_t *gcores = malloc((size_t)nc * sizeof *gcores), *order = malloc((size_t)nc * sizeof *order);
+    int32_t *size = calloc((size_t)nc, sizeof *size), *gset = malloc((size_t)ns * sizeof *gset);
+    rw_status st = RW_OK;
+    if (!key || !cap || !gcores || !order || !size || !gset) {
+        st = rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+        goto done;
+    }
+    int k = 0;
+    for (int32_t i = 0; i < nc; i++) {
+        int32_t kk = group_key(t, d, cores[i]);
+        int g = 0;
+        while (g < k && key[g] != kk)
+            g++;
+        if (g == k)
+            key[k++] = kk;
+        cap[g]++;
+    }
+    if (k == 1) {
+        st = descend(s, t, d + 1, set, ns, cores, nc, core_of);
+        goto done;
+    }
+    /* Fill the largest groups first (stable): as few groups as will hold the ranks. */
+    for (int g = 0; g < k; g++)
+        order[g] = g;
+    for (int a = 1; a < k; a++)
+        for (int b = a; b > 0 && cap[order[b]] > cap[order[b - 1]]; b--) {
+            int32_t x = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = x;
+        }
+    int32_t left = ns, used = 0;
+    for (int i = 0; i < k && left > 0; i++) {
+        size[i] = cap[order[i]] < left ? cap[order[i]] : left;
+        left -= size[i];
+        used = i + 1;
+    }
+    s->level = SPLIT_LEVEL[d];
+    st = partition(s, set, ns, size, used);
+    for (int p = 0; st == RW_OK && p < used; p++) {
+        int g = order[p];
+        int32_t m = 0, mc = 0;
+        for (int32_t i = 0; i < ns; i++)
+            if (s->part_of[set[i]] == p)
+                gset[m++] = set[i];
+        for (int32_t i = 0; i < nc; i++)
+            if (group_key(t, d, cores[i]) == key[g])
+                gcores[mc++] = cores[i];
+        st = descend(s, t, d + 1, gset, m, gcores, mc, core_of);
+    }
+done:
+    free(key);
+    free(cap);
+    free(gcores);
+    free(order);
+    free(size);
+    free(gset);
+    return st;
+}
+
+/* ---------------------------------------------------------------------
+ * Whole-node refinement on the cost table
+ * ------------------------------------------------------------------- */
+
+/* Cost of rank v's edges were it on core `at` (the edge to `skip` left out). */
+static double rank_cost(const graph *g, const rw_node_topology *t, const rw_node_costs *c,
+                        const int32_t *core_of, int32_t v, int32_t at, int32_t skip)
+{
+    double sum = 0;
+    for (int64_t e = g->start[v]; e < g->start[v + 1]; e++) {
+        int32_t u = g->peer[e];
+        if (u != skip)
+            sum += edge_cost(c, rw_node_core_level(t, at, core_of[u]), g->msgs[e], g->bytes[e]);
+    }
+    return sum;
+}
+
+/* First-improvement swaps (and moves to free cores) over every core pair,
+ * pass after pass, until a pass changes nothing. Skipped on nodes so large
+ * that a pass would cost more than the rest of the mapping. */
+static void refine_node(const graph *g, const rw_node_topology *t, const rw_node_costs *c,
+                        int32_t *core_of, int32_t *holder, double eps)
+{
+    int32_t nc = t->n_cores;
+    if ((double)nc * nc * (g->n ? (double)g->start[g->n] / g->n + 1 : 1) > 5e7)
+        return;
+    for (int pass = 0; pass < 32; pass++) {
+        int changed = 0;
+        for (int32_t a = 0; a < nc; a++)
+            for (int32_t b = a + 1; b < nc; b++) {
+                int32_t u = holder[a], v = holder[b];
+                if (u < 0 && v < 0)
+                    continue;
+                double d = 0;
+                if (u >= 0)
+                    d += rank_cost(g, t, c, core_of, u, b, v) - rank_cost(g, t, c, core_of, u, a, v);
+                if (v >= 0)
+                    d += rank_cost(g, t, c, core_of, v, a, u) - rank_cost(g, t, c, core_of, v, b, u);
+                if (d < -eps) {
+                    holder[a] = v;
+                    holder[b] = u;
+                    if (u >= 0)
+                        core_of[u] = b;
+                    if (v >= 0)
+                        core_of[v] = a;
+                    changed = 1;
+                }
+            }
+        if (!changed)
+            return;
+    }
+}
+
+static rw_status costs_or_default(const rw_node_costs *c, rw_node_costs *use)
+{
+    *use = c ? *c : rw_node_costs_default();
+    return rw_node_costs_check(use);
+}
+
+rw_status rw_node_place(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
+                        const rw_node_topology *t, const rw_node_costs *c, int32_t *core_of)
+{
+    rw_node_costs cost;
+    rw_status st = costs_or_default(c, &cost);
+    if (st != RW_OK)
+        return st;
+    if (!t || (n > 0 && !core_of))
+        return rw_fail(RW_ERR_ARG, "rw_node_place: no topology or no output");
+    if (n > t->n_cores)
+        return rw_fail(RW_ERR_ARG, "%d ranks on one node of %d cores (%s)", (int)n, (int)t->n_cores,
+                       t->source);
+    graph g;
+    if ((st = graph_build(traffic, n, ranks, &g)) != RW_OK)
+        return st;
+    split s = {.g = &g, .c = &cost};
+    int32_t *set = malloc(((size_t)n + 1) * sizeof *set), *cores = malloc((size_t)t->n_cores * sizeof *cores);
+    int32_t *holder = malloc((size_t)t->n_cores * sizeof *holder);
+    int32_t *local_core = malloc(((size_t)n + 1) * sizeof *local_core);
+    s.part_of = malloc(((size_t)n + 1) * sizeof *s.part_of);
+    s.in_set = calloc((size_t)n + 1, sizeof *s.in_set);
+    s.conn_part = malloc(((size_t)n + 1) * sizeof *s.conn_part);
+    s.conn_free = malloc(((size_t)n + 1) * sizeof *s.conn_free);
+    s.pos = malloc(((size_t)n + 1) * sizeof *s.pos);
+    if (!s.pos || !set || !cores || !holder || !local_core || !s.part_of || !s.in_set || !s.conn_part ||
+        !s.conn_free) {
+        st = rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++)
+        set[i] = i;
+    for (int32_t i = 0; i < t->n_cores; i++)
+        cores[i] = i;
+    st = descend(&s, t, 0, set, n, cores, t->n_cores, local_core);
+    if (st == RW_OK) {
+        double total = 0;
+        for (int64_t e = 0; e < g.start[n]; e++)
+            total += edge_cost(&cost, RW_LEVEL_NODE, g.msgs[e], g.bytes[e]);
+        for (int32_t i = 0; i < t->n_cores; i++)
+            holder[i] = -1;
+        for (int32_t i = 0; i < n; i++)
+            holder[local_core[i]] = i;
+        refine_node(&g, t, &cost, local_core, holder, 1e-12 * total);
+        memcpy(core_of, local_core, (size_t)n * sizeof *core_of);
+    }
+done:
+    free(set);
+    free(cores);
+    free(holder);
+    free(local_core);
+    free(s.part_of);
+    free(s.in_set);
+    free(s.conn_part);
+    free(s.conn_free);
+    free(s.pos);
+    graph_free(&g);
+    return st;
+}
+
+/* The cores of a placement: in range and distinct. */
+static rw_status check_cores(const rw_node_topology *t, int32_t n, const int32_t *core_of)
+{
+    uint8_t *seen = calloc((size_t)t->n_cores, 1);
+    if (!seen)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    rw_status st = RW_OK;
+    for (int32_t i = 0; i < n && st == RW_OK; i++) {
+        int32_t a = core_of[i];
+        if (a < 0 || a >= t->n_cores)
+            st = rw_fail(RW_ERR_ARG, "core %d is not a core of the node (%d cores)", (int)a,
+                         (int)t->n_cores);
+        else if (seen[a]++)
+            st = rw_fail(RW_ERR_ARG, "core %d holds two ranks", (int)a);
+    }
+    free(seen);
+    return st;
+}
+
+rw_status rw_node_place_cost(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
+                             const rw_node_topology *t, const rw_node_costs *c,
+                             const int32_t *core_of, double *cost)
+{
+    rw_node_costs use;
+    rw_status st = costs_or_default(c, &use);
+    if (st != RW_OK || (st = check_cores(t, n, core_of)) != RW_OK)
+        return st;
+    graph g;
+    if ((st = graph_build(traffic, n, ranks, &g)) != RW_OK)
+        return st;
+    double sum = 0;
+    for (int32_t v = 0; v < n; v++)
+        sum += rank_cost(&g, t, &use, core_of, v, core_of[v], -1);
+    *cost = sum / 2;
+    graph_free(&g);
+    return RW_OK;
+}
+
+rw_status rw_node_domain_cut(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
+                             const rw_node_topology *t, const int32_t *core_of, int64_t *cut,
+                             int64_t *total)
+{
+    rw_status st = check_cores(t, n, core_of);
+    graph g;
+    if (st != RW_OK || (st = graph_build(traffic, n, ranks, &g)) != RW_OK)
+        return st;
+    double c = 0, all = 0;
+    for (int32_t v = 0; v < n; v++)
+        for (int64_t e = g.start[v]; e < g.start[v + 1]; e++) {
+            all += g.bytes[e];
+            if (t->domain_of[core_of[v]] != t->domain_of[core_of[g.peer[e]]])
+                c += g.bytes[e];
+        }
+    *cut = (int64_t)(c / 2);
+    *total = (int64_t)(all / 2);
+    graph_free(&g);
+    return RW_OK;
+}
