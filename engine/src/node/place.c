@@ -379,16 +379,21 @@ static rw_status descend(split *s, const rw_node_topology *t, int d, int32_t *se
     }
     s->level = SPLIT_LEVEL[d];
     st = partition(s, set, ns, size, used);
-    for (int p = 0; st == RW_OK && p < used; p++) {
-        int g = order[p];
-        int32_t m = 0, mc = 0;
+    /* The parts in order, before the deeper splits reuse part_of. */
+    int32_t m = 0;
+    for (int p = 0; st == RW_OK && p < used; p++)
         for (int32_t i = 0; i < ns; i++)
             if (s->part_of[set[i]] == p)
                 gset[m++] = set[i];
+    m = 0;
+    for (int p = 0; st == RW_OK && p < used; p++) {
+        int g = order[p];
+        int32_t mc = 0;
         for (int32_t i = 0; i < nc; i++)
             if (group_key(t, d, cores[i]) == key[g])
                 gcores[mc++] = cores[i];
-        st = descend(s, t, d + 1, gset, m, gcores, mc, core_of);
+        st = descend(s, t, d + 1, gset + m, size[p], gcores, mc, core_of);
+        m += size[p];
     }
 done:
     free(key);
