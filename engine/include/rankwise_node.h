@@ -56,6 +56,12 @@ typedef struct rw_node_topology {
 rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_node_topology **out);
 void rw_node_topology_free(rw_node_topology *t);
 
+/* Write the topology read as rw_node_topology_load reads it (same three
+ * sources) to the hwloc XML file out_path, which lstopo and
+ * rw_node_topology_load read back: how a compute node's structure reaches
+ * the machine that maps. out_path is written whole or not at all. */
+rw_status rw_node_topology_export(const char *synthetic, const char *xml_path, const char *out_path);
+
 /* What two cores share, closest first: a cache, a NUMA domain, a package,
  * or only the node (different packages). */
 typedef enum rw_node_level {

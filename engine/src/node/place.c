@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Units (domains of a package, or caches of a domain) one split handles;
+ * a node with more is placed in core order below that split. */
+#define RW_NODE_MAX_PARTS 256
+
 rw_node_costs rw_node_costs_default(void)
 {
     /* Orders of magnitude of shared-memory MPI on a two-socket server:
@@ -167,16 +171,54 @@ static double cut_weight(const split *s, const int32_t *set, int32_t ns)
     return cut / 2;
 }
 
-/* Grow the parts one after another from seed0 (the first part's seed):
- * each takes the free rank that gains most (weight to the part minus
- * weight to the ranks still free); the next part starts at the free rank
- * with least weight to the free ones (a corner of what is left). */
-static void grow(split *s, const int32_t *set, int32_t ns, const int32_t *size, int k, int32_t seed0)
+/* How the growth sizes its parts: FILL fills the largest parts first (as
+ * few as will hold the ranks), EVEN spreads the ranks as evenly as the
+ * capacities allow, STOP grows each part while that gains and stops once
+ * it no longer does (when what is left still fits the parts after it):
+ * groups smaller than a domain keep a domain each. The best cut of the
+ * three wins. */
+enum { GROW_FILL, GROW_EVEN, GROW_STOP, GROW_POLICIES };
+
+static void target_sizes(int policy, const int32_t *cap, int k, int32_t ns, int32_t *target)
 {
+    for (int p = 0; p < k; p++)
+        target[p] = policy == GROW_STOP ? cap[p] : 0;
+    if (policy == GROW_STOP)
+        return;
+    int32_t left = ns;
+    if (policy == GROW_EVEN) {
+        while (left > 0)
+            for (int p = 0; p < k && left > 0; p++)
+                if (target[p] < cap[p]) {
+                    target[p]++;
+                    left--;
+                }
+        return;
+    }
+    while (left > 0) { /* FILL: the largest part not yet filled, lowest index on ties */
+        int best = -1;
+        for (int p = 0; p < k; p++)
+            if (target[p] == 0 && cap[p] > 0 && (best < 0 || cap[p] > cap[best]))
+                best = p;
+        target[best] = cap[best] < left ? cap[best] : left;
+        left -= target[best];
+    }
+}
+
+/* Grow the parts one after another, the first from seed0: each takes the
+ * free rank that gains most (weight to the part minus weight to the ranks
+ * still free); a later part starts at the free rank with least weight to
+ * the free ones (a corner of what is left). */
+static void grow(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k, int policy,
+                 int32_t seed0)
+{
+    int32_t target[RW_NODE_MAX_PARTS], later = 0, n_free = ns;
+    target_sizes(policy, cap, k, ns, target);
+    for (int p = 0; p < k; p++)
+        later += cap[p];
     for (int32_t i = 0; i < ns; i++) {
         int32_t v = set[i];
         s->part_of[v] = -1;
-        s->conn_part[v] = 0;
         s->conn_free[v] = 0;
     }
     for (int32_t i = 0; i < ns; i++) {
@@ -185,10 +227,12 @@ static void grow(split *s, const int32_t *set, int32_t ns, const int32_t *size, 
             if (s->in_set[s->g->peer[e]])
                 s->conn_free[v] += w_of(s, e);
     }
+    int first = 1;
     for (int p = 0; p < k; p++) {
+        later -= cap[p];
         for (int32_t i = 0; i < ns; i++)
             s->conn_part[set[i]] = 0;
-        for (int32_t taken = 0; taken < size[p]; taken++) {
+        for (int32_t taken = 0; taken < target[p] && n_free > 0; taken++) {
             int32_t best = -1;
             double best_gain = 0;
             for (int32_t i = 0; i < ns; i++) {
@@ -196,14 +240,18 @@ static void grow(split *s, const int32_t *set, int32_t ns, const int32_t *size, 
                 if (s->part_of[v] >= 0)
                     continue;
                 double gain = taken == 0 ? -s->conn_free[v] : s->conn_part[v] - s->conn_free[v];
-                if (taken == 0 && p == 0)
+                if (first)
                     gain = v == seed0 ? 1 : -INFINITY;
                 if (best < 0 || gain > best_gain) {
                     best = v;
                     best_gain = gain;
                 }
             }
+            if (policy == GROW_STOP && taken > 0 && best_gain < 0 && n_free <= later)
+                break;
+            first = 0;
             s->part_of[best] = p;
+            n_free--;
             for (int64_t e = s->g->start[best]; e < s->g->start[best + 1]; e++) {
                 int32_t u = s->g->peer[e];
                 if (!s->in_set[u])
@@ -225,15 +273,32 @@ static double pair_weight(const split *s, int32_t u, int32_t v)
     return w;
 }
 
-/* First-improvement swaps between parts, pass after pass, until a pass
- * lowers the cut no more. conn[i * k + p]: weight from set[i] to part p. */
-static rw_status swap_refine(split *s, const int32_t *set, int32_t ns, int k, double eps)
+/* Move u from part a to part b, keeping the connection table conn[i * k + p]
+ * (weight from set[i] to part p) right. */
+static void move_rank(split *s, double *conn, int k, int32_t u, int a, int b)
+{
+    s->part_of[u] = b;
+    for (int64_t e = s->g->start[u]; e < s->g->start[u + 1]; e++)
+        if (s->in_set[s->g->peer[e]]) {
+            size_t x = (size_t)s->pos[s->g->peer[e]] * k;
+            conn[x + a] -= w_of(s, e);
+            conn[x + b] += w_of(s, e);
+        }
+}
+
+/* First-improvement swaps between parts, and moves into parts with room,
+ * pass after pass, until a pass lowers the cut no more. */
+static rw_status swap_refine(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k,
+                             double eps)
 {
     double *conn = calloc((size_t)ns * (size_t)k, sizeof *conn);
+    int32_t count[RW_NODE_MAX_PARTS] = {0};
     if (!conn)
         return rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
-    for (int32_t i = 0; i < ns; i++)
+    for (int32_t i = 0; i < ns; i++) {
         s->pos[set[i]] = i;
+        count[s->part_of[set[i]]]++;
+    }
     for (int32_t i = 0; i < ns; i++)
         for (int64_t e = s->g->start[set[i]]; e < s->g->start[set[i] + 1]; e++) {
             int32_t u = s->g->peer[e];
@@ -242,6 +307,18 @@ static rw_status swap_refine(split *s, const int32_t *set, int32_t ns, int k, do
         }
     for (int pass = 0; pass < 64; pass++) {
         int changed = 0;
+        for (int32_t i = 0; i < ns; i++)
+            for (int q = 0; q < k; q++) {
+                int32_t u = set[i];
+                int pu = s->part_of[u];
+                if (q != pu && count[q] < cap[q] &&
+                    conn[(size_t)i * k + pu] - conn[(size_t)i * k + q] < -eps) {
+                    move_rank(s, conn, k, u, pu, q);
+                    count[pu]--;
+                    count[q]++;
+                    changed = 1;
+                }
+            }
         for (int32_t i = 0; i < ns; i++)
             for (int32_t j = i + 1; j < ns; j++) {
                 int32_t u = set[i], v = set[j];
@@ -253,20 +330,8 @@ static rw_status swap_refine(split *s, const int32_t *set, int32_t ns, int k, do
                            conn[(size_t)j * k + pv] - conn[(size_t)j * k + pu];
                 if (d >= -eps || (d += 2 * pair_weight(s, u, v)) >= -eps)
                     continue;
-                s->part_of[u] = pv;
-                s->part_of[v] = pu;
-                for (int64_t e = s->g->start[u]; e < s->g->start[u + 1]; e++)
-                    if (s->in_set[s->g->peer[e]]) {
-                        size_t x = (size_t)s->pos[s->g->peer[e]] * k;
-                        conn[x + pu] -= w_of(s, e);
-                        conn[x + pv] += w_of(s, e);
-                    }
-                for (int64_t e = s->g->start[v]; e < s->g->start[v + 1]; e++)
-                    if (s->in_set[s->g->peer[e]]) {
-                        size_t x = (size_t)s->pos[s->g->peer[e]] * k;
-                        conn[x + pv] -= w_of(s, e);
-                        conn[x + pu] += w_of(s, e);
-                    }
+                move_rank(s, conn, k, u, pu, pv);
+                move_rank(s, conn, k, v, pv, pu);
                 changed = 1;
             }
         if (!changed)
@@ -276,9 +341,119 @@ static rw_status swap_refine(split *s, const int32_t *set, int32_t ns, int k, do
     return RW_OK;
 }
 
-/* Partition set into parts of the given sizes: the best of several
- * starts (seeds spread over the set), each grown then refined. */
-static rw_status partition(split *s, const int32_t *set, int32_t ns, const int32_t *size, int k)
+/* ---------------------------------------------------------------------
+ * Exact split of small sets (as Getmansky et al. 2015, §2.1, search all
+ * placements of a few processes): units of equal capacity are alike, so
+ * the unit holding the lowest free rank can be taken to be the next one,
+ * and a memo over the set of placed ranks keeps the search small.
+ * ------------------------------------------------------------------- */
+
+#define EXACT_MAX_RANKS 16
+#define EXACT_MAX_PARTS 8
+
+typedef struct exact {
+    int32_t ns, cap, k;
+    double w[EXACT_MAX_RANKS][EXACT_MAX_RANKS]; /* weight between set[i] and set[j], both ways */
+    double *memo;                               /* (1 << ns) * (k + 1), NAN unknown */
+    uint32_t *choice;
+} exact;
+
+static double inside(const exact *x, uint32_t group)
+{
+    double sum = 0;
+    for (int i = 0; i < x->ns; i++)
+        if (group >> i & 1)
+            for (int j = i + 1; j < x->ns; j++)
+                if (group >> j & 1)
+                    sum += x->w[i][j];
+    return sum;
+}
+
+/* The most weight the free ranks (not in mask) can keep inside `left` units. */
+static double exact_best(exact *x, uint32_t mask, int left)
+{
+    uint32_t full = (1u << x->ns) - 1;
+    if (mask == full)
+        return 0;
+    if (left == 0)
+        return -INFINITY;
+    size_t at = (size_t)mask * (size_t)(x->k + 1) + (size_t)left;
+    if (!isnan(x->memo[at]))
+        return x->memo[at];
+    int32_t freev[EXACT_MAX_RANKS], nf = 0;
+    for (int i = 0; i < x->ns; i++)
+        if (!(mask >> i & 1))
+            freev[nf++] = i;
+    double best = -INFINITY;
+    uint32_t best_group = 0;
+    /* Subsets of the other free ranks, of at most cap - 1 members, with the first. */
+    int rest = nf - 1;
+    for (uint32_t sub = 0; sub < (1u << rest); sub++) {
+        if (__builtin_popcount(sub) > x->cap - 1)
+            continue;
+        uint32_t group = 1u << freev[0];
+        for (int b = 0; b < rest; b++)
+            if (sub >> b & 1)
+                group |= 1u << freev[b + 1];
+        double v = inside(x, group) + exact_best(x, mask | group, left - 1);
+        if (v > best) {
+            best = v;
+            best_group = group;
+        }
+    }
+    x->memo[at] = best;
+    x->choice[at] = best_group;
+    return best;
+}
+
+/* 1 when the split was done exactly (part_of set), 0 when too large for it. */
+static int exact_partition(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k)
+{
+    if (ns > EXACT_MAX_RANKS || k > EXACT_MAX_PARTS || ns < 1)
+        return 0;
+    for (int p = 1; p < k; p++)
+        if (cap[p] != cap[0])
+            return 0;
+    exact x = {.ns = ns, .cap = cap[0], .k = k};
+    size_t cells = ((size_t)1 << ns) * (size_t)(k + 1);
+    x.memo = malloc(cells * sizeof *x.memo);
+    x.choice = malloc(cells * sizeof *x.choice);
+    if (!x.memo || !x.choice) {
+        free(x.memo);
+        free(x.choice);
+        return 0; /* the heuristic needs less memory */
+    }
+    for (size_t i = 0; i < cells; i++)
+        x.memo[i] = NAN;
+    for (int32_t i = 0; i < ns; i++)
+        s->pos[set[i]] = i;
+    for (int32_t i = 0; i < ns; i++)
+        for (int64_t e = s->g->start[set[i]]; e < s->g->start[set[i] + 1]; e++) {
+            int32_t u = s->g->peer[e];
+            if (s->in_set[u] && s->pos[u] != i)
+                x.w[i][s->pos[u]] += w_of(s, e) / 2; /* each edge is listed at both ends */
+        }
+    for (int i = 0; i < ns; i++)
+        for (int j = i + 1; j < ns; j++)
+            x.w[i][j] = x.w[j][i] = x.w[i][j] + x.w[j][i];
+    int done = isfinite(exact_best(&x, 0, k));
+    uint32_t mask = 0;
+    for (int p = 0; done && p < k && mask != (1u << ns) - 1; p++) {
+        uint32_t group = x.choice[(size_t)mask * (size_t)(k + 1) + (size_t)(k - p)];
+        for (int i = 0; i < ns; i++)
+            if (group >> i & 1)
+                s->part_of[set[i]] = p;
+        mask |= group;
+    }
+    free(x.memo);
+    free(x.choice);
+    return done;
+}
+
+/* Partition set into k parts of at most cap[p] ranks: the best cut of
+ * several starts (each growth policy from seeds spread over the set),
+ * each grown then refined. */
+static rw_status partition(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k)
 {
     int32_t *best = malloc((size_t)ns * sizeof *best);
     if (!best)
@@ -289,119 +464,169 @@ static rw_status partition(split *s, const int32_t *set, int32_t ns, const int32
     for (int32_t i = 0; i < ns; i++)
         for (int64_t e = s->g->start[set[i]]; e < s->g->start[set[i] + 1]; e++)
             total += w_of(s, e);
-    int32_t starts = ns < 8 ? ns : 8;
-    for (int32_t t = 0; t < starts; t++) {
-        grow(s, set, ns, size, k, set[(int64_t)t * ns / starts]);
-        if (swap_refine(s, set, ns, k, 1e-12 * total) != RW_OK) {
-            free(best);
-            return RW_ERR_NOMEM;
-        }
-        double cut = cut_weight(s, set, ns);
-        if (cut < best_cut) {
-            best_cut = cut;
-            for (int32_t i = 0; i < ns; i++)
-                best[i] = s->part_of[set[i]];
-        }
+    int32_t starts = ns < 8 ? ns : ns <= 256 ? 8 : 2;
+    rw_status st = RW_OK;
+    if (exact_partition(s, set, ns, cap, k)) {
+        for (int32_t i = 0; i < ns; i++)
+            s->in_set[set[i]] = 0;
+        free(best);
+        return RW_OK;
     }
+    for (int policy = 0; policy < GROW_POLICIES && st == RW_OK; policy++)
+        for (int32_t t = 0; t < starts && st == RW_OK; t++) {
+            grow(s, set, ns, cap, k, policy, set[(int64_t)t * ns / starts]);
+            st = swap_refine(s, set, ns, cap, k, 1e-12 * total);
+            double cut = cut_weight(s, set, ns);
+            if (st == RW_OK && cut < best_cut) {
+                best_cut = cut;
+                for (int32_t i = 0; i < ns; i++)
+                    best[i] = s->part_of[set[i]];
+            }
+        }
     for (int32_t i = 0; i < ns; i++) {
         s->part_of[set[i]] = best[i];
         s->in_set[set[i]] = 0;
     }
     free(best);
-    return RW_OK;
+    return st;
 }
 
 /* ---------------------------------------------------------------------
  * The descent through the node's tree
  * ------------------------------------------------------------------- */
 
-/* Depth d of the tree: 0 packages, 1 domains, 2 shared caches, 3 cores. */
-static int32_t group_key(const rw_node_topology *t, int d, int32_t core)
+/* The node's units: a domain within a package (a domain spanning packages
+ * counts once per package), then the shared caches of a unit. */
+static int32_t unit_key(const rw_node_topology *t, int32_t core)
 {
-    switch (d) {
-    case 0: return t->package_of[core];
-    case 1: return t->domain_of[core];
-    default: return t->cache_of[core] >= 0 ? t->cache_of[core] : -2 - core;
-    }
+    return t->package_of[core] * t->n_domains + t->domain_of[core];
 }
 
-/* The cost level of an edge cut at depth d. */
-static const int SPLIT_LEVEL[3] = {RW_LEVEL_NODE, RW_LEVEL_PACKAGE, RW_LEVEL_DOMAIN};
+static int32_t cache_key(const rw_node_topology *t, int32_t core)
+{
+    return t->cache_of[core] >= 0 ? t->cache_of[core] : -2 - core;
+}
 
-/* Place set[0..ns) on cores[0..nc) (ns <= nc), cores in logical order. */
+/* Groups of cores[0..nc) by key: k groups, gkey[g], cap[g] cores each, in
+ * order of first core. -1 when more than RW_NODE_MAX_PARTS groups. */
+static int group_cores(const rw_node_topology *t, int32_t (*key)(const rw_node_topology *, int32_t),
+                       const int32_t *cores, int32_t nc, int32_t *gkey, int32_t *cap)
+{
+    int k = 0;
+    for (int32_t i = 0; i < nc; i++) {
+        int32_t kk = key(t, cores[i]);
+        int g = 0;
+        while (g < k && gkey[g] != kk)
+            g++;
+        if (g == k) {
+            if (k == RW_NODE_MAX_PARTS)
+                return -1;
+            gkey[k] = kk;
+            cap[k++] = 0;
+        }
+        cap[g]++;
+    }
+    return k;
+}
+
+/* Parts p were grown for units p; swap whole parts between units of the
+ * same capacity while that lowers the weight between packages. */
+static void assign_packages(split *s, const rw_node_topology *t, const int32_t *set, int32_t ns,
+                            const int32_t *gkey, const int32_t *cap, int k, int32_t *unit_of_part)
+{
+    double *w = calloc((size_t)k * k, sizeof *w);
+    int32_t count[RW_NODE_MAX_PARTS] = {0};
+    if (!w)
+        return; /* the parts keep their units: still a valid placement */
+    s->level = RW_LEVEL_NODE;
+    for (int32_t i = 0; i < ns; i++) {
+        int32_t v = set[i];
+        count[s->part_of[v]]++;
+        for (int64_t e = s->g->start[v]; e < s->g->start[v + 1]; e++)
+            if (s->in_set[s->g->peer[e]])
+                w[(size_t)s->part_of[v] * k + s->part_of[s->g->peer[e]]] += w_of(s, e);
+    }
+    for (int pass = 0, changed = 1; changed && pass < 64; pass++) {
+        changed = 0;
+        for (int p = 0; p < k; p++)
+            for (int q = p + 1; q < k; q++) {
+                int up = unit_of_part[p], uq = unit_of_part[q];
+                if (count[p] > cap[uq] || count[q] > cap[up])
+                    continue;
+                double d = 0;
+                for (int r = 0; r < k; r++) {
+                    if (r == p || r == q)
+                        continue;
+                    int32_t pr = gkey[unit_of_part[r]] / t->n_domains;
+                    int32_t pp = gkey[up] / t->n_domains, pq = gkey[uq] / t->n_domains;
+                    d += (w[(size_t)p * k + r] + w[(size_t)r * k + p]) * ((pq != pr) - (pp != pr));
+                    d += (w[(size_t)q * k + r] + w[(size_t)r * k + q]) * ((pp != pr) - (pq != pr));
+                }
+                if (d < 0) {
+                    unit_of_part[p] = uq;
+                    unit_of_part[q] = up;
+                    changed = 1;
+                }
+            }
+    }
+    free(w);
+}
+
+/* Place set[0..ns) on cores[0..nc) (ns <= nc), cores in logical order:
+ * depth 0 splits the ranks among the units, depth 1 a unit's ranks among
+ * its shared caches, depth 2 gives the cores in order. */
 static rw_status descend(split *s, const rw_node_topology *t, int d, int32_t *set, int32_t ns,
                          const int32_t *cores, int32_t nc, int32_t *core_of)
 {
     if (ns == 0)
         return RW_OK;
-    if (d == 3) {
+    if (d == 2) {
         for (int32_t i = 0; i < ns; i++)
             core_of[set[i]] = cores[i];
         return RW_OK;
     }
-    /* The groups of this depth among the cores, in order of first core. */
-    int32_t *key = malloc((size_t)nc * sizeof *key), *cap = calloc((size_t)nc, sizeof *cap);
-    int32_t *gcores = malloc((size_t)nc * sizeof *gcores), *order = malloc((size_t)nc * sizeof *order);
-    int32_t *size = calloc((size_t)nc, sizeof *size), *gset = malloc((size_t)ns * sizeof *gset);
+    int32_t gkey[RW_NODE_MAX_PARTS], cap[RW_NODE_MAX_PARTS], unit_of_part[RW_NODE_MAX_PARTS];
+    int k = group_cores(t, d == 0 ? unit_key : cache_key, cores, nc, gkey, cap);
+    if (k == 1 || k < 0 || (d == 1 && k == nc)) /* one group, too many, or no cache shared */
+        return descend(s, t, d + 1, set, ns, cores, nc, core_of);
+    int32_t *gset = malloc((size_t)ns * sizeof *gset), *gcores = malloc((size_t)nc * sizeof *gcores);
     rw_status st = RW_OK;
-    if (!key || !cap || !gcores || !order || !size || !gset) {
+    if (!gset || !gcores) {
         st = rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
         goto done;
     }
-    int k = 0;
-    for (int32_t i = 0; i < nc; i++) {
-        int32_t kk = group_key(t, d, cores[i]);
-        int g = 0;
-        while (g < k && key[g] != kk)
-            g++;
-        if (g == k)
-            key[k++] = kk;
-        cap[g]++;
+    s->level = d == 0 ? RW_LEVEL_PACKAGE : RW_LEVEL_DOMAIN;
+    st = partition(s, set, ns, cap, k);
+    for (int p = 0; p < k; p++)
+        unit_of_part[p] = p;
+    if (st == RW_OK && d == 0) {
+        for (int32_t i = 0; i < ns; i++)
+            s->in_set[set[i]] = 1;
+        assign_packages(s, t, set, ns, gkey, cap, k, unit_of_part);
+        for (int32_t i = 0; i < ns; i++)
+            s->in_set[set[i]] = 0;
     }
-    if (k == 1) {
-        st = descend(s, t, d + 1, set, ns, cores, nc, core_of);
-        goto done;
-    }
-    /* Fill the largest groups first (stable): as few groups as will hold the ranks. */
-    for (int g = 0; g < k; g++)
-        order[g] = g;
-    for (int a = 1; a < k; a++)
-        for (int b = a; b > 0 && cap[order[b]] > cap[order[b - 1]]; b--) {
-            int32_t x = order[b];
-            order[b] = order[b - 1];
-            order[b - 1] = x;
-        }
-    int32_t left = ns, used = 0;
-    for (int i = 0; i < k && left > 0; i++) {
-        size[i] = cap[order[i]] < left ? cap[order[i]] : left;
-        left -= size[i];
-        used = i + 1;
-    }
-    s->level = SPLIT_LEVEL[d];
-    st = partition(s, set, ns, size, used);
     /* The parts in order, before the deeper splits reuse part_of. */
-    int32_t m = 0;
-    for (int p = 0; st == RW_OK && p < used; p++)
+    int32_t m = 0, size[RW_NODE_MAX_PARTS];
+    for (int p = 0; st == RW_OK && p < k; p++) {
+        size[p] = 0;
         for (int32_t i = 0; i < ns; i++)
             if (s->part_of[set[i]] == p)
-                gset[m++] = set[i];
+                gset[m + size[p]++] = set[i];
+        m += size[p];
+    }
     m = 0;
-    for (int p = 0; st == RW_OK && p < used; p++) {
-        int g = order[p];
-        int32_t mc = 0;
+    for (int p = 0; st == RW_OK && p < k; p++) {
+        int32_t mc = 0, g = unit_of_part[p];
         for (int32_t i = 0; i < nc; i++)
-            if (group_key(t, d, cores[i]) == key[g])
+            if ((d == 0 ? unit_key : cache_key)(t, cores[i]) == gkey[g])
                 gcores[mc++] = cores[i];
         st = descend(s, t, d + 1, gset + m, size[p], gcores, mc, core_of);
         m += size[p];
     }
 done:
-    free(key);
-    free(cap);
-    free(gcores);
-    free(order);
-    free(size);
     free(gset);
+    free(gcores);
     return st;
 }
 

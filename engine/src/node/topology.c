@@ -61,12 +61,22 @@ int rw_node_core_level(const rw_node_topology *t, int32_t a, int32_t b)
 
 #ifndef RW_HAVE_HWLOC
 
+static rw_status no_hwloc(void)
+{
+    return rw_fail(RW_ERR_STATE, "this rankwise was built without hwloc: install it (Debian: "
+                                 "libhwloc-dev) and rebuild to read a node's structure");
+}
+
 rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_node_topology **out)
 {
     if (out)
         *out = NULL;
-    return rw_fail(RW_ERR_STATE, "this rankwise was built without hwloc: install it (Debian: "
-                                 "libhwloc-dev) and rebuild to read a node's structure");
+    return no_hwloc();
+}
+
+rw_status rw_node_topology_export(const char *synthetic, const char *xml_path, const char *out_path)
+{
+    return no_hwloc();
 }
 
 #else
@@ -192,11 +202,9 @@ static rw_status flatten(hwloc_topology_t h, rw_node_topology *t)
     return RW_OK;
 }
 
-rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_node_topology **out)
+/* An hwloc topology loaded from one of the three sources. */
+static rw_status open_hwloc(const char *synthetic, const char *xml_path, hwloc_topology_t *out)
 {
-    if (!out)
-        return rw_fail(RW_ERR_ARG, "rw_node_topology_load: no output");
-    *out = NULL;
     if (xml_path && !synthetic) {
         /* hwloc says only "failed"; open it first to name the real cause. */
         rw_status st;
@@ -226,14 +234,25 @@ rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_
                            xml_path)
                  : rw_fail(RW_ERR_STATE, "hwloc could not read this machine's topology: %s",
                            strerror(errno));
-    rw_node_topology *t = NULL;
-    if (st == RW_OK) {
-        t = calloc(1, sizeof *t);
-        if (!t)
-            st = rw_fail(RW_ERR_NOMEM, "out of memory reading a topology");
+    if (st != RW_OK) {
+        hwloc_topology_destroy(h);
+        return st;
     }
-    if (st == RW_OK)
-        st = flatten(h, t);
+    *out = h;
+    return RW_OK;
+}
+
+rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_node_topology **out)
+{
+    if (!out)
+        return rw_fail(RW_ERR_ARG, "rw_node_topology_load: no output");
+    *out = NULL;
+    hwloc_topology_t h;
+    rw_status st = open_hwloc(synthetic, xml_path, &h);
+    if (st != RW_OK)
+        return st;
+    rw_node_topology *t = calloc(1, sizeof *t);
+    st = t ? flatten(h, t) : rw_fail(RW_ERR_NOMEM, "out of memory reading a topology");
     if (st == RW_OK && synthetic)
         snprintf(t->source, sizeof t->source, "synthetic: %s", synthetic);
     else if (st == RW_OK && xml_path)
@@ -247,6 +266,41 @@ rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_
     }
     *out = t;
     return RW_OK;
+}
+
+typedef struct xml_buffer {
+    const char *text;
+    int len;
+} xml_buffer;
+
+static int write_xml(const void *obj, FILE *f)
+{
+    const xml_buffer *b = obj;
+    return fwrite(b->text, 1, (size_t)b->len, f) == (size_t)b->len ? 0 : -1;
+}
+
+rw_status rw_node_topology_export(const char *synthetic, const char *xml_path, const char *out_path)
+{
+    if (!out_path || !out_path[0])
+        return rw_fail(RW_ERR_ARG, "rw_node_topology_export: no output file");
+    hwloc_topology_t h;
+    rw_status st = open_hwloc(synthetic, xml_path, &h);
+    if (st != RW_OK)
+        return st;
+    xml_buffer b = {NULL, 0};
+    char *text = NULL;
+    if (hwloc_topology_export_xmlbuffer(h, &text, &b.len, 0) != 0) {
+        st = rw_fail(RW_ERR_STATE, "hwloc could not write the topology as XML: %s", strerror(errno));
+    } else {
+        b.text = text;
+        /* hwloc counts the final NUL in the length; the file ends before it. */
+        if (b.len > 0 && text[b.len - 1] == '\0')
+            b.len--;
+        st = rw_write_atomic(out_path, write_xml, &b);
+        hwloc_free_xmlbuffer(h, text);
+    }
+    hwloc_topology_destroy(h);
+    return st;
 }
 
 #endif /* RW_HAVE_HWLOC */
