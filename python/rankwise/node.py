@@ -234,3 +234,19 @@ class NodeTopology:
                                          C.byref(c) if c is not None else None, *rest))
         finally:
             so.rw_matrix_free(mptr)
+
+
+def place_on_cores(matrix: CommMatrix, node_of, names, topology: NodeTopology,
+                   costs: NodeCosts | None = None) -> np.ndarray:
+    """The core (logical index) of every rank, each node's ranks placed on
+    its cores by rw_node_place; every node of the allocation is taken to
+    be built as `topology` (names: the nodes, for messages)."""
+    node_of = np.asarray(node_of)
+    cores = np.zeros(node_of.size, dtype=np.int32)
+    for v in np.unique(node_of).tolist():
+        ranks = np.flatnonzero(node_of == v).astype(np.int32)
+        if ranks.size > topology.n_cores:
+            raise RankwiseError(f"node '{names[v]}' holds {ranks.size} ranks, but the node topology "
+                                f"({topology.source}) has {topology.n_cores} cores")
+        cores[ranks] = topology.place(matrix, ranks, costs)
+    return cores
