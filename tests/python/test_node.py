@@ -105,6 +105,21 @@ def test_the_known_optimum_of_a_grid_on_four_domains(node):
     assert all(len(set(blocks[y:y + 2, x:x + 2].ravel().tolist())) == 1 for y in (0, 2) for x in (0, 2))
 
 
+def test_the_known_optimum_of_a_cube_on_eight_domains():
+    """A 4x4x4 grid (144 edges) in eight domains of eight: eight grid points
+    hold at most 12 edges (a 2x2x2 cube), so at least 144 - 8 * 12 = 48
+    edges are cut, as 2x2x2 blocks do."""
+    node = NodeTopology.load(synthetic="pack:2 numa:4 core:8 pu:1")
+    m = generate("stencil3d:grid=4x4x4,bytes=1K")
+    ranks = np.arange(64)
+    cores = node.place(m, ranks)
+    assert node.domain_cut(m, ranks, cores)[0] == 48 * 2 * 1024
+    # and the two packages hold two halves of the cube: 16 edges between them
+    pkg = node.package_of[cores]
+    between = sum(b for s, d, b in zip(m.src.tolist(), m.dst.tolist(), m.bytes.tolist()) if pkg[s] != pkg[d])
+    assert between == 16 * 2 * 1024
+
+
 def test_rank_order_is_the_worst_for_shuffled_groups(node):
     """Shuffled groups placed in rank order spread every group: the mapper finds them."""
     m = generate("groups:groups=4,per_group=4,bytes=1M,link_bytes=1K")

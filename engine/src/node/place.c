@@ -386,19 +386,25 @@ static double exact_best(exact *x, uint32_t mask, int left)
             freev[nf++] = i;
     double best = -INFINITY;
     uint32_t best_group = 0;
-    /* Subsets of the other free ranks, of at most cap - 1 members, with the first. */
+    /* Subsets of the other free ranks, of at most cap - 1 members, with the
+     * first: each size in turn, its subsets in order (Gosper's hack). */
     int rest = nf - 1;
-    for (uint32_t sub = 0; sub < (1u << rest); sub++) {
-        if (__builtin_popcount(sub) > x->cap - 1)
-            continue;
-        uint32_t group = 1u << freev[0];
-        for (int b = 0; b < rest; b++)
-            if (sub >> b & 1)
-                group |= 1u << freev[b + 1];
-        double v = inside(x, group) + exact_best(x, mask | group, left - 1);
-        if (v > best) {
-            best = v;
-            best_group = group;
+    for (int size = 0; size <= rest && size < x->cap; size++) {
+        uint32_t sub = size ? (1u << size) - 1 : 0;
+        while (sub < (1u << rest) || (size == 0 && sub == 0)) {
+            uint32_t group = 1u << freev[0];
+            for (int b = 0; b < rest; b++)
+                if (sub >> b & 1)
+                    group |= 1u << freev[b + 1];
+            double v = inside(x, group) + exact_best(x, mask | group, left - 1);
+            if (v > best) {
+                best = v;
+                best_group = group;
+            }
+            if (size == 0)
+                break;
+            uint32_t c = sub & -sub, r = sub + c;
+            sub = (((r ^ sub) >> 2) / c) | r;
         }
     }
     x->memo[at] = best;
@@ -414,6 +420,15 @@ static int exact_partition(split *s, const int32_t *set, int32_t ns, const int32
     for (int p = 1; p < k; p++)
         if (cap[p] != cap[0])
             return 0;
+    /* Work: about 2^ns states of the placed ranks, each trying the subsets
+     * of fewer than cap of the others; beyond a few seconds, growth does. */
+    double combos = 0, binom = 1;
+    for (int size = 0; size < cap[0] && size < ns; size++) {
+        combos += binom;
+        binom = binom * (ns - 1 - size) / (size + 1);
+    }
+    if ((double)((size_t)1 << ns) * combos / ns > 3e7)
+        return 0;
     exact x = {.ns = ns, .cap = cap[0], .k = k};
     size_t cells = ((size_t)1 << ns) * (size_t)(k + 1);
     x.memo = malloc(cells * sizeof *x.memo);
@@ -453,7 +468,7 @@ static int exact_partition(split *s, const int32_t *set, int32_t ns, const int32
 /* Partition set into k parts of at most cap[p] ranks: the best cut of
  * several starts (each growth policy from seeds spread over the set),
  * each grown then refined. */
-static rw_status partition(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k)
+static rw_status partition_direct(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k)
 {
     int32_t *best = malloc((size_t)ns * sizeof *best);
     if (!best)
@@ -488,6 +503,81 @@ static rw_status partition(split *s, const int32_t *set, int32_t ns, const int32
         s->in_set[set[i]] = 0;
     }
     free(best);
+    return st;
+}
+
+/* Recursive bisection: the units halved (in order, so that the first cut
+ * follows the packages), the ranks split in two by partition_direct with
+ * each half's capacity, each half bisected again; label[v] receives the
+ * part of local rank v, counted from `first`. */
+static rw_status bisect(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k, int first,
+                        int32_t *label)
+{
+    if (k == 1 || ns == 0) {
+        for (int32_t i = 0; i < ns; i++)
+            label[set[i]] = first;
+        return RW_OK;
+    }
+    int h = k / 2;
+    int32_t two[2] = {0, 0};
+    for (int p = 0; p < k; p++)
+        two[p >= h] += cap[p];
+    rw_status st = partition_direct(s, set, ns, two, 2);
+    int32_t *halves = malloc((size_t)ns * sizeof *halves), n0 = 0, n1 = 0;
+    if (!halves)
+        return rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+    for (int32_t i = 0; st == RW_OK && i < ns; i++)
+        if (s->part_of[set[i]] == 0)
+            halves[n0++] = set[i];
+    for (int32_t i = 0; st == RW_OK && i < ns; i++)
+        if (s->part_of[set[i]] == 1)
+            halves[n0 + n1++] = set[i];
+    if (st == RW_OK)
+        st = bisect(s, halves, n0, cap, h, first, label);
+    if (st == RW_OK)
+        st = bisect(s, halves + n0, n1, cap + h, k - h, first + h, label);
+    free(halves);
+    return st;
+}
+
+/* Partition set into k parts of at most cap[p] ranks: the better cut of
+ * the direct k-way partition and of recursive bisection (grids cut best
+ * in halves), the latter refined by k-way swaps. */
+static rw_status partition(split *s, const int32_t *set, int32_t ns, const int32_t *cap, int k)
+{
+    rw_status st = partition_direct(s, set, ns, cap, k);
+    if (st != RW_OK || k <= 2)
+        return st;
+    int32_t *direct = malloc((size_t)ns * sizeof *direct), *label = malloc((size_t)s->g->n * sizeof *label);
+    if (!direct || !label) {
+        free(direct);
+        free(label);
+        return rw_fail(RW_ERR_NOMEM, "out of memory placing ranks on cores");
+    }
+    for (int32_t i = 0; i < ns; i++)
+        direct[i] = s->part_of[set[i]];
+    st = bisect(s, set, ns, cap, k, 0, label);
+    if (st == RW_OK) {
+        double total = 0;
+        for (int32_t i = 0; i < ns; i++)
+            s->in_set[set[i]] = 1;
+        for (int32_t i = 0; i < ns; i++)
+            for (int64_t e = s->g->start[set[i]]; e < s->g->start[set[i] + 1]; e++)
+                total += w_of(s, e);
+        for (int32_t i = 0; i < ns; i++)
+            s->part_of[set[i]] = direct[i];
+        double cut_direct = cut_weight(s, set, ns);
+        for (int32_t i = 0; i < ns; i++)
+            s->part_of[set[i]] = label[set[i]];
+        st = swap_refine(s, set, ns, cap, k, 1e-12 * total);
+        if (st == RW_OK && cut_weight(s, set, ns) >= cut_direct)
+            for (int32_t i = 0; i < ns; i++)
+                s->part_of[set[i]] = direct[i];
+        for (int32_t i = 0; i < ns; i++)
+            s->in_set[set[i]] = 0;
+    }
+    free(direct);
+    free(label);
     return st;
 }
 
