@@ -76,6 +76,8 @@ class CModel(C.Structure):
         ("group_of", C.POINTER(C.c_int32)),
         ("n_links", C.c_int32),
         ("links", C.POINTER(CLink)),
+        ("node_alpha", C.c_double * 4),  # inside the node, by level (format 3)
+        ("node_beta", C.c_double * 4),
     ]
 
 

@@ -87,6 +87,20 @@ class NodeCosts:
         c = node_lib().rw_node_costs_default()
         return cls(tuple(c.alpha), tuple(c.beta))
 
+    @classmethod
+    def from_model(cls, model) -> "NodeCosts | None":
+        """The model's figures inside the node (format 3), None when it has
+        none. A level not measured takes the default figure; each level is
+        raised to at least the one below it (measurement noise must not make
+        a farther level cheaper)."""
+        alpha, beta = np.asarray(model.node_alpha, float), np.asarray(model.node_beta, float)
+        if np.all(np.isnan(alpha)):
+            return None
+        d = cls.default()
+        a = np.where(np.isnan(alpha), d.alpha, alpha)
+        b = np.where(np.isnan(beta), d.beta, beta)
+        return cls(tuple(np.maximum.accumulate(a).tolist()), tuple(np.maximum.accumulate(b).tolist()))
+
     def _to_c(self) -> CNodeCosts:
         c = CNodeCosts()
         c.alpha[:] = [float(x) for x in self.alpha]

@@ -176,3 +176,42 @@ def test_costs(node):
         node.place(m, np.arange(4), NodeCosts((1e-6, 1e-7, 1e-6, 1e-6), c.beta))
     with pytest.raises(RankwiseError, match="5 ranks on one node of 4 cores"):
         NodeTopology.load(synthetic="pack:1 core:4 pu:1").place(generate("ring:ranks=5,bytes=1K"), np.arange(5))
+
+
+def test_the_model_keeps_figures_inside_the_node(tmp_path):
+    """Format 3: node-cost lines; a model without them is still written as version 2."""
+    from rankwise.model import Model
+
+    m = Model.empty(["a", "b"], [8, 1024])
+    m.save(tmp_path / "old.rwm")
+    assert (tmp_path / "old.rwm").read_text().splitlines()[0] == "rankwise-model 2"
+    m.node_alpha = np.array([3e-7, np.nan, 9e-7, 2e-6])
+    m.node_beta = np.array([5e-11, np.nan, 2e-10, 1e-10])  # node below package: noise
+    m.save(tmp_path / "new.rwm")
+    text = (tmp_path / "new.rwm").read_text()
+    assert text.splitlines()[0] == "rankwise-model 3"
+    assert "node-cost package 9e-07 2e-10" in text and "node-cost domain" not in text
+    back = Model.load(tmp_path / "new.rwm")
+    assert np.allclose(back.node_alpha, m.node_alpha, equal_nan=True)
+    c = NodeCosts.from_model(back)
+    d = NodeCosts.default()
+    assert c.alpha == (3e-7, max(3e-7, d.alpha[1]), 9e-7, 2e-6)
+    assert c.beta[3] == c.beta[2] == 2e-10  # raised to the level below
+    assert NodeCosts.from_model(m.empty(["a"], [8])) is None
+
+
+@pytest.mark.parametrize("line,message", [
+    ("node-cost socket 1e-6 1e-10", "unknown level 'socket'"),
+    ("node-cost cache -1 1e-10", "field 2"),
+    ("node-cost cache 1e-6", "takes 3 fields"),
+])
+def test_bad_node_cost_lines_name_their_line(tmp_path, line, message):
+    from rankwise.model import Model
+
+    path = tmp_path / "m.rwm"
+    path.write_text(f"rankwise-model 3\nsizes 8\n{line}\nnodes 1\nnode 0 a 1\n")
+    with pytest.raises(RankwiseError, match=f"{path}:3: .*{message}"):
+        Model.load(path)
+    path.write_text(f"rankwise-model 2\nsizes 8\nnode-cost cache 1e-6 1e-10\nnodes 1\nnode 0 a 1\n")
+    with pytest.raises(RankwiseError, match="needs model format version 3"):
+        Model.load(path)

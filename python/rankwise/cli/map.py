@@ -164,7 +164,10 @@ def map_command(
         from rankwise.node import place_on_cores
         from rankwise.placement import Placement
 
-        cores = place_on_cores(traffic, placement.node_of, placement.nodes, topology)
+        from rankwise.node import NodeCosts
+
+        costs = NodeCosts.from_model(model) if model is not None else None  # measured, else defaults
+        cores = place_on_cores(traffic, placement.node_of, placement.nodes, topology, costs)
         placement = Placement(placement.nodes, placement.node_of, cores)
         binding = CoreBinding.from_cores(topology, cores)
         if fmt in ("slurm", "mpich"):
