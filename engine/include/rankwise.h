@@ -18,13 +18,13 @@
 extern "C" {
 #endif
 
-#define RW_MODEL_FORMAT_VERSION 2
+#define RW_MODEL_FORMAT_VERSION 3
 
 /* Version of the binary interface: the layout of the structures below and
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
  * binding (python/rankwise/engine.py) must follow; the binding refuses a
  * library whose rw_abi_version() differs from the one it was written for. */
-#define RW_ABI_VERSION 4
+#define RW_ABI_VERSION 5
 int rw_abi_version(void);
 
 typedef enum rw_status {
@@ -128,6 +128,7 @@ rw_probe_settings rw_probe_settings_default(void);
 #define RW_MODEL_MAX_TIMESTAMP 32503680000.0 /* unix time of 3000-01-01 UTC */
 #define RW_MODEL_MAX_BANDWIDTH 1e15      /* bytes/s of a node cap or shared link (1 PB/s) */
 #define RW_MODEL_MAX_LINKS (1 << 16)
+#define RW_MODEL_NODE_LEVELS 4 /* RW_NODE_LEVELS of rankwise_node.h */
 
 typedef struct rw_model {
     int32_t n_nodes;
@@ -166,6 +167,13 @@ typedef struct rw_model {
     int32_t *group_of;      /* n_nodes: the group the links below refer to, -1 none */
     int32_t n_links;
     struct rw_link *links;  /* shared links, rw_model_add_link */
+
+    /* Inside the node (format 3; docs/inside-node.md): rank-to-rank
+     * figures by the level two cores share (cache, domain, package, node:
+     * rw_node_level of rankwise_node.h), measured on one node and taken
+     * for the nodes built like it. NaN where not measured. */
+    double node_alpha[RW_MODEL_NODE_LEVELS];
+    double node_beta[RW_MODEL_NODE_LEVELS];
 } rw_model;
 
 /* A shared link between groups (a rack uplink, a switch's core): every

@@ -58,6 +58,10 @@ extern const rw_bound rw_bound_alpha, rw_bound_beta, rw_bound_rtt, rw_bound_jitt
 /* rw_bound_problem for a bandwidth, which must also be > 0. */
 const char *rw_bandwidth_problem(double v, int unknown_ok);
 
+/* The levels of a model's node-cost lines, as rw_node_level names them
+ * (rankwise_node.h; the core library does not depend on hwloc). */
+extern const char *const rw_model_node_levels[RW_MODEL_NODE_LEVELS];
+
 /* NULL when v is within b (or NaN and unknown_ok), else e.g. "alpha -1 s
  * is outside [0, 1000]" (a thread-local buffer). */
 const char *rw_bound_problem(const rw_bound *b, double v, int unknown_ok);

@@ -81,6 +81,8 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
         m->intra_stats[k] = empty_stat();
     for (size_t p = 0; p < pairs; p++)
         m->alpha[p] = m->beta[p] = m->measured_at[p] = m->alpha_large[p] = m->beta_large[p] = NAN;
+    for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
+        m->node_alpha[l] = m->node_beta[l] = NAN;
     m->settings = rw_probe_settings_default();
     m->created = NAN;
     m->duration = NAN;
@@ -310,6 +312,11 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update)
     }
     if (update->knee > 0)
         base->knee = update->knee;
+    for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++) /* a re-probe of the node replaces its levels */
+        if (!isnan(update->node_alpha[l])) {
+            base->node_alpha[l] = update->node_alpha[l];
+            base->node_beta[l] = update->node_beta[l];
+        }
     if (update->n_links > 0)
         return replace_links(base, update, map);
     base->settings = update->settings;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *const rw_model_node_levels[RW_MODEL_NODE_LEVELS] = {"cache", "domain", "package", "node"};
+
 const rw_bound rw_bound_alpha = {"alpha", "s", 0, RW_MODEL_MAX_SECONDS};
 const rw_bound rw_bound_beta = {"beta", "s/B", 0, RW_MODEL_MAX_BETA};
 const rw_bound rw_bound_rtt = {"round-trip time", "s", 0, RW_MODEL_MAX_SECONDS};
@@ -149,6 +151,13 @@ static rw_status check_structure(const rw_model *m)
             return FAIL("group %d (%s): %d is outside [-1, %d)", i, m->node_names[i], (int)m->group_of[i], n);
         if (m->group_of[i] > max_group)
             max_group = m->group_of[i];
+    }
+    for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++) {
+        if (isnan(m->node_alpha[l]) != isnan(m->node_beta[l]))
+            return FAIL("node-cost %s: alpha and beta are both known or both unknown", rw_model_node_levels[l]);
+        if ((why = rw_bound_problem(&rw_bound_alpha, m->node_alpha[l], 1)) ||
+            (why = rw_bound_problem(&rw_bound_beta, m->node_beta[l], 1)))
+            return FAIL("node-cost %s: %s", rw_model_node_levels[l], why);
     }
     if (m->knee < 0 || m->knee > RW_MODEL_MAX_SIZE)
         return FAIL("knee %lld is outside [0, %lld]", (long long)m->knee, RW_MODEL_MAX_SIZE);

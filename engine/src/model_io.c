@@ -71,7 +71,12 @@ static void write_links(const rw_model *m, FILE *f)
 static int write_body(const rw_model *m, FILE *f)
 {
     int n = m->n_nodes, ns = m->n_sizes;
-    fprintf(f, "rankwise-model %d\n", RW_MODEL_FORMAT_VERSION);
+    /* The oldest version that holds what the model has: files without
+     * figures inside the node stay readable by rankwise before format 3. */
+    int node_costs = 0;
+    for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
+        node_costs |= !isnan(m->node_alpha[l]);
+    fprintf(f, "rankwise-model %d\n", node_costs ? RW_MODEL_FORMAT_VERSION : 2);
     fprintf(f, "created %.3f\n", m->created);
     if (m->source[0]) /* no line for no source */
         fprintf(f, "source %s\n", m->source);
@@ -86,6 +91,12 @@ static int write_body(const rw_model *m, FILE *f)
     fprintf(f, "\n");
     if (m->knee > 0)
         fprintf(f, "knee %lld\n", (long long)m->knee);
+    if (node_costs)
+        fprintf(f, "# node-cost <level> <alpha_s> <beta_s_per_byte> (inside the node, docs/inside-node.md)\n");
+    for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
+        if (!isnan(m->node_alpha[l]))
+            fprintf(f, "node-cost %s %.10g %.10g\n", rw_model_node_levels[l], m->node_alpha[l],
+                    m->node_beta[l]);
     fprintf(f, "nodes %d\n", n);
     fprintf(f, "# node <index> <name> <ranks>\n");
     for (int i = 0; i < n; i++)
@@ -263,6 +274,7 @@ typedef struct header {
     int32_t *ranks;
     int names_seen;
     int64_t knee;
+    double node_alpha[RW_MODEL_NODE_LEVELS], node_beta[RW_MODEL_NODE_LEVELS];
 } header;
 
 static rw_status parse_settings(const reader *r, rw_probe_settings *st)
@@ -343,6 +355,20 @@ static rw_status parse_header_line(reader *r, header *h)
             (st = get_long(r, 1, 0, RW_MODEL_MAX_SIZE, &v)))
             return st;
         h->knee = v;
+    } else if (strcmp(kw, "node-cost") == 0) {
+        int l = 0;
+        while (l < RW_MODEL_NODE_LEVELS && strcmp(r->fields[1 < r->nfields ? 1 : 0], rw_model_node_levels[l]))
+            l++;
+        if ((st = need_version(r, 3)) || (st = want_fields(r, 4)))
+            return st;
+        if (l == RW_MODEL_NODE_LEVELS)
+            return PARSE_ERROR(r, "node-cost: unknown level '%s' (expected cache, domain, package or node)",
+                               r->fields[1]);
+        if (!isnan(h->node_alpha[l]))
+            return PARSE_ERROR(r, "node-cost %s given twice", rw_model_node_levels[l]);
+        if ((st = get_bounded(r, 2, &rw_bound_alpha, 0, &h->node_alpha[l])) ||
+            (st = get_bounded(r, 3, &rw_bound_beta, 0, &h->node_beta[l])))
+            return st;
     } else if (strcmp(kw, "nodes") == 0) {
         if (h->n_nodes >= 0)
             return PARSE_ERROR(r, "'nodes' given twice");
@@ -396,6 +422,8 @@ static rw_status make_model(reader *r, header *h, rw_model **out)
     (*out)->duration = h->duration;
     (*out)->settings = h->settings;
     (*out)->knee = h->knee;
+    memcpy((*out)->node_alpha, h->node_alpha, sizeof h->node_alpha);
+    memcpy((*out)->node_beta, h->node_beta, sizeof h->node_beta);
     memcpy((*out)->source, h->source, sizeof h->source);
     return RW_OK;
 }
@@ -697,6 +725,8 @@ rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out)
     *out = NULL;
     reader r = {.path = path};
     header h = {.n_nodes = -1, .created = NAN, .duration = NAN};
+    for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
+        h.node_alpha[l] = h.node_beta[l] = NAN;
     h.settings = rw_probe_settings_default();
     rw_status st = read_stream(f, &r, &h, out);
     if (h.names)

@@ -11,7 +11,7 @@ from rankwise.paths import engine_library
 
 # The engine's binary interface this binding is written for (rankwise.h,
 # RW_ABI_VERSION): structure layouts below and function signatures.
-ABI_VERSION = 4
+ABI_VERSION = 5
 TEXT_MAX = 255  # bytes of a source, pattern or node name (RW_TEXT_MAX)
 
 
@@ -76,6 +76,8 @@ class CModel(C.Structure):
         ("group_of", C.POINTER(C.c_int32)),
         ("n_links", C.c_int32),
         ("links", C.POINTER(CLink)),
+        ("node_alpha", C.c_double * 4),  # inside the node, by level (format 3)
+        ("node_beta", C.c_double * 4),
     ]
 
 

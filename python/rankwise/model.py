@@ -98,6 +98,10 @@ class Model:
     beta_large: np.ndarray | None = None
     group_of: np.ndarray | None = None  # per node, the group links refer to (-1 none)
     links: list[Link] = field(default_factory=list)
+    # Inside the node (format 3, docs/inside-node.md): alpha and beta by the
+    # level two cores share (rankwise.node.LEVELS), NaN where not measured.
+    node_alpha: np.ndarray | None = None
+    node_beta: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.names)
@@ -106,7 +110,9 @@ class Model:
                                          ("eject", (n,), np.nan, np.float64),
                                          ("alpha_large", (n, n), np.nan, np.float64),
                                          ("beta_large", (n, n), np.nan, np.float64),
-                                         ("group_of", (n,), -1, np.int32)):
+                                         ("group_of", (n,), -1, np.int32),
+                                         ("node_alpha", (4,), np.nan, np.float64),
+                                         ("node_beta", (4,), np.nan, np.float64)):
             if getattr(self, name) is None:
                 setattr(self, name, np.full(shape, fill, dtype=dtype))
 
@@ -251,6 +257,11 @@ class Model:
             _view(getattr(m, name), shape)[:] = value
         _view(m.group_of, (n,))[:] = _int_array("groups", np.asarray(self.group_of).reshape(n), np.int32)
         m.knee = int(_int_array("knee", [self.knee], np.int64)[0])
+        for name in ("node_alpha", "node_beta"):
+            value = np.asarray(getattr(self, name), dtype=np.float64)
+            if value.shape != (4,):
+                raise RankwiseError(f"{name} needs shape (4,), got {value.shape}")
+            getattr(m, name)[:] = value.tolist()
         for link in self.links:
             lists = []
             for groups in (link.from_groups, link.to_groups):
@@ -297,6 +308,8 @@ class Model:
                             ("alpha_large", (n, n)), ("beta_large", (n, n)), ("group_of", (n,))):
             setattr(model, name, _view(getattr(m, name), shape).copy())
         model.knee = int(m.knee)
+        model.node_alpha = np.array(list(m.node_alpha), dtype=np.float64)
+        model.node_beta = np.array(list(m.node_beta), dtype=np.float64)
         model.links = []
         for li in range(m.n_links):
             c = m.links[li]

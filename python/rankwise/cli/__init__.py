@@ -22,6 +22,7 @@ from rankwise.cli.diff import diff_command
 from rankwise.cli.export import export_app
 from rankwise.cli.import_ import import_command
 from rankwise.cli.map import map_command
+from rankwise.cli.node import node_app
 from rankwise.cli.optimize import optimize_command
 from rankwise.cli.pattern import pattern_app
 from rankwise.cli.predict import predict_command
@@ -47,6 +48,7 @@ app.add_typer(profile_app, name="profile")
 app.add_typer(coll_app, name="coll")
 app.command("import", no_args_is_help=True)(import_command)
 app.command("map", no_args_is_help=True)(map_command)
+app.add_typer(node_app, name="node")
 app.command("optimize", no_args_is_help=True, context_settings={"allow_interspersed_args": False})(optimize_command)
 app.command("demo")(demo_command)
 app.command("bench")(bench_command)

@@ -99,6 +99,8 @@ def map_command(
     fmt: str = typer.Option("permutation", "--format", "-f", help="openmpi | mpich | intel | slurm | permutation."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default: by format, e.g. rankfile)."),
     app_cmd: Optional[str] = typer.Option(None, "--app", help="Application command line (Intel MPI configfile lines; usage hint)."),
+    node_synthetic: Optional[str] = typer.Option(None, "--node-synthetic", metavar="DESC", help="Place ranks on the cores of nodes built like this synthetic hwloc node, e.g. 'pack:2 numa:2 core:4 pu:1', and bind them."),
+    node_xml: Optional[Path] = typer.Option(None, "--node-xml", metavar="FILE", help="Place ranks on the cores of nodes built like this hwloc XML topology (rankwise node export), and bind them."),
 ):
     """Choose nodes and place ranks where the traffic flows fastest; write the launcher's file."""
     from rankwise.launcher_files import FORMATS, usage_hint, write_placement
@@ -121,6 +123,11 @@ def map_command(
         raise UsageError(f"--min-gain must be in [0, 1), got {min_gain}")
 
     out = prepare_output(output or Path(DEFAULT_OUTPUT[fmt]))  # before any work: -o as in every verb
+    topology = None
+    if node_synthetic is not None or node_xml is not None:
+        from rankwise.node import NodeTopology
+
+        topology = NodeTopology.load(synthetic=node_synthetic, xml=node_xml)
     traffic = _traffic(pattern, matrix, ranks)
     model = Model.load(model_path) if model_path is not None else None
     alloc = _hosts(hosts, nodelist, slots, model)
@@ -151,10 +158,24 @@ def map_command(
                         seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain,
                         groups=groups).result
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
-    write_placement(placement, fmt, out, app=app_cmd)
+    binding, cpu_list = None, None
+    if topology is not None:  # inside the node: a core for each rank of each host (rankwise_node.h)
+        from rankwise.binding import CoreBinding
+        from rankwise.node import place_on_cores
+        from rankwise.placement import Placement
+
+        from rankwise.node import NodeCosts
+
+        costs = NodeCosts.from_model(model) if model is not None else None  # measured, else defaults
+        cores = place_on_cores(traffic, placement.node_of, placement.nodes, topology, costs)
+        placement = Placement(placement.nodes, placement.node_of, cores)
+        binding = CoreBinding.from_cores(topology, cores)
+        if fmt in ("slurm", "mpich"):
+            cpu_list = binding.common_cpu_list(placement, fmt)
+    write_placement(placement, fmt, out, app=app_cmd, binding=binding)
 
     print_prediction(traffic, network, result, objective, console)
     console.print(f"nodes: {escape(compress_names(result.used_nodes))}", highlight=False)
-    console.print(escape(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd)}"),
+    console.print(escape(f"wrote {out} ({fmt}); run: {usage_hint(fmt, out, traffic.n_ranks, app_cmd, cpu_list)}"),
                   highlight=False, soft_wrap=True)  # the command whole, to be copied
 

@@ -1,13 +1,16 @@
 """MPICH / Hydra machinefile: `HOST:N` gives the next N ranks to HOST, in
 file order (`mpiexec -f FILE -n N ./app`). Interleaved placements list a
 host several times: Hydra merges a host only with the line just before it,
-and runs of ranks never repeat their host. Slots (cores) are not carried:
-bind with Hydra's -bind-to core."""
+and runs of ranks never repeat their host. Slots (cores) are not carried in
+the file: Hydra binds from its command line (-bind-to user:CPU,CPU,...,
+one list for the local ranks of every node), which the header comment and
+the usage hint give when the placement has a core binding."""
 
 from __future__ import annotations
 
 from os import PathLike
 
+from rankwise.binding import CoreBinding, cpu_list_text
 from rankwise.errors import file_error
 from rankwise.launcher_files._text import count, host, lines
 from rankwise.placement import Placement
@@ -17,9 +20,14 @@ from rankwise.files import write_atomic
 _KEYS = ("binding=", "user=")
 
 
-def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None,
+          binding: CoreBinding | None = None) -> None:
+    header = "# MPICH machinefile written by rankwise: mpiexec -f\n"
+    if binding is not None:  # Hydra binds from its command line, one list for every node
+        cpus = cpu_list_text(binding.common_cpu_list(placement, "mpich"))
+        header += f"# bind each node's local ranks in order: mpiexec -f FILE -bind-to user:{cpus}\n"
     body = "".join(f"{h}:{n}\n" for h, n in placement.runs())
-    write_atomic(path, "# MPICH machinefile written by rankwise: mpiexec -f\n" + body)
+    write_atomic(path, header + body)
 
 
 def read(path: str | PathLike) -> Placement:

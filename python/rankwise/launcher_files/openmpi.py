@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from os import PathLike
 
+from rankwise.binding import CoreBinding
 from rankwise.errors import RankwiseError, file_error
 from rankwise.launcher_files._text import MAX_RANK, count, from_rows, host, lines
 from rankwise.placement import Placement
@@ -27,16 +28,23 @@ _LEXED_HOST = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*|[A-Za-z0-9_-]+|\d{1,3}(?:\.\d
 _KEYWORDS = {"rank", "slot", "slots", "username", "user-name", "user_name"}
 
 
-def render(placement: Placement) -> str:
+def render(placement: Placement, binding: CoreBinding | None = None) -> str:
+    """One line per rank; with a binding, the core as PACKAGE:CORE (the core's
+    logical index within its package), which Open MPI binds the rank to."""
+    if binding is not None:
+        slots = [f"{p}:{c}" for p, c in zip(binding.package_of.tolist(), binding.core_in_package.tolist())]
+    else:
+        slots = [str(s) for s in placement.slot_of.tolist()]
     return "".join(f"rank {r}={placement.nodes[v]} slot={s}\n"
-                   for r, (v, s) in enumerate(zip(placement.node_of.tolist(), placement.slot_of.tolist())))
+                   for r, (v, s) in enumerate(zip(placement.node_of.tolist(), slots)))
 
 
-def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None,
+          binding: CoreBinding | None = None) -> None:
     for h in placement.used_nodes():
         if not _LEXED_HOST.fullmatch(h) or h in _KEYWORDS:
             raise RankwiseError(f"host name '{h}' cannot be written to an Open MPI rankfile")
-    write_atomic(path, "# Open MPI rankfile written by rankwise: mpirun --rankfile\n" + render(placement))
+    write_atomic(path, "# Open MPI rankfile written by rankwise: mpirun --rankfile\n" + render(placement, binding))
 
 
 def read(path: str | PathLike) -> Placement:

@@ -12,7 +12,8 @@ from rankwise.files import write_atomic
 HEADER = "# rankwise placement: rank node slot"
 
 
-def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None, binding=None) -> None:
+    # The slot is the core (logical index) the mapper chose: the binding adds nothing here.
     rows = zip(placement.hosts_in_rank_order(), placement.slot_of.tolist())
     write_atomic(path, HEADER + "\n" + "".join(f"{r} {h} {s}\n" for r, (h, s) in enumerate(rows)))
 

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 from os import PathLike
 
+from rankwise.binding import CoreBinding
 from rankwise.errors import file_error
 from rankwise.launcher_files._text import host, lines
 from rankwise.placement import Placement
 from rankwise.files import write_atomic
 
 
-def write(placement: Placement, path: str | PathLike, *, app: str | None = None) -> None:
+def write(placement: Placement, path: str | PathLike, *, app: str | None = None,
+          binding: CoreBinding | None = None) -> None:
+    # The binding rides on srun's command line (usage_hint): refused here
+    # before writing when one map_cpu list cannot express it.
+    if binding is not None:
+        binding.common_cpu_list(placement, "slurm")
     # Slurm reads every line as a host name: no comment header.
     write_atomic(path, "".join(f"{h}\n" for h in placement.hosts_in_rank_order()))
 

@@ -1,0 +1,266 @@
+"""Inside the node: Python face of engine/include/rankwise_node.h. The
+node's structure (packages, NUMA domains, shared caches, cores, PUs) as
+hwloc reads it, and the placement of one node's ranks on its cores."""
+
+from __future__ import annotations
+
+import ctypes as C
+from dataclasses import dataclass
+from functools import lru_cache
+from os import PathLike, fspath
+
+import numpy as np
+
+from rankwise import engine
+from rankwise.errors import RankwiseError, UsageError
+from rankwise.inputs import check_input
+from rankwise.matrix import CommMatrix
+
+i32p, i64p, f64p = C.POINTER(C.c_int32), C.POINTER(C.c_int64), C.POINTER(C.c_double)
+
+LEVELS = ("cache", "domain", "package", "node")  # closest first (rw_node_level)
+
+
+class CNodeTopology(C.Structure):
+    _fields_ = [
+        ("n_packages", C.c_int32),
+        ("n_domains", C.c_int32),
+        ("n_caches", C.c_int32),
+        ("n_cores", C.c_int32),
+        ("n_pus", C.c_int32),
+        ("package_of", i32p),
+        ("domain_of", i32p),
+        ("cache_of", i32p),
+        ("core_in_package", i32p),
+        ("cpu_of", i32p),
+        ("pus_of", i32p),
+        ("cache_level", i32p),
+        ("cache_cores", i32p),
+        ("cache_bytes", i64p),
+        ("domain_bytes", i64p),
+        ("source", C.c_char * 256),
+    ]
+
+
+class CNodeCosts(C.Structure):
+    _fields_ = [("alpha", C.c_double * 4), ("beta", C.c_double * 4)]
+
+
+TopologyPtr = C.POINTER(CNodeTopology)
+
+
+@lru_cache(maxsize=1)
+def node_lib() -> C.CDLL:
+    """librankwise with the node functions declared."""
+    so = engine.matrix_lib()
+    if not hasattr(so, "rw_node_topology_load"):
+        raise RankwiseError("the C engine has no node topology functions: rebuild and reinstall rankwise (make build)")
+    so.rw_node_topology_load.argtypes = [C.c_char_p, C.c_char_p, C.POINTER(TopologyPtr)]
+    so.rw_node_topology_free.argtypes = [TopologyPtr]
+    so.rw_node_topology_free.restype = None
+    so.rw_node_topology_export.argtypes = [C.c_char_p, C.c_char_p, C.c_char_p]
+    so.rw_node_costs_default.restype = CNodeCosts
+    so.rw_node_costs_check.argtypes = [C.POINTER(CNodeCosts)]
+    so.rw_node_level_name.argtypes = [C.c_int]
+    so.rw_node_level_name.restype = C.c_char_p
+    so.rw_node_level_from_name.argtypes = [C.c_char_p]
+    args = [engine.MatrixPtr, C.c_int32, i32p, TopologyPtr, C.POINTER(CNodeCosts)]
+    so.rw_node_place.argtypes = args + [i32p]
+    so.rw_node_place_cost.argtypes = args + [i32p, f64p]
+    so.rw_node_domain_cut.argtypes = [engine.MatrixPtr, C.c_int32, i32p, TopologyPtr, i32p, i64p, i64p]
+    if engine.enum_names("node_level", so) != LEVELS:
+        raise RankwiseError(f"the C engine's node levels {engine.enum_names('node_level', so)} are not "
+                            f"this package's {LEVELS}: rebuild and reinstall rankwise (make build)")
+    return so
+
+
+@dataclass(frozen=True)
+class NodeCosts:
+    """Seconds and seconds per byte of a message between two ranks of a node,
+    by the level their cores share (LEVELS order)."""
+
+    alpha: tuple[float, float, float, float]
+    beta: tuple[float, float, float, float]
+
+    @classmethod
+    def default(cls) -> "NodeCosts":
+        c = node_lib().rw_node_costs_default()
+        return cls(tuple(c.alpha), tuple(c.beta))
+
+    @classmethod
+    def from_model(cls, model) -> "NodeCosts | None":
+        """The model's figures inside the node (format 3), None when it has
+        none. A level not measured takes the default figure; each level is
+        raised to at least the one below it (measurement noise must not make
+        a farther level cheaper)."""
+        alpha, beta = np.asarray(model.node_alpha, float), np.asarray(model.node_beta, float)
+        if np.all(np.isnan(alpha)):
+            return None
+        d = cls.default()
+        a = np.where(np.isnan(alpha), d.alpha, alpha)
+        b = np.where(np.isnan(beta), d.beta, beta)
+        return cls(tuple(np.maximum.accumulate(a).tolist()), tuple(np.maximum.accumulate(b).tolist()))
+
+    def _to_c(self) -> CNodeCosts:
+        c = CNodeCosts()
+        c.alpha[:] = [float(x) for x in self.alpha]
+        c.beta[:] = [float(x) for x in self.beta]
+        engine.check(node_lib().rw_node_costs_check(C.byref(c)))
+        return c
+
+
+def _checked(fn, synthetic: str | None, xml: str | PathLike | None, *rest) -> None:
+    """fn(synthetic, xml, *rest) from the engine, its sources checked first: a
+    synthetic description hwloc refuses is a usage error (the user's option)."""
+    if synthetic is not None and xml is not None:
+        raise UsageError("give a synthetic topology or an XML file, not both")
+    if synthetic is not None and (not synthetic.strip() or "\0" in synthetic):
+        raise UsageError(f"synthetic topology {synthetic!r} is empty or holds a NUL character")
+    if xml is not None:
+        check_input(xml)  # a FIFO or a directory is refused, never waited on
+    status = fn(synthetic.encode() if synthetic is not None else None,
+                fspath(xml).encode() if xml is not None else None, *rest)
+    if status == engine.enum_value("status", "arg") and synthetic is not None:
+        raise UsageError(node_lib().rw_last_error().decode(errors="replace"))
+    engine.check(status)
+
+
+def export_xml(out: str | PathLike, synthetic: str | None = None, xml: str | PathLike | None = None) -> None:
+    """Write the node (same sources as NodeTopology.load) as hwloc XML, atomically."""
+    _checked(node_lib().rw_node_topology_export, synthetic, xml, fspath(out).encode())
+
+
+def _arr(ptr, n: int, dtype=np.int32) -> np.ndarray:
+    return np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True) if n else np.zeros(0, dtype)
+
+
+@dataclass(frozen=True, eq=False)
+class NodeTopology:
+    """A node by core (hwloc logical order): arrays indexed by core, plus the
+    shared caches and the domains' memory."""
+
+    source: str
+    n_packages: int
+    n_domains: int
+    n_pus: int
+    package_of: np.ndarray
+    domain_of: np.ndarray
+    cache_of: np.ndarray  # -1: the core shares no cache
+    core_in_package: np.ndarray
+    cpu_of: np.ndarray  # OS index of the core's first PU
+    pus_of: np.ndarray
+    cache_level: np.ndarray
+    cache_cores: np.ndarray
+    cache_bytes: np.ndarray
+    domain_bytes: np.ndarray
+
+    @property
+    def n_cores(self) -> int:
+        return int(self.package_of.size)
+
+    @property
+    def n_caches(self) -> int:
+        return int(self.cache_level.size)
+
+    @classmethod
+    def load(cls, synthetic: str | None = None, xml: str | PathLike | None = None) -> "NodeTopology":
+        """From a synthetic description (hwloc syntax, e.g. 'pack:2 numa:2
+        core:4 pu:1'), an hwloc XML file, or (neither) this machine."""
+        so = node_lib()
+        ptr = TopologyPtr()
+        _checked(so.rw_node_topology_load, synthetic, xml, C.byref(ptr))
+        try:
+            return cls._from_c(ptr.contents)
+        finally:
+            so.rw_node_topology_free(ptr)
+
+    @classmethod
+    def _from_c(cls, t: CNodeTopology) -> "NodeTopology":
+        n, k = t.n_cores, t.n_caches
+        return cls(t.source.decode(errors="replace"), t.n_packages, t.n_domains, t.n_pus,
+                   _arr(t.package_of, n), _arr(t.domain_of, n), _arr(t.cache_of, n), _arr(t.core_in_package, n),
+                   _arr(t.cpu_of, n), _arr(t.pus_of, n), _arr(t.cache_level, k), _arr(t.cache_cores, k),
+                   _arr(t.cache_bytes, k, np.int64), _arr(t.domain_bytes, t.n_domains, np.int64))
+
+    def _to_c(self) -> tuple[CNodeTopology, list]:
+        """A C view of the arrays (the list keeps them alive while it is used)."""
+        keep = [np.ascontiguousarray(a, dtype=a.dtype) for a in (
+            self.package_of, self.domain_of, self.cache_of, self.core_in_package, self.cpu_of, self.pus_of,
+            self.cache_level, self.cache_cores, self.cache_bytes, self.domain_bytes)]
+        t = CNodeTopology()
+        t.n_packages, t.n_domains, t.n_caches = self.n_packages, self.n_domains, self.n_caches
+        t.n_cores, t.n_pus = self.n_cores, self.n_pus
+        names = ("package_of", "domain_of", "cache_of", "core_in_package", "cpu_of", "pus_of",
+                 "cache_level", "cache_cores", "cache_bytes", "domain_bytes")
+        for name, a in zip(names, keep):
+            setattr(t, name, a.ctypes.data_as(i64p if a.dtype == np.int64 else i32p))
+        t.source = self.source.encode()[:255]
+        return t, keep
+
+    def level(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Index into LEVELS of what cores a and b share (elementwise)."""
+        a, b = np.asarray(a), np.asarray(b)
+        same_cache = (self.cache_of[a] >= 0) & (self.cache_of[a] == self.cache_of[b])
+        return np.where(self.package_of[a] != self.package_of[b], 3,
+                        np.where(self.domain_of[a] != self.domain_of[b], 2,
+                                 np.where(same_cache | (a == b), 0, 1)))
+
+    def place(self, matrix: CommMatrix, ranks, costs: NodeCosts | None = None) -> np.ndarray:
+        """Cores (logical indices) for the node's ranks, ranks[k] -> result[k]."""
+        ranks = np.ascontiguousarray(ranks, dtype=np.int32)
+        out = np.zeros(ranks.size, dtype=np.int32)
+        self._call("rw_node_place", matrix, ranks, costs, out.ctypes.data_as(i32p))
+        return out
+
+    def cost(self, matrix: CommMatrix, ranks, cores, costs: NodeCosts | None = None) -> float:
+        ranks, cores = self._pair(ranks, cores)
+        value = C.c_double()
+        self._call("rw_node_place_cost", matrix, ranks, costs, cores.ctypes.data_as(i32p), C.byref(value))
+        return float(value.value)
+
+    def domain_cut(self, matrix: CommMatrix, ranks, cores) -> tuple[int, int]:
+        """(bytes between the ranks whose cores are in different domains, all bytes between them)."""
+        ranks, cores = self._pair(ranks, cores)
+        so, t, keep = node_lib(), *self._to_c()
+        mptr = matrix._to_c()
+        cut, total = C.c_int64(), C.c_int64()
+        try:
+            engine.check(so.rw_node_domain_cut(mptr, ranks.size, ranks.ctypes.data_as(i32p), C.byref(t),
+                                               cores.ctypes.data_as(i32p), C.byref(cut), C.byref(total)))
+        finally:
+            so.rw_matrix_free(mptr)
+        return int(cut.value), int(total.value)
+
+    @staticmethod
+    def _pair(ranks, cores) -> tuple[np.ndarray, np.ndarray]:
+        ranks = np.ascontiguousarray(ranks, dtype=np.int32)
+        cores = np.ascontiguousarray(cores, dtype=np.int32)
+        if ranks.shape != cores.shape:
+            raise RankwiseError(f"{ranks.size} ranks and {cores.size} cores")
+        return ranks, cores
+
+    def _call(self, fn: str, matrix: CommMatrix, ranks: np.ndarray, costs: NodeCosts | None, *rest) -> None:
+        so, t, keep = node_lib(), *self._to_c()
+        c = costs._to_c() if costs is not None else None
+        mptr = matrix._to_c()
+        try:
+            engine.check(getattr(so, fn)(mptr, ranks.size, ranks.ctypes.data_as(i32p), C.byref(t),
+                                         C.byref(c) if c is not None else None, *rest))
+        finally:
+            so.rw_matrix_free(mptr)
+
+
+def place_on_cores(matrix: CommMatrix, node_of, names, topology: NodeTopology,
+                   costs: NodeCosts | None = None) -> np.ndarray:
+    """The core (logical index) of every rank, each node's ranks placed on
+    its cores by rw_node_place; every node of the allocation is taken to
+    be built as `topology` (names: the nodes, for messages)."""
+    node_of = np.asarray(node_of)
+    cores = np.zeros(node_of.size, dtype=np.int32)
+    for v in np.unique(node_of).tolist():
+        ranks = np.flatnonzero(node_of == v).astype(np.int32)
+        if ranks.size > topology.n_cores:
+            raise RankwiseError(f"node '{names[v]}' holds {ranks.size} ranks, but the node topology "
+                                f"({topology.source}) has {topology.n_cores} cores")
+        cores[ranks] = topology.place(matrix, ranks, costs)
+    return cores

@@ -1,0 +1,49 @@
+"""What `rankwise node show` prints: the node's counts, then each package's
+domains with their cores (logical index and the OS cpu a launcher binds to)."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
+
+from rankwise.report.matrix import human_bytes
+
+
+def _ranges(values) -> str:
+    """'0-3,8,10-11' for sorted distinct integers."""
+    out, run = [], []
+    for v in values:
+        if run and v == run[-1] + 1:
+            run.append(v)
+        else:
+            if run:
+                out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
+            run = [v]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else f"{run[0]}")
+    return ",".join(out)
+
+
+def show_node(topo, console: Console) -> None:
+    """Plain aligned lines (never cut to the terminal width, for grep)."""
+    caches = "none"
+    if topo.n_caches:
+        levels = sorted(set(topo.cache_level.tolist()))
+        caches = f"{topo.n_caches} (" + ", ".join(
+            f"L{lv}: {int(np.median(topo.cache_cores[topo.cache_level == lv]))} cores each" for lv in levels) + ")"
+    rows = [("source", topo.source), ("packages", str(topo.n_packages)), ("NUMA domains", str(topo.n_domains)),
+            ("shared caches", caches), ("cores", str(topo.n_cores)), ("PUs", str(topo.n_pus))]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        console.print(f"{key:<{width}}  {escape(value)}", highlight=False, soft_wrap=True)
+    for p in range(topo.n_packages):
+        in_pkg = np.flatnonzero(topo.package_of == p)
+        console.print(f"package {p}: cores {_ranges(in_pkg.tolist())}", highlight=False, soft_wrap=True)
+        for d in sorted(set(topo.domain_of[in_pkg].tolist())):
+            cores = in_pkg[topo.domain_of[in_pkg] == d]
+            mem = topo.domain_bytes[d] if d < topo.domain_bytes.size else 0
+            memory = f", {human_bytes(float(mem))} memory" if mem else ""
+            console.print(f"  domain {d}{memory}: cores {_ranges(cores.tolist())} "
+                          f"(OS cpus {_ranges(sorted(topo.cpu_of[cores].tolist()))})",
+                          highlight=False, soft_wrap=True)
