@@ -28,7 +28,7 @@
  * them (no protocol knee is measured). */
 #define SMALL 8
 #define LARGE 32768
-#define REPS 3     /* timed ping-pongs per size, after one untimed */
+#define REPS 5     /* timed ping-pongs per size, after one untimed */
 #define O_SENDS 16 /* back-to-back sends per overhead batch */
 #define O_BATCHES 3
 /* Tags of the private duplicate above the collectives' (coll.h). */
