@@ -159,7 +159,8 @@ def test_one_run_under_address_sanitizer(tmp_path):
     -fsanitize=address,undefined (its MPI_ definitions take the place of
     the MPI's; the real ones are found with RTLD_NEXT as in the .so)."""
     srcs = sorted((ROOT / "engine" / "mpi" / "coll").glob("*.c"))
-    core = [ROOT / "engine" / "src" / f for f in ("error.c", "coll/tree.c", "coll/shapes.c")]
+    core = [ROOT / "engine" / "src" / f for f in ("error.c", "tournament.c", "coll/tree.c", "coll/shapes.c",
+                                                  "predict/network.c", "predict/protocol.c")]
     exe = tmp_path / "coll_check_asan"
     _compile(["mpicc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
               f"-I{ROOT / 'engine' / 'include'}", f"-I{ROOT / 'engine' / 'src'}",
