@@ -32,7 +32,7 @@
 #define O_SENDS 16 /* back-to-back sends per overhead batch */
 #define O_BATCHES 3
 /* Tags of the private duplicate above the collectives' (coll.h). */
-enum { TAG_PING = 101, TAG_OVERHEAD };
+enum { TAG_PING = 101, TAG_READY, TAG_OVERHEAD };
 
 static const int sizes[2] = {SMALL, LARGE};
 
@@ -64,24 +64,6 @@ static rw_status pong(MPI_Comm comm, int peer, char *buf, int size)
     return st;
 }
 
-/* This rank's ping-pongs to peer (initiate) or its answers to them: the
- * least round trip per size into rtt[2]. The untimed first one also waits
- * for a peer still busy in its previous round. */
-static rw_status series(MPI_Comm comm, int peer, int initiate, char *buf, double rtt[2])
-{
-    rw_status st = RW_OK;
-    for (int s = 0; s < 2 && !st; s++) {
-        rtt[s] = 0;
-        for (int k = -1; k < REPS && !st; k++) {
-            double t = 0;
-            st = initiate ? ping(comm, peer, buf, sizes[s], &t) : pong(comm, peer, buf, sizes[s]);
-            if (k == 0 || (k > 0 && t < rtt[s]))
-                rtt[s] = t;
-        }
-    }
-    return st;
-}
-
 /* alpha and beta from the two sizes' round trips. */
 static void fit(const double rtt[2], double *alpha, double *beta)
 {
@@ -91,14 +73,36 @@ static void fit(const double rtt[2], double *alpha, double *beta)
     *alpha = a > 0 ? a : 0;
 }
 
-/* Both ways of the pair (me, peer) of comm, the lower rank initiating
- * first: this rank's figures as the sender. */
+/* Both ways of the pair (me, peer) of comm: this rank's figures as the
+ * sender. Each repetition has both directions, so that both see the same
+ * moments (measured one after the other, the first direction paid a real
+ * MPI's start: at localhost 2.5x the latency of the second). A direction
+ * starts when its responder says it is ready: the responder of the second
+ * is the first's initiator, which learns of the last reply one latency
+ * after the other end sent it. The untimed first repetition also waits for
+ * a peer still busy in its previous round. */
 static rw_status measure_pair(MPI_Comm comm, int me, int peer, char *buf, double *alpha, double *beta)
 {
-    double rtt[2], ignored[2];
-    rw_status st = me < peer ? series(comm, peer, 1, buf, rtt) : series(comm, peer, 0, buf, ignored);
-    if (!st)
-        st = me < peer ? series(comm, peer, 0, buf, ignored) : series(comm, peer, 1, buf, rtt);
+    double rtt[2] = {0, 0};
+    char ready = 0;
+    rw_status st = RW_OK;
+    for (int k = -1; k < REPS && !st; k++)
+        for (int half = 0; half < 2 && !st; half++) {
+            int initiate = (half == 0) == (me < peer);
+            st = initiate ? rwc_mpi(PMPI_Recv(&ready, 0, MPI_BYTE, peer, TAG_READY, comm, MPI_STATUS_IGNORE),
+                                    "MPI_Recv")
+                          : rwc_mpi(PMPI_Send(&ready, 0, MPI_BYTE, peer, TAG_READY, comm), "MPI_Send");
+            for (int s = 0; s < 2 && !st; s++) {
+                double t = 0;
+                if (!initiate) {
+                    st = pong(comm, peer, buf, sizes[s]);
+                    continue;
+                }
+                st = ping(comm, peer, buf, sizes[s], &t);
+                if (k == 0 || (k > 0 && t < rtt[s]))
+                    rtt[s] = t;
+            }
+        }
     if (!st)
         fit(rtt, alpha, beta);
     return st;
@@ -153,12 +157,8 @@ static rw_status measure(rwc_comm *c, int n, char *buf, double *row)
     rw_status st = RW_OK;
     double *alpha = row + R_FIXED, *beta = alpha + n;
     /* the node's own pair, free when the node has one rank (as coll tune) */
-    if (node_size > 1 && node_rank < 2) {
-        double rtt[2];
-        st = series(c->node, 1 - node_rank, node_rank == 0, buf, rtt);
-        if (!st && node_rank == 0)
-            fit(rtt, &row[R_INTRA_ALPHA], &row[R_INTRA_BETA]);
-    }
+    if (node_size > 1 && node_rank < 2)
+        st = measure_pair(c->node, node_rank, 1 - node_rank, buf, &row[R_INTRA_ALPHA], &row[R_INTRA_BETA]);
     if (c->leaders == MPI_COMM_NULL || st)
         return st;
     int me;
