@@ -7,11 +7,12 @@ library. Per case: the measurement's simulated seconds (max over ranks, from a b
 network on every rank), the floor, and the simulation's wall seconds. The floor is what the
 ping-pongs alone take when every round lasts as long as its slowest pair:
 
-    floor = T x 2 x (REPS + 1) x sum over sizes m of rtt_slow(m)
+    floor = T x (REPS + 1) x 2 x (alpha_slow + sum over sizes m of rtt_slow(m))
 
-T tournament rounds (N - 1 for even N, N for odd), both directions, REPS timed ping-pongs and one
-untimed per size, rtt_slow(m) = 2 alpha + m / bandwidth of the slowest pair (inter-rack when
-there are several racks).
+T tournament rounds (N - 1 for even N, N for odd), REPS timed repetitions and one untimed, both
+directions in each, each direction a "ready" message (one latency) then a ping-pong per size,
+rtt_slow(m) = 2 alpha_slow + m / bandwidth of the slowest pair (inter-rack when there are
+several racks).
 
 Open MPI on localhost: every rank its own node (the program's "ranks" mode), 2, 4 and 8 ranks
 (oversubscribed beyond the cores): wall seconds of the measurement, median of 5 runs.
@@ -75,7 +76,7 @@ def floor(gen, n: int) -> float:
     rounds = n - 1 if n % 2 == 0 else n
     slow = np.unravel_index(np.argmax(gen.alpha + 1 / gen.bandwidth), gen.alpha.shape)
     a, bw = gen.alpha[slow], gen.bandwidth[slow]
-    return rounds * 2 * (REPS + 1) * sum(2 * a + m / bw for m in SIZES)
+    return rounds * (REPS + 1) * 2 * (a + sum(2 * a + m / bw for m in SIZES))
 
 
 def smpi_rows(exe: Path, work: Path, node_counts: list[int]) -> list[tuple]:
