@@ -81,12 +81,22 @@ def probe_smpi(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def probe_mpi(tmp_path_factory) -> Path:
-    """The library's sources with the program (the symbol is hidden in the .so)."""
-    out = tmp_path_factory.mktemp("coll-probe-mpi") / "coll_probe"
+    """The library's sources with the program (the symbol is hidden in the
+    .so), built as the library is: the engine's C with the predictor's
+    schedule builders renamed (they share the C API's names)."""
+    work = tmp_path_factory.mktemp("coll-probe-mpi")
     srcs = sorted((ENGINE / "mpi" / "coll").glob("*.c"))
-    core = [ENGINE / "src" / f for f in ("error.c", "tournament.c", "coll/tree.c", "coll/shapes.c",
-                                          "predict/network.c", "predict/protocol.c")]
-    _compile(["mpicc", "-O1", *INCLUDES, *map(str, srcs), *map(str, core), str(PROGRAM), "-ldl", "-lm", "-o",
+    src = ENGINE / "src"
+    renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
+                                                            "allgather")]
+    objects = []
+    for c in sorted(src.glob("*.c")) + sorted((src / "coll").glob("*.c")) + sorted((src / "predict").glob("*.c")):
+        obj = work / f"{c.parent.name}_{c.stem}.o"
+        _compile(["mpicc", "-O1", *INCLUDES, f"-I{src / 'coll'}", *(renames if c.parent != src else []), "-c",
+                  str(c), "-o", str(obj)])
+        objects.append(obj)
+    out = work / "coll_probe"
+    _compile(["mpicc", "-O1", *INCLUDES, *map(str, srcs), *map(str, objects), str(PROGRAM), "-ldl", "-lm", "-o",
               str(out)])
     return out
 

@@ -64,11 +64,15 @@ static rw_status pong(MPI_Comm comm, int peer, char *buf, int size)
     return st;
 }
 
-/* alpha and beta from the two sizes' round trips. */
+/* alpha and beta from the two sizes' round trips. When noise leaves the
+ * large round trip no longer than the small one (ranks sharing cores),
+ * beta is the most the large one allows, as if it were all bandwidth: 0
+ * would tell the predictor that the pair never limits a flow, which
+ * nothing measured says. */
 static void fit(const double rtt[2], double *alpha, double *beta)
 {
     double b = (rtt[1] - rtt[0]) / (double)(LARGE - SMALL);
-    *beta = b > 0 ? b : 0;
+    *beta = b > 0 ? b : rtt[1] / LARGE;
     double a = (rtt[0] - *beta * SMALL) / 2;
     *alpha = a > 0 ? a : 0;
 }
