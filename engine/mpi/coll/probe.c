@@ -257,7 +257,7 @@ rw_status rwc_probe_pnet(rwc_comm *c, rw_pnet **out)
     if (!st && c->rank == 0) {
         const char *trace = getenv("RANKWISE_COLL_TRACE");
         if (trace && !strcmp(trace, "1"))
-            fprintf(stderr, "rankwise-coll: in-job measurement of %d nodes (%d ranks): %.6f s\n", n, c->size,
+            fprintf(stderr, "rankwise-coll: in-job measurement (nodes %d, ranks %d): %.6f s\n", n, c->size,
                     PMPI_Wtime() - t0);
     }
     free(node_index);
