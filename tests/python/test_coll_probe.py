@@ -90,7 +90,8 @@ def probe_mpi(tmp_path_factory) -> Path:
     renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
                                                             "allgather")]
     objects = []
-    for c in sorted(src.glob("*.c")) + sorted((src / "coll").glob("*.c")) + sorted((src / "predict").glob("*.c")):
+    for c in (sorted(src.glob("*.c")) + sorted((src / "coll").glob("*.c")) + sorted((src / "predict").glob("*.c"))
+              + sorted((src / "map").glob("*.c"))):  # the mapper: topo.c
         obj = work / f"{c.parent.name}_{c.stem}.o"
         _compile(["mpicc", "-O1", *INCLUDES, f"-I{src / 'coll'}", *(renames if c.parent != src else []), "-c",
                   str(c), "-o", str(obj)])

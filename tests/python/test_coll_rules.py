@@ -349,11 +349,17 @@ def test_nodes_missing_from_the_model_warn_and_pass_through(programs, tmp_path):
 
 
 @needs_mpi
-def test_the_in_job_probe_hook_passes_through_until_built(programs):
+def test_the_in_job_probe_decides_when_there_is_no_model(programs):
+    """RANKWISE_COLL_PROBE=1 without rules or a model: the in-job
+    measurement runs once, reports its cost, and the decisions come from
+    it; results stay right."""
     _, one = programs
     r = run_mpi([str(one), "world"], 3, {**preload(), "RANKWISE_COLL_PROBE": "1"})
     assert r.returncode == 0 and "0 failures" in r.stdout, r.stdout + r.stderr[-3000:]
-    assert "in-job measurement not built" in r.stderr and not decided(r.stderr)
+    cost = re.findall(r"^rankwise-coll: in-job measurement \(nodes \d+, ranks 3\): ([0-9.e-]+) s$", r.stderr, re.M)
+    assert len(cost) == 1 and 0 < float(cost[0]) < 5, r.stderr[-2000:]
+    assert re.search(r"^rankwise-coll: decided \w+ .* from the probe: ", r.stderr, re.M), r.stderr[-2000:]
+    assert "rankwise-coll: warning" not in r.stderr and "rankwise-coll: error" not in r.stderr
 
 
 @needs_mpi
