@@ -190,6 +190,14 @@ int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *o
 int rwc_net_configured(void);
 /* The pnet of an in-job measurement over c's ranks (probe.c; collective). */
 rw_status rwc_probe_pnet(rwc_comm *c, rw_pnet **out);
+/* Room for one rank's processor name as gathered by rank 0. */
+#define RWC_NAME_LEN (MPI_MAX_PROCESSOR_NAME + 16)
+/* Rank 0: the node of m of each of n ranks, from their processor names
+ * (RWC_NAME_LEN apart) as "name" or, as `rankwise probe --group-by rank`
+ * names ranks, "name:world rank"; RW_ERR_STATE naming the rank and path
+ * for one that is not in m. */
+rw_status rwc_model_nodes(const rw_model *m, const char *path, const char *names, const int *world, int n,
+                          int32_t *node_of);
 /* The predictor's network for ranks on model nodes model_node_of[r]
  * (model_net.c, MPI-free): the model's figures as `rankwise coll tune
  * --model` uses them. */

@@ -65,22 +65,22 @@ static void warn_once(const char *kind, const char *what)
     fprintf(stderr, "rankwise-coll: %s: %s (collectives on this communicator pass through)\n", kind, what);
 }
 
-#define NAME_LEN (MPI_MAX_PROCESSOR_NAME + 16)
+#define NAME_LEN RWC_NAME_LEN
 
-/* Rank 0: the model node of every rank from their names and world ranks. */
-static rw_status map_nodes(const char *names, const int *world, int n, int32_t *node_of)
+rw_status rwc_model_nodes(const rw_model *m, const char *path, const char *names, const int *world, int n,
+                          int32_t *node_of)
 {
     for (int r = 0; r < n; r++) {
         const char *name = names + (size_t)r * NAME_LEN;
-        int k = rw_model_find_node(model, name);
+        int k = rw_model_find_node(m, name);
         if (k < 0) {
             char by_rank[NAME_LEN + 16];
             snprintf(by_rank, sizeof by_rank, "%s:%d", name, world[r]);
-            k = rw_model_find_node(model, by_rank);
+            k = rw_model_find_node(m, by_rank);
         }
         if (k < 0)
             return rw_fail(RW_ERR_STATE, "node '%s' of rank %d (nor '%s:%d') is not in the model %s", name, r, name,
-                           world[r], model_path);
+                           world[r], path);
         node_of[r] = k;
     }
     return RW_OK;
@@ -99,7 +99,7 @@ static rw_status net_from_model(const char *names, const int *world, int n, rw_p
     int32_t *node_of = malloc((size_t)n * sizeof *node_of);
     if (!node_of)
         return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", n);
-    rw_status st = map_nodes(names, world, n, node_of);
+    rw_status st = rwc_model_nodes(model, model_path, names, world, n, node_of);
     if (!st)
         st = rwc_pnet_from_model(model, n, node_of, out);
     free(node_of);

@@ -26,7 +26,7 @@
 /* A stencil's halo is typically tens of KiB: both latency and bandwidth
  * of a pair count. */
 #define EDGE_BYTES 65536
-#define NAME_LEN (MPI_MAX_PROCESSOR_NAME + 16)
+#define NAME_LEN RWC_NAME_LEN
 
 typedef int (*cart_fn)(MPI_Comm, int, const int *, const int *, int, MPI_Comm *);
 typedef int (*graph_fn)(MPI_Comm, int, const int *, const int *, int, MPI_Comm *);
@@ -159,25 +159,6 @@ static void edges_free(edges *e)
     free(e->bytes);
 }
 
-/* Rank 0: the model node of every rank of comm. */
-static rw_status find_nodes(const char *names, const int *world, int size, int32_t *node_of)
-{
-    for (int r = 0; r < size; r++) {
-        const char *name = names + (size_t)r * NAME_LEN;
-        int k = rw_model_find_node(model, name);
-        if (k < 0) {
-            char by_rank[NAME_LEN + 16];
-            snprintf(by_rank, sizeof by_rank, "%s:%d", name, world[r]);
-            k = rw_model_find_node(model, by_rank);
-        }
-        if (k < 0)
-            return rw_fail(RW_ERR_STATE, "node '%s' of rank %d (nor '%s:%d') is not in the model %s", name, r, name,
-                           world[r], model_path());
-        node_of[r] = k;
-    }
-    return RW_OK;
-}
-
 /* Rank 0: new_rank_of[old] for n_virtual vertices with traffic e, on the
  * ranks' model nodes model_node[0..size). The vertex v goes to a slot of
  * the node the mapper chose; the rank holding that slot becomes rank v. */
@@ -297,7 +278,7 @@ static int plan(MPI_Comm comm, int local_ok, const edges *e, int n_virtual, int 
         if (model_state < 0)
             st = rw_fail(RW_ERR_IO, "the model %s could not be read", model_path());
         if (!st)
-            st = find_nodes(names, world, size, model_node);
+            st = rwc_model_nodes(model, model_path(), names, world, size, model_node);
         int changed = 0;
         if (!st)
             st = plan_on_root(e, n_virtual, model_node, size, new_rank_of, &changed);
