@@ -16,6 +16,21 @@
 #include "stress.h"
 #include "rankwise_probe.h"
 
+/* The start's wall time to the microsecond: two probes started in one
+ * second must not share their timestamps (rankwise diff tells re-measured
+ * pairs by them). SMPI defines clock_gettime as its simulated clock; the
+ * host's real one is wanted here. */
+#ifdef clock_gettime
+#undef clock_gettime
+#endif
+static double wall_clock(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return (double)time(NULL);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* 8 B to 4 MiB in steps of 4 (the last step is 2). */
 static const int64_t default_sizes[] = {8,      32,      128,      512,     2048,   8192,
                                         32768, 131072, 524288, 2097152, 4194304};
@@ -606,7 +621,7 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
     }
 
     /* Common start: clocks of the same run, wall time from rank 0. */
-    double wall = (double)time(NULL);
+    double wall = wall_clock();
     MPI_Bcast(&wall, 1, MPI_DOUBLE, 0, comm);
     MPI_Barrier(comm);
     p.wall0 = wall;
