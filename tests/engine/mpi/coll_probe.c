@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "coll.h"
-#include "probe.h"
 /* The network's fields; the predictor's schedule builders are named like
  * the library's C API (rw_coll_<op>): renamed here, as the library's
  * build renames them. */
