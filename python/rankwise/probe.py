@@ -84,6 +84,7 @@ class StressCost:
     seconds: float
 
 
+_NO_STRESS = "a node stopped answering: no stress test"  # rankwise-probe's warning
 _STRESS_LINE = re.compile(r"stress test: (\d+) phases, (\S+) s")
 
 
@@ -201,6 +202,8 @@ def _unfinished_job_warning(model: Model, result: launch.RunResult) -> str:
     failed_intra = [model.names[i] for i in np.flatnonzero(model.intra_state == MISSING)]
     if failed_intra:
         what.append(f"intra-node measurement failed on {', '.join(failed_intra)}")
+    if any(_NO_STRESS in line for line in result.log):
+        what.append("a node stopped answering during the stress test: no shared links or NIC caps measured")
     if result.ended_after is not None:
         how = f"the job did not end by itself: rankwise ended it {result.ended_after:.0f} s after the model was written"
     elif result.unfinalized:

@@ -153,3 +153,34 @@ def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_pat
     assert model.state[2, 0] == MISSING and model.state[2, 1] == MISSING
     for i in (0, 1):
         assert model.state[i, 2] == MISSING or model.samples[i, 2].min() >= 2, i
+
+
+STOP_RANK = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "stop_rank.c"
+
+
+@pytest.mark.parametrize("stop_at", ["ibcast", "isend:7330"], ids=["sharing-the-plan", "in-a-phase"])
+def test_a_node_that_stops_during_the_stress_test_costs_the_links_not_the_job(tmp_path, stop_at):
+    """Rank 2 stops itself (SIGSTOP, tests/engine/mpi/stop_rank.c preloaded)
+    while the stress test shares its plan or in its first phase: the others
+    give up after the timeout, the model keeps its pairs without links, and
+    the job ends (it used to wait forever in MPI_Waitany)."""
+    stopper = tmp_path / "stop_rank.so"
+    built = subprocess.run(["mpicc", "-shared", "-fPIC", str(STOP_RANK), "-o", str(stopper)],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    base = probe_launcher("mpirun -np 3 --oversubscribe", tmp_path / "base.rwm",
+                          ProbeOptions(sizes="8,1K", repetitions=2, rounds=1, group_by="rank"),
+                          show_progress=False)
+    warnings, costs = [], []
+    launcher = (f"mpirun -np 3 --oversubscribe -x LD_PRELOAD={stopper} -x RW_STOP_RANK=2 "
+                f"-x RW_STOP_AT={stop_at}")
+    start = time.monotonic()
+    model = probe_launcher(launcher, tmp_path / "cap.rwm",
+                           ProbeOptions(capacities="only", update=tmp_path / "base.rwm", group_by="rank",
+                                        timeout=2),
+                           show_progress=False, warn=warnings.append, on_stress_cost=costs.append)
+    took = time.monotonic() - start
+    assert took < 40, took  # two timeouts of 2 s, and the launcher's end
+    assert model.links == [] and costs == []
+    np.testing.assert_array_equal(model.beta, base.beta)  # the pairs of --update, untouched
+    assert len(warnings) == 1 and "no shared links or NIC caps measured" in warnings[0], warnings

@@ -106,3 +106,29 @@ int rw_sync_flag(MPI_Comm comm, int *flag, double timeout)
     return 0;
 #endif
 }
+
+int rw_timed_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, double timeout)
+{
+#ifdef RW_SMPI
+    (void)timeout;
+    MPI_Bcast(buf, count, type, root, comm);
+    return 0;
+#else
+    MPI_Request req;
+    MPI_Ibcast(buf, count, type, root, comm, &req);
+    return rw_wait_all(&req, 1, MPI_Wtime() + timeout);
+#endif
+}
+
+int rw_timed_reduce_max(const double *in, double *out, int count, MPI_Comm comm, double timeout)
+{
+#ifdef RW_SMPI
+    (void)timeout;
+    MPI_Reduce(in, out, count, MPI_DOUBLE, MPI_MAX, 0, comm);
+    return 0;
+#else
+    MPI_Request req;
+    MPI_Ireduce(in, out, count, MPI_DOUBLE, MPI_MAX, 0, comm, &req);
+    return rw_wait_all(&req, 1, MPI_Wtime() + timeout);
+#endif
+}

@@ -25,4 +25,11 @@ int rw_pong(MPI_Comm comm, int peer, char *buf, int64_t size, double timeout);
  * using collectives on comm). */
 int rw_sync_flag(MPI_Comm comm, int *flag, double timeout);
 
+/* MPI_Bcast and MPI_Reduce (max of doubles to rank 0) that give up after
+ * `timeout` seconds: 0, or -1 when not every rank took part in time. Then
+ * the collective stays pending: its buffers must never be freed or reused,
+ * and the caller stops using collectives on comm. Under SMPI they block. */
+int rw_timed_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, double timeout);
+int rw_timed_reduce_max(const double *in, double *out, int count, MPI_Comm comm, double timeout);
+
 #endif

@@ -568,8 +568,13 @@ static rw_status measure_capacities(probe *p, rw_model *m)
     int skip = gave_up(p);
     if (!p->synced || rw_sync_flag(p->nodes.leaders, &skip, p->timeout) != 0 || skip)
         return RW_OK;
-    return rw_stress_run(p->nodes.leaders, m,
-                         p->opt->capacities == RW_CAPACITIES_ONLY ? p->opt->base : NULL);
+    rw_status st = rw_stress_run(p->nodes.leaders, m,
+                                 p->opt->capacities == RW_CAPACITIES_ONLY ? p->opt->base : NULL, p->timeout);
+    if (rw_stress_last_cost().abandoned) {
+        p->synced = 0;
+        left_pending = 1;
+    }
+    return st;
 }
 
 rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **out)

@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "stress.h"
 #include "payload.h"
+#include "pingpong.h"
 
 #define STRESS_BYTES (4 << 20) /* per flow: 4 MiB makes latency < 1 % of it */
 #define STRESS_REPS 3           /* repetitions of a phase; the median counts */
@@ -249,11 +250,43 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
     return bad ? rw_fail(RW_ERR_NOMEM, "out of memory") : RW_OK;
 }
 
-/* Send the plan from rank 0 to every leader. */
-static rw_status share_plan(MPI_Comm c, int me, plan *pl)
+/* Waits of the test give up after the probe's timeout, so that a node that
+ * stops answering mid-test cannot hang the probe (real MPI; under SMPI they
+ * block). What a give-up leaves pending (requests, a collective) may still
+ * write into its buffers: they are never freed, and the caller ends the job
+ * without MPI_Finalize (rw_stress_last_cost().abandoned). */
+enum { SHARED, LOST = -1 };
+
+/* Agree on a flag (max over ranks) at the start of a step: LOST when a rank
+ * did not arrive in time (never under SMPI, where waits block). */
+static int step_sync(MPI_Comm c, int *flag, double timeout)
 {
-    int counts[2] = {pl->n_phases, pl->n_flows};
-    MPI_Bcast(counts, 2, MPI_INT, 0, c);
+#ifdef RW_SMPI
+    (void)timeout;
+    int in = *flag;
+    MPI_Allreduce(&in, flag, 1, MPI_INT, MPI_MAX, c);
+    return SHARED;
+#else
+    return rw_sync_flag(c, flag, timeout) == 0 ? SHARED : LOST;
+#endif
+}
+
+/* Send the plan from rank 0 to every leader. *lost when a leader stopped
+ * answering (the plan's arrays may then still be written into). */
+static rw_status share_plan(MPI_Comm c, int me, plan *pl, double timeout, int *lost)
+{
+    int *counts = malloc(2 * sizeof *counts); /* outlives an abandoned broadcast */
+    int failed = !counts;
+    if (step_sync(c, &failed, timeout) == LOST)
+        return *lost = 1, RW_OK;
+    if (failed) {
+        free(counts);
+        return rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's plan");
+    }
+    counts[0] = pl->n_phases;
+    counts[1] = pl->n_flows;
+    if (rw_timed_bcast(counts, 2, MPI_INT, 0, c, timeout) != 0)
+        return *lost = 1, RW_OK;
     if (me != 0) {
         pl->n_phases = counts[0];
         pl->n_flows = counts[1];
@@ -261,25 +294,42 @@ static rw_status share_plan(MPI_Comm c, int me, plan *pl)
         pl->src = malloc((size_t)(counts[1] + 1) * sizeof *pl->src);
         pl->dst = malloc((size_t)(counts[1] + 1) * sizeof *pl->dst);
     }
-    int ok = pl->phases && pl->src && pl->dst, all;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
-    if (!all)
+    failed = !(pl->phases && pl->src && pl->dst);
+    int n_phases = counts[0], n_flows = counts[1];
+    free(counts);
+    if (step_sync(c, &failed, timeout) == LOST)
+        return *lost = 1, RW_OK;
+    if (failed)
         return rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's plan");
-    MPI_Bcast(pl->phases, (int)(counts[0] * (sizeof *pl->phases / sizeof(int))), MPI_INT, 0, c);
-    MPI_Bcast(pl->src, counts[1], MPI_INT, 0, c);
-    MPI_Bcast(pl->dst, counts[1], MPI_INT, 0, c);
+    if (rw_timed_bcast(pl->phases, (int)(n_phases * (sizeof *pl->phases / sizeof(int))), MPI_INT, 0, c,
+                       timeout) != 0 ||
+        rw_timed_bcast(pl->src, n_flows, MPI_INT, 0, c, timeout) != 0 ||
+        rw_timed_bcast(pl->dst, n_flows, MPI_INT, 0, c, timeout) != 0)
+        return *lost = 1, RW_OK;
     return RW_OK;
 }
 
 #define STRESS_TAG 7330
 
 /* One repetition r of a phase: the seconds from the common start to the
- * end of each flow this node receives go to t[flow * STRESS_REPS + r]. */
-static void run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r, char *sbuf, char *rbuf,
-                      MPI_Request *req, int *flow_of, double *t)
+ * end of each flow this node receives go to t[flow * STRESS_REPS + r].
+ * *failed is set when its flows did not end within the timeout; LOST when
+ * a leader did not come to the start. */
+static int run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r, char *sbuf, char *rbuf,
+                     MPI_Request *req, int *flow_of, double *t, double timeout, int *failed)
 {
-    int nr = 0;
+#ifdef RW_SMPI
+    /* Flows never fail under SMPI: the phase starts at a barrier, whose
+     * simulated time the capacity figures were measured with. */
+    (void)timeout;
     MPI_Barrier(c);
+#else
+    if (step_sync(c, failed, timeout) == LOST)
+        return LOST;
+    if (*failed)
+        return SHARED;
+#endif
+    int nr = 0;
     double t0 = MPI_Wtime();
     for (int f = ph->first; f < ph->first + ph->count; f++)
         if (pl->dst[f] == me) {
@@ -291,12 +341,30 @@ static void run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r
     for (int f = ph->first; f < ph->first + ph->count; f++)
         if (pl->src[f] == me)
             MPI_Isend(sbuf, STRESS_BYTES, MPI_BYTE, pl->dst[f], STRESS_TAG, c, &req[nr + ns++]);
+    double deadline = t0 + timeout;
     for (int k = 0; k < nr; k++) {
-        int which;
+        int which = MPI_UNDEFINED;
+#ifdef RW_SMPI
         MPI_Waitany(nr, req, &which, MPI_STATUS_IGNORE);
+#else
+        for (int flag = 0; !flag && MPI_Wtime() <= deadline;)
+            MPI_Testany(nr, req, &which, &flag, MPI_STATUS_IGNORE);
+#endif
+        if (which == MPI_UNDEFINED) {
+            for (int q = 0; q < nr; q++)
+                if (req[q] != MPI_REQUEST_NULL)
+                    MPI_Cancel(&req[q]);
+            rw_abandon(req, nr + ns);
+            *failed = 1;
+            return SHARED;
+        }
         t[(size_t)flow_of[which] * STRESS_REPS + r] = MPI_Wtime() - t0;
     }
-    MPI_Waitall(ns, req + nr, MPI_STATUSES_IGNORE);
+    if (rw_wait_all(req + nr, ns, deadline) != 0) {
+        rw_abandon(req + nr, ns);
+        *failed = 1;
+    }
+    return SHARED;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -504,11 +572,10 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     return st;
 }
 
-static rw_stress_cost last_cost = {-1, 0};
+static rw_stress_cost last_cost = {-1, 0, 0};
 
 rw_stress_cost rw_stress_last_cost(void) { return last_cost; }
 
-/* The pairs of base (an earlier probe of these nodes) into m, by name. */
 static rw_status copy_pairs(rw_model *m, const rw_model *base)
 {
     int n = m->n_nodes, ns = m->n_sizes;
@@ -532,9 +599,9 @@ static rw_status copy_pairs(rw_model *m, const rw_model *base)
     return RW_OK;
 }
 
-rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
+rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base, double timeout)
 {
-    last_cost = (rw_stress_cost){-1, 0};
+    last_cost = (rw_stress_cost){-1, 0, 0};
     int me, n;
     MPI_Comm_rank(c, &me);
     MPI_Comm_size(c, &n);
@@ -550,16 +617,20 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
         if (st)
             plan_free(&pl); /* an empty plan tells the others to stop */
     }
-    int failed = st != RW_OK, any;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c);
-    if (any) {
+    int any = st != RW_OK, lost = step_sync(c, &any, timeout) == LOST;
+    if (!lost && any) {
         groups_free(&gr);
         return st ? st : rw_fail(RW_ERR_NOMEM, "rank 0 could not plan the stress test");
     }
-    if ((st = share_plan(c, me, &pl)) != RW_OK) {
+    if (!lost && (st = share_plan(c, me, &pl, timeout, &lost)) != RW_OK) {
         plan_free(&pl);
         groups_free(&gr);
         return st;
+    }
+    if (lost) {
+        last_cost.abandoned = 1; /* the plan's arrays stay: a broadcast may write into them */
+        groups_free(&gr);
+        return RW_OK;
     }
     int max_in = 1, max_req = 1;
     for (int q = 0; q < pl.n_phases; q++) {
@@ -577,23 +648,40 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
     int *flow_of = malloc((size_t)max_req * sizeof *flow_of);
     size_t nt = (size_t)(pl.n_flows + 1) * STRESS_REPS;
     double *mine = calloc(nt, sizeof *mine), *all = me == 0 ? malloc(nt * sizeof *all) : NULL;
-    int ok = sbuf && rbuf && req && flow_of && mine && (me != 0 || all), all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c);
-    if (!all_ok)
+    int failed = !(sbuf && rbuf && req && flow_of && mine && (me != 0 || all));
+    lost = step_sync(c, &failed, timeout) == LOST;
+    if (!lost && failed)
         st = rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's buffers");
     double t0 = MPI_Wtime();
-    for (int q = 0; q < pl.n_phases && !st; q++)
-        for (int r = 0; r < STRESS_REPS; r++)
-            run_phase(c, me, &pl, &pl.phases[q], r, sbuf, rbuf, req, flow_of, mine);
-    if (!st) {
+    /* Every leader goes through the same steps (a failure agreed at a step's
+     * start makes the remaining steps empty), so their collectives match. */
+    for (int q = 0; q < pl.n_phases && !st && !lost; q++)
+        for (int r = 0; r < STRESS_REPS && !lost; r++)
+            lost = run_phase(c, me, &pl, &pl.phases[q], r, sbuf, rbuf, req, flow_of, mine, timeout, &failed) ==
+                   LOST;
+    /* The last phase's end, and whether every node's flows ended. */
+#ifdef RW_SMPI
+    if (!st)
         MPI_Barrier(c);
+#else
+    if (!st && !lost)
+        lost = step_sync(c, &failed, timeout) == LOST || failed;
+#endif
+    if (!st && !lost) {
         double elapsed = MPI_Wtime() - t0;
         /* Each flow's times come from its receiver only: the others' are 0. */
-        MPI_Reduce(mine, all, (int)nt, MPI_DOUBLE, MPI_MAX, 0, c);
-        if (me == 0) {
+        lost = rw_timed_reduce_max(mine, all, (int)nt, c, timeout) != 0;
+        if (me == 0 && !lost) {
             st = infer(m, &gr, &pl, all);
-            last_cost = (rw_stress_cost){pl.n_phases, elapsed};
+            last_cost = (rw_stress_cost){pl.n_phases, elapsed, 0};
         }
+    }
+    groups_free(&gr);
+    if (lost) {
+        /* Given up on a node: what is pending may still write into the
+         * buffers and the plan, which therefore stay allocated. */
+        last_cost = (rw_stress_cost){-1, 0, 1};
+        return st;
     }
     free(flow_of);
     rw_payload_free(sbuf);
@@ -602,6 +690,5 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base)
     free(mine);
     free(all);
     plan_free(&pl);
-    groups_free(&gr);
     return st;
 }
