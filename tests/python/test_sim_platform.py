@@ -239,6 +239,32 @@ def test_regenerating_removes_stale_profiles(tmp_path):
     assert gp.profiles == [tmp_path / "profiles" / "node-1.profile"]
 
 
+def _corruptions(gt):
+    """Hand edits of a ground truth: each top-level entry removed, then
+    replaced by a value of the wrong type, and a link's and the spec's keys."""
+    for key in gt:
+        if key not in ("format", "units", "loopback", "altered_links"):  # those three only inform
+            yield f"no {key}", {k: v for k, v in gt.items() if k != key}
+            yield f"{key} a string", {**gt, key: "x"}
+            yield f"{key} null", {**gt, key: None}
+    link = dict(gt["links"][0])
+    del link["kind"]
+    yield "a link without kind", {**gt, "links": [link, *gt["links"][1:]]}
+    yield "a spec without racks", {**gt, "spec": {k: v for k, v in gt["spec"].items() if k != "racks"}}
+    yield "a list", [gt]
+
+
+def test_a_hand_edited_ground_truth_is_one_error_naming_the_file(tmp_path):
+    generate(PlatformSpec(racks=1, nodes_per_rack=2, varying=[("node", 1)]), tmp_path)
+    path = tmp_path / "ground_truth.json"
+    gt = json.loads(path.read_text())
+    for what, edited in _corruptions(gt):
+        path.write_text(json.dumps(edited))
+        with pytest.raises(RankwiseError) as e:
+            load_generated(tmp_path)
+        assert str(path) in str(e.value) and "\n" not in str(e.value), what
+
+
 def test_load_generated_round_trip(tmp_path):
     spec = default_spec()
     gp = generate(spec, tmp_path)

@@ -696,8 +696,25 @@ def load_generated(out_dir: str | PathLike) -> GeneratedPlatform:
         raise file_error(path, None, f"cannot read ground truth: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise file_error(path, e.lineno, f"invalid JSON: {e.msg}") from None
-    if gt.get("format") != GROUND_TRUTH_FORMAT:
+    if not isinstance(gt, dict) or gt.get("format") != GROUND_TRUTH_FORMAT:
         raise file_error(path, None, f"not a {GROUND_TRUTH_FORMAT} file")
+    try:
+        return _generated_from_dict(out, path, gt)
+    except KeyError as e:  # a hand-edited file: say what is wrong, not where Python tripped
+        raise file_error(path, None, f"malformed ground truth: no {e.args[0]!r} entry") from None
+    except (RankwiseError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise file_error(path, None, f"malformed ground truth: {e}") from None
+
+
+def _array(gt: dict[str, Any], key: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    a = np.array(gt[key], dtype=dtype)
+    if a.shape != shape:
+        raise ValueError(f"{key!r} is not {' x '.join(map(str, shape))} numbers")
+    return a
+
+
+def _generated_from_dict(out: Path, path: Path, gt: dict[str, Any]) -> GeneratedPlatform:
+    n = len(gt["nodes"])
     links = [_link_from_dict(d) for d in gt["links"]]
     spec = PlatformSpec.from_dict(gt["spec"])
     bandwidth_min = _route_arrays(spec, links)[2]
@@ -710,10 +727,10 @@ def load_generated(out_dir: str | PathLike) -> GeneratedPlatform:
         spec=spec,
         links=links,
         nodes=list(gt["nodes"]),
-        cores=np.array(gt["cores"]),
-        rack_of_node=np.array(gt["rack_of_node"]),
-        alpha=np.array(gt["alpha"], dtype=float),
-        bandwidth=np.array(gt["bandwidth"], dtype=float),
+        cores=_array(gt, "cores", (n,), int),
+        rack_of_node=_array(gt, "rack_of_node", (n,), int),
+        alpha=_array(gt, "alpha", (n, n), float),
+        bandwidth=_array(gt, "bandwidth", (n, n), float),
         bandwidth_min=bandwidth_min,
         affected=_pairs_matrix(len(gt["nodes"]), gt["affected_pairs"]),
         changed=_pairs_matrix(len(gt["nodes"]), gt["changed_pairs"]),
