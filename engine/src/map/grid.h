@@ -36,6 +36,14 @@ static inline int32_t rw_grid_fold(int32_t c, int32_t g)
     return c < half ? 2 * c : 2 * (g - 1 - c) + 1;
 }
 
+/* Cells of a grid (cell_dim, wrapping when periodic), one per node among
+ * the `usable` ones, so that grid neighbours sit on neighbouring nodes:
+ * node pairs within a few percent of each node's nearest latency
+ * (embed.c). 1 with owner[cell] filled, 0 when none was found within the
+ * search's budget, -1 out of memory. */
+int rw_grid_embed(const rw_network *net, const int32_t cell_dim[3], int periodic,
+                  const uint8_t *usable, int32_t *owner);
+
 /* Place the grid job: node boxes (or, failing an exact tiling, the ranks
  * themselves) cut by recursive bisection along the network's hierarchy of
  * close nodes. With `torus` set, orders folded along every periodic

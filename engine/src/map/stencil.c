@@ -358,6 +358,42 @@ static void place_cells(gridjob *g, const int32_t cell_dim[3], const int fold[3]
     place(&b, &ln, g->pt, cells, 0, g->n_nodes, g->owner, g->pos);
 }
 
+/* The cores' order inside a box (g->intra), once for all boxes; uses pt. */
+static void box_intra(gridjob *g, const int32_t box[3])
+{
+    int32_t v = box[0] * box[1] * box[2], *ipt = g->pt;
+    bisect b = {{box[0], box[1], box[2]}, {0, 0, 0}, g->tmp, g->cnt};
+    for (int32_t p = 0; p < v; p++) ipt[p] = p;
+    bisect_order(&b, ipt, v);
+    for (int32_t j = 0; j < v; j++) g->intra[ipt[j]] = j;
+}
+
+/* Candidate: node boxes of shape box, one per node, the box grid embedded
+ * on the network's neighbour graph (embed.c). 1 made, 0 no embedding
+ * found, -1 out of memory. */
+static int embed_candidate(gridjob *g, const int32_t box[3], int periodic, int32_t *node_of,
+                           int32_t *slot_of)
+{
+    const rw_network *net = g->job->net;
+    int32_t bd[3], v = box[0] * box[1] * box[2];
+    for (int d = 0; d < 3; d++) bd[d] = g->dim[d] / box[d];
+    uint8_t *usable = malloc((size_t)net->n_nodes);
+    if (!usable) return -1;
+    for (int32_t i = 0; i < net->n_nodes; i++) usable[i] = net->slots[i] >= v;
+    int found = rw_grid_embed(net, bd, periodic, usable, g->owner);
+    free(usable);
+    if (found != 1) return found;
+    box_intra(g, box);
+    for (int32_t r = 0; r < g->n; r++) {
+        int32_t x = rw_grid_coord(g->dim, r, 0), y = rw_grid_coord(g->dim, r, 1),
+                z = rw_grid_coord(g->dim, r, 2);
+        int64_t bi = x / box[0] + (int64_t)bd[0] * (y / box[1] + (int64_t)bd[1] * (z / box[2]));
+        node_of[r] = g->owner[bi];
+        slot_of[r] = g->intra[x % box[0] + box[0] * (y % box[1] + box[1] * (z % box[2]))];
+    }
+    return 1;
+}
+
 /* Candidate: node boxes of shape box, the box grid folded where asked. */
 static void box_candidate(gridjob *g, const int32_t box[3], const int fold[3], int32_t *node_of,
                           int32_t *slot_of)
@@ -365,13 +401,8 @@ static void box_candidate(gridjob *g, const int32_t box[3], const int fold[3], i
     int32_t bd[3], v = box[0] * box[1] * box[2];
     for (int d = 0; d < 3; d++) bd[d] = g->dim[d] / box[d];
     place_cells(g, bd, fold, v);
-    /* The cores' order inside a box, once for all boxes (the boxes' cells
-     * in pt are no longer needed). */
-    int32_t *intra = g->intra, *ipt = g->pt;
-    bisect b = {{box[0], box[1], box[2]}, {0, 0, 0}, g->tmp, g->cnt};
-    for (int32_t p = 0; p < v; p++) ipt[p] = p;
-    bisect_order(&b, ipt, v);
-    for (int32_t j = 0; j < v; j++) intra[ipt[j]] = j;
+    box_intra(g, box); /* the boxes' cells in pt are no longer needed */
+    const int32_t *intra = g->intra;
     for (int32_t r = 0; r < g->n; r++) {
         int32_t x = rw_grid_coord(g->dim, r, 0), y = rw_grid_coord(g->dim, r, 1),
                 z = rw_grid_coord(g->dim, r, 2);
@@ -495,6 +526,14 @@ rw_status rw_grid_map(const rw_map_job *job, int32_t *node_of, int32_t *slot_of,
             box_candidate(&g, box, flat, cn, cs);
             if ((st = keep_cheaper(job, n, cn, cs, node_of, best_slot, &best, &have))) goto done;
         }
+        /* A torus network has no hierarchy to cut along: the grid laid on
+         * its neighbour graph instead (kept only when cheaper). */
+        int made = torus ? embed_candidate(&g, box, periodic, cn, cs) : 0;
+        if (made < 0) {
+            st = rw_fail(RW_ERR_NOMEM, "out of memory for the grid mapping of %d ranks", n);
+            goto done;
+        }
+        if (made && (st = keep_cheaper(job, n, cn, cs, node_of, best_slot, &best, &have))) goto done;
     }
     rank_candidate(&g, cn, cs);
     if ((st = keep_cheaper(job, n, cn, cs, node_of, best_slot, &best, &have))) goto done;
