@@ -207,6 +207,7 @@ def run_benchmark(
     timeout: float | None = 600,
     profile: str | PathLike | None = None,
     env: dict[str, str] | None = None,
+    coll: bool = False,
 ) -> BenchResult:
     """Run a benchmark program and parse its tables.
 
@@ -220,7 +221,12 @@ def run_benchmark(
     -hostfile. Raises RankwiseError with the program's own error line when
     it fails.
 
-    env (real runs): variables added to the launcher's environment.
+    env: variables added to the launcher's environment (simulated runs: to
+    smpirun's, which its ranks share).
+    coll (simulated runs): run the build linked with librankwise_coll
+    (rankwise-bench-NAME-coll, collectives and stencil); it reads
+    RANKWISE_MODEL and the other RANKWISE_COLL_* variables from `env`.
+    Under a real launcher, preload the library through `env` instead.
     profile (simulated runs): run the build linked with the PMPI profiler
     (rankwise-bench-NAME-profiled) and write the traffic of the timed
     iterations to this matrix file. Under a real launcher, preload the
@@ -253,8 +259,11 @@ def run_benchmark(
         for pinned in smpi_alltoall_cfg(len(lines)):
             if not any(c.startswith(pinned.split(":")[0] + ":") for c in cfg):
                 cfg = (pinned, *cfg)
-        env = launch.mpi_environment()
-        binary = name
+        extra_env = env or {}
+        env = {**launch.mpi_environment(), **extra_env}
+        binary = f"{name}-coll" if coll else name
+        if coll and profile is not None:
+            raise RankwiseError("run_benchmark: coll and profile are separate builds; choose one")
         if profile is not None:
             # Each rank needs its own copy of the profiler's tables.
             binary = f"{name}-profiled"

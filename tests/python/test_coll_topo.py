@@ -140,6 +140,54 @@ def test_a_model_without_the_ranks_warns_once_and_passes_through(grid_program, t
     assert len(warnings) == 1 and "not in the model" in warnings[0], err
 
 
+def slow_pairs_along(order: list[int], dim: int) -> int:
+    """Slow directed neighbour pairs along grid dimension 0 (length DX) or 1 (length DY)."""
+    pairs = []
+    for v in range(N):
+        i, j = divmod(v, DY)
+        ws = (((i + 1) % DX) * DY + j, ((i - 1) % DX) * DY + j) if dim == 0 else \
+            (i * DY + (j + 1) % DY, i * DY + (j - 1) % DY)
+        pairs += [(order[v], order[w]) for w in ws]
+    return sum(slow(a, b) for a, b in pairs)
+
+
+@needs_mpi
+@pytest.mark.parametrize("weights, heavy", [("1,100", 1), ("100,1", 0)])
+def test_cart_weights_keep_the_heavy_dimension_on_fast_pairs(grid_program, parity_model_file, weights, heavy):
+    """RANKWISE_CART_WEIGHTS gives the volume per dimension, which a grid
+    does not state: the heavy dimension's neighbours all land on fast pairs."""
+    order, err = run_grid(grid_program, "cart", 1, {"RANKWISE_MODEL": str(parity_model_file),
+                                                     "RANKWISE_CART_WEIGHTS": weights})
+    assert order != list(range(N)) and "warning" not in err
+    assert slow_pairs_along(order, heavy) == 0, order
+
+
+@needs_mpi
+@pytest.mark.parametrize("weights", ["1", "1,0", "1,2,3", "a,b", "1,,2", "3,"])
+def test_bad_cart_weights_warn_once_and_keep_the_mpis_order(grid_program, parity_model_file, weights):
+    order, err = run_grid(grid_program, "cart", 1, {"RANKWISE_MODEL": str(parity_model_file),
+                                                     "RANKWISE_CART_WEIGHTS": weights})
+    assert order == list(range(N))
+    warnings = [line for line in err.splitlines() if "RANKWISE_CART_WEIGHTS" in line]
+    assert len(warnings) == 1 and "give 2 positive integers" in warnings[0], err
+
+
+@needs_mpi
+@pytest.mark.parametrize("flag", ["--reorder", "--reorder-graph"])
+def test_stencil_benchmark_runs_right_in_the_reordered_order(parity_model_file, flag):
+    """rankwise-bench-stencil --reorder / --reorder-graph under the preloaded
+    library: the grid renumbered, every received block verified (--check)."""
+    from rankwise import paths
+
+    program = paths.program("rankwise-bench-stencil", "mpi")
+    r = run_mpi([str(program), "--grid", "2x4x1", "--mode", "3d", "--sizes", "1K", "--iterations", "2",
+                 "--periodic", "--check", flag], N,
+                {"LD_PRELOAD": str(LIB / "librankwise_coll.so"), "RANKWISE_MODEL": str(parity_model_file)})
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    moved = re.search(r"^# order: .*: (\d+) of 8 ranks renumbered$", r.stdout, re.M)
+    assert moved and int(moved.group(1)) > 0, r.stdout
+
+
 @pytest.fixture(scope="module")
 def slow_uplinks(tmp_path_factory):
     """2 racks of 4 nodes, both uplinks at a tenth of their bandwidth."""

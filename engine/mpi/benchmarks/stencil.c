@@ -1,9 +1,16 @@
 /* rankwise-bench-stencil: the 26-neighbour halo exchange of a 3-D stencil
  * on a PX x PY x PZ process grid, in the three ways of Cui et al. 2020 (§3.2).
  *
- * Ranks are placed as MPI_Cart_create places them (no reordering): rank
- * (x, y, z) = (x PY + y) PZ + z, the last coordinate varying fastest, as
- * rankwise.patterns.stencil3d numbers them. Every rank owns one block of
+ * Ranks are placed as MPI_Cart_create places them: rank (x, y, z) =
+ * (x PY + y) PZ + z, the last coordinate varying fastest, as
+ * rankwise.patterns.stencil3d numbers them; in MPI_COMM_WORLD's order, or
+ * with --reorder in the order MPI_Cart_create(reorder = 1) returns (the
+ * MPI's own, or rankwise's mapper under librankwise_coll with
+ * RANKWISE_MODEL: docs/collectives.md, "Topology reordering"), or with
+ * --reorder-graph in the order of MPI_Dist_graph_create_adjacent
+ * (reorder = 1) given each neighbour weighted by the blocks the first mode
+ * asked sends it: a Cartesian grid tells the MPI no volumes, a weighted
+ * graph does. Every rank owns one block of
  * SIZE bytes that each of its neighbours (faces, edges and corners alike)
  * must receive; a neighbour beyond a face of a non-periodic grid is absent.
  *
@@ -37,7 +44,7 @@ static const char *const mode_names[N_MODES] = {"1d", "2d", "3d"};
 
 typedef struct stencil {
     rw_bench *b;
-    int dims[3], periodic, check;
+    int dims[3], periodic, check, reorder, reorder_graph;
     enum mode mode;
     int nbr[SLOTS];     /* rank at each offset, MPI_PROC_NULL when absent */
     char *buf;          /* SLOTS blocks */
@@ -184,6 +191,20 @@ static int bench(rw_bench *b, stencil *s, const int *want)
     rw_bench_meta(b, "operation", "3-D stencil halo exchange, 26 neighbours");
     rw_bench_meta(b, "grid", "%dx%dx%d", s->dims[0], s->dims[1], s->dims[2]);
     rw_bench_meta(b, "periodic", "%d", s->periodic);
+    if (s->reorder || s->reorder_graph) {
+        int world, moved = 0;
+        rw_bench_pcontrol(0);
+        MPI_Comm_rank(MPI_COMM_WORLD, &world);
+        int mine = world != b->rank;
+        MPI_Allreduce(&mine, &moved, 1, MPI_INT, MPI_SUM, b->comm);
+        rw_bench_pcontrol(1);
+        rw_bench_meta(b, "order", "%s: %d of %d ranks renumbered",
+                      s->reorder ? "MPI_Cart_create(reorder=1)"
+                                 : "MPI_Dist_graph_create_adjacent(reorder=1), weighted by the first mode",
+                      moved, b->size);
+    } else {
+        rw_bench_meta(b, "order", "MPI_COMM_WORLD's");
+    }
     rw_bench_meta(b, "neighbours", "%d at most, %.2f on average", most, (double)sum / b->size);
     rw_bench_meta(b, "size", "bytes of the block each rank sends to each neighbour");
     rw_bench_meta(b, "modes", "1d: 26 at once; 2d: 8 in the xy plane, then z with 9 blocks; "
@@ -220,6 +241,40 @@ static int bench(rw_bench *b, stencil *s, const int *want)
     return 0;
 }
 
+/* Blocks the mode sends the neighbour at slot k (0: none). */
+static int blocks_to(enum mode md, int k)
+{
+    int dx = k % 3 - 1, dy = (k / 3) % 3 - 1, dz = k / 9 - 1;
+    if (k == SELF)
+        return 0;
+    if (md == MODE_1D)
+        return 1;
+    if (md == MODE_2D)
+        return dz == 0 ? 1 : (dx == 0 && dy == 0 ? 9 : 0);
+    int face = (dx != 0) + (dy != 0) + (dz != 0) == 1;
+    return !face ? 0 : dx ? 1 : dy ? 3 : 9;
+}
+
+/* This rank's neighbours in MPI_COMM_WORLD's grid, weighted by what the
+ * first mode asked sends them, as a distributed graph with reorder = 1;
+ * MPI_COMM_NULL on failure. */
+static MPI_Comm weighted_graph(stencil *s, const int *want)
+{
+    enum mode md = MODE_1D;
+    while (md < MODE_3D && !want[md])
+        md++;
+    find_neighbours(s);
+    int nbr[SLOTS], w[SLOTS], n = 0;
+    for (int k = 0; k < SLOTS; k++)
+        if (s->nbr[k] != MPI_PROC_NULL && blocks_to(md, k) > 0)
+            nbr[n] = s->nbr[k], w[n++] = blocks_to(md, k);
+    MPI_Comm graph = MPI_COMM_NULL;
+    if (MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, n, nbr, w, n, nbr, w, MPI_INFO_NULL, 1, &graph) !=
+        MPI_SUCCESS)
+        return MPI_COMM_NULL;
+    return graph;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -231,12 +286,16 @@ int main(int argc, char **argv)
         {"mode", RW_OPT_TEXT, &modes, 0, "1d|2d|3d|2-2-2|all, or a list: 1d,3d (default all)"},
         {"periodic", RW_OPT_FLAG, &s.periodic, 0, "wrap around the grid's faces"},
         {"check", RW_OPT_FLAG, &s.check, 0, "verify every received block (plain buffers)"},
+        {"reorder", RW_OPT_FLAG, &s.reorder, 0, "ranks in the order of MPI_Cart_create(reorder=1)"},
+        {"reorder-graph", RW_OPT_FLAG, &s.reorder_graph, 0,
+         "ranks in the order of MPI_Dist_graph_create_adjacent(reorder=1), neighbours weighted by "
+         "the blocks the first mode sends them"},
     };
     int want[N_MODES];
     int rc = rw_bench_init(&b, "rankwise-bench-stencil",
                            "[options]\n  26-neighbour 3-D halo exchange; a size is the block "
                            "each rank sends to each neighbour",
-                           "64:1M", argc, argv, opts, 4);
+                           "64:1M", argc, argv, opts, (int)(sizeof opts / sizeof *opts));
     if (rc == 0 && !b.help)
         rc = parse_modes(&b, modes, want);
     if (rc == 0 && !b.help) {
@@ -254,8 +313,34 @@ int main(int argc, char **argv)
             if (b.sizes.v[i] < 1 || b.sizes.v[i] > INT_MAX / 9)
                 rc = rw_bench_fail(&b, "--sizes: a block must be 1 to %d bytes (9 go in one message)",
                                    INT_MAX / 9);
+        MPI_Comm cart = MPI_COMM_NULL;
+        if (rc == 0 && s.reorder && s.reorder_graph)
+            rc = rw_bench_fail(&b, "--reorder and --reorder-graph: choose one");
+        if (rc == 0 && s.reorder_graph) {
+            if ((cart = weighted_graph(&s, want)) == MPI_COMM_NULL)
+                rc = rw_bench_fail(&b, "--reorder-graph: MPI_Dist_graph_create_adjacent failed");
+            else {
+                b.comm = cart;
+                MPI_Comm_rank(cart, &b.rank);
+            }
+        }
+        if (rc == 0 && s.reorder) {
+            int periods[3] = {s.periodic, s.periodic, s.periodic};
+            if (MPI_Cart_create(MPI_COMM_WORLD, 3, s.dims, periods, 1, &cart) != MPI_SUCCESS ||
+                cart == MPI_COMM_NULL)
+                rc = rw_bench_fail(&b, "--reorder: MPI_Cart_create failed");
+            else {
+                b.comm = cart; /* the grid holds every rank: all of them run in it */
+                MPI_Comm_rank(cart, &b.rank);
+            }
+        }
         if (rc == 0)
             rc = bench(&b, &s, want);
+        if (cart != MPI_COMM_NULL && rc == 0) {
+            b.comm = MPI_COMM_WORLD;
+            MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+            MPI_Comm_free(&cart);
+        }
     }
     int code = rc ? rw_bench_report_error(&b) : 0;
     MPI_Finalize();

@@ -3,7 +3,8 @@
  * and RANKWISE_MODEL set give the virtual processes the slots rankwise's
  * mapper (rw_map) chooses on the measured model, among the slots the
  * communicator already occupies. The traffic is the topology's edges, one
- * message of EDGE_BYTES per unit of weight (weight 1 when not given).
+ * message of EDGE_BYTES per unit of weight (weight 1 when not given; a
+ * Cartesian grid's per dimension from RANKWISE_CART_WEIGHTS).
  *
  * Rank 0 of comm reads the model, maps and broadcasts new_rank_of[old
  * rank]; then every rank calls PMPI_Comm_split(comm, 0, new rank) and the
@@ -324,10 +325,37 @@ static int *alloc_plan(MPI_Comm comm)
  * The constructors
  * ------------------------------------------------------------------- */
 
+/* RANKWISE_CART_WEIGHTS=w1,...,wN: the relative volume a Cartesian grid's
+ * neighbours exchange along each of its N dimensions (a grid states none:
+ * a halo's faces may differ, a forwarding stencil sends 1, 3 and 9 blocks
+ * along its three dimensions). Unset: 1 along every dimension. */
+static rw_status cart_weights(int ndims, int *w)
+{
+    const char *text = getenv("RANKWISE_CART_WEIGHTS");
+    for (int d = 0; d < ndims; d++)
+        w[d] = 1;
+    if (!text || !*text)
+        return RW_OK;
+    const char *p = text;
+    for (int d = 0; d < ndims; d++) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1000000 || (*end != ',' && *end != '\0') || (*end == '\0') != (d == ndims - 1))
+            return rw_fail(RW_ERR_ARG, "RANKWISE_CART_WEIGHTS='%s': give %d positive integers, one per dimension",
+                           text, ndims);
+        w[d] = (int)v;
+        p = end + 1;
+    }
+    return RW_OK;
+}
+
 static rw_status cart_edges(int ndims, const int *dims, const int *periods, int n, edges *e)
 {
     int *coord = calloc((size_t)(ndims > 0 ? ndims : 1), sizeof *coord);
-    rw_status st = coord ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory for %d dimensions", ndims);
+    int *weight = calloc((size_t)(ndims > 0 ? ndims : 1), sizeof *weight);
+    rw_status st = coord && weight ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory for %d dimensions", ndims);
+    if (!st)
+        st = cart_weights(ndims, weight);
     for (int v = 0; !st && v < n; v++) {
         for (int d = ndims - 1, x = v; d >= 0; d--) { /* row-major, as MPI numbers a grid */
             coord[d] = x % dims[d];
@@ -342,10 +370,11 @@ static rw_status cart_edges(int ndims, const int *dims, const int *periods, int 
                         continue;
                     c = (c + dims[d]) % dims[d];
                 }
-                st = edge_add(e, v, v + (c - coord[d]) * stride, 1);
+                st = edge_add(e, v, v + (c - coord[d]) * stride, weight[d]);
             }
     }
     free(coord);
+    free(weight);
     return st;
 }
 
