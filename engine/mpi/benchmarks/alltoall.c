@@ -83,7 +83,7 @@ int main(int argc, char **argv)
         {"check", RW_OPT_FLAG, &check, 0, "verify every received block (slower; plain buffers)"},
     };
     int rc = rw_bench_init(&b, "rankwise-bench-alltoall", "[options]\n  MPI_Alltoall; a size is the bytes each rank sends to each other rank",
-                           "1K:8M", argc, argv, opts, 1);
+                           "1K:8M", argc, argv, opts, (int)(sizeof opts / sizeof *opts));
     if (rc == 0 && !b.help) {
         for (int s = 0; s < b.sizes.n && rc == 0; s++)
             if (b.sizes.v[s] > INT_MAX)

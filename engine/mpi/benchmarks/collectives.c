@@ -140,7 +140,7 @@ int main(int argc, char **argv)
     int rc = rw_bench_init(&b, "rankwise-bench-collectives",
                            "[options]\n  latency of MPI collectives, one table each; a size is the "
                            "bytes of one rank's contribution",
-                           "4:1M", argc, argv, opts, 3);
+                           "4:1M", argc, argv, opts, (int)(sizeof opts / sizeof *opts));
     b.start_every = start_every_us * 1e-6;
     if (rc == 0 && !b.help)
         rc = parse_collectives(&b, which, want);

@@ -414,7 +414,7 @@ int main(int argc, char **argv)
     int rc = rw_bench_init(&b, "rankwise-bench-fft",
                            "[options]\n  3-D FFT transposes (slab: one all-to-all; pencil: rows then "
                            "columns); --sizes does not apply, --grid does",
-                           "1", argc, argv, opts, 4);
+                           "1", argc, argv, opts, (int)(sizeof opts / sizeof *opts));
     if (rc == 0 && !b.help) {
         if (b.sizes_given)
             rc = rw_bench_fail(&b, "--sizes does not apply: give --grid NXxNYxNZ[,...]");

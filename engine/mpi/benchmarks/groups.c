@@ -297,7 +297,7 @@ int main(int argc, char **argv)
                            "--groups N_BL | --per-group N [options]\n  Getmansky et al. 2015's synthetic groups "
                            "(MPI_Alltoallv); a size is D, bytes to each group mate per iteration;\n"
                            "  --iterations is N_iter",
-                           "1K:64K", argc, argv, opts, 7);
+                           "1K:64K", argc, argv, opts, (int)(sizeof opts / sizeof *opts));
     if (rc == 0 && !b.help) {
         gr.shuffle = !no_shuffle;
         if (gr.link_bytes < 0)
