@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from rankwise.model_diff import ModelDiff
-from rankwise.plots import (GROUP_LINE_COLOR, UNPROBED_COLOR, _group_ticks, _label_positions, _node_ticks,
-                            _png_target, _save_atomically, _short_names)
+from rankwise.plots import (GROUP_LINE_COLOR, UNPROBED_COLOR, group_ticks, label_positions, node_ticks,
+                            png_target, save_figure, short_names)
 from rankwise.errors import RankwiseError
 
 
@@ -24,7 +24,7 @@ def plot_diff(diff: ModelDiff, path: str | PathLike, title: str = "") -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    path = _png_target(path)
+    path = png_target(path)
     n = len(diff.names)
     if n == 0:
         raise RankwiseError("the two models have no node in common: nothing to plot")
@@ -55,13 +55,13 @@ def plot_diff(diff: ModelDiff, path: str | PathLike, title: str = "") -> Path:
     for b in bounds[1:-1]:
         ax.axhline(b - 0.5, color=GROUP_LINE_COLOR, lw=0.9)
         ax.axvline(b - 0.5, color=GROUP_LINE_COLOR, lw=0.9)
-    names = _short_names(diff.names)
+    names = short_names(diff.names)
     sorted_names = [names[i] for i in order]
     marked = sorted(int(np.flatnonzero(order == diff.names.index(c.name))[0]) for c in diff.nodes)
-    labelled = _label_positions(n, starts, marked)
-    _node_ticks(ax, labelled, sorted_names, set(marked), 9 if n <= 16 else 7)
+    labelled = label_positions(n, starts, marked)
+    node_ticks(ax, labelled, sorted_names, set(marked), 9 if n <= 16 else 7)
     if len(starts) > 1:
-        _group_ticks(ax, bounds, g_sorted, n)
+        group_ticks(ax, bounds, g_sorted, n)
     ax.set_xlabel("destination node")
     ax.set_ylabel("source node")
     what = [f"{int(changed.sum())} of {int(compared.sum())} compared pairs changed"]
@@ -70,5 +70,5 @@ def plot_diff(diff: ModelDiff, path: str | PathLike, title: str = "") -> Path:
     if diff.nodes:
         what.append("nodes (red): " + ", ".join(sorted({c.name for c in diff.nodes})))
     fig.suptitle((title or "What changed") + "\n" + "; ".join(what), fontsize=11)
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path

@@ -35,7 +35,9 @@ LOG_RANGE = 10.0
 ANNOTATE_MAX = 16  # up to this many nodes, each cell shows its value  # max / min beyond which a colour scale is logarithmic
 
 
-def _png_target(path: str | PathLike) -> Path:
+def png_target(path: str | PathLike) -> Path:
+    """The PNG path checked before any work is done: its folder exists and it is no
+    directory (rankwise's plots go through here, then save_figure)."""
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
@@ -56,7 +58,7 @@ def plot_matrix(matrix, path: str | PathLike) -> Path:
     from matplotlib.colors import LogNorm
     from matplotlib.figure import Figure
 
-    path = _png_target(path)
+    path = png_target(path)
     n = matrix.n_ranks
     block = max(1, math.ceil(n / MATRIX_CELLS))
     cells = math.ceil(n / block)
@@ -76,7 +78,7 @@ def plot_matrix(matrix, path: str | PathLike) -> Path:
     ax.set_title(f"{what}\n{n} ranks, {matrix.nnz} pairs, {matrix.total_bytes / 2**20:.4g} MiB{per}", fontsize=10)
     bar = fig.colorbar(image, ax=ax, shrink=0.85)
     bar.set_label("bytes sent (log scale)")
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path
 
 
@@ -85,7 +87,7 @@ def plot_model(model: Model, path: str | PathLike, highlight: list[int] | None =
 
     ``highlight``: node indices to mark (red ticks and names), e.g. the
     nodes a mapping chose. Written atomically; returns the path."""
-    path = _png_target(path)
+    path = png_target(path)
     n = model.n_nodes
     if n == 0:
         raise RankwiseError("the model has no nodes: nothing to plot")
@@ -95,7 +97,7 @@ def plot_model(model: Model, path: str | PathLike, highlight: list[int] | None =
         raise RankwiseError(f"highlight: node index {bad[0]} is not in the model (0..{n - 1})")
 
     fig = _draw(model, marked)
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path
 
 
@@ -134,10 +136,10 @@ def _draw(model: Model, marked: list[int]):
     fig.get_layout_engine().set(w_pad=0.12, h_pad=0.08, wspace=0.06)
     axes = fig.subplots(1, 2)
 
-    names = _short_names(model.names)
+    names = short_names(model.names)
     sorted_names = [names[i] for i in order]
     marked_pos = sorted(int(pos[i]) for i in marked)
-    labelled = _label_positions(n, starts, marked_pos)
+    labelled = label_positions(n, starts, marked_pos)
     fontsize = 9 if n <= 16 else 8 if n <= 32 else 7 if len(labelled) <= 30 else 6
 
     panels = [
@@ -182,9 +184,9 @@ def _draw(model: Model, marked: list[int]):
         ax.set_title(title, fontsize=12, loc="left", pad=18 if len(starts) > 1 else 6)
         ax.set_xlabel("destination node", fontsize=9)
         ax.set_ylabel("source node", fontsize=9)
-        _node_ticks(ax, labelled, sorted_names, set(marked_pos), fontsize)
+        node_ticks(ax, labelled, sorted_names, set(marked_pos), fontsize)
         if len(starts) > 1:
-            _group_ticks(ax, bounds, g_sorted, n)
+            group_ticks(ax, bounds, g_sorted, n)
 
     # Title, subtitle and legend.
     src = model.source.strip()
@@ -254,7 +256,7 @@ def _norm(data: np.ndarray):
     return Normalize(lo, hi), False
 
 
-def _label_positions(n: int, starts: list[int], marked: list[int]) -> list[int]:
+def label_positions(n: int, starts: list[int], marked: list[int]) -> list[int]:
     """Positions whose node is named: all of them up to MAX_LABELS, else a
     spaced subset preferring highlighted nodes, then group starts, then a
     regular grid."""
@@ -270,7 +272,7 @@ def _label_positions(n: int, starts: list[int], marked: list[int]) -> list[int]:
     return sorted(chosen)
 
 
-def _node_ticks(ax, labelled, names, marked, fontsize):
+def node_ticks(ax, labelled, names, marked, fontsize):
     ax.set_xticks(labelled, [names[p] for p in labelled], rotation=90, fontsize=fontsize)
     ax.set_yticks(labelled, [names[p] for p in labelled], fontsize=fontsize)
     ax.tick_params(which="major", length=3, width=0.6, color="0.3")
@@ -294,7 +296,7 @@ def _node_ticks(ax, labelled, names, marked, fontsize):
         ax.set_yticks([], minor=True)
 
 
-def _group_ticks(ax, bounds, g_sorted, n):
+def group_ticks(ax, bounds, g_sorted, n):
     """Group names on the top axis, centred on each group's block."""
     centres, labels = [], []
     min_width = n / 45  # skip names that would not fit over their block
@@ -308,7 +310,7 @@ def _group_ticks(ax, bounds, g_sorted, n):
     top.set_xticks([], minor=True)
 
 
-def _short_names(names: list[str], width: int = 18) -> list[str]:
+def short_names(names: list[str], width: int = 18) -> list[str]:
     """Tick labels: drop a domain suffix common to every name, shorten long
     names in the middle (their distinguishing end is kept)."""
     out = list(names)
@@ -322,8 +324,9 @@ def _short_names(names: list[str], width: int = 18) -> list[str]:
 # ------------------------------------------------------------------ writing
 
 
-def _save_atomically(fig, path: Path) -> None:
-    """Write to a temporary file next to ``path``, then rename over it."""
+def save_figure(fig, path: Path) -> None:
+    """Write the figure to a temporary file next to ``path``, then rename over it: a failed
+    plot never leaves a half-written PNG."""
     tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
@@ -351,7 +354,7 @@ def plot_speedup(comparisons, path: str | PathLike, title: str = "rankwise vs th
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    path = _png_target(path)
+    path = png_target(path)
     fig = Figure(figsize=(7, 4.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -363,7 +366,7 @@ def plot_speedup(comparisons, path: str | PathLike, title: str = "rankwise vs th
     ax.set_ylabel("speed-up")
     ax.set_title(title)
     ax.legend(fontsize="small")
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path
 
 
@@ -374,7 +377,7 @@ def plot_rows(title: str, keys, before, after, unit: str, path: str | PathLike,
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    path = _png_target(path)
+    path = png_target(path)
     before, after = np.asarray(before, float), np.asarray(after, float)
     x = np.arange(len(keys))
     fig = Figure(figsize=(max(6.0, 0.9 * len(keys) + 2), 4.5), layout="constrained")
@@ -391,5 +394,5 @@ def plot_rows(title: str, keys, before, after, unit: str, path: str | PathLike,
     ax.set_ylabel(f"time ({unit})")
     ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small")
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path

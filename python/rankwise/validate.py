@@ -126,9 +126,9 @@ def plot_validation(rows: Sequence[Row], title: str, path: str | PathLike) -> Pa
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from rankwise.plots import _png_target, _save_atomically
+    from rankwise.plots import png_target, save_figure
 
-    path = _png_target(path)
+    path = png_target(path)
     fig = Figure(figsize=(7.0, 4.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -145,5 +145,5 @@ def plot_validation(rows: Sequence[Row], title: str, path: str | PathLike) -> Pa
     ax.set_ylabel("time (s)")
     ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small")
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path

@@ -10,7 +10,7 @@ from matplotlib.image import imread
 
 from rankwise.errors import RankwiseError
 from rankwise.model import MEASURED, MISSING, Model
-from rankwise.plots import DPI, FIGSIZE, HIGHLIGHT_COLOR, MAX_LABELS, MISSING_COLOR, _label_positions, plot_model
+from rankwise.plots import DPI, FIGSIZE, HIGHLIGHT_COLOR, MAX_LABELS, MISSING_COLOR, label_positions, plot_model
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WIDTH, HEIGHT = round(FIGSIZE[0] * DPI), round(FIGSIZE[1] * DPI)
@@ -121,12 +121,12 @@ def test_directory_as_path_is_an_error(tmp_path):
 def test_large_model_names_only_some_nodes(tmp_path):
     n = 512
     starts = list(range(0, n, 32))
-    labelled = _label_positions(n, starts, marked=[77, 300])
+    labelled = label_positions(n, starts, marked=[77, 300])
     assert len(labelled) <= MAX_LABELS
     assert {77, 300} <= set(labelled)  # highlighted nodes are named first
     gaps = np.diff(labelled)
     assert gaps.min() >= 0.7 * n / (MAX_LABELS * 0.8) - 1
-    assert _label_positions(12, [0, 6], []) == list(range(12))
+    assert label_positions(12, [0, 6], []) == list(range(12))
 
     m = rack_model(racks=16, per_rack=32, missing=[(300, j) for j in range(n) if j != 300])
     plot_model(m, tmp_path / "big.png", highlight=[77, 300])

@@ -60,9 +60,9 @@ def validate_command(
             raise UsageError(f"{name} must be >= 0 and below 1 s (microseconds), got {value}")
     overheads = (send_overhead * 1e-6, recv_overhead * 1e-6)
     if plot is not None:
-        from rankwise.plots import _png_target
+        from rankwise.plots import png_target
 
-        _png_target(plot)  # a PNG that cannot be written must not cost a simulation first
+        png_target(plot)  # a PNG that cannot be written must not cost a simulation first
 
     from rankwise.model import Model
     from rankwise.report.prediction import print_validation

@@ -459,7 +459,7 @@ def plot_op(points: Sequence[Point], op: str, path: Path, title: str) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from rankwise.plots import _save_atomically
+    from rankwise.plots import save_figure
 
     fig = Figure(figsize=(11, 4.5), layout="constrained")
     FigureCanvasAgg(fig)
@@ -487,7 +487,7 @@ def plot_op(points: Sequence[Point], op: str, path: Path, title: str) -> Path:
         ax.legend(fontsize="x-small")
     fig.suptitle(title, fontsize="medium")
     path.parent.mkdir(parents=True, exist_ok=True)
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path
 
 

@@ -95,9 +95,9 @@ def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: s
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from rankwise.plots import _png_target, _save_atomically
+    from rankwise.plots import png_target, save_figure
 
-    path = _png_target(path)
+    path = png_target(path)
     fig = Figure(figsize=(7, 4.5))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(111)
@@ -123,5 +123,5 @@ def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: s
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
-    _save_atomically(fig, path)
+    save_figure(fig, path)
     return path
