@@ -171,6 +171,40 @@ def _node_bandwidth_ratios(bw, measured, g):
     return out
 
 
+ROUTE_MATCH = 0.05  # a block's latency within 5 % of a route through other blocks: explained
+
+
+def _routed_latencies(blat: np.ndarray, inside: np.ndarray, threshold: float) -> np.ndarray:
+    """Which blocks between groups owe their latency to a longer route, not to a fault.
+
+    On a fat tree every pair of racks is the same distance apart. On a dragonfly (or any
+    direct network) routers are one, two or three hops apart, and a block two hops away is as
+    slow as the two nearer blocks it is routed through, less one pair of end points (a node's
+    own latency: the blocks inside a group): blat[x, y] ~ blat[x, z] + blat[z, y] - base.
+    Such a block is explained. Routes are the near blocks (within `threshold` of the better
+    quartile) and, repeatedly, the explained ones; a block explained by none is no route, so
+    a degraded link, which slows every block routed over it, does not explain its own."""
+    k = blat.shape[0]
+    routed = np.zeros_like(inside)
+    between = ~inside & np.isfinite(blat)
+    diag = blat[inside & np.isfinite(blat)]
+    if k < 3 or diag.size == 0 or not between.any():
+        return routed
+    base = float(np.median(diag))
+    usable = between & (blat <= threshold * np.percentile(blat[between], 25))
+    changed = True
+    while changed:
+        changed = False
+        for x, y in zip(*np.nonzero(between & ~routed)):
+            legs = usable[x, :] & usable[:, y]
+            legs[[x, y]] = False
+            if legs.any():
+                via = float(np.min(blat[x, legs] + blat[legs, y])) - base
+                if abs(blat[x, y] - via) <= ROUTE_MATCH * blat[x, y]:
+                    routed[x, y] = usable[x, y] = changed = True
+    return routed
+
+
 def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     n = model.n_nodes
     g = model.groups().astype(int)
@@ -199,6 +233,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     bbw = _block_median(bw, clean, g, g)
     inside = np.eye(blat.shape[0], dtype=bool)
     slow_blocks = []
+    routed = _routed_latencies(blat, inside, threshold)
     for kind in (inside, ~inside):
         ok = kind & np.isfinite(blat)
         if not ok.any():
@@ -206,7 +241,8 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
         # Healthy: the better quartile, since alterations only make links worse.
         hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
         for x, y in zip(*np.nonzero(ok)):
-            if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold:
+            ref_lat = max(hl, blat[x, y]) if routed[x, y] else hl
+            if _slowness(blat[x, y], bbw[x, y], ref_lat, hb) > threshold:
                 slow_blocks.append((int(x), int(y)))
                 blat[x, y], bbw[x, y] = hl, hb  # judge its pairs against healthy blocks
 
