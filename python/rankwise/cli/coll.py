@@ -106,7 +106,7 @@ def _pick_nodes(all_names: list[str], hostfile: Optional[Path], nodes: Optional[
 
 def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: Optional[Path],
                 nodes: Optional[str], ranks: int, ranks_per_node: Optional[int], overhead: Optional[float],
-                allow_missing: bool):
+                allow_missing: bool, recv_overhead: Optional[float] = None):
     """(network over the nodes used, rank -> node, ranks on each node, the
     model's knee or 0, a label)."""
     from rankwise.cli.predict import block_counts
@@ -117,8 +117,9 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
                          "platform's ground truth)")
     if ranks is None or ranks < 1:
         raise UsageError(f"--ranks must be >= 1, got {ranks}")
-    if overhead is not None and not (0 <= overhead < 1):
-        raise UsageError(f"--overhead must be in [0, 1) seconds, got {overhead:g}")
+    for flag, value in (("--overhead", overhead), ("--recv-overhead", recv_overhead)):
+        if value is not None and not (0 <= value < 1):
+            raise UsageError(f"{flag} must be in [0, 1) seconds, got {value:g}")
     knee = 0
     if platform is not None:
         full = PredictNetwork.from_ground_truth(platform)
@@ -147,6 +148,8 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
                 net.overhead = np.where(np.isfinite(o), o, np.nanmedian(o))
     if overhead is not None:
         net.overhead = np.full(net.n_nodes, float(overhead))
+    if recv_overhead is not None:
+        net.recv_overhead = np.full(net.n_nodes, float(recv_overhead))
     return net, placement(counts), counts, knee, label
 
 
@@ -171,6 +174,7 @@ NODES_OPTION = typer.Option(None, "--nodes", help="The allocation's nodes, comma
 RANKS_OPTION = typer.Option(..., "--ranks", help="Communicator size (MPI_COMM_WORLD).")
 RPN_OPTION = typer.Option(None, "--ranks-per-node", help="Ranks per node, block placement (default: the hostfile's slots, or spread evenly).")
 OVERHEAD_OPTION = typer.Option(None, "--overhead", help="Send overhead o of every node, s (default: the model's, else 0; SMPI: smpi/os).")
+RECV_OVERHEAD_OPTION = typer.Option(None, "--recv-overhead", help="Receive overhead of every node, s: the CPU time a received eager message costs, which a forwarding rank pays per segment (default 0: a probe's latency holds it; SMPI: smpi/or).")
 EAGER_OPTION = typer.Option(None, "--eager-limit", help="First rendezvous size, bytes (default: the model's knee, else 65536).")
 GAIN_OPTION = typer.Option(0.05, "--min-gain", help="rankwise runs only when predicted this much faster than the passthrough.")
 EVALS_OPTION = typer.Option(300, "--max-evals", help="Predictor runs each tree's local search may spend.")
@@ -191,6 +195,7 @@ def coll_predict_command(
     root: int = typer.Option(0, "--root", help="Root rank."),
     algorithm: Optional[str] = typer.Option(None, "--algorithm", "-a", help="Only this candidate: binomial, eager, volume (gather, scatter), chain, binary (bcast); allreduce, allgather: binomial, knomial, ring, recursive_doubling, hier."),
     overhead: Optional[float] = OVERHEAD_OPTION,
+    recv_overhead: Optional[float] = RECV_OVERHEAD_OPTION,
     eager_limit: Optional[int] = EAGER_OPTION,
     min_gain: float = GAIN_OPTION,
     max_evals: int = EVALS_OPTION,
@@ -212,7 +217,7 @@ def coll_predict_command(
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
-                                                    overhead, allow_missing)
+                                                    overhead, allow_missing, recv_overhead)
     if not 0 <= root < ranks:
         raise UsageError(f"--root: rank {root} is not one of the {ranks} ranks")
     if eager_limit is None and knee > 0:
@@ -244,6 +249,7 @@ def coll_tune_command(
     sizes: str = typer.Option("8:1M", "--sizes", help="Size classes: each from its size to the next (the first from 0)."),
     roots: str = typer.Option("0", "--roots", help="Roots to decide: 0,5 or 'all' (other roots pass through)."),
     overhead: Optional[float] = OVERHEAD_OPTION,
+    recv_overhead: Optional[float] = RECV_OVERHEAD_OPTION,
     eager_limit: Optional[int] = EAGER_OPTION,
     min_gain: float = GAIN_OPTION,
     max_evals: int = EVALS_OPTION,
@@ -262,7 +268,7 @@ def coll_tune_command(
     root_list = _parse_roots(roots, ranks) if ranks and ranks > 0 else [0]
     prepare_output(output)
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
-                                                    overhead, allow_missing)
+                                                    overhead, allow_missing, recv_overhead)
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
     with console.status("deciding") as status:

@@ -244,7 +244,8 @@ class SimTarget:
     def rules(self, shape: Shape, ops: Sequence[str], sizes: Sequence[int], output: Path) -> Path:
         return run_tune(["--platform", str(self.folder), "--nodes", ",".join(self.nodes(shape)),
                          "--ranks", str(shape.ranks), "--ranks-per-node", str(shape.rpn),
-                         "--overhead", repr(self.overhead), "--ops", ",".join(ops),
+                         "--overhead", repr(self.overhead), "--recv-overhead", repr(self.overhead),
+                         "--ops", ",".join(ops),
                          "--sizes", ",".join(str(s) for s in sizes)], output)
 
     def run(self, variant: str, shape: Shape, ops, sizes, iterations: int, rules: Path | None,
