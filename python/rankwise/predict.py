@@ -39,6 +39,7 @@ SMPI_ALGORITHM = {
     ("alltoall", "linear"): "basic_linear",
     ("bcast", "binomial"): "binomial_tree",
     ("bcast", "flat"): "flattree",
+    ("bcast", "knomial_isend"): "mvapich2_knomial_intra_node",  # the ompi selector's "knomial"
     ("bcast", "chain"): "NTSL",
     ("bcast", "scatter_allgather"): "scatter_LR_allgather",
     ("bcast", "scatter_rdb_allgather"): "scatter_rdb_allgather",

@@ -210,7 +210,7 @@ static void ompi_as_tree(const char *op, const char *alg, double bytes, int32_t 
     if (!strcmp(alg, "binomial")) {
         *shape = strcmp(op, "scatter") ? "binomial" : "inorder_binomial";
     } else if (!strcmp(alg, "knomial")) {
-        *shape = "knomial";
+        *shape = bcast ? NULL : "knomial"; /* bcast: MVAPICH2's, a position's sends at once (knomial_isend) */
     } else if (!strcmp(alg, "binary") || !strcmp(alg, "in_order_binary")) {
         *shape = "binary";
         *segment = bcast ? 8192 : 0; /* NTSB's segment */
@@ -239,6 +239,8 @@ static double predict_named(const rw_pnet *net, const char *op, const char *alg,
     const char *name = alg;
     if (!strcmp(alg, "scatter_rdb_allgather") && !rw_is_pow2(net->n_ranks))
         name = "scatter_allgather";
+    if (!strcmp(op, "bcast") && !strcmp(alg, "knomial"))
+        name = "knomial_isend";
     rw_sim_result r;
     if (rw_predict_collective(net, op, name, bytes, &c, RW_SIM_SHARED, &r) != RW_OK)
         return INFINITY;

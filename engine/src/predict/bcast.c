@@ -32,7 +32,11 @@ void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes)
 /* k-nomial tree: relative rank v's parent clears its lowest nonzero base-k
  * digit; a node sends to v + j k^i (j = 1..k-1) for every digit position i
  * below its lowest nonzero digit, highest position first. Blocking sends,
- * or (isend) all posted at once and waited for together. */
+ * or (isend) a digit position's k - 1 sends posted at once and waited for
+ * together before the next position's: MVAPICH2's k-nomial (SMPI's
+ * mvapich2_knomial_intra_node, the "knomial" of the ompi selector; at and
+ * above the eager limit its transfers overlap, where blocking sends queue)
+ * and, with one position, SMPI's flattree. */
 static rw_status knomial(rw_builder *b, double bytes, int32_t k, int isend)
 {
     int32_t p = b->p, root = b->opt.root;
@@ -57,10 +61,10 @@ static rw_status knomial(rw_builder *b, double bytes, int32_t k, int isend)
                     rw_b_send(b, r, c, bytes);
                 }
             }
+            rw_b_commit(b); /* the position's waitall */
             if (m == 1)
                 break;
         }
-        rw_b_commit(b);
     }
     return RW_OK;
 }
@@ -236,6 +240,8 @@ rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes)
     }
     if (!strcmp(alg, "knomial"))
         return knomial(b, bytes, b->opt.radix, 0);
+    if (!strcmp(alg, "knomial_isend"))
+        return knomial(b, bytes, b->opt.radix, 1);
     if (!strcmp(alg, "flat")) /* the root isends to every rank, 1, 2, ... in order */
         return knomial(b, bytes, b->p > 2 ? b->p : 2, 1);
     if (!strcmp(alg, "chain"))
@@ -245,6 +251,6 @@ rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes)
     if (!strcmp(alg, "scatter_rdb_allgather"))
         return scatter_allgather(b, bytes, 1);
     return rw_fail(RW_ERR_ARG,
-                   "unknown bcast algorithm '%s' (known: binomial, knomial, flat, chain, scatter_allgather, "
+                   "unknown bcast algorithm '%s' (known: binomial, knomial, knomial_isend, flat, chain, scatter_allgather, "
                    "scatter_rdb_allgather)", alg);
 }

@@ -12,7 +12,7 @@ static const struct {
     const char *algorithms;
 } OPS[] = {
     {"alltoall", rw_coll_alltoall, "pair,ring,bruck,linear"},
-    {"bcast", rw_coll_bcast, "binomial,knomial,flat,chain,scatter_allgather,scatter_rdb_allgather"},
+    {"bcast", rw_coll_bcast, "binomial,knomial,knomial_isend,flat,chain,scatter_allgather,scatter_rdb_allgather"},
     {"reduce", rw_coll_reduce, "binomial"},
     {"allreduce", rw_coll_allreduce, "rdb,ring,rabenseifner"},
     {"allgather", rw_coll_allgather, "ring,rdb,bruck,neighborexchange"},
