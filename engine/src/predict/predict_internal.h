@@ -52,6 +52,10 @@ struct rw_sched {
     uint8_t *preposted;  /* 1: the receiver posted this receive in advance (before
                             overheads it pays meanwhile), as linear all-to-all
                             and the chain bcast do */
+    int64_t *wait_after; /* -1, or a transfer of the same receiver whose receive its
+                            receiver waits for first: this one's receive overhead
+                            starts once that one is complete (MPI_Wait in program
+                            order, whatever order the messages arrive in) */
     int32_t *n_sdeps;    /* how many of a transfer's first dependencies are its
                             sender's (the rest: its receiver's); the sender's
                             overhead waits for those only */

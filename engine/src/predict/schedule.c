@@ -36,6 +36,7 @@ void rw_sched_free(rw_sched *s)
     free(s->detached);
     free(s->n_sdeps);
     free(s->preposted);
+    free(s->wait_after);
     free(s->dep_start);
     free(s->deps);
     free(s);
@@ -75,6 +76,7 @@ static rw_status grow(rw_sched *s)
     RW_GROW(detached);
     RW_GROW(n_sdeps);
     RW_GROW(preposted);
+    RW_GROW(wait_after);
 #undef RW_GROW
     int64_t *ds = realloc(s->dep_start, (size_t)(cap + 1) * sizeof(int64_t));
     if (!ds)
@@ -128,6 +130,7 @@ rw_status rw_sched_add_msgs(rw_sched *s, int32_t src, int32_t dst, double bytes,
     s->detached[k] = 0;
     s->n_sdeps[k] = n_deps;
     s->preposted[k] = 0;
+    s->wait_after[k] = -1;
     for (int32_t d = 0; d < n_deps; d++)
         s->deps[s->n_deps++] = deps[d];
     s->dep_start[k + 1] = s->n_deps;

@@ -113,6 +113,11 @@ typedef struct sim {
     double *port_free; /* per rank, contention-free mode: when its last send ends */
     heap rel;          /* a plain list: transfers released at the current event (time ready, k) */
     heap due;          /* a plain list: the event's arrivals awaiting their receive overhead */
+    /* Arrivals whose receiver waits for another receive first (wait_after):
+     * per transfer j the first k waiting for j's completion, per k the next. */
+    int64_t *waiting, *waiting_next;
+    double *arrival;   /* when k's bytes arrived, while it waits */
+    uint8_t *done;     /* k is complete */
 } sim;
 
 static void sim_free(sim *m)
@@ -136,6 +141,10 @@ static void sim_free(sim *m)
     free(m->port_free);
     free(m->rel.v);
     free(m->due.v);
+    free(m->waiting);
+    free(m->waiting_next);
+    free(m->arrival);
+    free(m->done);
     rw_sharing_free(&m->sh);
 }
 
@@ -212,6 +221,11 @@ static rw_status flush_released(sim *m)
 static rw_status complete(sim *m, int64_t k, double t)
 {
     m->finish[k] = t;
+    m->done[k] = 1;
+    for (int64_t w = m->waiting[k]; w >= 0; w = m->waiting_next[w])
+        if (list_append(&m->due, m->arrival[w] > t ? m->arrival[w] : t, w))
+            return oom();
+    m->waiting[k] = -1;
     if (t > m->end)
         m->end = t;
     if (!m->s->detached[k] && t > m->rank_end[m->s->src[k]])
@@ -245,6 +259,13 @@ static rw_status arrived(sim *m, int64_t k, double t)
     int32_t b = net->node_of[s->dst[k]];
     if (!s->detached[k] || !net->o_recv || net->o_recv[b] <= 0.0)
         return complete(m, k, t);
+    int64_t first = s->wait_after[k];
+    if (first >= 0 && !m->done[first]) { /* its rank is still waiting for `first` */
+        m->arrival[k] = t;
+        m->waiting_next[k] = m->waiting[first];
+        m->waiting[first] = k;
+        return RW_OK;
+    }
     return list_append(&m->due, t, k) ? oom() : RW_OK;
 }
 
@@ -441,11 +462,18 @@ rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mo
     m.ready_src = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
     m.out_sender = malloc((size_t)(s->n_deps > 0 ? s->n_deps : 1));
     m.finish = finish ? finish : malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    m.waiting = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    m.waiting_next = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    m.arrival = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    m.done = calloc((size_t)(n > 0 ? n : 1), 1);
     rw_status st = RW_OK;
-    if (!m.out_start || !m.out || !m.out_sender || !m.left || !m.ready || !m.ready_src || !m.finish || !m.rank_end || !m.cpu_free || !m.port_free) {
+    if (!m.out_start || !m.out || !m.out_sender || !m.left || !m.ready || !m.ready_src || !m.finish || !m.rank_end ||
+        !m.cpu_free || !m.port_free || !m.waiting || !m.waiting_next || !m.arrival || !m.done) {
         st = oom();
         goto done;
     }
+    for (int64_t k = 0; k < n; k++)
+        m.waiting[k] = -1;
     if ((st = rw_sharing_init(&m.sh, net)) != RW_OK)
         goto done;
     /* Reverse the dependency lists into dependents (counting sort). */
