@@ -1,0 +1,168 @@
+/* The --live K mode: see live_mode.h.
+ *
+ * Output (rank 0): "# table live", then per iteration
+ *   ITERATION  START_S  OP_US  LIVE_US  PAIRS  CHANGED  REMAPPED  GAIN
+ * START_S the iteration's start, the latest rank's clock (simulated time
+ * under SMPI, where a platform may change at a given time); OP_US the slowest
+ * rank's time of the operation; LIVE_US the slowest rank's time of the
+ * re-probe and remap after it (0 between re-probes); PAIRS the pairs the
+ * probe measured, CHANGED those that changed beyond their noise; REMAPPED
+ * 1 when the ranks moved, GAIN the predicted fraction saved. A probe that
+ * gives up (an MPI error, a timeout) is reported once, and the iterations
+ * go on without probes. */
+#include "live_mode.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef RW_BENCH_NO_LIVE
+#include "rankwise_live.h"
+#endif
+
+enum { C_START, C_OP, C_LIVE, C_PAIRS, C_CHANGED, C_REMAPPED, C_GAIN, C_N };
+
+int rw_live_check(rw_bench *b, const rw_live_opts *o)
+{
+    if (!o->every)
+        return 0;
+#ifdef RW_BENCH_NO_LIVE
+    return rw_bench_fail(b, "--live: this program is built without the live model (use %s without -profiled)",
+                         b->program);
+#endif
+    if (b->sizes.n != 1)
+        return rw_bench_fail(b, "--live takes one size (--sizes S), got %d", b->sizes.n);
+    if (o->budget) {
+        char *end = NULL;
+        double x = strtod(o->budget, &end);
+        if (end == o->budget || *end || !(x >= 0) || !isfinite(x))
+            return rw_bench_fail(b, "--live-budget must be seconds >= 0, got '%s'", o->budget);
+    }
+    return 0;
+}
+
+#ifdef RW_BENCH_NO_LIVE
+int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int64_t size)
+{
+    (void)o, (void)app, (void)size;
+    return rw_bench_fail(b, "--live: built without the live model");
+}
+
+int rw_live_mode_move(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm oldcomm, MPI_Comm newcomm)
+{
+    (void)sendbuf, (void)recvbuf, (void)bytes, (void)oldcomm, (void)newcomm;
+    return -1;
+}
+#else
+int rw_live_mode_move(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm oldcomm, MPI_Comm newcomm)
+{
+    return bytes > INT_MAX || rw_live_move(sendbuf, recvbuf, (int)bytes, MPI_BYTE, oldcomm, newcomm) != RW_OK ? -1 : 0;
+}
+
+/* Probe, and remap when the model changed since the last try. */
+static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const rw_matrix *traffic, double budget,
+                     uint64_t *tried, int *gave_up, double *row)
+{
+    rw_live_report rep;
+    rw_status st = rw_live_probe(live, budget, &rep);
+    if (st) {
+        if (!*gave_up && b->rank == 0)
+            printf("# live: the re-probe gave up, the run goes on without: %s\n", rw_live_last_error());
+        *gave_up = 1;
+        return 0;
+    }
+    row[C_PAIRS] = rep.pairs;
+    row[C_CHANGED] = rep.changed;
+    if (rep.generation == *tried || rep.passthrough)
+        return 0;
+    *tried = rep.generation;
+    MPI_Comm newcomm = MPI_COMM_NULL;
+    double gain = 0;
+    st = rw_live_remap(live, traffic, &newcomm, &gain);
+    if (st) { /* e.g. not every pair measured yet: the order stays */
+        if (b->rank == 0 && rep.call > 1)
+            printf("# live: no remap: %s\n", rw_live_last_error());
+        return 0;
+    }
+    row[C_GAIN] = gain;
+    if (newcomm == MPI_COMM_NULL)
+        return 0;
+    MPI_Comm old = b->comm;
+    b->comm = newcomm;
+    MPI_Comm_rank(newcomm, &b->rank);
+    row[C_REMAPPED] = 1;
+    int rc = app->moved(app->ctx, old, newcomm);
+    if (old != MPI_COMM_WORLD)
+        MPI_Comm_free(&old);
+    return rc;
+}
+
+int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int64_t size)
+{
+    double budget = o->budget ? strtod(o->budget, NULL) : 0;
+    double *rows = calloc((size_t)b->iterations * C_N, sizeof *rows);
+    /* on every rank: after a remap, rank 0 may be another process */
+    rw_matrix *traffic = app->traffic(app->ctx, size);
+    if (!rw_bench_all_ok(b, rows && traffic)) {
+        free(rows);
+        rw_matrix_free(traffic);
+        return rw_bench_fail(b, "out of memory for %d iterations of the live mode", b->iterations);
+    }
+    rw_live *live = NULL;
+    rw_bench_pcontrol(0);
+    rw_status st = rw_live_init(b->comm, o->model, &live);
+    if (st) {
+        free(rows);
+        rw_matrix_free(traffic);
+        return rw_bench_fail(b, "--live: %s", rw_live_last_error());
+    }
+    rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, model %s", o->every,
+                  budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->model ? o->model : "none");
+    if (b->rank == 0)
+        printf("# table live\n# iteration  start_s  op_us  live_us  pairs  changed  remapped  gain\n");
+    int bad = 0, gave_up = 0, rc = 0;
+    uint64_t tried = rw_live_generation();
+    for (int i = 0; i < b->warmup; i++)
+        bad |= app->op(app->ctx, size, i) != 0;
+    b->timed = 1;
+    for (int i = 0; i < b->iterations && !rc; i++) {
+        double *row = rows + (size_t)i * C_N;
+        MPI_Barrier(b->comm);
+        double t0 = MPI_Wtime();
+        row[C_START] = t0;
+        bad |= app->op(app->ctx, size, i) != 0;
+        row[C_OP] = MPI_Wtime() - t0;
+        if (!gave_up && (i + 1) % o->every == 0) {
+            double t1 = MPI_Wtime();
+            rc = live_step(b, live, app, traffic, budget, &tried, &gave_up, row);
+            row[C_LIVE] = MPI_Wtime() - t1;
+        }
+    }
+    b->timed = 0;
+    if (!rw_bench_all_ok(b, rc == 0)) {
+        rw_live_free(&live);
+        free(rows);
+        rw_matrix_free(traffic);
+        return rw_bench_fail(b, "--live: out of memory moving the data to the new order");
+    }
+    MPI_Allreduce(MPI_IN_PLACE, rows, b->iterations * C_N, MPI_DOUBLE, MPI_MAX, b->comm);
+    int failed = 0;
+    MPI_Allreduce(&bad, &failed, 1, MPI_INT, MPI_SUM, b->comm);
+    rw_bench_pcontrol(1);
+    for (int i = 0; b->rank == 0 && i < b->iterations; i++) {
+        const double *r = rows + (size_t)i * C_N;
+        printf("%d  %.9f  %.3f  %.3f  %d  %d  %d  %.4f\n", i, r[C_START], 1e6 * r[C_OP], 1e6 * r[C_LIVE],
+               (int)r[C_PAIRS], (int)r[C_CHANGED], (int)r[C_REMAPPED], r[C_GAIN]);
+    }
+    if (b->rank == 0)
+        fflush(stdout);
+    rw_live_free(&live);
+    free(rows);
+    rw_matrix_free(traffic);
+    if (failed)
+        return rw_bench_fail(b, "--check: %d ranks received wrong data", failed);
+    return 0;
+}
+#endif
