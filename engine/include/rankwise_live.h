@@ -110,12 +110,12 @@ RW_LIVE_API rw_status rw_live_get_drift(const rw_live *ctx, rw_live_drift *out);
 
 /* Nodes of the context: count, and a node's name in the model. */
 RW_LIVE_API int32_t rw_live_n_nodes(const rw_live *ctx);
-const char *rw_live_node_name(const rw_live *ctx, int32_t node);
+RW_LIVE_API const char *rw_live_node_name(const rw_live *ctx, int32_t node);
 /* The probe call (report.call) that last measured src -> dst; 0 never. */
 RW_LIVE_API int32_t rw_live_pair_call(const rw_live *ctx, int32_t src, int32_t dst);
 /* The live model (the same on every rank): read-only, valid until the
  * next probe. NULL for a context that passes through. */
-const rw_model *rw_live_model(const rw_live *ctx);
+RW_LIVE_API const rw_model *rw_live_model(const rw_live *ctx);
 /* Raised whenever a live model's figures change (process-wide). */
 RW_LIVE_API uint64_t rw_live_generation(void);
 

@@ -37,7 +37,7 @@ struct rw_live {
     int64_t sizes[LIVE_MAX_SIZES];
     int32_t cursor;         /* the next tournament round */
     int32_t call;           /* probes made */
-    double round_seconds;   /* the slowest leader's time per round in the last probe; 0 unknown */
+    double round_seconds;   /* the most a round took (slowest leader); 0 unknown */
     int32_t *pair_call;     /* n*n: the call that last measured the pair */
     int complete;           /* every pair of the nodes measured: published for the collectives */
     double threshold, min_gain, timeout;

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A leader's block: its header, then one entry per round of the slice. */
+/* A leader's block: its header (whether it measured everything, the
+ * time from the probe's start to its end of measuring, the time of the
+ * measurement), then one entry per round of the slice. */
 enum { H_OK, H_SECONDS, H_WHEN, H_LEN };
 
 static size_t block_len(int rounds)
@@ -31,9 +33,8 @@ static int rounds_for(const rw_live *ctx, double budget, int total)
 }
 
 /* This leader's block: the slice's rounds from the cursor. */
-static void measure_slice(rw_live *ctx, int rounds, int total, double *block)
+static void measure_slice(rw_live *ctx, int rounds, int total, double t0, double *block)
 {
-    double t0 = PMPI_Wtime();
     rw_status st = RW_OK;
     for (int t = 0; t < rounds; t++) {
         double *e = block + H_LEN + (size_t)t * LIVE_ENTRY;
@@ -120,7 +121,7 @@ rw_status rw_live_probe(rw_live *ctx, double budget, rw_live_report *report)
     }
     ctx->call++;
     if (ctx->leaders != MPI_COMM_NULL) {
-        measure_slice(ctx, rounds, total, block);
+        measure_slice(ctx, rounds, total, t0, block);
         st = rwc_mpi(PMPI_Allgather(block, (int)len, MPI_DOUBLE, table, (int)len, MPI_DOUBLE, ctx->leaders),
                      "MPI_Allgather (live probe)");
     }
@@ -147,10 +148,12 @@ rw_status rw_live_probe(rw_live *ctx, double budget, rw_live_report *report)
         free(samples);
         return st;
     }
+    /* the slowest leader's time per round, the most seen: rounds differ
+     * (some pair a slow node), and a budget is a bound */
     double slowest = 0;
     for (int32_t a = 0; a < ctx->n; a++)
         slowest = fmax(slowest, table[a * len + H_SECONDS]);
-    ctx->round_seconds = slowest / rounds;
+    ctx->round_seconds = fmax(ctx->round_seconds, slowest / rounds);
     ctx->cursor = (ctx->cursor + rounds) % total;
     int was_complete = ctx->complete;
     ctx->complete = ctx->complete || live_complete(ctx);
