@@ -184,7 +184,7 @@ def test_stencil_live_mode_remaps_and_its_results_stay_correct(degrading, tmp_pa
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     rows = [line.split() for line in r.stdout.splitlines() if line and not line.startswith("#")]
     assert len(rows) == 600
-    remapped = [row for row in rows if row[6] == "1"]
+    remapped = [row for row in rows if row[7] == "1"]
     assert len(remapped) == 1 and float(remapped[0][1]) >= at, remapped
     i = int(remapped[0][0])
     before, after = float(rows[i][2]), float(rows[-1][2])
@@ -200,8 +200,8 @@ def test_alltoall_live_mode_keeps_its_order_and_results(degrading, tmp_path):
                 tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     rows = [line.split() for line in r.stdout.splitlines() if line and not line.startswith("#")]
-    assert len(rows) == 100 and not any(row[6] == "1" for row in rows)
-    assert sum(int(row[4]) > 0 for row in rows) == 5  # a probe every 20 iterations
+    assert len(rows) == 100 and not any(row[7] == "1" for row in rows)
+    assert sum(int(row[5]) > 0 for row in rows) == 5  # a probe every 20 iterations
 
 
 @needs_smpi

@@ -1,11 +1,12 @@
 /* The --live K mode: see live_mode.h.
  *
  * Output (rank 0): "# table live", then per iteration
- *   ITERATION  START_S  OP_US  LIVE_US  PAIRS  CHANGED  REMAPPED  GAIN
+ *   ITERATION  START_S  OP_US  PROBE_US  REMAP_US  PAIRS  CHANGED  REMAPPED  GAIN
  * START_S the iteration's start, the latest rank's clock (simulated time
  * under SMPI, where a platform may change at a given time); OP_US the slowest
- * rank's time of the operation; LIVE_US the slowest rank's time of the
- * re-probe and remap after it (0 between re-probes); PAIRS the pairs the
+ * rank's time of the operation; PROBE_US the slowest rank's time of the
+ * re-probe after it (0 between re-probes), REMAP_US of the remap and the
+ * data's move (0 when the model did not change); PAIRS the pairs the
  * probe measured, CHANGED those that changed beyond their noise; REMAPPED
  * 1 when the ranks moved, GAIN the predicted fraction saved. A probe that
  * gives up (an MPI error, a timeout) is reported once, and the iterations
@@ -22,7 +23,7 @@
 #include "rankwise_live.h"
 #endif
 
-enum { C_START, C_OP, C_LIVE, C_PAIRS, C_CHANGED, C_REMAPPED, C_GAIN, C_N };
+enum { C_START, C_OP, C_PROBE, C_REMAP, C_PAIRS, C_CHANGED, C_REMAPPED, C_GAIN, C_N };
 
 int rw_live_check(rw_bench *b, const rw_live_opts *o)
 {
@@ -66,7 +67,9 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
                      uint64_t *tried, int *gave_up, double *row)
 {
     rw_live_report rep;
+    double t0 = MPI_Wtime();
     rw_status st = rw_live_probe(live, budget, &rep);
+    row[C_PROBE] = MPI_Wtime() - t0;
     if (st) {
         if (!*gave_up && b->rank == 0)
             printf("# live: the re-probe gave up, the run goes on without: %s\n", rw_live_last_error());
@@ -78,9 +81,11 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     if (rep.generation == *tried || rep.passthrough)
         return 0;
     *tried = rep.generation;
+    double t1 = MPI_Wtime();
     MPI_Comm newcomm = MPI_COMM_NULL;
     double gain = 0;
     st = rw_live_remap(live, traffic, &newcomm, &gain);
+    row[C_REMAP] = MPI_Wtime() - t1;
     if (st) { /* e.g. not every pair measured yet: the order stays */
         if (b->rank == 0 && rep.call > 1)
             printf("# live: no remap: %s\n", rw_live_last_error());
@@ -96,6 +101,7 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     int rc = app->moved(app->ctx, old, newcomm);
     if (old != MPI_COMM_WORLD)
         MPI_Comm_free(&old);
+    row[C_REMAP] = MPI_Wtime() - t1;
     return rc;
 }
 
@@ -121,7 +127,7 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
     rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, model %s", o->every,
                   budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->model ? o->model : "none");
     if (b->rank == 0)
-        printf("# table live\n# iteration  start_s  op_us  live_us  pairs  changed  remapped  gain\n");
+        printf("# table live\n# iteration  start_s  op_us  probe_us  remap_us  pairs  changed  remapped  gain\n");
     int bad = 0, gave_up = 0, rc = 0;
     uint64_t tried = rw_live_generation();
     for (int i = 0; i < b->warmup; i++)
@@ -134,11 +140,8 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         row[C_START] = t0;
         bad |= app->op(app->ctx, size, i) != 0;
         row[C_OP] = MPI_Wtime() - t0;
-        if (!gave_up && (i + 1) % o->every == 0) {
-            double t1 = MPI_Wtime();
+        if (!gave_up && (i + 1) % o->every == 0)
             rc = live_step(b, live, app, traffic, budget, &tried, &gave_up, row);
-            row[C_LIVE] = MPI_Wtime() - t1;
-        }
     }
     b->timed = 0;
     if (!rw_bench_all_ok(b, rc == 0)) {
@@ -153,8 +156,8 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
     rw_bench_pcontrol(1);
     for (int i = 0; b->rank == 0 && i < b->iterations; i++) {
         const double *r = rows + (size_t)i * C_N;
-        printf("%d  %.9f  %.3f  %.3f  %d  %d  %d  %.4f\n", i, r[C_START], 1e6 * r[C_OP], 1e6 * r[C_LIVE],
-               (int)r[C_PAIRS], (int)r[C_CHANGED], (int)r[C_REMAPPED], r[C_GAIN]);
+        printf("%d  %.9f  %.3f  %.3f  %.3f  %d  %d  %d  %.4f\n", i, r[C_START], 1e6 * r[C_OP], 1e6 * r[C_PROBE],
+               1e6 * r[C_REMAP], (int)r[C_PAIRS], (int)r[C_CHANGED], (int)r[C_REMAPPED], r[C_GAIN]);
     }
     if (b->rank == 0)
         fflush(stdout);

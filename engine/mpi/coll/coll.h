@@ -190,12 +190,15 @@ int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice 
  * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
  * cached on c. 0 when no network is configured or available for c. */
 int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
-/* The live model (engine/mpi/live/generation.c): its generation, raised
- * on every rank of a live context whenever the model's figures change, and
- * the model itself once it has every pair (NULL before, or without a live
- * context). Decisions made under an older generation are dropped. */
+/* The live model (model_generation.c; engine/mpi/live/): its generation,
+ * raised on every rank of a live context whenever it publishes new
+ * figures (a model with every pair) or withdraws them, and the model
+ * itself (NULL without one). Decisions made under an older generation are
+ * dropped. */
 uint64_t rwc_model_generation(void);
 const rw_model *rwc_live_model(void);
+void rwc_model_publish(const rw_model *m, const void *owner);
+void rwc_model_withdraw(const void *owner);
 /* Whether RANKWISE_MODEL or RANKWISE_COLL_PROBE=1 is set, or a live model is. */
 int rwc_net_configured(void);
 /* The pnet of an in-job measurement over c's ranks (probe.c; collective). */

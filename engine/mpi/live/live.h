@@ -68,7 +68,7 @@ int live_complete(const rw_live *ctx);
  * RW_ERR_MPI on an MPI error or a timeout. */
 rw_status live_measure_pair(rw_live *ctx, int peer, char *buf, rw_stat *out);
 
-/* generation.c: publish ctx's model to the collectives (raising the
+/* publish.c: publish ctx's model to the collectives (raising the
  * generation) and withdraw it. */
 void live_publish(const rw_live *ctx);
 void live_withdraw(const rw_live *ctx);
