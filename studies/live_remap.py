@@ -20,7 +20,7 @@ live run's time), the iteration of the first re-probe after T and whether it fou
 the mean time per iteration before T (live against static: equal) and after T, the re-probes'
 and the remap's time included (live against static: >= 1.3x faster).
 
-Run: .venv/bin/python studies/live_remap.py [--every 200] [--iterations 4000] [--at 0.3]
+Run: .venv/bin/python studies/live_remap.py [--every 400] [--iterations 4000] [--at 0.3]
      [--keep DIR]
 Cost: about 10 s on 2 cores. Exit status 1 when a goal is missed.
 """
@@ -82,7 +82,7 @@ def stencil(folder: Path, name: str, hosts: list[str], every: int, iterations: i
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--every", type=int, default=200, help="K: re-probe every K iterations (default 200)")
+    ap.add_argument("--every", type=int, default=400, help="K: re-probe every K iterations (default 400)")
     ap.add_argument("--iterations", type=int, default=4000)
     ap.add_argument("--at", type=float, default=0.3, help="simulated time of the change, s (default 0.3)")
     ap.add_argument("--keep", type=Path, help="keep the platform, models and outputs in this folder")

@@ -172,6 +172,31 @@ def test_a_degraded_link_is_found_at_the_first_probe_after_the_change(live_smpi,
 
 
 @needs_smpi
+def test_the_collectives_decide_again_when_the_live_model_changes(live_smpi, degrading, tmp_path):
+    """RANKWISE_MODEL: a broadcast is decided from the model once per size
+    class; once the live probe has changed the model (a new generation) the
+    next broadcast is decided again, on the new figures."""
+    xml, model, at = degrading
+    r = smpirun(live_smpi, xml, [f"node-{i}" for i in range(4)], ["decide", str(model), str(at)], tmp_path,
+                {"RANKWISE_MODEL": str(model), "RANKWISE_COLL_TRACE": "1"})
+    ok(r)
+    generations = [int(g) for g in re.findall(r"^generation (\d+)$", r.stdout, re.M)]
+    assert len(generations) == 2 and generations[1] > generations[0], r.stdout
+    decided = re.findall(r"^rankwise-coll: decided bcast root 0 16384\+ bytes on 4 ranks from the model", r.stderr,
+                         re.M)
+    assert len(decided) == 2, r.stderr[-3000:]  # once per generation, not per call
+
+
+@needs_smpi
+def test_a_live_context_alone_leaves_the_collectives_to_the_mpi(live_smpi, degrading, tmp_path):
+    xml, model, at = degrading
+    r = smpirun(live_smpi, xml, [f"node-{i}" for i in range(4)], ["decide", str(model), str(at)], tmp_path,
+                {"RANKWISE_COLL_TRACE": "1"})
+    ok(r)
+    assert "rankwise-coll: decided" not in r.stderr
+
+
+@needs_smpi
 def test_stencil_live_mode_remaps_and_its_results_stay_correct(degrading, tmp_path):
     """A chain of 8 ranks on 4 nodes: after node-2's link degrades, the live
     mode moves an end of the chain there; --check verifies every block of

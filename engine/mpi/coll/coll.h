@@ -199,7 +199,7 @@ uint64_t rwc_model_generation(void);
 const rw_model *rwc_live_model(void);
 void rwc_model_publish(const rw_model *m, const void *owner);
 void rwc_model_withdraw(const void *owner);
-/* Whether RANKWISE_MODEL or RANKWISE_COLL_PROBE=1 is set, or a live model is. */
+/* Whether RANKWISE_MODEL or RANKWISE_COLL_PROBE=1 is set. */
 int rwc_net_configured(void);
 /* The pnet of an in-job measurement over c's ranks (probe.c; collective). */
 rw_status rwc_probe_pnet(rwc_comm *c, rw_pnet **out);

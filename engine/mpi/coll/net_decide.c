@@ -47,10 +47,12 @@ int rwc_net_configured(void)
 {
     if (!cfg_read)
         read_cfg();
-    return model_path || probe_on || rwc_live_model();
+    return model_path || probe_on;
 }
 
-/* The model decisions reason on: the live one when there is one. */
+/* The model decisions reason on: the live one when there is one (only
+ * when RANKWISE_MODEL or RANKWISE_COLL_PROBE asked for decisions from the
+ * network: a live context alone changes nothing in the collectives). */
 static const rw_model *current_model(void)
 {
     const rw_model *live = rwc_live_model();

@@ -12,6 +12,10 @@
  *                                 apart: remap, check the new communicator
  *                                 (same processes, a permutation), move data
  *                                 and verify it ("remap ok GAIN" or "remap kept")
+ *   live_api decide MODEL T       a broadcast decided from the model (with
+ *                                 RANKWISE_MODEL), twice; probes until T has
+ *                                 passed; the broadcast again: "generation G"
+ *                                 before and after (the trace shows decisions)
  *   live_api errors MODEL OTHER   bad arguments, a model without the ranks
  *                                 (pass through), an unreadable model, a
  *                                 timeout giving up; then MPI still works
@@ -120,6 +124,47 @@ static int drift(const char *model, double until)
             break;
     }
     CHECK(called == changed_probes, "callback called %d times for %d probes with a change", called, changed_probes);
+    rw_live_free(&live);
+    return 0;
+}
+
+static int bcast_check(int round)
+{
+    int n = 4096, bad = 0;
+    int *v = malloc((size_t)n * sizeof *v);
+    for (int i = 0; i < n; i++)
+        v[i] = rank == 0 ? i * 7 + round : -1;
+    MPI_Bcast(v, n, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++)
+        bad += v[i] != i * 7 + round;
+    free(v);
+    CHECK(bad == 0, "broadcast %d: %d wrong", round, bad);
+    return bad;
+}
+
+static int decide(const char *model, double until)
+{
+    rw_live *live = NULL;
+    rw_status st = rw_live_init(MPI_COMM_WORLD, model, &live);
+    CHECK(st == RW_OK, "init: %s", rw_live_last_error());
+    if (st)
+        return 1;
+    bcast_check(0);
+    bcast_check(1); /* the same size class: decided once */
+    if (rank == 0)
+        printf("generation %llu\n", (unsigned long long)rw_live_generation());
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; !st && i < 10000 && MPI_Wtime() <= until; i++)
+        st = rw_live_probe(live, 1.0, NULL);
+    st = rw_live_probe(live, 1.0, NULL); /* one after the change */
+    CHECK(st == RW_OK, "probe: %s", rw_live_last_error());
+    if (rank == 0)
+        printf("generation %llu\n", (unsigned long long)rw_live_generation());
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    bcast_check(2);
+    bcast_check(3);
     rw_live_free(&live);
     return 0;
 }
@@ -280,10 +325,12 @@ int main(int argc, char **argv)
         rc = drift(argv[2], atof(argv[3]));
     else if (argc >= 3 && !strcmp(argv[1], "remap"))
         rc = remap(argv[2]);
+    else if (argc >= 4 && !strcmp(argv[1], "decide"))
+        rc = decide(argv[2], atof(argv[3]));
     else if (argc >= 4 && !strcmp(argv[1], "errors"))
         rc = errors(argv[2], argv[3]);
     else if (rank == 0)
-        fprintf(stderr, "usage: live_api rotation|drift|remap|errors MODEL [T|OTHER]\n");
+        fprintf(stderr, "usage: live_api rotation|drift|decide|remap|errors MODEL [T|OTHER]\n");
     printf("failures %d\n", failures);
     MPI_Finalize();
     return rc || failures;
