@@ -46,6 +46,7 @@ NODES = ["node-0", "node-2", "node-1", "node-3"]  # the allocation, rack-interle
 SLOTS = 2
 RANKS = len(NODES) * SLOTS
 BLOCK = "1M"
+OUTPUTS: dict[str, str] = {}  # each run's standard output
 
 
 def run(cmd: list, **kw) -> subprocess.CompletedProcess:
@@ -74,6 +75,8 @@ def stencil(folder: Path, name: str, hosts: list[str], every: int, iterations: i
             "--warmup", "2", "--live", str(every), "--live-model", str(model)]
     r = run(smpirun_command(STENCIL, args, folder / "platform" / "platform.xml", hostfile, RANKS))
     (folder / f"{name}.out").write_text(r.stdout)
+    OUTPUTS[name] = r.stdout
+    (folder / f"{name}.err").write_text(r.stderr)
     rows = np.array([[float(x) for x in line.split()] for line in r.stdout.splitlines()
                      if line and not line.startswith("#")])
     rows[:, 2:5] *= 1e-6
@@ -115,6 +118,7 @@ def main() -> int:
         return float(rows[sel, 2:5].sum(axis=1).mean()) if sel.any() else float("nan")
 
     live = runs["live"]
+    live_out = OUTPUTS["live"]
     probes = live[live[:, 5] > 0]
     overhead = probes[:, 3].sum() / live[:, 2:5].sum()
     first_after = probes[probes[:, 1] >= a.at]
@@ -139,9 +143,12 @@ def main() -> int:
         i = int(first_after[0, 0])
         console.print(f"first re-probe after the change: iteration {i} at {first_after[0, 1]:.4f} s, "
                       f"{int(first_after[0, 6])} pairs changed: {'detected' if detected else 'NOT detected'}")
-    for row in remaps:
+    orders = [line for line in live_out.splitlines() if line.startswith("# live: remapped")]
+    for row, order in zip(remaps, orders):
+        old = [int(w) for w in order.split(":")[-1].split()]
         console.print(f"remap at iteration {int(row[0])} ({row[1]:.4f} s): predicted gain {100 * row[8]:.1f} %, "
-                      f"{1e3 * row[4]:.3f} ms with the data's move")
+                      f"{1e3 * row[4]:.3f} ms with the data's move; nodes of the new ranks "
+                      + " ".join(static_hosts[o][-1] for o in old))
     console.print(f"live / static before the change: {before_ratio:.3f} (goal 1.00); static / live after it: "
                   f"{after_speedup:.2f}x (goal >= 1.3x)")
     goals = [overhead <= 0.01, detected, abs(before_ratio - 1) <= 0.02, after_speedup >= 1.3]

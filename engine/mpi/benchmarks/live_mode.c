@@ -64,7 +64,7 @@ int rw_live_mode_move(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm
 
 /* Probe, and remap when the model changed since the last try. */
 static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const rw_matrix *traffic, double budget,
-                     uint64_t *tried, int *gave_up, double *row)
+                     int iteration, uint64_t *tried, int *gave_up, double *row)
 {
     rw_live_report rep;
     double t0 = MPI_Wtime();
@@ -95,9 +95,19 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     if (newcomm == MPI_COMM_NULL)
         return 0;
     MPI_Comm old = b->comm;
+    int old_rank = b->rank;
     b->comm = newcomm;
     MPI_Comm_rank(newcomm, &b->rank);
     row[C_REMAPPED] = 1;
+    int *order = b->rank == 0 ? malloc((size_t)b->size * sizeof *order) : NULL;
+    MPI_Gather(&old_rank, 1, MPI_INT, order, 1, MPI_INT, 0, newcomm);
+    if (order) { /* where each new rank was: the placement's change, for the record */
+        printf("# live: remapped after iteration %d, the new ranks' old ones:", iteration);
+        for (int r = 0; r < b->size; r++)
+            printf(" %d", order[r]);
+        printf("\n");
+    }
+    free(order);
     int rc = app->moved(app->ctx, old, newcomm);
     if (old != MPI_COMM_WORLD)
         MPI_Comm_free(&old);
@@ -141,7 +151,7 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         bad |= app->op(app->ctx, size, i) != 0;
         row[C_OP] = MPI_Wtime() - t0;
         if (!gave_up && (i + 1) % o->every == 0)
-            rc = live_step(b, live, app, traffic, budget, &tried, &gave_up, row);
+            rc = live_step(b, live, app, traffic, budget, i, &tried, &gave_up, row);
     }
     b->timed = 0;
     if (!rw_bench_all_ok(b, rc == 0)) {

@@ -5,7 +5,7 @@
  * processor name (blanks as '_'), else "name:<rank in MPI_COMM_WORLD>"
  * (`rankwise probe --group-by rank` names). Ranks on one model node are
  * one node: its lowest rank at rw_live_init is its leader, which measures
- * for it. Without a model the nodes are the processor names and the model
+ * for it. Node k is the k-th of the model's nodes the ranks are on. Without a model the nodes are the processor names and the model
  * is made here, every pair unmeasured. */
 #include "coll.h"
 #include "internal.h"
@@ -97,6 +97,12 @@ static double unix_now(void)
     return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
 }
 
+static int by_index(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The nodes of the ranks (model nodes model_node[r]) and the buffers (no
  * MPI: a failure is agreed on before any communicator is made). */
 static rw_status set_up_nodes(rw_live *ctx, const int32_t *model_node)
@@ -105,6 +111,9 @@ static rw_status set_up_nodes(rw_live *ctx, const int32_t *model_node)
     ctx->model_index = malloc((size_t)ctx->size * sizeof *ctx->model_index);
     if (!ctx->node_of || !ctx->model_index)
         return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", ctx->size);
+    /* the nodes in the model's order: the tournament then pairs them in
+     * the rounds the probe that made the model used (on the same nodes),
+     * and a concurrent round's figures depend on which pairs share it */
     ctx->n = 0;
     for (int r = 0; r < ctx->size; r++) {
         int32_t k = 0;
@@ -112,8 +121,12 @@ static rw_status set_up_nodes(rw_live *ctx, const int32_t *model_node)
             k++;
         if (k == ctx->n)
             ctx->model_index[ctx->n++] = model_node[r];
-        ctx->node_of[r] = k;
     }
+    qsort(ctx->model_index, (size_t)ctx->n, sizeof *ctx->model_index, by_index);
+    for (int r = 0; r < ctx->size; r++)
+        for (int32_t k = 0; k < ctx->n; k++)
+            if (ctx->model_index[k] == model_node[r])
+                ctx->node_of[r] = k;
     ctx->me = ctx->node_of[ctx->rank];
     if (!(ctx->pair_call = calloc((size_t)ctx->n * ctx->n, sizeof *ctx->pair_call)))
         return rw_fail(RW_ERR_NOMEM, "out of memory for %d nodes", (int)ctx->n);

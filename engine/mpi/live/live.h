@@ -28,7 +28,7 @@ struct rw_live {
     int passthrough;        /* nothing to do: no covering model, or a single node */
     int broken;             /* a probe gave up: later ones return at once */
     rw_model *model;        /* every rank's copy (NULL when passing through) */
-    int32_t n;              /* nodes of the context, in order of first rank at rw_live_init */
+    int32_t n;              /* nodes of the context, in the model's order */
     int32_t *node_of;       /* size: the node of each rank (in the current order) */
     int32_t *model_index;   /* n: the model node of each node */
     int32_t me;             /* my node */
