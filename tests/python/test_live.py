@@ -238,3 +238,38 @@ def test_live_mode_options_are_checked(tmp_path):
         r = smpirun(SMPI_BIN / "rankwise-bench-alltoall", xml, ["node-0", "node-1"], args, tmp_path)
         assert r.returncode != 0 and message in r.stderr, r.stderr[-2000:]
         assert "Traceback" not in r.stderr
+
+
+def asan_live_program(out_dir: Path) -> Path:
+    """The library's sources (collectives and live model), the engine's and
+    live_api.c in one executable under -fsanitize=address,undefined."""
+    root = MPI_SOURCES.parents[2]
+    engine = root / "engine" / "src"
+    mpi = root / "engine" / "mpi"
+    flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+             f"-I{root / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}",
+             f"-I{mpi / 'coll'}", f"-I{mpi / 'live'}"]
+    renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
+                                                            "allgather")]
+    objects = []
+    for sub in ("", "coll", "predict", "map"):
+        for src in sorted((engine / sub).glob("*.c")):
+            obj = out_dir / f"{sub or 'src'}_{src.stem}.o"
+            _compile(["mpicc", *flags, *(renames if sub else []), "-c", str(src), "-o", str(obj)])
+            objects.append(str(obj))
+    exe = out_dir / "live_api_asan"
+    library = sorted((mpi / "coll").glob("*.c")) + sorted((mpi / "live").glob("*.c"))
+    _compile(["mpicc", *flags, *map(str, library), *objects, str(MPI_SOURCES / "live_api.c"), "-ldl", "-lm", "-o", str(exe)])
+    return exe
+
+
+@needs_mpi
+def test_the_live_api_under_address_sanitizer(models, tmp_path):
+    from test_coll_lib import ASAN_ENV
+
+    exe = asan_live_program(tmp_path)
+    for args in (["rotation", str(models[0])], ["remap", str(models[0])],
+                 ["errors", str(models[0]), str(models[1])]):
+        r = run_mpi([str(exe), *args], N, {**ASAN_ENV})
+        ok(r)
+        assert "ERROR: AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-3000:]

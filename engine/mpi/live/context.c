@@ -5,8 +5,9 @@
  * processor name (blanks as '_'), else "name:<rank in MPI_COMM_WORLD>"
  * (`rankwise probe --group-by rank` names). Ranks on one model node are
  * one node: its lowest rank at rw_live_init is its leader, which measures
- * for it. Node k is the k-th of the model's nodes the ranks are on. Without a model the nodes are the processor names and the model
- * is made here, every pair unmeasured. */
+ * for it. Node k is the k-th of the model's nodes the ranks are on.
+ * Without a model the nodes are the processor names and the model is made
+ * here, every pair unmeasured. */
 #include "coll.h"
 #include "internal.h"
 #include "live.h"
