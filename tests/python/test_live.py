@@ -238,6 +238,10 @@ def test_live_mode_options_are_checked(tmp_path):
         r = smpirun(SMPI_BIN / "rankwise-bench-alltoall", xml, ["node-0", "node-1"], args, tmp_path)
         assert r.returncode != 0 and message in r.stderr, r.stderr[-2000:]
         assert "Traceback" not in r.stderr
+    # the programs linked with the profiler have no live model
+    r = smpirun(SMPI_BIN / "rankwise-bench-stencil-profiled", xml, ["node-0", "node-1"],
+                ["--sizes", "1K", "--live", "5"], tmp_path)
+    assert r.returncode != 0 and "built without the live model" in r.stderr, r.stderr[-2000:]
 
 
 def asan_live_program(out_dir: Path) -> Path:

@@ -18,9 +18,9 @@ typedef struct rw_live_opts {
 } rw_live_opts;
 
 #define RW_LIVE_OPTIONS(o)                                                                              \
-    {"live", RW_OPT_INT, &(o).every, 1, "K  re-probe the network every K iterations, remap when worth it"}, \
-    {"live-budget", RW_OPT_TEXT, &(o).budget, 0, "S  seconds a re-probe may take (default 0.0005)"},       \
-    {"live-model", RW_OPT_TEXT, &(o).model, 0, "FILE  the model to start from (default: none)"}
+    {"live", RW_OPT_INT, &(o).every, 1, "K: re-probe the network every K iterations, remap when worth it"}, \
+    {"live-budget", RW_OPT_TEXT, &(o).budget, 0, "S: seconds a re-probe may take (default 0.0005)"},       \
+    {"live-model", RW_OPT_TEXT, &(o).model, 0, "FILE: the model to start from (default: none)"}
 
 /* What the program does around a remap. */
 typedef struct rw_live_app {
