@@ -3,7 +3,7 @@ that changes during the run.
 
 SMPI, `rankwise sim platform`: 2 racks of 2 nodes, 2 cores each, rack uplinks oversubscribed
 4:1, node-1's link falling to a tenth of its bandwidth at simulated time T (`--degrade-at`).
-The application: rankwise-bench-stencil on an 8 x 1 x 1 grid (a chain of 8 ranks, each
+The application: rankwise-bench-stencil(-coll) on an 8 x 1 x 1 grid (a chain of 8 ranks, each
 sending a block of 1 MiB to each neighbour per iteration, mode 1d), 8 ranks, 2 per node. The
 allocation lists its nodes rack-interleaved (node-0, node-2, node-1, node-3), as a scheduler
 spreading jobs may. Three runs of the same iterations:
@@ -40,7 +40,7 @@ from rich.table import Table
 from rankwise import paths
 from rankwise.sim.smpi import smpirun_command
 
-STENCIL = paths.PACKAGE_DIR / "_bin" / "smpi" / "rankwise-bench-stencil"
+STENCIL = paths.PACKAGE_DIR / "_bin" / "smpi" / "rankwise-bench-stencil-coll"  # linked with the live model
 RANKWISE = Path(sys.executable).parent / "rankwise"
 NODES = ["node-0", "node-2", "node-1", "node-3"]  # the allocation, rack-interleaved
 SLOTS = 2

@@ -203,7 +203,7 @@ def test_stencil_live_mode_remaps_and_its_results_stay_correct(degrading, tmp_pa
     every iteration, before and after the move."""
     xml, model, at = degrading
     hosts = [f"node-{i // 2}" for i in range(8)]
-    r = smpirun(SMPI_BIN / "rankwise-bench-stencil", xml, hosts,
+    r = smpirun(SMPI_BIN / "rankwise-bench-stencil-coll", xml, hosts,
                 ["--grid", "8x1x1", "--mode", "1d", "--sizes", "256K", "--iterations", "600", "--live", "100",
                  "--live-model", str(model), "--check"], tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
@@ -220,7 +220,7 @@ def test_stencil_live_mode_remaps_and_its_results_stay_correct(degrading, tmp_pa
 def test_alltoall_live_mode_keeps_its_order_and_results(degrading, tmp_path):
     """All-to-all traffic is the same whatever the order: no remap."""
     xml, model, _ = degrading
-    r = smpirun(SMPI_BIN / "rankwise-bench-alltoall", xml, [f"node-{i // 2}" for i in range(8)],
+    r = smpirun(SMPI_BIN / "rankwise-bench-alltoall-coll", xml, [f"node-{i // 2}" for i in range(8)],
                 ["--sizes", "16K", "--iterations", "100", "--live", "20", "--live-model", str(model), "--check"],
                 tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
@@ -235,13 +235,28 @@ def test_live_mode_options_are_checked(tmp_path):
     for args, message in ((["--sizes", "1K,2K", "--live", "5"], "--live takes one size"),
                           (["--sizes", "1K", "--live", "5", "--live-budget", "-1"], "--live-budget must be"),
                           (["--sizes", "1K", "--live", "5", "--live-model", str(tmp_path / "no.rwm")], "--live:")):
-        r = smpirun(SMPI_BIN / "rankwise-bench-alltoall", xml, ["node-0", "node-1"], args, tmp_path)
+        r = smpirun(SMPI_BIN / "rankwise-bench-alltoall-coll", xml, ["node-0", "node-1"], args, tmp_path)
         assert r.returncode != 0 and message in r.stderr, r.stderr[-2000:]
         assert "Traceback" not in r.stderr
-    # the programs linked with the profiler have no live model
-    r = smpirun(SMPI_BIN / "rankwise-bench-stencil-profiled", xml, ["node-0", "node-1"],
-                ["--sizes", "1K", "--live", "5"], tmp_path)
-    assert r.returncode != 0 and "built without the live model" in r.stderr, r.stderr[-2000:]
+    # the programs not linked with the library have no live model
+    for plain in ("rankwise-bench-stencil", "rankwise-bench-stencil-profiled", "rankwise-bench-alltoall"):
+        r = smpirun(SMPI_BIN / plain, xml, ["node-0", "node-1"], ["--sizes", "1K", "--live", "5"], tmp_path)
+        assert r.returncode != 0 and "built without the live model" in r.stderr, r.stderr[-2000:]
+
+
+@needs_mpi
+def test_stencil_live_mode_under_open_mpi_with_the_library_preloaded(models):
+    """The real-MPI programs find the live model in the preloaded library;
+    without it --live is refused with the reason."""
+    stencil = paths.PACKAGE_DIR / "_bin" / "mpi" / "rankwise-bench-stencil"
+    args = [str(stencil), "--grid", "4x1x1", "--mode", "1d", "--sizes", "4K", "--iterations", "40", "--live", "10",
+            "--live-model", str(models[0]), "--check"]
+    r = run_mpi(args, N, {"LD_PRELOAD": str(LIB / "librankwise_coll.so")})
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    rows = [line.split() for line in r.stdout.splitlines() if line and not line.startswith("#")]
+    assert len(rows) == 40 and sum(int(row[5]) > 0 for row in rows) == 4  # a probe every 10 iterations
+    r = run_mpi(args, N, {})
+    assert r.returncode != 0 and "--live needs librankwise_coll.so preloaded" in r.stderr, r.stderr[-2000:]
 
 
 def asan_live_program(out_dir: Path) -> Path:

@@ -23,6 +23,45 @@
 #include "rankwise_live.h"
 #endif
 
+/* Three builds (CMakeLists.txt): with a real MPI the programs are not
+ * linked with librankwise_coll, which is preloaded (LD_PRELOAD) as for the
+ * collectives; its rw_live_ functions are looked up when --live is given
+ * (RW_BENCH_LIVE_DLSYM). Under SMPI the -coll programs are linked with it;
+ * the plain and -profiled ones refuse --live (RW_BENCH_NO_LIVE). */
+#ifdef RW_BENCH_LIVE_DLSYM
+#include <dlfcn.h>
+
+static struct {
+    rw_status (*init)(MPI_Comm, const char *, rw_live **);
+    void (*free)(rw_live **);
+    rw_status (*probe)(rw_live *, double, rw_live_report *);
+    rw_status (*remap)(rw_live *, const rw_matrix *, MPI_Comm *, double *);
+    rw_status (*move)(const void *, void *, int, MPI_Datatype, MPI_Comm, MPI_Comm);
+    uint64_t (*generation)(void);
+    const char *(*last_error)(void);
+} api;
+
+/* Each function of the preloaded library; 0, or -1 when one is missing. */
+static int find_api(void)
+{
+    *(void **)&api.init = dlsym(RTLD_DEFAULT, "rw_live_init");
+    *(void **)&api.free = dlsym(RTLD_DEFAULT, "rw_live_free");
+    *(void **)&api.probe = dlsym(RTLD_DEFAULT, "rw_live_probe");
+    *(void **)&api.remap = dlsym(RTLD_DEFAULT, "rw_live_remap");
+    *(void **)&api.move = dlsym(RTLD_DEFAULT, "rw_live_move");
+    *(void **)&api.generation = dlsym(RTLD_DEFAULT, "rw_live_generation");
+    *(void **)&api.last_error = dlsym(RTLD_DEFAULT, "rw_live_last_error");
+    return api.init && api.free && api.probe && api.remap && api.move && api.generation && api.last_error ? 0 : -1;
+}
+#define rw_live_init api.init
+#define rw_live_free api.free
+#define rw_live_probe api.probe
+#define rw_live_remap api.remap
+#define rw_live_move api.move
+#define rw_live_generation api.generation
+#define rw_live_last_error api.last_error
+#endif
+
 enum { C_START, C_OP, C_PROBE, C_REMAP, C_PAIRS, C_CHANGED, C_REMAPPED, C_GAIN, C_N };
 
 int rw_live_check(rw_bench *b, const rw_live_opts *o)
@@ -30,8 +69,13 @@ int rw_live_check(rw_bench *b, const rw_live_opts *o)
     if (!o->every)
         return 0;
 #ifdef RW_BENCH_NO_LIVE
-    return rw_bench_fail(b, "--live: this program is built without the live model (use %s without -profiled)",
+    return rw_bench_fail(b, "--live: this program is built without the live model (under SMPI: %s-coll)",
                          b->program);
+#endif
+#ifdef RW_BENCH_LIVE_DLSYM
+    if (find_api())
+        return rw_bench_fail(b, "--live needs librankwise_coll.so preloaded (LD_PRELOAD), which holds the live "
+                                "model");
 #endif
     if (b->sizes.n != 1)
         return rw_bench_fail(b, "--live takes one size (--sizes S), got %d", b->sizes.n);
@@ -64,7 +108,7 @@ int rw_live_mode_move(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm
 
 /* Probe, and remap when the model changed since the last try. */
 static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const rw_matrix *traffic, double budget,
-                     int iteration, uint64_t *tried, int *gave_up, double *row)
+                     int iteration, MPI_Comm given, uint64_t *tried, int *gave_up, double *row)
 {
     rw_live_report rep;
     double t0 = MPI_Wtime();
@@ -109,7 +153,7 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     }
     free(order);
     int rc = app->moved(app->ctx, old, newcomm);
-    if (old != MPI_COMM_WORLD)
+    if (old != given) /* ours, from an earlier remap; the program's own stays */
         MPI_Comm_free(&old);
     row[C_REMAP] = MPI_Wtime() - t1;
     return rc;
@@ -139,6 +183,7 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
     if (b->rank == 0)
         printf("# table live\n# iteration  start_s  op_us  probe_us  remap_us  pairs  changed  remapped  gain\n");
     int bad = 0, gave_up = 0, rc = 0;
+    MPI_Comm given = b->comm;
     uint64_t tried = rw_live_generation();
     for (int i = 0; i < b->warmup; i++)
         bad |= app->op(app->ctx, size, i) != 0;
@@ -151,7 +196,7 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         bad |= app->op(app->ctx, size, i) != 0;
         row[C_OP] = MPI_Wtime() - t0;
         if (!gave_up && (i + 1) % o->every == 0)
-            rc = live_step(b, live, app, traffic, budget, i, &tried, &gave_up, row);
+            rc = live_step(b, live, app, traffic, budget, i, given, &tried, &gave_up, row);
     }
     b->timed = 0;
     if (!rw_bench_all_ok(b, rc == 0)) {
@@ -171,6 +216,11 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
     }
     if (b->rank == 0)
         fflush(stdout);
+    if (b->comm != given) { /* the program gets its communicator back (its data stays in the new order) */
+        MPI_Comm_free(&b->comm);
+        b->comm = given;
+        MPI_Comm_rank(given, &b->rank);
+    }
     rw_live_free(&live);
     free(rows);
     rw_matrix_free(traffic);
