@@ -32,9 +32,11 @@
  * bytes and verifies every slot after every exchange. */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "live_mode.h"
 
 #define SLOTS 27
 #define SELF 13
@@ -53,11 +55,11 @@ typedef struct stencil {
 
 static int slot_of(int dx, int dy, int dz) { return (dz + 1) * 9 + (dy + 1) * 3 + (dx + 1); }
 
-static void find_neighbours(stencil *s)
+/* The rank at each offset of rank r; returns how many are present. */
+static int neighbours_of(const stencil *s, int r, int *nbr)
 {
-    int r = s->b->rank, py = s->dims[1], pz = s->dims[2];
+    int py = s->dims[1], pz = s->dims[2], present = 0;
     int c[3] = {r / (py * pz), (r / pz) % py, r % pz};
-    s->n_neighbours = 0;
     for (int k = 0; k < SLOTS; k++) {
         int d[3] = {k % 3 - 1, (k / 3) % 3 - 1, k / 9 - 1}, n[3], inside = 1;
         for (int a = 0; a < 3; a++) {
@@ -67,9 +69,15 @@ static void find_neighbours(stencil *s)
             else if (n[a] < 0 || n[a] >= s->dims[a])
                 inside = 0;
         }
-        s->nbr[k] = inside ? (n[0] * py + n[1]) * pz + n[2] : MPI_PROC_NULL;
-        s->n_neighbours += inside && k != SELF;
+        nbr[k] = inside ? (n[0] * py + n[1]) * pz + n[2] : MPI_PROC_NULL;
+        present += inside && k != SELF;
     }
+    return present;
+}
+
+static void find_neighbours(stencil *s)
+{
+    s->n_neighbours = neighbours_of(s, s->b->rank, s->nbr);
 }
 
 /* Exchange with the neighbours at the given slots: to slot k's rank send
@@ -179,7 +187,73 @@ static int parse_modes(rw_bench *b, const char *text, int *want)
     return any ? 0 : rw_bench_fail(b, "--mode is empty");
 }
 
-static int bench(rw_bench *b, stencil *s, const int *want)
+/* --live: the traffic of one exchange, each neighbour's block (the
+ * forwarding modes move the same blocks in fewer messages). */
+static rw_matrix *stencil_traffic(void *ctx, int64_t size)
+{
+    stencil *s = ctx;
+    int n = s->b->size, nbr[SLOTS];
+    int64_t count = 0, most = (int64_t)n * (SLOTS - 1);
+    int32_t *src = malloc((size_t)most * sizeof *src), *dst = malloc((size_t)most * sizeof *dst);
+    int64_t *msgs = malloc((size_t)most * sizeof *msgs), *bytes = malloc((size_t)most * sizeof *bytes);
+    rw_matrix *m = NULL;
+    for (int r = 0; src && dst && msgs && bytes && r < n; r++) {
+        neighbours_of(s, r, nbr);
+        for (int k = 0; k < SLOTS; k++)
+            if (k != SELF && nbr[k] != MPI_PROC_NULL && nbr[k] != r) {
+                src[count] = r;
+                dst[count] = nbr[k];
+                msgs[count] = 1;
+                bytes[count++] = size;
+            }
+    }
+    if (src && dst && msgs && bytes && rw_matrix_create(n, count, src, dst, msgs, bytes, &m) != RW_OK)
+        m = NULL;
+    free(src);
+    free(dst);
+    free(msgs);
+    free(bytes);
+    return m;
+}
+
+/* --live: this rank's own block goes with its old rank; the neighbours
+ * are those of the new one. */
+static int stencil_moved(void *ctx, MPI_Comm oldcomm, MPI_Comm newcomm)
+{
+    stencil *s = ctx;
+    size_t m = (size_t)s->b->sizes.v[0];
+    char *tmp = malloc(m);
+    if (!tmp)
+        return -1;
+    int rc = rw_live_mode_move(s->buf + SELF * m, tmp, m, oldcomm, newcomm);
+    if (!rc)
+        memcpy(s->buf + SELF * m, tmp, m);
+    free(tmp);
+    find_neighbours(s);
+    return rc;
+}
+
+static int bench_live(rw_bench *b, stencil *s, const int *want, const rw_live_opts *live)
+{
+    int64_t size = b->sizes.v[0];
+    for (int md = N_MODES - 1; md >= 0; md--) /* the first mode asked for */
+        if (want[md])
+            s->mode = (enum mode)md;
+    rw_bench_meta(b, "mode", "%s", mode_names[s->mode]);
+    s->buf = rw_bench_alloc((size_t)SLOTS * (size_t)size, !s->check);
+    if (!rw_bench_all_ok(b, s->buf != NULL)) {
+        rw_bench_free(s->buf, !s->check);
+        return rw_bench_fail(b, "out of memory for 27 blocks of %lld bytes", (long long)size);
+    }
+    if (s->check)
+        rw_bench_fill(s->buf + (size_t)SELF * (size_t)size, (size_t)size, b->rank, 0);
+    const rw_live_app app = {run, s, stencil_moved, stencil_traffic};
+    int rc = rw_live_run(b, live, &app, size);
+    rw_bench_free(s->buf, !s->check);
+    return rc;
+}
+
+static int bench(rw_bench *b, stencil *s, const int *want, const rw_live_opts *live)
 {
     find_neighbours(s);
     int most = 0, sum = 0;
@@ -210,6 +284,8 @@ static int bench(rw_bench *b, stencil *s, const int *want)
     rw_bench_meta(b, "modes", "1d: 26 at once; 2d: 8 in the xy plane, then z with 9 blocks; "
                               "3d: x, then y with 3 blocks, then z with 9 blocks");
     rw_bench_meta(b, "check", s->check ? "on (received blocks verified; times include it)" : "off");
+    if (live->every)
+        return bench_live(b, s, want, live);
     int failed = 0;
     for (int md = 0; md < N_MODES; md++) {
         if (!want[md])
@@ -281,6 +357,7 @@ int main(int argc, char **argv)
     rw_bench b;
     stencil s = {.b = &b};
     const char *grid = NULL, *modes = "all";
+    rw_live_opts live = {0};
     const rw_bench_opt opts[] = {
         {"grid", RW_OPT_TEXT, &grid, 0, "PXxPYxPZ process grid (default: MPI_Dims_create)"},
         {"mode", RW_OPT_TEXT, &modes, 0, "1d|2d|3d|2-2-2|all, or a list: 1d,3d (default all)"},
@@ -290,6 +367,7 @@ int main(int argc, char **argv)
         {"reorder-graph", RW_OPT_FLAG, &s.reorder_graph, 0,
          "ranks in the order of MPI_Dist_graph_create_adjacent(reorder=1), neighbours weighted by "
          "the blocks the first mode sends them"},
+        RW_LIVE_OPTIONS(live),
     };
     int want[N_MODES];
     int rc = rw_bench_init(&b, "rankwise-bench-stencil",
@@ -298,6 +376,8 @@ int main(int argc, char **argv)
                            "64:1M", argc, argv, opts, (int)(sizeof opts / sizeof *opts));
     if (rc == 0 && !b.help)
         rc = parse_modes(&b, modes, want);
+    if (rc == 0 && !b.help)
+        rc = rw_live_check(&b, &live);
     if (rc == 0 && !b.help) {
         if (grid) {
             if (rw_parse_dims(grid, 3, s.dims))
@@ -335,7 +415,7 @@ int main(int argc, char **argv)
             }
         }
         if (rc == 0)
-            rc = bench(&b, &s, want);
+            rc = bench(&b, &s, want, &live);
         if (cart != MPI_COMM_NULL && rc == 0) {
             b.comm = MPI_COMM_WORLD;
             MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);

@@ -11,6 +11,19 @@
 
 static int keyval = MPI_KEYVAL_INVALID;
 
+void rwc_comm_forget_network(rwc_comm *c)
+{
+    while (c->decisions) {
+        rwc_decision_entry *d = c->decisions;
+        c->decisions = d->next;
+        rw_tree_free(d->tree);
+        free(d);
+    }
+    rw_pnet_free(c->net);
+    c->net = NULL;
+    c->net_state = 0;
+}
+
 static void cache_free(rwc_comm *c)
 {
     while (c->trees) {
@@ -19,13 +32,7 @@ static void cache_free(rwc_comm *c)
         rw_tree_free(e->tree);
         free(e);
     }
-    while (c->decisions) {
-        rwc_decision_entry *d = c->decisions;
-        c->decisions = d->next;
-        rw_tree_free(d->tree);
-        free(d);
-    }
-    rw_pnet_free(c->net);
+    rwc_comm_forget_network(c);
     free(c->node_of);
     rw_tree_free(c->node_tree);
     if (c->node != MPI_COMM_NULL)
@@ -67,6 +74,7 @@ rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out)
         return rw_fail(RW_ERR_NOMEM, "out of memory for a communicator's cache");
     c->dup = c->node = c->leaders = MPI_COMM_NULL;
     c->world_order = -1;
+    c->generation = rwc_model_generation();
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->rank);
     if ((st = rwc_mpi(PMPI_Comm_dup(comm, &c->dup), "MPI_Comm_dup")) ||

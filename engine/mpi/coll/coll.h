@@ -61,11 +61,15 @@ typedef struct rwc_comm {
     MPI_Comm leaders; /* the lowest rank of each node (from dup); MPI_COMM_NULL elsewhere */
     rw_tree *node_tree; /* binomial over node, rooted at its lowest rank */
     rwc_tree_entry *trees;
+    uint64_t generation; /* rwc_model_generation() the network and decisions were made under */
 } rwc_comm;
 
 /* The cache of comm, made on first use (collective: every rank calls it in
  * the same collective). RW_ERR_STATE for an intercommunicator. */
 rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out);
+/* Drop c's network and decisions (made under an older model); the next
+ * decision sets them up again. */
+void rwc_comm_forget_network(rwc_comm *c);
 /* Find the nodes, their communicators and tree (once per communicator). */
 rw_status rwc_nodes(rwc_comm *c);
 /* The tree of a shape algorithm (binomial ... hier) rooted at root, cached. */
@@ -186,6 +190,15 @@ int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice 
  * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
  * cached on c. 0 when no network is configured or available for c. */
 int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
+/* The live model (model_generation.c; engine/mpi/live/): its generation,
+ * raised on every rank of a live context whenever it publishes new
+ * figures (a model with every pair) or withdraws them, and the model
+ * itself (NULL without one). Decisions made under an older generation are
+ * dropped. */
+uint64_t rwc_model_generation(void);
+const rw_model *rwc_live_model(void);
+void rwc_model_publish(const rw_model *m, const void *owner);
+void rwc_model_withdraw(const void *owner);
 /* Whether RANKWISE_MODEL or RANKWISE_COLL_PROBE=1 is set. */
 int rwc_net_configured(void);
 /* The pnet of an in-job measurement over c's ranks (probe.c; collective). */

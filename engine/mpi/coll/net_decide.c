@@ -50,6 +50,15 @@ int rwc_net_configured(void)
     return model_path || probe_on;
 }
 
+/* The model decisions reason on: the live one when there is one (only
+ * when RANKWISE_MODEL or RANKWISE_COLL_PROBE asked for decisions from the
+ * network: a live context alone changes nothing in the collectives). */
+static const rw_model *current_model(void)
+{
+    const rw_model *live = rwc_live_model();
+    return live ? live : model_state > 0 ? model : NULL;
+}
+
 static double wall(void)
 {
     struct timespec ts;
@@ -89,19 +98,23 @@ rw_status rwc_model_nodes(const rw_model *m, const char *path, const char *names
 /* Rank 0: the network from the model, or why not. */
 static rw_status net_from_model(const char *names, const int *world, int n, rw_pnet **out)
 {
-    if (model_state == 0) {
+    const rw_model *m = rwc_live_model();
+    const char *path = m ? "(live)" : model_path;
+    if (!m && model_state == 0) {
         model_state = rw_model_read(model_path, &model) == RW_OK ? 1 : -1;
         if (model_state < 0)
             return RW_ERR_IO; /* rw_last_error says path:line */
     }
-    if (model_state < 0)
+    if (!m && model_state < 0)
         return rw_fail(RW_ERR_IO, "the model %s could not be read", model_path);
+    if (!m)
+        m = model;
     int32_t *node_of = malloc((size_t)n * sizeof *node_of);
     if (!node_of)
         return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", n);
-    rw_status st = rwc_model_nodes(model, model_path, names, world, n, node_of);
+    rw_status st = rwc_model_nodes(m, path, names, world, n, node_of);
     if (!st)
-        st = rwc_pnet_from_model(model, n, node_of, out);
+        st = rwc_pnet_from_model(m, n, node_of, out);
     free(node_of);
     return st;
 }
@@ -111,7 +124,7 @@ static rw_status net_from_model(const char *names, const int *world, int n, rw_p
 static void set_up_network(rwc_comm *c)
 {
     int ok = 0;
-    if (model_path) {
+    if (model_path || rwc_live_model()) {
         char mine[NAME_LEN] = {0}, *names = NULL;
         int len = 0, me = 0, *world = NULL;
         PMPI_Get_processor_name(mine, &len);
@@ -175,8 +188,9 @@ static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *he
 {
     double t0 = wall();
     rw_tune_options opt = rw_tune_options_default();
-    if (!strcmp(c->net_source, "model") && model && model->knee > 0)
-        opt.eager_limit = model->knee; /* as coll tune does */
+    const rw_model *m = current_model();
+    if (!strcmp(c->net_source, "model") && m && m->knee > 0)
+        opt.eager_limit = m->knee; /* as coll tune does */
     rw_coll_decision *d = NULL;
     head[H_ALG] = RW_COLL_PASSTHROUGH;
     head[H_SEGMENT] = head[H_TREE] = 0;
@@ -250,6 +264,10 @@ int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *o
 {
     if (!rwc_net_configured())
         return 0;
+    if (c->generation != rwc_model_generation()) { /* a live model changed: decide again */
+        rwc_comm_forget_network(c);
+        c->generation = rwc_model_generation();
+    }
     if (c->net_state == 0)
         set_up_network(c);
     if (c->net_state < 0 || bytes == 0) /* nothing moves at 0 bytes */

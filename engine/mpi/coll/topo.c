@@ -18,6 +18,7 @@
  * processor name, else "name:<rank in MPI_COMM_WORLD>". */
 #include "coll.h"
 #include "internal.h"
+#include "placement.h"
 #include "rankwise_map.h"
 
 #include <stdio.h>
@@ -161,84 +162,22 @@ static void edges_free(edges *e)
 }
 
 /* Rank 0: new_rank_of[old] for n_virtual vertices with traffic e, on the
- * ranks' model nodes model_node[0..size). The vertex v goes to a slot of
- * the node the mapper chose; the rank holding that slot becomes rank v. */
+ * ranks' model nodes model_node[0..size) (rwc_place_on_model). */
 static rw_status plan_on_root(const edges *e, int n_virtual, const int32_t *model_node, int size,
                               int *new_rank_of, int *changed)
 {
-    int32_t *idx = malloc((size_t)size * sizeof *idx), *slots = calloc((size_t)size, sizeof *slots);
-    int32_t *node_of = malloc((size_t)size * sizeof *node_of), *first = malloc(((size_t)size + 1) * sizeof *first);
-    int32_t *rank_at = malloc((size_t)size * sizeof *rank_at), *fill = calloc((size_t)size, sizeof *fill);
-    int32_t *taken = calloc((size_t)size, sizeof *taken);
     rw_matrix *traffic = NULL;
-    rw_network *net = NULL;
-    rw_map_result res = {0};
-    int have_res = 0;
-    int32_t k_n = 0;
-    rw_status st = idx && slots && node_of && first && rank_at && fill && taken
-                       ? RW_OK
-                       : rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", size);
-    for (int r = 0; !st && r < size; r++) { /* the nodes, in order of first rank */
-        int32_t k = 0;
-        while (k < k_n && idx[k] != model_node[r])
-            k++;
-        if (k == k_n)
-            idx[k_n++] = model_node[r];
-        node_of[r] = k;
-        slots[k]++;
-    }
-    if (!st) { /* the ranks of each node in rank order: slot s of node k is rank_at[first[k] + s] */
-        first[0] = 0;
-        for (int32_t k = 0; k < k_n; k++)
-            first[k + 1] = first[k] + slots[k];
-        for (int r = 0; r < size; r++)
-            rank_at[first[node_of[r]] + fill[node_of[r]]++] = r;
-    }
+    rwc_placement p = {0};
+    rw_status st = rw_matrix_create(n_virtual, e->n, e->src, e->dst, e->msgs, e->bytes, &traffic);
     if (!st)
-        st = rw_matrix_create(n_virtual, e->n, e->src, e->dst, e->msgs, e->bytes, &traffic);
-    if (!st)
-        st = rw_network_from_model(model, k_n, idx, slots, 1, NULL, &net);
-    double identity = 0;
-    if (!st) /* vertex v on rank v's node: what the MPI does with reorder = 0 */
-        st = rw_map_cost(traffic, net, RW_OBJ_TIME, node_of, &identity);
-    rw_map_options opt = rw_map_options_default();
-    if (!st)
-        st = rw_map(traffic, net, &opt, &res);
-    have_res = !st;
-    *changed = !st && res.cost < identity * (1 - opt.min_gain);
-    for (int32_t v = 0; !st && v < n_virtual; v++) {
-        int r = v;
-        if (*changed) {
-            int32_t k = res.node_of[v], s = res.slot_of[v];
-            if (k < 0 || k >= k_n || s < 0 || s >= slots[k])
-                st = rw_fail(RW_ERR_STATE, "the mapper placed vertex %d on no slot of the communicator", (int)v);
-            else
-                r = rank_at[first[k] + s];
-        }
-        if (!st && taken[r]++)
-            st = rw_fail(RW_ERR_STATE, "the mapper placed two vertices on rank %d's slot", r);
-        if (!st)
-            new_rank_of[r] = v;
-    }
-    int next_rank = n_virtual; /* ranks left out of the topology follow, in order */
-    for (int r = 0; !st && r < size; r++)
-        if (!taken[r])
-            new_rank_of[r] = next_rank++;
+        st = rwc_place_on_model(model, traffic, model_node, size, rw_map_options_default().min_gain, new_rank_of,
+                                &p);
+    *changed = !st && p.changed;
     if (!st && rwc_tracing())
         fprintf(stderr, "rankwise-coll: topology of %d vertices on %d nodes: identity %.6g s, %s %.6g s: %s\n",
-                n_virtual, (int)k_n, identity, rw_algorithm_name(res.algorithm), res.cost,
+                n_virtual, (int)p.n_nodes, p.identity, rw_algorithm_name(p.algorithm), p.cost,
                 *changed ? "reordered" : "kept");
-    if (have_res)
-        rw_map_result_free(&res);
-    rw_network_free(net);
     rw_matrix_free(traffic);
-    free(idx);
-    free(slots);
-    free(node_of);
-    free(first);
-    free(rank_at);
-    free(fill);
-    free(taken);
     return st;
 }
 
