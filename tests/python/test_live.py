@@ -138,8 +138,9 @@ def smpirun(program, xml: Path, hosts: list[str], args: list[str], tmp: Path, en
     measurements are then comparable with its models."""
     hostfile = tmp / "hosts"
     hostfile.write_text("\n".join(hosts) + "\n")
+    # in tmp: what the programs write to their working folder (a profile) stays out of the checkout
     return subprocess.run(smpirun_command(program, args, xml, hostfile, len(hosts)), capture_output=True, text=True,
-                          env=_env(env or {}), timeout=300)
+                          env=_env(env or {}), timeout=300, cwd=tmp)
 
 
 @needs_smpi
