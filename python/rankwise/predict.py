@@ -49,6 +49,7 @@ SMPI_ALGORITHM = {
     ("allreduce", "rabenseifner"): "rab_rdb",
     ("allgather", "ring"): "ring",
     ("allgather", "rdb"): "rdb",
+    ("allgather", "neighborexchange"): "ompi_neighborexchange",
     ("allgather", "bruck"): "bruck",
     ("gather", "binomial"): "ompi_binomial",
     ("gather", "linear"): "ompi_basic_linear",
