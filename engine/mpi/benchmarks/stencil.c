@@ -233,13 +233,10 @@ static int stencil_moved(void *ctx, MPI_Comm oldcomm, MPI_Comm newcomm)
     return rc;
 }
 
-static int bench_live(rw_bench *b, stencil *s, const int *want, const rw_live_opts *live)
+/* The 27 blocks of one size on every rank (collective), the rank's own
+ * block filled when checking; non-zero (and freed) when any rank lacks it. */
+static int alloc_blocks(rw_bench *b, stencil *s, int64_t size)
 {
-    int64_t size = b->sizes.v[0];
-    for (int md = N_MODES - 1; md >= 0; md--) /* the first mode asked for */
-        if (want[md])
-            s->mode = (enum mode)md;
-    rw_bench_meta(b, "mode", "%s", mode_names[s->mode]);
     s->buf = rw_bench_alloc((size_t)SLOTS * (size_t)size, !s->check);
     if (!rw_bench_all_ok(b, s->buf != NULL)) {
         rw_bench_free(s->buf, !s->check);
@@ -247,8 +244,21 @@ static int bench_live(rw_bench *b, stencil *s, const int *want, const rw_live_op
     }
     if (s->check)
         rw_bench_fill(s->buf + (size_t)SELF * (size_t)size, (size_t)size, b->rank, 0);
+    return 0;
+}
+
+static int bench_live(rw_bench *b, stencil *s, const int *want, const rw_live_opts *live)
+{
+    int64_t size = b->sizes.v[0];
+    for (int md = N_MODES - 1; md >= 0; md--) /* the first mode asked for */
+        if (want[md])
+            s->mode = (enum mode)md;
+    rw_bench_meta(b, "mode", "%s", mode_names[s->mode]);
+    int rc = alloc_blocks(b, s, size);
+    if (rc)
+        return rc;
     const rw_live_app app = {run, s, stencil_moved, stencil_traffic};
-    int rc = rw_live_run(b, live, &app, size);
+    rc = rw_live_run(b, live, &app, size);
     rw_bench_free(s->buf, !s->check);
     return rc;
 }
@@ -296,15 +306,11 @@ static int bench(rw_bench *b, stencil *s, const int *want, const rw_live_opts *l
             int64_t size = b->sizes.v[i];
             if (!rw_bench_fits(b, size, (double)SLOTS * (double)size))
                 continue;
-            s->buf = rw_bench_alloc((size_t)SLOTS * (size_t)size, !s->check);
-            if (!rw_bench_all_ok(b, s->buf != NULL)) {
-                rw_bench_free(s->buf, !s->check);
-                return rw_bench_fail(b, "out of memory for 27 blocks of %lld bytes", (long long)size);
-            }
-            if (s->check)
-                rw_bench_fill(s->buf + (size_t)SELF * (size_t)size, (size_t)size, b->rank, 0);
+            int rc = alloc_blocks(b, s, size);
+            if (rc)
+                return rc;
             rw_bench_times t;
-            int rc = rw_bench_time(b, run, s, size, &t);
+            rc = rw_bench_time(b, run, s, size, &t);
             rw_bench_free(s->buf, !s->check);
             if (rc)
                 return rc;
