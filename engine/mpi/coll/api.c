@@ -2,6 +2,7 @@
  * case (refusing before anything is sent), then runs the algorithm on the
  * communicator's private duplicate; rw_coll_<op> (rankwise_coll.h) adds
  * the decision for RW_COLL_AUTO and the MPI's own for RW_COLL_PASSTHROUGH. */
+#include "bcast_trinary.h"
 #include "coll.h"
 #include "internal.h"
 
@@ -10,7 +11,7 @@
 #include <string.h>
 
 static const char *const alg_names[] = {"auto", "passthrough", "binomial", "knomial", "flat", "chain",
-                                        "hier", "ring", "recursive_doubling"};
+                                        "hier", "ring", "recursive_doubling", "trinary"};
 
 const char *rw_coll_last_error(void)
 {
@@ -34,7 +35,7 @@ rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
         return RW_OK;
     }
     return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (auto, passthrough, binomial, knomial, "
-                               "flat, chain, hier, ring, recursive_doubling)", name ? name : "(null)");
+                               "flat, chain, hier, ring, recursive_doubling, trinary)", name ? name : "(null)");
 }
 
 static int is_tree_alg(rw_coll_alg alg)
@@ -54,7 +55,7 @@ static rw_status setup(MPI_Comm comm, int root, rw_coll_alg alg, int rooted, rwc
         return st;
     if (rooted && (root < 0 || root >= (*c)->size))
         return rw_fail(RW_ERR_ARG, "root %d is not a rank of a communicator of %d", root, (*c)->size);
-    if (rooted && !is_tree_alg(alg))
+    if (rooted && !is_tree_alg(alg) && !(rooted == 2 && alg == RW_COLL_TRINARY))
         return rw_fail(RW_ERR_ARG, "%s is not an algorithm of rooted collectives",
                        rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value");
     return RW_OK;
@@ -90,11 +91,15 @@ rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
     if (!st)
         st = rwc_type_bytes(count, type, &bytes);
     if (!st)
-        st = setup(comm, root, alg, 1, &c);
+        st = setup(comm, root, alg, 2, &c); /* 2: the trinary trees too */
     if (st)
         return st;
     if (bytes == 0 || c->size == 1)
         return RW_OK;
+    if (alg == RW_COLL_TRINARY) {
+        rwc_trace(RWC_BCAST, alg, comm, bytes);
+        return rwc_bcast_trinary(buf, count, type, root, c->dup, rwc_segment_bytes());
+    }
     if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
         return st;
     rwc_trace(RWC_BCAST, alg, comm, bytes);
@@ -221,6 +226,8 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
         st = rwc_type_bytes(count, type, &bytes);
     if (!st)
         st = commutative(op, &commute);
+    if (!st && alg == RW_COLL_TRINARY)
+        st = rw_fail(RW_ERR_ARG, "trinary is an algorithm of bcast only");
     if (!st)
         st = setup(comm, 0, alg, 0, &c);
     if (st)

@@ -17,6 +17,7 @@
  *              tree, then bcast of the result (P blocks) over the same tree. */
 #include "predict_internal.h"
 #include "rankwise_coll_tune.h"
+#include "trinary_sched.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -149,11 +150,28 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
     *out = NULL;
     if (!net || !op || !alg || net->n_ranks < 1)
         return rw_fail(RW_ERR_ARG, "rw_sched_library: a placed network, an operation and an algorithm are required");
-    int allreduce = !strcmp(op, "allreduce");
-    if (!allreduce && strcmp(op, "allgather"))
-        return rw_fail(RW_ERR_ARG, "unknown collective '%s' of the library's own (known: allreduce, allgather)", op);
+    int allreduce = !strcmp(op, "allreduce"), bcast = !strcmp(op, "bcast");
+    if (!allreduce && !bcast && strcmp(op, "allgather"))
+        return rw_fail(RW_ERR_ARG, "unknown collective '%s' of the library's own (known: allreduce, allgather, bcast)",
+                       op);
     if (!(bytes >= 0.0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
+    if (bcast) { /* the library's broadcasts that are not one tree: trinary (root opt->root) */
+        if (strcmp(alg, "trinary"))
+            return rw_fail(RW_ERR_ARG, "unknown bcast algorithm '%s' of the library's own (known: trinary)", alg);
+        rw_builder tb;
+        rw_status ts = rw_builder_init(&tb, net->n_ranks, opt);
+        if (ts == RW_OK) {
+            int32_t root = opt ? opt->root : 0;
+            ts = root >= 0 && root < net->n_ranks ? rw_b_trinary_bcast(&tb, root, bytes, 0)
+                                                  : rw_fail(RW_ERR_ARG, "bcast: root %d of %d ranks", (int)root,
+                                                            (int)net->n_ranks);
+            if (ts != RW_OK && tb.err == RW_OK)
+                tb.err = ts;
+            ts = rw_builder_finish(&tb, out);
+        }
+        return ts;
+    }
     static const struct {
         const char *name;
         rw_tree_shape shape;

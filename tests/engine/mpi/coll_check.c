@@ -390,8 +390,9 @@ static void t_api(MPI_Comm comm)
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &n);
     int a[64], b[64];
-    rw_coll_alg algs[] = {RW_COLL_BINOMIAL, RW_COLL_KNOMIAL, RW_COLL_FLAT, RW_COLL_CHAIN, RW_COLL_HIER};
-    for (int i = 0; i < 5; i++) {
+    rw_coll_alg algs[] = {RW_COLL_BINOMIAL, RW_COLL_KNOMIAL, RW_COLL_FLAT, RW_COLL_CHAIN, RW_COLL_HIER,
+                          RW_COLL_TRINARY};
+    for (int i = 0; i < 6; i++) {
         for (int k = 0; k < 64; k++)
             a[k] = b[k] = me == n - 1 ? k * 3 + i : -1;
         check(rw_coll_bcast(a, 64, MPI_INT, n - 1, comm, algs[i]) == RW_OK, "rw_coll_bcast", "api", n - 1, 64);
@@ -422,6 +423,24 @@ static void t_api(MPI_Comm comm)
               "non-commutative refused", "api", n - 1, 1);
         rw_tree_free(u);
     }
+    /* trinary: a long message (default segments, thirds of 50001 ints) from every root */
+    enum { LONG = 50001 };
+    int *la = malloc(sizeof(int) * LONG), *lb = malloc(sizeof(int) * LONG);
+    for (int root = 0; root < n; root++) {
+        for (int k = 0; k < LONG; k++)
+            la[k] = lb[k] = me == root ? k * 7 + root : -1;
+        check(rw_coll_bcast(la, LONG, MPI_INT, root, comm, RW_COLL_TRINARY) == RW_OK, "trinary long", "api", root,
+              LONG);
+        rw_coll_bcast(lb, LONG, MPI_INT, root, comm, RW_COLL_PASSTHROUGH);
+        same(la, lb, sizeof(int) * LONG, "trinary", "api", root, LONG);
+    }
+    free(la);
+    free(lb);
+    check(rw_coll_reduce(&one, &sum, 1, MPI_INT, MPI_SUM, 0, comm, RW_COLL_TRINARY) == RW_ERR_ARG &&
+              rw_coll_allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm, RW_COLL_TRINARY) == RW_ERR_ARG &&
+              rw_coll_allgather(&one, 1, MPI_INT, b, 1, MPI_INT, comm, RW_COLL_TRINARY) == RW_ERR_ARG,
+          "trinary is bcast only", "api", 0, 1);
+    check(rw_coll_alg_parse("trinary", &(rw_coll_alg){0}) == RW_OK, "parse trinary", "api", 0, 0);
     check(rw_coll_bcast(a, 1, MPI_INT, n, comm, RW_COLL_BINOMIAL) == RW_ERR_ARG, "root out of range", "api", n, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_RING) == RW_ERR_ARG, "ring bcast refused", "api", 0, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, (rw_coll_alg)99) == RW_ERR_ARG &&

@@ -1,0 +1,155 @@
+/* The triple trinary trees (engine/src/coll/trinary.c) and their broadcast
+ * schedule: spanning trees from every root, inner ranks disjoint, no
+ * directed edge shared from 4 ranks on, at most three children per inner
+ * rank, logarithmic depth, parts and segments; the predictor's schedule
+ * moves every byte to every rank and beats the binomial tree on long
+ * messages where bandwidth rules. */
+#include "../../engine/src/coll/trinary.h"
+#include "check.h"
+#include "rankwise_coll_tune.h"
+#include "rankwise_predict.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int depth_of(const rw_tree *t, int32_t r)
+{
+    int d = 0;
+    for (; t->parent[r] >= 0; r = t->parent[r])
+        d++;
+    return d;
+}
+
+static void trees(int32_t n, int32_t root)
+{
+    rw_tree *t[3];
+    CHECK(rw_tree_trinary(n, root, t) == RW_OK);
+    if (!t[0])
+        return;
+    int *sent = calloc((size_t)n, sizeof *sent), *inner_in = calloc((size_t)n, sizeof *inner_in);
+    char *edge = calloc((size_t)n * (size_t)n, 1);
+    int shared = 0, max_depth = 0;
+    for (int k = 0; k < 3; k++) {
+        CHECK(rw_tree_check(t[k]) == RW_OK && t[k]->root == root && t[k]->n_ranks == n);
+        for (int32_t r = 0; r < n; r++) {
+            int nc = t[k]->first_child[r + 1] - t[k]->first_child[r];
+            sent[r] += nc;
+            if (nc > 0 && r != root)
+                inner_in[r]++;
+            CHECK(r == root ? nc <= 2 : nc <= 3);
+            for (int32_t i = t[k]->first_child[r]; i < t[k]->first_child[r + 1]; i++) {
+                size_t e = (size_t)r * (size_t)n + (size_t)t[k]->child[i];
+                shared += edge[e];
+                edge[e] = 1;
+            }
+            int d = depth_of(t[k], r);
+            max_depth = d > max_depth ? d : max_depth;
+        }
+    }
+    if (n >= 4)
+        CHECK(shared == 0);
+    for (int32_t r = 0; r < n; r++)
+        if (r != root) { /* inner in one tree at most: sends at most the message */
+            CHECK(inner_in[r] <= 1);
+            CHECK(sent[r] <= 3);
+        }
+    /* ternary heap of n/3 inner ranks, one level of leaves, the root above */
+    int bound = 2;
+    for (int32_t m = 1; m < n / 3 + 1; m *= 3)
+        bound++;
+    CHECK(max_depth <= bound);
+    if (max_depth > bound)
+        fprintf(stderr, "n %d root %d depth %d > %d\n", (int)n, (int)root, max_depth, bound);
+    for (int k = 0; k < 3; k++)
+        rw_tree_free(t[k]);
+    free(sent);
+    free(inner_in);
+    free(edge);
+}
+
+static void parts(void)
+{
+    for (size_t bytes = 0; bytes < 40; bytes++) {
+        size_t off, total = 0, next = 0;
+        for (int k = 0; k < 3; k++) {
+            size_t len = rw_trinary_part(bytes, k, &off);
+            CHECK(off == next);
+            CHECK(len == bytes / 3 || len == bytes / 3 + 1);
+            next = off + len;
+            total += len;
+        }
+        CHECK(total == bytes);
+    }
+    CHECK(rw_trinary_segment(3 << 20) == 61440);           /* 1 MiB thirds: capped below the eager limit */
+    CHECK(rw_trinary_segment(3 * 100000) == 100000 / 8);  /* about eight segments */
+    CHECK(rw_trinary_segment(30000) == 10000);             /* a small third: whole */
+    CHECK(rw_trinary_segment(3 * 20000) == 8192);
+}
+
+/* A uniform network of n nodes, 1 us and 1 GB/s between every pair. */
+static rw_pnet *uniform(int32_t n)
+{
+    double *a = malloc(sizeof(double) * (size_t)n * (size_t)n), *b = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    for (int32_t i = 0; i < n * n; i++) {
+        a[i] = 1e-6;
+        b[i] = 1e-9;
+    }
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_create(n, a, b, &net) == RW_OK);
+    free(a);
+    free(b);
+    return net;
+}
+
+static void schedule(void)
+{
+    rw_pnet *net = uniform(27);
+    rw_coll_options opt = rw_coll_options_default();
+    for (int32_t root = 0; root < 27; root += 13) {
+        opt.root = root;
+        rw_sched *s = NULL;
+        double bytes = 1 << 20;
+        CHECK(rw_sched_library(net, "bcast", "trinary", bytes, &opt, &s) == RW_OK);
+        if (!s)
+            continue;
+        /* every rank but the root receives the whole message, the root nothing */
+        double *in = calloc(27, sizeof *in);
+        for (int64_t i = 0; i < rw_sched_n_transfers(s); i++) {
+            int32_t src, dst;
+            double sz;
+            rw_sched_transfer(s, i, &src, &dst, &sz);
+            in[dst] += sz;
+        }
+        for (int32_t r = 0; r < 27; r++)
+            CHECK(in[r] == (r == root ? 0.0 : bytes));
+        free(in);
+        rw_sim_result tri, bin;
+        CHECK(rw_simulate(net, s, RW_SIM_SHARED, &tri, NULL) == RW_OK);
+        CHECK(rw_predict_collective(net, "bcast", "binomial", bytes, &opt, RW_SIM_SHARED, &bin) == RW_OK);
+        /* binomial: 5 rounds of the whole message; trinary: about one message and a pipeline's fill */
+        CHECK(tri.time < 0.5 * bin.time);
+        CHECK(tri.time > bytes * 1e-9);
+        rw_sched_free(s);
+    }
+    rw_sched *s = NULL;
+    CHECK(rw_sched_library(net, "bcast", "fastest", 1024, &opt, &s) == RW_ERR_ARG && !s);
+    opt.root = 27;
+    CHECK(rw_sched_library(net, "bcast", "trinary", 1024, &opt, &s) == RW_ERR_ARG && !s);
+    rw_pnet_free(net);
+}
+
+int main(void)
+{
+    for (int32_t n = 1; n <= 40; n++)
+        for (int32_t root = 0; root < n; root++)
+            trees(n, root);
+    trees(1000, 17);
+    rw_tree *t[3];
+    CHECK(rw_tree_trinary(0, 0, t) == RW_ERR_ARG && !t[0]);
+    CHECK(rw_tree_trinary(4, 4, t) == RW_ERR_ARG);
+    parts();
+    schedule();
+    if (check_failures)
+        fprintf(stderr, "%d failures\n", check_failures);
+    return check_failures != 0;
+}
