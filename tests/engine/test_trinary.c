@@ -80,8 +80,8 @@ static void parts(void)
         }
         CHECK(total == bytes);
     }
-    CHECK(rw_trinary_segment(3 << 20) == 61440);           /* 1 MiB thirds: capped below the eager limit */
-    CHECK(rw_trinary_segment(3 * 100000) == 100000 / 8);  /* about eight segments */
+    CHECK(rw_trinary_segment(3 << 22) == 24576);           /* 4 MiB thirds: capped */
+    CHECK(rw_trinary_segment(3 * 300000) == 300000 / 16); /* about sixteen segments */
     CHECK(rw_trinary_segment(30000) == 10000);             /* a small third: whole */
     CHECK(rw_trinary_segment(3 * 20000) == 8192);
 }

@@ -16,8 +16,17 @@ size_t rw_trinary_part(size_t bytes, int k, size_t *offset)
     return base + ((size_t)k < rest);
 }
 
-/* Tree k in relative numbering (v = 0 is the root): parent[v]. */
-static void build_one(int32_t n, int k, int32_t *parent, int32_t *inner, int32_t *leaf, int32_t *slots)
+/* Tree k in relative numbering (v = 0 is the root): parent[v]. The shape
+ * first, over abstract places: inner places 0..n_in-1 (a ternary heap),
+ * leaf places on the inner ones' free slots (the heap's deepest inner
+ * places have them all), the root taking what is left. Then ranks go onto
+ * the places in depth-first order, inner places taking the inner ranks
+ * (v = 1 + k, 4 + k, ...) in increasing v and leaf places the others in
+ * increasing v: a subtree holds ranks of about one stretch of v, so where
+ * rank order follows the network (block placement on racks, a torus
+ * numbered along its axes) most of a tree's edges stay near. */
+static void build_one(int32_t n, int k, int32_t *parent, int32_t *inner, int32_t *leaf, int32_t *slots,
+                      int32_t *leaf_parent, int32_t *stack)
 {
     int32_t m = n - 1, n_in = 0, n_leaf = 0;
     for (int32_t v = 1; v <= m; v++) {
@@ -27,30 +36,77 @@ static void build_one(int32_t n, int k, int32_t *parent, int32_t *inner, int32_t
             leaf[n_leaf++] = v;
     }
     parent[0] = -1;
-    if (n_in == 0) { /* fewer than k + 1 other ranks: the root sends to all */
-        for (int32_t i = 0; i < n_leaf; i++)
-            parent[leaf[i]] = 0;
-        return;
-    }
-    parent[inner[0]] = 0;
-    for (int32_t i = 0; i < n_in; i++)
+    for (int32_t i = 0; i < n_in; i++) {
         slots[i] = 3;
-    for (int32_t i = 1; i < n_in; i++) { /* ternary heap of the inner ranks */
-        int32_t up = (i - 1) / 3;
-        parent[inner[i]] = inner[up];
-        slots[up]--;
+        if (i > 0)
+            slots[(i - 1) / 3]--;
     }
-    /* leaves, in rank order, on the free places in inner order (the heap's
-     * deepest inner ranks have them all); the root takes what is left */
     int32_t i = 0;
     for (int32_t j = 0; j < n_leaf; j++) {
         while (i < n_in && slots[i] == 0)
             i++;
-        if (i < n_in) {
-            parent[leaf[j]] = inner[i];
+        leaf_parent[j] = i < n_in ? i : -1;
+        if (i < n_in)
             slots[i]--;
-        } else {
-            parent[leaf[j]] = 0;
+    }
+    /* depth-first over the places: children of inner place p are inner
+     * places 3p+1..3p+3, then the leaf places on p (a contiguous run, since
+     * leaves fill slots in place order); the stack holds (place, parent's
+     * v) pairs, inner place p as p, leaf place j as -2 - j */
+    int32_t *first_leaf = slots; /* reused: first leaf place of each inner place, n_leaf if none */
+    for (int32_t p = 0; p < n_in; p++)
+        first_leaf[p] = n_leaf;
+    for (int32_t j = n_leaf - 1; j >= 0; j--)
+        if (leaf_parent[j] >= 0)
+            first_leaf[leaf_parent[j]] = j;
+    /* Inner ranks split into two streams spread evenly over v: the upper
+     * places (with inner children) take one, the bottom places (leaves
+     * only) the other. A bottom place and its three leaves then take ranks
+     * of about the same v, as do the upper places and the subtrees under
+     * them. */
+    int32_t n_up = 0;
+    while (n_up < n_in && 3 * n_up + 1 < n_in)
+        n_up++;
+    int32_t *up_rank = stack + 2 * (size_t)n, n_u = 0, n_b = 0; /* past the walk's 2 n */
+    int32_t *bottom_rank = inner;
+    for (int32_t j = 0; j < n_in; j++) {
+        if ((int64_t)j * n_up % n_in < n_up) /* the first inner rank among them: place 0 */
+            up_rank[n_u++] = inner[j];
+        else
+            bottom_rank[n_b++] = inner[j]; /* in place: n_b <= j */
+    }
+    int32_t next_up = 0, next_bottom = 0, next_leaf = 0, top = 0;
+    /* the root's own leaves (tree 2's extra child, or every rank when no inner place) */
+    for (int32_t j = n_leaf - 1; j >= 0; j--)
+        if (leaf_parent[j] < 0) {
+            stack[top++] = -2 - j;
+            stack[top++] = 0;
+        }
+    if (n_in > 0) {
+        stack[top++] = 0;
+        stack[top++] = 0;
+    }
+    while (top > 0) {
+        int32_t up = stack[--top], place = stack[--top], v;
+        if (place < 0) {
+            v = leaf[next_leaf++];
+            parent[v] = up;
+            continue;
+        }
+        v = place < n_up ? up_rank[next_up++] : bottom_rank[next_bottom++];
+        parent[v] = up;
+        /* pushed in reverse so that they pop in order: leaves, then inner children */
+        for (int32_t c = 3 * place + 3; c >= 3 * place + 1; c--)
+            if (c < n_in) {
+                stack[top++] = c;
+                stack[top++] = v;
+            }
+        int32_t last = first_leaf[place];
+        while (last < n_leaf && leaf_parent[last] == place)
+            last++;
+        for (int32_t j = last - 1; j >= first_leaf[place]; j--) {
+            stack[top++] = -2 - j;
+            stack[top++] = v;
         }
     }
 }
@@ -65,11 +121,13 @@ rw_status rw_tree_trinary(int32_t n_ranks, int32_t root, rw_tree *out[3])
     int32_t *rel = malloc(n * sizeof *rel), *parent = malloc(n * sizeof *parent);
     int32_t *inner = malloc(n * sizeof *inner), *leaf = malloc(n * sizeof *leaf);
     int32_t *slots = malloc(n * sizeof *slots), *order = malloc(n * sizeof *order);
-    rw_status st = rel && parent && inner && leaf && slots && order
+    int32_t *leaf_parent = malloc(n * sizeof *leaf_parent);
+    int32_t *stack = malloc(3 * n * sizeof *stack); /* 2 n for the walk, n for the upper ranks */
+    rw_status st = rel && parent && inner && leaf && slots && order && leaf_parent && stack
                        ? RW_OK
                        : rw_fail(RW_ERR_NOMEM, "trinary trees: out of memory for %d ranks", (int)n_ranks);
     for (int k = 0; k < 3 && st == RW_OK; k++) {
-        build_one(n_ranks, k, rel, inner, leaf, slots);
+        build_one(n_ranks, k, rel, inner, leaf, slots, leaf_parent, stack);
         for (int32_t v = 0; v < n_ranks; v++) {
             int32_t r = (v + root) % n_ranks;
             parent[r] = rel[v] < 0 ? -1 : (rel[v] + root) % n_ranks;
@@ -90,6 +148,8 @@ rw_status rw_tree_trinary(int32_t n_ranks, int32_t root, rw_tree *out[3])
     free(leaf);
     free(slots);
     free(order);
+    free(leaf_parent);
+    free(stack);
     return st;
 }
 
@@ -98,7 +158,7 @@ size_t rw_trinary_segment(size_t bytes)
     size_t part = rw_trinary_part(bytes, 0, NULL);
     if (part < 16384)
         return part > 0 ? part : 1;
-    size_t seg = part / 8;
-    seg = seg < 8192 ? 8192 : seg > 61440 ? 61440 : seg;
+    size_t seg = part / 16;
+    seg = seg < 8192 ? 8192 : seg > 24576 ? 24576 : seg;
     return seg;
 }
