@@ -479,6 +479,13 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
                 goto fail;
             add(d, "tree", "eager", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
         }
+        /* The library's triple trinary trees (three trees at once: no one rw_tree; its own segments). */
+        rw_coll_options c = rw_tune_coll_options(&o);
+        rw_sim_result r;
+        c.root = root;
+        add(d, "trinary", "trinary", 0,
+            rw_predict_library(net, "bcast", "trinary", bytes, &c, RW_SIM_SHARED, &r) == RW_OK ? r.time : INFINITY,
+            NULL);
     }
 choose:;
     int32_t best = 1;
