@@ -2,7 +2,7 @@
  * case (refusing before anything is sent), then runs the algorithm on the
  * communicator's private duplicate; rw_coll_<op> (rankwise_coll.h) adds
  * the decision for RW_COLL_AUTO and the MPI's own for RW_COLL_PASSTHROUGH. */
-#include "bcast_trinary.h"
+#include "coll_trinary.h"
 #include "coll.h"
 #include "internal.h"
 
@@ -151,12 +151,18 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
         st = rwc_type_bytes(count, type, &bytes);
     if (!st)
         st = commutative(op, &commute);
+    if (!st && alg == RW_COLL_TRINARY && !commute)
+        st = rw_fail(RW_ERR_STATE, "trinary reduce: a non-commutative operation (the trees are out of rank order)");
     if (!st)
-        st = setup(comm, root, alg, 1, &c);
+        st = setup(comm, root, alg, 2, &c); /* 2: the trinary trees too */
     if (st)
         return st;
     if (count == 0)
         return RW_OK;
+    if (alg == RW_COLL_TRINARY) {
+        rwc_trace(RWC_REDUCE, alg, comm, bytes);
+        return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, rwc_segment_bytes());
+    }
     if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
         return st;
     rwc_trace(RWC_REDUCE, alg, comm, bytes);
@@ -226,8 +232,8 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
         st = rwc_type_bytes(count, type, &bytes);
     if (!st)
         st = commutative(op, &commute);
-    if (!st && alg == RW_COLL_TRINARY)
-        st = rw_fail(RW_ERR_ARG, "trinary is an algorithm of bcast only");
+    if (!st && alg == RW_COLL_TRINARY && !commute)
+        st = rw_fail(RW_ERR_STATE, "trinary allreduce: a non-commutative operation (the trees are out of rank order)");
     if (!st)
         st = setup(comm, 0, alg, 0, &c);
     if (st)
@@ -235,6 +241,11 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
     if (count == 0)
         return RW_OK;
     rwc_trace(RWC_ALLREDUCE, alg, comm, bytes);
+    if (alg == RW_COLL_TRINARY) { /* reduce to 0 and broadcast from 0, both over the trinary trees */
+        st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
+                                rwc_segment_bytes());
+        return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, rwc_segment_bytes());
+    }
     if (commute && alg == RW_COLL_RING)
         return rwc_allreduce_ring(s, r, count, type, op, c->dup);
     if (commute && alg == RW_COLL_RECURSIVE_DOUBLING)
@@ -264,6 +275,8 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
         st = count_ok(rc);
     if (!st)
         st = rwc_type_bytes(rc, rtype, &blk);
+    if (!st && alg == RW_COLL_TRINARY)
+        st = rw_fail(RW_ERR_ARG, "trinary is not an allgather algorithm");
     if (!st)
         st = setup(comm, 0, alg, 0, &c);
     if (!st)

@@ -7,7 +7,7 @@
  * tree's children with nonblocking sends as soon as it is in, in order
  * (receives of one tree match in the order posted). The data moves as its
  * bytes in MPI_Pack order, as the tree broadcast's. */
-#include "bcast_trinary.h"
+#include "coll_trinary.h"
 
 #include "coll/trinary.h"
 #include "internal.h"

@@ -34,7 +34,7 @@ static int valid_for(rwc_op op, rw_coll_alg alg)
     if (alg == RW_COLL_RING || alg == RW_COLL_RECURSIVE_DOUBLING)
         return op == RWC_ALLREDUCE || op == RWC_ALLGATHER;
     if (alg == RW_COLL_TRINARY)
-        return op == RWC_BCAST;
+        return op == RWC_BCAST || op == RWC_REDUCE || op == RWC_ALLREDUCE;
     return alg != RW_COLL_AUTO;
 }
 

@@ -436,10 +436,29 @@ static void t_api(MPI_Comm comm)
     }
     free(la);
     free(lb);
-    check(rw_coll_reduce(&one, &sum, 1, MPI_INT, MPI_SUM, 0, comm, RW_COLL_TRINARY) == RW_ERR_ARG &&
-              rw_coll_allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm, RW_COLL_TRINARY) == RW_ERR_ARG &&
+    /* trinary reduce and allreduce of a long vector (default segments) against the MPI's own */
+    long *ls = malloc(sizeof(long) * LONG), *lr = malloc(sizeof(long) * LONG), *lm = malloc(sizeof(long) * LONG);
+    for (int k = 0; k < LONG; k++)
+        ls[k] = (long)k * (me + 3) - me;
+    for (int root = 0; root < n; root += n > 3 ? n / 3 : 1) {
+        for (int k = 0; k < LONG; k++)
+            lr[k] = lm[k] = -7;
+        check(rw_coll_reduce(ls, lr, LONG, MPI_LONG, MPI_SUM, root, comm, RW_COLL_TRINARY) == RW_OK,
+              "trinary reduce long", "api", root, LONG);
+        rw_coll_reduce(ls, lm, LONG, MPI_LONG, MPI_SUM, root, comm, RW_COLL_PASSTHROUGH);
+        same(lr, lm, sizeof(long) * LONG, "trinary reduce", "api", root, LONG);
+    }
+    check(rw_coll_allreduce(ls, lr, LONG, MPI_LONG, MPI_MAX, comm, RW_COLL_TRINARY) == RW_OK,
+          "trinary allreduce long", "api", -1, LONG);
+    rw_coll_allreduce(ls, lm, LONG, MPI_LONG, MPI_MAX, comm, RW_COLL_PASSTHROUGH);
+    same(lr, lm, sizeof(long) * LONG, "trinary allreduce", "api", -1, LONG);
+    free(ls);
+    free(lr);
+    free(lm);
+    check(rw_coll_reduce(f, g, 1, T_AFF, OP_AFFINE, 0, comm, RW_COLL_TRINARY) == RW_ERR_STATE &&
+              rw_coll_allreduce(f, g, 1, T_AFF, OP_AFFINE, comm, RW_COLL_TRINARY) == RW_ERR_STATE &&
               rw_coll_allgather(&one, 1, MPI_INT, b, 1, MPI_INT, comm, RW_COLL_TRINARY) == RW_ERR_ARG,
-          "trinary is bcast only", "api", 0, 1);
+          "trinary: commutative reduce and allreduce, no allgather", "api", 0, 1);
     check(rw_coll_alg_parse("trinary", &(rw_coll_alg){0}) == RW_OK, "parse trinary", "api", 0, 0);
     check(rw_coll_bcast(a, 1, MPI_INT, n, comm, RW_COLL_BINOMIAL) == RW_ERR_ARG, "root out of range", "api", n, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_RING) == RW_ERR_ARG, "ring bcast refused", "api", 0, 1);
