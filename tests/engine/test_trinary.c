@@ -131,8 +131,37 @@ static void schedule(void)
         CHECK(tri.time > bytes * 1e-9);
         rw_sched_free(s);
     }
+    /* reduce: every non-root rank sends each element once (its thirds up three trees), the root
+     * nothing; allreduce: that and the broadcast, the broadcast after the root has everything */
+    opt.root = 5;
+    double bytes = 1 << 20, red_time = 0, all_time = 0, bc_time = 0;
+    const char *ops[3] = {"reduce", "allreduce", "bcast"};
+    for (int o = 0; o < 3; o++) {
+        rw_sched *s = NULL;
+        CHECK(rw_sched_library(net, ops[o], "trinary", bytes, &opt, &s) == RW_OK);
+        if (!s)
+            continue;
+        double *out = calloc(27, sizeof *out);
+        for (int64_t i = 0; i < rw_sched_n_transfers(s); i++) {
+            int32_t src, dst;
+            double sz;
+            rw_sched_transfer(s, i, &src, &dst, &sz);
+            out[src] += sz;
+        }
+        if (o == 0)
+            for (int32_t r = 0; r < 27; r++)
+                CHECK(out[r] == (r == 5 ? 0.0 : bytes));
+        free(out);
+        rw_sim_result res;
+        CHECK(rw_simulate(net, s, RW_SIM_SHARED, &res, NULL) == RW_OK);
+        *(o == 0 ? &red_time : o == 1 ? &all_time : &bc_time) = res.time;
+        rw_sched_free(s);
+    }
+    CHECK(all_time > red_time && all_time > bc_time && all_time <= 1.05 * (red_time + bc_time));
+    opt.root = 0;
     rw_sched *s = NULL;
     CHECK(rw_sched_library(net, "bcast", "fastest", 1024, &opt, &s) == RW_ERR_ARG && !s);
+    CHECK(rw_sched_library(net, "allgather", "trinary", 1024, &opt, &s) == RW_ERR_ARG && !s);
     opt.root = 27;
     CHECK(rw_sched_library(net, "bcast", "trinary", 1024, &opt, &s) == RW_ERR_ARG && !s);
     rw_pnet_free(net);

@@ -150,28 +150,35 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
     *out = NULL;
     if (!net || !op || !alg || net->n_ranks < 1)
         return rw_fail(RW_ERR_ARG, "rw_sched_library: a placed network, an operation and an algorithm are required");
-    int allreduce = !strcmp(op, "allreduce"), bcast = !strcmp(op, "bcast");
-    if (!allreduce && !bcast && strcmp(op, "allgather"))
-        return rw_fail(RW_ERR_ARG, "unknown collective '%s' of the library's own (known: allreduce, allgather, bcast)",
-                       op);
+    int allreduce = !strcmp(op, "allreduce"), bcast = !strcmp(op, "bcast"), reduce = !strcmp(op, "reduce");
+    if (!allreduce && !bcast && !reduce && strcmp(op, "allgather"))
+        return rw_fail(RW_ERR_ARG,
+                       "unknown collective '%s' of the library's own (known: allreduce, allgather, bcast, reduce)", op);
     if (!(bytes >= 0.0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
-    if (bcast) { /* the library's broadcasts that are not one tree: trinary (root opt->root) */
-        if (strcmp(alg, "trinary"))
-            return rw_fail(RW_ERR_ARG, "unknown bcast algorithm '%s' of the library's own (known: trinary)", alg);
+    if (!strcmp(alg, "trinary")) { /* three trees at once (root opt->root; allreduce: reduce to 0 + bcast) */
+        if (!bcast && !reduce && !allreduce)
+            return rw_fail(RW_ERR_ARG, "trinary is not an algorithm of %s (bcast, reduce, allreduce)", op);
         rw_builder tb;
         rw_status ts = rw_builder_init(&tb, net->n_ranks, opt);
         if (ts == RW_OK) {
-            int32_t root = opt ? opt->root : 0;
-            ts = root >= 0 && root < net->n_ranks ? rw_b_trinary_bcast(&tb, root, bytes, 0)
-                                                  : rw_fail(RW_ERR_ARG, "bcast: root %d of %d ranks", (int)root,
-                                                            (int)net->n_ranks);
+            int32_t root = opt && !allreduce ? opt->root : 0;
+            if (root < 0 || root >= net->n_ranks)
+                ts = rw_fail(RW_ERR_ARG, "%s: root %d of %d ranks", op, (int)root, (int)net->n_ranks);
+            int64_t into[RW_TRINARY_ROOT_IN];
+            int32_t n_into = 0;
+            if (ts == RW_OK && !bcast) /* 4-byte elements, as the library's other schedules assume */
+                ts = rw_b_trinary_reduce(&tb, root, bytes, 4.0, 0, into, &n_into);
+            if (ts == RW_OK && !reduce)
+                ts = rw_b_trinary_bcast(&tb, root, bytes, 0, into, n_into);
             if (ts != RW_OK && tb.err == RW_OK)
                 tb.err = ts;
             ts = rw_builder_finish(&tb, out);
         }
         return ts;
     }
+    if (bcast || reduce)
+        return rw_fail(RW_ERR_ARG, "unknown %s algorithm '%s' of the library's own (known: trinary)", op, alg);
     static const struct {
         const char *name;
         rw_tree_shape shape;
