@@ -14,6 +14,9 @@ one simulated instant, the time is the last rank's end) broadcasts 1 MiB and mor
 - `predicted`: rankwise's predictor (rw_sched_library "bcast" "trinary") on the platform's ground truth
   with the same overheads.
 
+The same for MPI_Reduce (a float sum to rank 0; the library's trinary reduce runs the trees reversed)
+against every SMPI reduce, reported without a goal (--no-reduce: broadcasts only).
+
 Printed per platform and size: the times, trinary's speed-up over binomial, the fastest pinned SMPI
 broadcast and trinary's ratio to it, the prediction's error; then the goals (issue 12): trinary >= 1.5x
 faster than binomial, at least as fast as the best pinned SMPI broadcast, predictions within 15 % median.
@@ -45,6 +48,11 @@ from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 
 SOURCE = Path(__file__).resolve().parents[1] / "tests" / "engine" / "mpi" / "coll_times.c"
+# SMPI 3.32's algorithms per operation that run with one rank per node
+SMPI_REDUCES = ("binomial", "flat_tree", "NTSL", "scatter_gather", "rab", "arrival_pattern_aware", "ompi", "ompi_chain",
+                "ompi_pipeline", "ompi_binary", "ompi_in_order_binary", "ompi_binomial", "mpich", "mvapich2",
+                "mvapich2_knomial", "impi")
+QUICK_REDUCES = ("binomial", "scatter_gather", "rab", "ompi_pipeline", "ompi")
 SMPI_BCASTS = ("binomial_tree", "flattree", "flattree_pipeline", "NTSB", "NTSL", "NTSL_Isend",
                "scatter_LR_allgather", "scatter_rdb_allgather", "arrival_pattern_aware", "arrival_scatter",
                "SMP_binary", "SMP_binomial", "ompi", "mpich", "ompi_split_bintree", "ompi_pipeline", "mvapich2",
@@ -70,15 +78,16 @@ def hostfile(plat, n: int, path: Path) -> Path:
     return path
 
 
-def measure(exe: Path, plat, hosts: Path, n: int, variant: str, sizes) -> dict[int, float]:
-    """Simulated seconds per size of MPI_Bcast: variant `smpi:<alg>` pins SMPI's, else the library's."""
+def measure(exe: Path, plat, hosts: Path, n: int, variant: str, sizes, op: str = "bcast") -> dict[int, float]:
+    """Simulated seconds per size of MPI_Bcast (MPI_Reduce: floats summed to rank 0): variant `smpi:<alg>`
+    pins SMPI's, else the library's."""
     cfg = overhead_settings(OVERHEAD, OVERHEAD)
     env = {k: v for k, v in os.environ.items() if not k.startswith("RANKWISE_COLL_")}
     if variant.startswith("smpi:"):
-        cfg += (f"smpi/bcast:{variant[5:]}",)
+        cfg += (f"smpi/{op}:{variant[5:]}",)
     else:
-        env["RANKWISE_COLL_BCAST"] = variant
-    cmd = smpirun_command(exe, ["bcast", *map(str, sizes)], plat.platform_xml, hosts, n, cfg)
+        env[f"RANKWISE_COLL_{op.upper()}"] = variant
+    cmd = smpirun_command(exe, [op, *map(str, sizes)], plat.platform_xml, hosts, n, cfg)
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{variant}: {out.stderr[-600:]}")
@@ -106,19 +115,21 @@ def predict_library(net: PredictNetwork, n: int, op: str, alg: str, nbytes: int)
         so.rw_sched_free(sched)
 
 
-def run_platform(console: Console, name: str, spec: PlatformSpec, n: int, sizes, algs, tmp: Path, exe: Path):
+def run_platform(console: Console, name: str, spec: PlatformSpec, n: int, sizes, algs, tmp: Path, exe: Path,
+                 op: str = "bcast"):
     folder = name.split(",")[0].replace(" ", "-")  # SimGrid takes no blank in a platform's path
     plat = generate(spec, tmp / folder)
     hosts = hostfile(plat, n, tmp / f"{folder}.hosts")
     net = PredictNetwork.from_ground_truth(plat.out_dir).with_overheads(OVERHEAD, OVERHEAD)
     t0 = time.time()
-    times = {v: measure(exe, plat, hosts, n, v, sizes) for v in ("trinary", "binomial")}
+    times = {v: measure(exe, plat, hosts, n, v, sizes, op) for v in ("trinary", "binomial")}
     for a in algs:
         try:
-            times[f"smpi:{a}"] = measure(exe, plat, hosts, n, f"smpi:{a}", sizes)
+            times[f"smpi:{a}"] = measure(exe, plat, hosts, n, f"smpi:{a}", sizes, op)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            console.print(f"[yellow]{name}: smpi/bcast:{a} did not run ({str(exc).splitlines()[-1][:120]})")
-    table = Table(title=f"{name}: MPI_Bcast from rank 0, {n} ranks (one per node), simulated "
+            console.print(f"[yellow]{name}: smpi/{op}:{a} did not run ({str(exc).splitlines()[-1][:120]})")
+    call = "MPI_Bcast from" if op == "bcast" else "MPI_Reduce (float sum) to"
+    table = Table(title=f"{name}: {call} rank 0, {n} ranks (one per node), simulated "
                         f"({time.time() - t0:.0f} s of wall time)", title_justify="left")
     for col in ("bytes", "trinary", "predicted", "error", "binomial", "speed-up", "best pinned SMPI", "ratio"):
         table.add_column(col, justify="left" if col == "best pinned SMPI" else "right")
@@ -127,7 +138,7 @@ def run_platform(console: Console, name: str, spec: PlatformSpec, n: int, sizes,
         tri, bino = times["trinary"][b], times["binomial"][b]
         pinned = {k: v[b] for k, v in times.items() if k.startswith("smpi:")}
         best = min(pinned, key=pinned.get)
-        pred = predict_library(net, n, "bcast", "trinary", b)
+        pred = predict_library(net, n, op, "trinary", b)
         err = pred / tri - 1
         rows.append((b, tri, bino, pinned[best], err))
         table.add_row(f"{b / 2**20:g} MiB", f"{tri * 1e3:.3f} ms", f"{pred * 1e3:.3f} ms", f"{err * 100:+.1f}%",
@@ -135,7 +146,7 @@ def run_platform(console: Console, name: str, spec: PlatformSpec, n: int, sizes,
                       f"{tri / pinned[best]:.3f}")
     console.print(table)
     ranked = sorted(((v[sizes[-1]], k) for k, v in times.items()))
-    console.print(f"{name}, {sizes[-1] / 2**20:g} MiB, every variant: " +
+    console.print(f"{name}, {op} {sizes[-1] / 2**20:g} MiB, every variant: " +
                   ", ".join(f"{k} {t * 1e3:.3f}" for t, k in ranked) + " (ms)")
     return rows
 
@@ -148,6 +159,7 @@ def main() -> int:
     ap.add_argument("--oversubscription", type=float, default=4.0, help="fat tree: rack uplink oversubscription")
     ap.add_argument("--sizes", default="1048576,4194304", help="bytes, comma-separated (>= 1 MiB for the goals)")
     ap.add_argument("--quick", action="store_true", help="4x4x2 torus, 4 racks of 8, fewer SMPI algorithms")
+    ap.add_argument("--no-reduce", action="store_true", help="broadcasts only (the goals are the broadcast's)")
     ap.add_argument("--out", type=Path, default=None, help="keep the platforms and the program here")
     args = ap.parse_args()
     console = Console(width=150)
@@ -160,12 +172,21 @@ def main() -> int:
     algs = QUICK_BCASTS if args.quick else SMPI_BCASTS
     dims = [int(x) for x in torus.split(",")]
     n_torus = int(np.prod(dims))
-    rows = run_platform(console, f"torus {torus.replace(',', 'x')}",
-                        PlatformSpec(topology=f"torus:{torus}", cores=1, seed=1), n_torus, sizes, algs, tmp, exe)
-    rows += run_platform(console, f"fat tree {racks}x{args.nodes_per_rack}, uplinks 1:{args.oversubscription:g}",
-                         PlatformSpec(racks=racks, nodes_per_rack=args.nodes_per_rack, cores=1,
-                                      oversubscription=args.oversubscription, seed=1),
-                         racks * args.nodes_per_rack, sizes, algs, tmp, exe)
+    platforms = [(f"torus {torus.replace(',', 'x')}", PlatformSpec(topology=f"torus:{torus}", cores=1, seed=1),
+                  n_torus),
+                 (f"fat tree {racks}x{args.nodes_per_rack}, uplinks 1:{args.oversubscription:g}",
+                  PlatformSpec(racks=racks, nodes_per_rack=args.nodes_per_rack, cores=1,
+                               oversubscription=args.oversubscription, seed=1), racks * args.nodes_per_rack)]
+    rows = []
+    for name, spec, n in platforms:
+        rows += run_platform(console, name, spec, n, sizes, algs, tmp, exe)
+    reduce_errors = []
+    for name, spec, n in [] if args.no_reduce else platforms:  # reported, no goal of issue 12
+        got = run_platform(console, name, spec, n, sizes, QUICK_REDUCES if args.quick else SMPI_REDUCES, tmp, exe,
+                           "reduce")
+        reduce_errors += [abs(e) for *_, e in got]
+    if reduce_errors:
+        console.print(f"reduce: predictions' |error| median {float(np.median(reduce_errors)) * 100:.1f} %")
     speedup = min(bino / tri for _, tri, bino, _, _ in rows)
     vs_best = max(tri / best for _, tri, _, best, _ in rows)
     med = float(np.median([abs(e) for *_, e in rows]))
