@@ -302,7 +302,7 @@ def test_tuned_pipelines_run_as_predicted_once_the_receive_overhead_is_known(tmp
 
     n, o = 16, 1e-6
     gp = generate(PlatformSpec(racks=1, nodes_per_rack=n, cores=1), tmp_path / "plat")
-    sizes = [16384, 262144, 1048576]
+    sizes = [16384, 131072, 262144, 1048576]  # from 256 KiB on the tuner picks the trinary trees here
     rules_path = tmp_path / "rules"
     r = run_cli("coll", "tune", "--platform", gp.out_dir, "--ranks", n, "--ranks-per-node", 1, "--overhead", o,
                 "--recv-overhead", o, "--ops", "bcast", "--sizes", ",".join(map(str, sizes)), "-o", rules_path)
