@@ -80,18 +80,39 @@ static rw_status precheck(MPI_Comm comm, rw_coll_alg alg)
     return inter ? rw_fail(RW_ERR_STATE, "an intercommunicator (passed to the MPI)") : RW_OK;
 }
 
+static rw_status commutative(MPI_Op op, int *out)
+{
+    return rwc_mpi(PMPI_Op_commutative(op, out), "MPI_Op_commutative");
+}
+
+/* The checks of a call that moves `count` elements of `type`, in the
+ * order that creates the communicator's cache (a collective duplicate)
+ * only for a call that will run: the bytes it moves; with an operation
+ * (op not NULL: reduce, allreduce), whether it commutes, which the trinary
+ * trees need (an invalid operation is refused here, before any message). */
+static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op, int root,
+                       int rooted, rwc_comm **c, size_t *bytes, int *commute)
+{
+    rw_status st = precheck(comm, alg);
+    if (!st)
+        st = count_ok(count);
+    if (!st)
+        st = rwc_type_bytes(count, type, bytes);
+    if (!st && op)
+        st = commutative(*op, commute);
+    if (!st && op && alg == RW_COLL_TRINARY && !*commute)
+        st = rw_fail(RW_ERR_STATE, "trinary %s: a non-commutative operation (the trees are out of rank order)",
+                     rooted ? "reduce" : "allreduce");
+    return st ? st : setup(comm, root, alg, rooted, c);
+}
+
 rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
 {
     rwc_comm *c;
     size_t bytes;
     const rw_tree *t;
-    rw_status st = precheck(comm, alg);
-    if (!st)
-        st = count_ok(count);
-    if (!st)
-        st = rwc_type_bytes(count, type, &bytes);
-    if (!st)
-        st = setup(comm, root, alg, 2, &c); /* 2: the trinary trees too */
+    int commute = 1;
+    rw_status st = begin(comm, alg, count, type, NULL, root, 2, &c, &bytes, &commute); /* 2: trinary too */
     if (st)
         return st;
     if (bytes == 0 || c->size == 1)
@@ -132,11 +153,6 @@ static rw_status reduce_in_order(const void *s, void *r, int count, MPI_Datatype
     return st;
 }
 
-static rw_status commutative(MPI_Op op, int *out)
-{
-    return rwc_mpi(PMPI_Op_commutative(op, out), "MPI_Op_commutative");
-}
-
 rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                          rw_coll_alg alg)
 {
@@ -144,17 +160,7 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
     size_t bytes;
     const rw_tree *t;
     int commute = 0;
-    rw_status st = precheck(comm, alg);
-    if (!st)
-        st = count_ok(count);
-    if (!st)
-        st = rwc_type_bytes(count, type, &bytes);
-    if (!st)
-        st = commutative(op, &commute);
-    if (!st && alg == RW_COLL_TRINARY && !commute)
-        st = rw_fail(RW_ERR_STATE, "trinary reduce: a non-commutative operation (the trees are out of rank order)");
-    if (!st)
-        st = setup(comm, root, alg, 2, &c); /* 2: the trinary trees too */
+    rw_status st = begin(comm, alg, count, type, &op, root, 2, &c, &bytes, &commute); /* 2: trinary too */
     if (st)
         return st;
     if (count == 0)
@@ -225,17 +231,7 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
     rwc_comm *c;
     size_t bytes;
     int commute = 0;
-    rw_status st = precheck(comm, alg);
-    if (!st)
-        st = count_ok(count);
-    if (!st)
-        st = rwc_type_bytes(count, type, &bytes);
-    if (!st)
-        st = commutative(op, &commute);
-    if (!st && alg == RW_COLL_TRINARY && !commute)
-        st = rw_fail(RW_ERR_STATE, "trinary allreduce: a non-commutative operation (the trees are out of rank order)");
-    if (!st)
-        st = setup(comm, 0, alg, 0, &c);
+    rw_status st = begin(comm, alg, count, type, &op, 0, 0, &c, &bytes, &commute);
     if (st)
         return st;
     if (count == 0)
