@@ -4,8 +4,8 @@
  * that level and the others go on. SimGrid's CM02 weighs a flow by the
  * inverse of its route's latency (its sharing penalty is the latency,
  * network_cm02.cpp): at a shared NIC a flow to a nearby node gets more
- * than one to a distant or degraded node (Casanova and Marchal 2002's
- * RTT-unfair TCP sharing). */
+ * than one to a distant or degraded node (TCP's bias against long round
+ * trips). */
 #include "sharing.h"
 
 #include <math.h>
