@@ -214,9 +214,9 @@ rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *
  * root; the others: per rank, a child's message holds its subtree's blocks).
  * A rank sends to its children in t's child order and receives from them in
  * the reverse order (reduce, gather); reduce charges opt->gamma per byte
- * reduced. segment > 0 pipelines a bcast in segments of that many bytes
- * (the last one shorter); 0 sends it whole (the other operations ignore
- * it). On the binomial tree (parent of relative rank v: v - lowbit(v),
+ * reduced. segment > 0 pipelines a bcast or a reduce_ompi in segments of
+ * that many bytes (the last one shorter); 0 sends it whole (the other
+ * operations ignore it). On the binomial tree (parent of relative rank v: v - lowbit(v),
  * children by decreasing relative rank) this is rw_sched_collective's
  * binomial schedule. op "reduce_ompi" is Open MPI's generic reduce (SMPI's
  * ompi_binary, ompi_binomial): the receive from the next child is posted

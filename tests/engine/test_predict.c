@@ -67,6 +67,40 @@ static void test_injection_sharing(void)
     rw_pnet_free(net);
 }
 
+/* CM02 weighs a flow by 1 / its latency (SimGrid's sharing penalty): two
+ * flows of 3 MB out of node 0's 4 GB/s, to node 1 at 1 ns and node 2 at
+ * 3 ns, share it 3 GB/s : 1 GB/s; when the first ends (1 ms) the second has
+ * 2 MB left at 4 GB/s. Plain max-min ended both at 1.5 ms. A pair without a
+ * latency makes the sharing plain again. */
+static void test_latency_weighted_sharing(void)
+{
+    rw_pnet *net = NULL;
+    double inject[3] = {4e9, 0, 0};
+    double al[9] = {0, 1e-9, 3e-9, 1e-9, 0, 1e-9, 3e-9, 1e-9, 0}, be[9]; /* pairs at 10 GB/s */
+    for (int i = 0; i < 9; i++)
+        be[i] = 1e-10;
+    CHECK(rw_pnet_create(3, al, be, &net) == RW_OK);
+    CHECK(rw_pnet_set_node_caps(net, inject, NULL) == RW_OK);
+    rw_sched *s;
+    CHECK(rw_sched_create(3, &s) == RW_OK);
+    CHECK(rw_sched_add(s, 0, 1, 3e6, 0, 0, NULL, NULL) == RW_OK);
+    CHECK(rw_sched_add(s, 0, 2, 3e6, 0, 0, NULL, NULL) == RW_OK);
+    double fin[2];
+    rw_sim_result r;
+    CHECK(rw_simulate(net, s, RW_SIM_SHARED, &r, fin) == RW_OK);
+    CHECK_CLOSE(fin[0], 1e-3, 1e-5);
+    CHECK_CLOSE(fin[1], 1.5e-3, 1e-5);
+    rw_pnet_free(net);
+    al[2] = al[6] = 0; /* node 0 -> 2 without latency: equal shares */
+    CHECK(rw_pnet_create(3, al, be, &net) == RW_OK);
+    CHECK(rw_pnet_set_node_caps(net, inject, NULL) == RW_OK);
+    CHECK(rw_simulate(net, s, RW_SIM_SHARED, &r, fin) == RW_OK);
+    CHECK_CLOSE(fin[0], 1.5e-3, 1e-5);
+    CHECK_CLOSE(fin[1], 1.5e-3, 1e-5);
+    rw_sched_free(s);
+    rw_pnet_free(net);
+}
+
 /* Max-min: A crosses link L1 (10 GB/s), B crosses L1 and L2 (2 GB/s): B gets
  * 2, A the remaining 8. When B ends, A speeds up to 10. */
 static void test_max_min_links(void)
@@ -332,6 +366,7 @@ int main(void)
 {
     test_single_transfer();
     test_injection_sharing();
+    test_latency_weighted_sharing();
     test_max_min_links();
     test_pair_sharing();
     test_dependencies();

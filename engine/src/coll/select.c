@@ -209,6 +209,11 @@ static void ompi_as_tree(const char *op, const char *alg, double bytes, int32_t 
     int bcast = !strcmp(op, "bcast");
     if (!strcmp(alg, "binomial")) {
         *shape = strcmp(op, "scatter") ? "binomial" : "inorder_binomial";
+        /* ompi_binomial reduce's segments (SMPI 3.32 reduce-ompi.cpp): 1 KiB from 2 KiB
+         * while p > 0.6016 / 1024 * bytes + 1.3496, except below 20 KiB on fewer than 8 ranks */
+        if (!strcmp(op, "reduce") && bytes >= 2048 && !(p < 8 && bytes < 20480) && bytes / 4 > 1 &&
+            p > 0.6016 / 1024.0 * bytes + 1.3496)
+            *segment = 1024;
     } else if (!strcmp(alg, "knomial")) {
         *shape = bcast ? NULL : "knomial"; /* bcast: MVAPICH2's, a position's sends at once (knomial_isend) */
     } else if (!strcmp(alg, "binary") || !strcmp(alg, "in_order_binary")) {

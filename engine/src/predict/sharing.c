@@ -1,6 +1,11 @@
-/* Max-min fair sharing by progressive filling: all unfixed flows grow
- * together; when a resource saturates (or a flow reaches its own cap) the
- * flows it holds are fixed at that level and the others go on. */
+/* Weighted max-min fair sharing by progressive filling: all unfixed flows
+ * grow together, each at its weight times a common level; when a resource
+ * saturates (or a flow reaches its own cap) the flows it holds are fixed at
+ * that level and the others go on. SimGrid's CM02 weighs a flow by the
+ * inverse of its route's latency (its sharing penalty is the latency,
+ * network_cm02.cpp): at a shared NIC a flow to a nearby node gets more
+ * than one to a distant or degraded node (TCP's bias against long round
+ * trips). */
 #include "sharing.h"
 
 #include <math.h>
@@ -16,9 +21,10 @@ rw_status rw_sharing_init(rw_sharing *sh, const rw_pnet *net)
     sh->res_cap = calloc(nr, sizeof(double));
     sh->rem = calloc(nr, sizeof(double));
     sh->cnt = calloc(nr, sizeof(int32_t));
+    sh->wsum = calloc(nr, sizeof(double));
     sh->sat = calloc(nr, sizeof(uint8_t));
     sh->touched = calloc(nr, sizeof(int32_t));
-    if (!sh->res_cap || !sh->rem || !sh->cnt || !sh->sat || !sh->touched) {
+    if (!sh->res_cap || !sh->rem || !sh->cnt || !sh->wsum || !sh->sat || !sh->touched) {
         rw_sharing_free(sh);
         return rw_fail(RW_ERR_NOMEM, "simulation: out of memory");
     }
@@ -42,9 +48,10 @@ void rw_sharing_free(rw_sharing *sh)
     free(sh->res_cap);
     free(sh->rem);
     free(sh->cnt);
+    free(sh->wsum);
     free(sh->sat);
     free(sh->touched);
-    sh->res_cap = sh->rem = NULL;
+    sh->res_cap = sh->rem = sh->wsum = NULL;
     sh->cnt = sh->touched = NULL;
     sh->sat = NULL;
 }
@@ -102,16 +109,20 @@ static int ensure_slots(rw_sharing *sh, int64_t n)
     int32_t *cn = realloc(sh->cnt, nr * sizeof(int32_t));
     if (cn)
         sh->cnt = cn;
+    double *ws = realloc(sh->wsum, nr * sizeof(double));
+    if (ws)
+        sh->wsum = ws;
     uint8_t *sa = realloc(sh->sat, nr);
     if (sa)
         sh->sat = sa;
     int32_t *to = realloc(sh->touched, nr * sizeof(int32_t));
     if (to)
         sh->touched = to;
-    if (!so || !hk || !hv || !rc || !rm || !cn || !sa || !to)
+    if (!so || !hk || !hv || !rc || !rm || !cn || !ws || !sa || !to)
         return -1;
     for (size_t r = (size_t)sh->n_res + (size_t)sh->slots_cap; r < nr; r++) {
         sh->cnt[r] = 0;
+        sh->wsum[r] = 0.0;
         sh->sat[r] = 0;
     }
     sh->hsize = hsize;
@@ -144,11 +155,16 @@ static void assign_pair_slots(rw_sharing *sh, int64_t n, const int32_t *sn, cons
 }
 
 int32_t rw_sharing_rates(rw_sharing *sh, int64_t n, const int32_t *sn, const int32_t *dn, const double *cap,
-                         double *rate, uint8_t *fixed)
+                         const double *weight, double *rate, uint8_t *fixed)
 {
     if (ensure_slots(sh, n) != 0)
         return -1;
     assign_pair_slots(sh, n, sn, dn, cap);
+    /* a flow without a positive weight makes the sharing plain max-min */
+    int weighted = weight != NULL;
+    for (int64_t f = 0; weighted && f < n; f++)
+        weighted = weight[f] > 0.0 && weight[f] < INFINITY;
+#define RW_W(f) (weighted ? weight[f] : 1.0)
     int32_t nt = 0;
     for (int64_t f = 0; f < n; f++) {
         fixed[f] = 0;
@@ -156,26 +172,28 @@ int32_t rw_sharing_rates(rw_sharing *sh, int64_t n, const int32_t *sn, const int
             if (sh->cnt[r] == 0) {
                 sh->touched[nt++] = r;
                 sh->rem[r] = sh->res_cap[r];
+                sh->wsum[r] = 0.0;
             }
             sh->cnt[r]++;
+            sh->wsum[r] += RW_W(f);
         });
     }
     int64_t left = n;
     int32_t rounds = 0;
     while (left > 0) {
         rounds++;
-        double m = INFINITY;
+        double m = INFINITY; /* the level: a flow's rate is its weight times it */
         for (int32_t t = 0; t < nt; t++) {
             int32_t r = sh->touched[t];
             if (sh->cnt[r] > 0) {
-                double share = sh->rem[r] / sh->cnt[r];
+                double share = sh->rem[r] / sh->wsum[r];
                 if (share < m)
                     m = share;
             }
         }
         for (int64_t f = 0; f < n; f++)
-            if (!fixed[f] && sn[f] == dn[f] && cap[f] < m)
-                m = cap[f];
+            if (!fixed[f] && sn[f] == dn[f] && cap[f] / RW_W(f) < m)
+                m = cap[f] / RW_W(f);
         if (!(m < INFINITY)) { /* nothing limits the rest */
             for (int64_t f = 0; f < n; f++)
                 if (!fixed[f]) {
@@ -189,25 +207,28 @@ int32_t rw_sharing_rates(rw_sharing *sh, int64_t n, const int32_t *sn, const int
         double thr = m * (1.0 + 1e-9);
         for (int32_t t = 0; t < nt; t++) {
             int32_t r = sh->touched[t];
-            sh->sat[r] = sh->cnt[r] > 0 && sh->rem[r] / sh->cnt[r] <= thr;
+            sh->sat[r] = sh->cnt[r] > 0 && sh->rem[r] / sh->wsum[r] <= thr;
         }
         for (int64_t f = 0; f < n; f++) {
             if (fixed[f])
                 continue;
-            int hit = sn[f] == dn[f] && cap[f] <= thr;
+            int hit = sn[f] == dn[f] && cap[f] / RW_W(f) <= thr;
             if (!hit)
                 RW_FOR_RES(sh, f, sn[f], dn[f], r, { hit |= sh->sat[r]; });
             if (!hit)
                 continue;
-            rate[f] = m;
+            double got = m * RW_W(f);
+            rate[f] = got;
             fixed[f] = 1;
             left--;
             RW_FOR_RES(sh, f, sn[f], dn[f], r, {
-                sh->rem[r] -= m;
+                sh->rem[r] -= got;
+                sh->wsum[r] -= RW_W(f);
                 sh->cnt[r]--;
             });
         }
     }
+#undef RW_W
     for (int32_t t = 0; t < nt; t++) {
         sh->cnt[sh->touched[t]] = 0;
         sh->sat[sh->touched[t]] = 0;

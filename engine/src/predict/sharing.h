@@ -11,6 +11,7 @@ typedef struct rw_sharing {
     double *res_cap; /* n_res, 0 = no cap */
     double *rem;     /* n_res scratch */
     int32_t *cnt;    /* n_res scratch */
+    double *wsum;    /* n_res scratch: weights of the unfixed flows */
     uint8_t *sat;    /* n_res scratch */
     int32_t *touched;
     /* Flows between the same two nodes share that pair's bandwidth 1/beta:
@@ -28,9 +29,11 @@ void rw_sharing_free(rw_sharing *sh);
 /* Rates of n flows: flow f runs from node sn[f] to node dn[f]; cap[f] is
  * its pair's bandwidth 1/beta (inf: none), shared by the flows of the same
  * inter-node pair and a per-flow cap inside a node (SimGrid's loopback is a
- * fat pipe). rate[f] receives its max-min fair
+ * fat pipe). weight[f] (> 0; NULL or any flow without one: all equal) is
+ * its share of a saturated resource relative to the others' (CM02: the
+ * inverse of its latency). rate[f] receives its weighted max-min fair
  * share. fixed is n bytes of scratch. Returns the rounds of filling. */
 int32_t rw_sharing_rates(rw_sharing *sh, int64_t n, const int32_t *sn, const int32_t *dn,
-                         const double *cap, double *rate, uint8_t *fixed);
+                         const double *cap, const double *weight, double *rate, uint8_t *fixed);
 
 #endif

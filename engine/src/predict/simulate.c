@@ -103,6 +103,7 @@ typedef struct sim {
     int64_t *act;
     int32_t *sn, *dn;
     double *rem, *rate, *fcap;
+    double *fw; /* per flow: its sharing weight, 1 / the pair's latency (CM02) */
     uint8_t *fixed;
     rw_sharing sh;
     double end;
@@ -135,6 +136,7 @@ static void sim_free(sim *m)
     free(m->rem);
     free(m->rate);
     free(m->fcap);
+    free(m->fw);
     free(m->fixed);
     free(m->rank_end);
     free(m->cpu_free);
@@ -311,6 +313,7 @@ static rw_status activate(sim *m, int64_t k)
         RW_G(rem);
         RW_G(rate);
         RW_G(fcap);
+        RW_G(fw);
         RW_G(fixed);
 #undef RW_G
         m->cap_act = cap;
@@ -325,6 +328,8 @@ static rw_status activate(sim *m, int64_t k)
     m->dn[i] = b;
     m->rem[i] = m->s->bytes[k];
     m->fcap[i] = beta > 0.0 ? 1.0 / beta : INFINITY;
+    double lat = net->alpha[(int64_t)a * net->n + b]; /* the route's latency, whatever the size */
+    m->fw[i] = lat > 0.0 ? 1e-6 / lat : 0.0;
     m->rate[i] = 0.0;
     return RW_OK;
 }
@@ -337,7 +342,7 @@ static rw_status update_rates(sim *m)
             m->rate[i] = m->fcap[i];
         return RW_OK;
     }
-    if (rw_sharing_rates(&m->sh, m->n_act, m->sn, m->dn, m->fcap, m->rate, m->fixed) < 0)
+    if (rw_sharing_rates(&m->sh, m->n_act, m->sn, m->dn, m->fcap, m->fw, m->rate, m->fixed) < 0)
         return oom();
     return RW_OK;
 }
@@ -387,6 +392,7 @@ static rw_status run(sim *m)
                 m->rem[w] = m->rem[i];
                 m->rate[w] = m->rate[i];
                 m->fcap[w] = m->fcap[i];
+                m->fw[w] = m->fw[i];
             }
             w++;
         }

@@ -189,6 +189,75 @@ void rw_b_tree_reduce_ompi(rw_builder *b, const rw_tree *t, const int32_t *bfs, 
     tree_reduce(b, t, bfs, map, bytes, 2);
 }
 
+/* Open MPI's generic reduce in segments (ompi_coll_base_reduce_generic, as
+ * SMPI 3.32 runs it: its binomial reduce cuts 1 KiB segments from 2 KiB on
+ * large communicators). A rank with children runs one receive per segment
+ * and child, segment by segment, each child in its reduce order; receive j
+ * is posted once receive j - 2 is done (two buffers) and waited for after
+ * receive j - 1; once the last child's part of segment s has arrived, the
+ * rank sends segment s to its parent with a blocking send (the receive of
+ * segment s + 1 from the first child is already posted). A leaf sends its
+ * segments one after the other. Each segment pays its overheads, which is
+ * what makes the pipeline slow below a few KiB per segment. Left out: a
+ * rank's own blocking send (segments at or above the eager limit) delaying
+ * the receives it posts after it. */
+static void reduce_ompi_segmented(rw_builder *b, const rw_tree *t, const int32_t *bfs, double bytes,
+                                  double segment)
+{
+    int32_t n = t->n_ranks;
+    int64_t n_seg = (int64_t)(bytes / segment);
+    if ((double)n_seg * segment < bytes)
+        n_seg++;
+    double compute = b->opt.gamma * segment, eager = (double)b->opt.eager_threshold;
+    /* last[r * n_seg + s]: r's last receive of segment s (-1 at a leaf) */
+    int64_t *last = malloc((size_t)n * (size_t)n_seg * sizeof *last);
+    int64_t *sent = malloc((size_t)n * sizeof *sent); /* r's last send to its parent */
+    if (!last || !sent) {
+        free(last);
+        free(sent);
+        b->err = rw_fail(RW_ERR_NOMEM, "schedule: out of memory for %lld segments", (long long)n_seg);
+        return;
+    }
+    for (int64_t i = 0; i < (int64_t)n * n_seg; i++)
+        last[i] = -1;
+    for (int32_t r = 0; r < n; r++)
+        sent[r] = -1;
+    for (int32_t q = n - 1; q >= 0 && b->err == RW_OK; q--) {
+        int32_t r = bfs[q], k = t->first_child[r + 1] - t->first_child[r];
+        int64_t prev = -1, prev2 = -1; /* receives j - 1 and j - 2 */
+        for (int64_t sg = 0; sg < n_seg && b->err == RW_OK; sg++) {
+            double sz = sg + 1 < n_seg ? segment : bytes - (double)(n_seg - 1) * segment;
+            int blocking = sz >= eager;
+            for (int32_t i = 0; i < k && b->err == RW_OK; i++) {
+                int32_t c = t->child[t->first_child[r + 1] - 1 - i];
+                int64_t deps[3];
+                int32_t nd = 0, ns;
+                if (last[(int64_t)c * n_seg + sg] >= 0) /* c has its own part of the segment */
+                    deps[nd++] = last[(int64_t)c * n_seg + sg];
+                if (blocking && sent[c] >= 0) /* c's previous blocking send */
+                    deps[nd++] = sent[c];
+                ns = nd;
+                if (prev2 >= 0) /* r: posted once receive j - 2 is done */
+                    deps[nd++] = prev2;
+                int64_t id = -1;
+                b->err = rw_sched_add(b->s, c, r, sz, ns > 0 ? compute : 0.0, nd, deps, &id);
+                if (b->err != RW_OK)
+                    break;
+                b->s->n_sdeps[id] = ns;
+                b->s->detached[id] = (uint8_t)!blocking;
+                b->s->wait_after[id] = prev;
+                sent[c] = id;
+                prev2 = prev;
+                prev = id;
+            }
+            if (k > 0)
+                last[(int64_t)r * n_seg + sg] = prev;
+        }
+    }
+    free(last);
+    free(sent);
+}
+
 /* Gather: as reduce, every child sending its subtree's blocks (no compute). */
 void rw_b_tree_gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, const int32_t *map,
                       double bytes)
@@ -254,6 +323,8 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
             rw_b_tree_bcast(&b, t, bfs, NULL, bytes);
         else if (is_reduce)
             rw_b_tree_reduce(&b, t, bfs, NULL, bytes);
+        else if (is_reduce_ompi && segment > 0 && bytes > (double)segment)
+            reduce_ompi_segmented(&b, t, bfs, bytes, (double)segment);
         else if (is_reduce_ompi)
             rw_b_tree_reduce_ompi(&b, t, bfs, NULL, bytes);
         else if (is_gather)
