@@ -70,6 +70,14 @@ rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o);
  * NULL clears it. */
 rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o);
 
+/* How flows share a resource (a NIC cap, a link) they all cross: in inverse
+ * proportion to their route's latency, as SimGrid's CM02 model weighs them
+ * (its sharing penalty is the latency; the default, since rankwise checks
+ * itself against SMPI), or equally, max-min fair, as a real fabric's
+ * switches do for flows of one class. */
+typedef enum rw_sharing_rule { RW_SHARE_LATENCY = 0, RW_SHARE_EQUAL = 1 } rw_sharing_rule;
+rw_status rw_pnet_set_sharing(rw_pnet *net, rw_sharing_rule rule);
+
 /* The MPI library's protocol knee (rw_model's knee, bytes; 0 = none): a
  * message of at least knee bytes costs the pair's alpha_large/beta_large
  * (n x n, the fit at and above the knee) instead of alpha/beta; a pair with

@@ -88,6 +88,7 @@ def predict_lib() -> C.CDLL:
     so.rw_pnet_free.restype = None
     so.rw_pnet_set_overhead.argtypes = [vp, f64p]
     so.rw_pnet_set_recv_overhead.argtypes = [vp, f64p]
+    so.rw_pnet_set_sharing.argtypes = [vp, C.c_int]
     so.rw_pnet_set_protocol.argtypes = [vp, C.c_int64, f64p, f64p]
     so.rw_pnet_set_node_caps.argtypes = [vp, f64p, f64p]
     so.rw_pnet_add_link.argtypes = [vp, C.c_double, C.c_int64, i32p, i32p, i32p]
@@ -131,6 +132,9 @@ class SharedLink:
     pairs: np.ndarray  # (k, 2) int32 node indices, src -> dst
 
 
+SHARING = {"latency": 0, "equal": 1}  # rw_sharing_rule
+
+
 @dataclass
 class PredictNetwork:
     """Figures of the nodes a job runs on: alpha (s) and beta (s/byte) per
@@ -152,8 +156,13 @@ class PredictNetwork:
     knee: int = 0
     alpha_large: np.ndarray | None = None
     beta_large: np.ndarray | None = None
+    # How flows share a NIC or link: "latency" (in inverse proportion to their latency, as
+    # SimGrid's CM02 weighs them) or "equal" (max-min fair, as a real fabric shares them).
+    sharing: str = "latency"
 
     def __post_init__(self):
+        if self.sharing not in SHARING:
+            raise RankwiseError(f"network: sharing must be one of {', '.join(SHARING)}, got {self.sharing!r}")
         n = len(self.names)
         self.alpha = np.ascontiguousarray(self.alpha, dtype=np.float64)
         self.beta = np.ascontiguousarray(self.beta, dtype=np.float64)
@@ -272,7 +281,9 @@ class PredictNetwork:
                 pairs = np.argwhere(link.crosses(group_of)).astype(np.int32)
                 if pairs.size:
                     links.append(SharedLink(link.name, float(link.capacity), pairs))
-        pn = cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject, links=links)
+        # A model measured under SMPI shares as SimGrid does; one from a real MPI equally.
+        sharing = "latency" if model.source.startswith("smpi") else "equal"
+        pn = cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject, links=links, sharing=sharing)
         pn._protocol_from_model(model)
         return pn
 
@@ -299,6 +310,7 @@ class PredictNetwork:
                 engine.check(so.rw_pnet_set_overhead(ptr, self.overhead.ctypes.data_as(f64p)))
             if self.recv_overhead is not None:
                 engine.check(so.rw_pnet_set_recv_overhead(ptr, self.recv_overhead.ctypes.data_as(f64p)))
+            engine.check(so.rw_pnet_set_sharing(ptr, SHARING[self.sharing]))
             if self.knee > 0 and self.alpha_large is not None and self.beta_large is not None:
                 engine.check(so.rw_pnet_set_protocol(ptr, int(self.knee), self.alpha_large.ctypes.data_as(f64p),
                                                      self.beta_large.ctypes.data_as(f64p)))

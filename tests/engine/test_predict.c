@@ -90,6 +90,11 @@ static void test_latency_weighted_sharing(void)
     CHECK(rw_simulate(net, s, RW_SIM_SHARED, &r, fin) == RW_OK);
     CHECK_CLOSE(fin[0], 1e-3, 1e-5);
     CHECK_CLOSE(fin[1], 1.5e-3, 1e-5);
+    CHECK(rw_pnet_set_sharing(net, RW_SHARE_EQUAL) == RW_OK); /* a real fabric's max-min */
+    CHECK(rw_simulate(net, s, RW_SIM_SHARED, &r, fin) == RW_OK);
+    CHECK_CLOSE(fin[0], 1.5e-3, 1e-5);
+    CHECK_CLOSE(fin[1], 1.5e-3, 1e-5);
+    CHECK(rw_pnet_set_sharing(net, (rw_sharing_rule)7) == RW_ERR_ARG);
     rw_pnet_free(net);
     al[2] = al[6] = 0; /* node 0 -> 2 without latency: equal shares */
     CHECK(rw_pnet_create(3, al, be, &net) == RW_OK);

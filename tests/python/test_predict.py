@@ -202,6 +202,27 @@ def test_open_mpis_binomial_reduce_in_1k_segments_is_costed_segment_by_segment(t
         assert mpi.time / US == pytest.approx(measured, rel=0.08), size
 
 
+def test_a_model_from_a_real_mpi_shares_links_equally(tmp_path):
+    """CM02's weighting by latency is SimGrid's: a model probed under SMPI keeps it, one from a
+    real MPI is shared max-min fairly, and the two predict differently where latencies differ."""
+    gp = generate(PlatformSpec(racks=1, nodes_per_rack=4, cores=1, seed=3,
+                               degraded=[Degraded("node", 2, bw_factor=0.125, lat_factor=20.0)]), tmp_path)
+    model = probe_sim(gp.platform_xml, tmp_path / "m.rwm", ProbeOptions(mode="isolated", sizes="8,1M",
+                                                                        repetitions=2, rounds=1),
+                      show_progress=False)
+    assert model.source.startswith("smpi") and PredictNetwork.from_model(model).sharing == "latency"
+    model.source = "mpi:mpirun -np 4"
+    real = PredictNetwork.from_model(model)
+    assert real.sharing == "equal"
+    node_of = np.arange(4)
+    weighted = predict_collective(PredictNetwork.from_model(model).__class__(**{**real.__dict__, "sharing": "latency"}),
+                                  "bcast", "flat", 1 << 20, node_of).span
+    equal = predict_collective(real, "bcast", "flat", 1 << 20, node_of).span
+    assert equal != pytest.approx(weighted, rel=1e-3)
+    with pytest.raises(RankwiseError):
+        PredictNetwork(real.names, real.alpha, real.beta, sharing="fair")
+
+
 def test_benchmarks_start_every_rank_at_one_instant(platform):
     """A 1 KiB bcast between two nodes lasts one message, alpha + n beta, as the ranks start
     together: timed from each rank's exit of a barrier it measured up to twice that."""

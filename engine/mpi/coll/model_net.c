@@ -155,6 +155,8 @@ rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t 
     rw_pnet *net = NULL;
     if (!st)
         st = rw_pnet_create(k_n, alpha, beta, &net);
+    if (!st) /* a model measured under SMPI shares as SimGrid does; one from a real MPI equally */
+        st = rw_pnet_set_sharing(net, strncmp(m->source, "smpi", 4) ? RW_SHARE_EQUAL : RW_SHARE_LATENCY);
     if (!st)
         st = set_overhead(net, m, k_n, idx, v1);
     if (!st)

@@ -202,6 +202,10 @@ static rw_status build(const rwc_comm *c, int n, const double *table, const int3
     rw_pnet *net = NULL;
     if (!st)
         st = rw_pnet_create(n, alpha, beta, &net);
+#ifndef RW_SMPI
+    if (!st) /* a real fabric shares a link equally, SimGrid by latency (the default) */
+        st = rw_pnet_set_sharing(net, RW_SHARE_EQUAL);
+#endif
     if (!st && n > 1)
         st = rw_pnet_set_overhead(net, o);
     if (!st && n > 1)

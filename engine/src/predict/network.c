@@ -103,6 +103,16 @@ rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o)
     return set_vector(&net->o_recv, o, net->n, "receive overhead");
 }
 
+rw_status rw_pnet_set_sharing(rw_pnet *net, rw_sharing_rule rule)
+{
+    if (!net)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_set_sharing: net is NULL");
+    if (rule != RW_SHARE_LATENCY && rule != RW_SHARE_EQUAL)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_set_sharing: unknown rule %d", (int)rule);
+    net->equal_sharing = rule == RW_SHARE_EQUAL;
+    return RW_OK;
+}
+
 rw_status rw_pnet_set_node_caps(rw_pnet *net, const double *inject, const double *eject)
 {
     if (!net)

@@ -26,6 +26,7 @@ struct rw_pnet {
     int32_t *link_of;
     int32_t n_ranks;
     int32_t *node_of; /* n_ranks */
+    int equal_sharing; /* RW_SHARE_EQUAL: flows share resources equally, not by 1 / latency */
     /* Protocol knee (protocol.c): messages of >= knee bytes (0 = none) cost
      * alpha_large/beta_large (n x n; NaN = the pair's alpha/beta). */
     int64_t knee;

@@ -329,7 +329,7 @@ static rw_status activate(sim *m, int64_t k)
     m->rem[i] = m->s->bytes[k];
     m->fcap[i] = beta > 0.0 ? 1.0 / beta : INFINITY;
     double lat = net->alpha[(int64_t)a * net->n + b]; /* the route's latency, whatever the size */
-    m->fw[i] = lat > 0.0 ? 1e-6 / lat : 0.0;
+    m->fw[i] = net->equal_sharing ? 0.0 : lat > 0.0 ? 1e-6 / lat : 0.0; /* 0: equal shares */
     m->rate[i] = 0.0;
     return RW_OK;
 }

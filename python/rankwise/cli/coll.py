@@ -73,7 +73,8 @@ def _subset(net, idx: list[int]):
             links.append(SharedLink(link.name, link.capacity, np.asarray(keep, dtype=np.int32)))
     pick = (lambda v: None if v is None else v[ix])
     return PredictNetwork([net.names[i] for i in ix], net.alpha[np.ix_(ix, ix)], net.beta[np.ix_(ix, ix)],
-                          overhead=pick(net.overhead), inject=pick(net.inject), eject=pick(net.eject), links=links)
+                          overhead=pick(net.overhead), recv_overhead=pick(net.recv_overhead), inject=pick(net.inject),
+                          eject=pick(net.eject), links=links, sharing=net.sharing)
 
 
 def _node_names(text: str) -> list[str]:
