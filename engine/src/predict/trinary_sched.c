@@ -12,6 +12,19 @@
 
 #include <stdlib.h>
 
+/* The three parts of `total` units and their segments of `seg` units: the
+ * most segments a part has. */
+static int64_t split_parts(size_t total, size_t seg, size_t len[3], int64_t n_seg[3])
+{
+    int64_t most = 0;
+    for (int k = 0; k < 3; k++) {
+        len[k] = rw_trinary_part(total, k, NULL);
+        n_seg[k] = (int64_t)((len[k] + seg - 1) / seg);
+        most = n_seg[k] > most ? n_seg[k] : most;
+    }
+    return most;
+}
+
 rw_status rw_b_trinary_bcast(rw_builder *b, int32_t root, double bytes, int64_t segment, const int64_t *after,
                              int32_t n_after)
 {
@@ -29,12 +42,7 @@ rw_status rw_b_trinary_bcast(rw_builder *b, int32_t root, double bytes, int64_t 
     size_t total = (size_t)bytes;
     size_t seg = segment > 0 ? (size_t)segment : rw_trinary_segment(total);
     size_t len[3];
-    int64_t n_seg[3], most = 0;
-    for (int k = 0; k < 3; k++) {
-        len[k] = rw_trinary_part(total, k, NULL);
-        n_seg[k] = (int64_t)((len[k] + seg - 1) / seg);
-        most = n_seg[k] > most ? n_seg[k] : most;
-    }
+    int64_t n_seg[3], most = split_parts(total, seg, len, n_seg);
     for (int64_t i = 0; st == RW_OK && i < most; i++)
         for (int k = 0; k < 3 && st == RW_OK; k++) {
             if (i >= n_seg[k])
@@ -93,12 +101,7 @@ rw_status rw_b_trinary_reduce(rw_builder *b, int32_t root, double bytes, double 
     size_t seg = (size_t)((double)seg_bytes / elem_size);
     seg = seg ? seg : 1;
     size_t len[3];
-    int64_t n_seg[3], most = 0;
-    for (int k = 0; k < 3; k++) {
-        len[k] = rw_trinary_part(count, k, NULL);
-        n_seg[k] = (int64_t)((len[k] + seg - 1) / seg);
-        most = n_seg[k] > most ? n_seg[k] : most;
-    }
+    int64_t n_seg[3], most = split_parts(count, seg, len, n_seg);
     for (int64_t i = 0; st == RW_OK && i < most; i++)
         for (int k = 0; k < 3 && st == RW_OK; k++) {
             if (i >= n_seg[k])
