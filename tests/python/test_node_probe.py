@@ -54,3 +54,19 @@ def test_bad_samples_are_refused():
         fit_level_costs(topo, [0, 1], [(0, 2, 8, 1e-6)])
     with pytest.raises(RankwiseError, match="with itself"):
         fit_level_costs(topo, [0, 1], [(1, 1, 8, 1e-6)])
+
+
+def test_fitted_figures_go_into_the_model_as_node_cost_lines(tmp_path):
+    from rankwise.model import Model
+    from rankwise.node import NodeCosts
+
+    topo = NodeTopology.load(synthetic=NODE)
+    pairs = [(0, 1), (0, 4), (0, 8)]  # domain, package, node
+    m = Model.empty(["a", "b"], [8, 1024])
+    m.node_alpha, m.node_beta = fit_level_costs(topo, topo.cpu_of, ping_pongs(topo, np.arange(16), pairs, [8, 1 << 16]))
+    m.save(tmp_path / "m.rwm")
+    text = (tmp_path / "m.rwm").read_text()
+    assert text.splitlines()[0] == "rankwise-model 3"
+    assert [line.split()[1] for line in text.splitlines() if line.startswith("node-cost")] == ["domain", "package", "node"]
+    c = NodeCosts.from_model(Model.load(tmp_path / "m.rwm"))
+    assert np.allclose(c.beta[1:], TRUE_BETA[1:], rtol=1e-6)
