@@ -47,3 +47,45 @@ def fit_level_costs(topology: NodeTopology, cpus, samples) -> tuple[np.ndarray, 
         (al, be), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(x), x]), t, rcond=None)
         alpha[lv], beta[lv] = max(al, 0.0), max(be, 0.0)  # noise must not give negative costs
     return alpha, beta
+
+
+def parse_output(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(cpu of each local rank, samples) from rankwise-node-probe's output;
+    the launcher's own lines are skipped."""
+    cpus: dict[int, int] = {}
+    samples = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "cpu":
+            cpus[int(f[1])] = int(f[2])
+        elif len(f) == 5 and f[0] == "pp":
+            samples.append((int(f[1]), int(f[2]), int(f[3]), float(f[4])))
+    if not cpus or sorted(cpus) != list(range(len(cpus))):
+        raise RankwiseError("rankwise-node-probe reported no cpu for its ranks: "
+                            + (text.strip().splitlines() or ["no output"])[-1])
+    return np.array([cpus[k] for k in range(len(cpus))]), np.array(samples, dtype=float).reshape(-1, 4)
+
+
+def run(launcher: list[str], sizes: list[int], rounds: int, timeout: float = 600.0) -> tuple[np.ndarray, np.ndarray, float]:
+    """Run rankwise-node-probe under a real launcher (its ranks on one node,
+    bound as the launcher says): (cpus, samples, wall seconds)."""
+    import subprocess
+    import time
+
+    from rankwise import launch, paths
+
+    cmd = [*launcher, str(paths.program("rankwise-node-probe", "mpi")), ",".join(map(str, sizes)), str(rounds)]
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                           env=launch.mpi_environment(), stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise RankwiseError(f"rankwise-node-probe did not end within {timeout:g} s") from None
+    except OSError as exc:
+        raise RankwiseError(f"cannot start {cmd[0]}: {exc.strerror}") from None
+    wall = time.monotonic() - t0
+    if r.returncode != 0:
+        last = (r.stderr.strip() or r.stdout.strip()).splitlines()
+        raise RankwiseError(f"rankwise-node-probe failed (exit {r.returncode}): {last[0] if last else 'no output'}")
+    cpus, samples = parse_output(r.stdout)
+    return cpus, samples, wall
