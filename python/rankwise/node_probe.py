@@ -49,26 +49,28 @@ def fit_level_costs(topology: NodeTopology, cpus, samples) -> tuple[np.ndarray, 
     return alpha, beta
 
 
-def parse_output(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(cpu of each local rank, samples) from rankwise-node-probe's output;
-    the launcher's own lines are skipped."""
+def parse_output(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cpu of each local rank, samples one pair at a time, samples with
+    the disjoint pairs at once) from rankwise-node-probe's output; the
+    launcher's own lines are skipped."""
     cpus: dict[int, int] = {}
-    samples = []
+    samples, loaded = [], []
     for line in text.splitlines():
         f = line.split()
         if len(f) == 3 and f[0] == "cpu":
             cpus[int(f[1])] = int(f[2])
-        elif len(f) == 5 and f[0] == "pp":
-            samples.append((int(f[1]), int(f[2]), int(f[3]), float(f[4])))
+        elif len(f) == 5 and f[0] in ("pp", "bw"):
+            (samples if f[0] == "pp" else loaded).append((int(f[1]), int(f[2]), int(f[3]), float(f[4])))
     if not cpus or sorted(cpus) != list(range(len(cpus))):
         raise RankwiseError("rankwise-node-probe reported no cpu for its ranks: "
                             + (text.strip().splitlines() or ["no output"])[-1])
-    return np.array([cpus[k] for k in range(len(cpus))]), np.array(samples, dtype=float).reshape(-1, 4)
+    return (np.array([cpus[k] for k in range(len(cpus))]), np.array(samples, dtype=float).reshape(-1, 4),
+            np.array(loaded, dtype=float).reshape(-1, 4))
 
 
-def run(launcher: list[str], sizes: list[int], rounds: int, timeout: float = 600.0) -> tuple[np.ndarray, np.ndarray, float]:
+def run(launcher: list[str], sizes: list[int], rounds: int, timeout: float = 600.0):
     """Run rankwise-node-probe under a real launcher (its ranks on one node,
-    bound as the launcher says): (cpus, samples, wall seconds)."""
+    bound as the launcher says): (cpus, samples, loaded samples, wall seconds)."""
     import subprocess
     import time
 
@@ -87,5 +89,4 @@ def run(launcher: list[str], sizes: list[int], rounds: int, timeout: float = 600
     if r.returncode != 0:
         last = (r.stderr.strip() or r.stdout.strip()).splitlines()
         raise RankwiseError(f"rankwise-node-probe failed (exit {r.returncode}): {last[0] if last else 'no output'}")
-    cpus, samples = parse_output(r.stdout)
-    return cpus, samples, wall
+    return (*parse_output(r.stdout), wall)

@@ -70,3 +70,14 @@ def test_fitted_figures_go_into_the_model_as_node_cost_lines(tmp_path):
     assert [line.split()[1] for line in text.splitlines() if line.startswith("node-cost")] == ["domain", "package", "node"]
     c = NodeCosts.from_model(Model.load(tmp_path / "m.rwm"))
     assert np.allclose(c.beta[1:], TRUE_BETA[1:], rtol=1e-6)
+
+
+def test_parse_output_keeps_pairs_alone_and_at_once_apart():
+    from rankwise.node_probe import parse_output
+
+    text = "launcher noise\ncpu 0 4\ncpu 1 0\npp 0 1 8 1.5e-06\nbw 0 1 8 2.5e-06\n"
+    cpus, alone, loaded = parse_output(text)
+    assert cpus.tolist() == [4, 0]
+    assert alone.tolist() == [[0, 1, 8, 1.5e-06]] and loaded.tolist() == [[0, 1, 8, 2.5e-06]]
+    with pytest.raises(RankwiseError, match="no cpu for its ranks: mpirun: oops"):
+        parse_output("pp 0 1 8 1e-6\nmpirun: oops\n")

@@ -6,7 +6,9 @@
  *
  * Usage: rankwise-node-probe SIZE[,SIZE...] ROUNDS
  * Output on rank 0:  "cpu LOCAL CPU" lines, then "pp A B BYTES SECONDS"
- * (A, B local ranks; median one-way time over ROUNDS round trips). */
+ * (A, B local ranks; median one-way time over ROUNDS round trips), then
+ * "bw A B BYTES SECONDS": the pairs (0,1), (2,3)... all at once, which
+ * share the node's memory bandwidth as a real job's pairs do. */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <sched.h>
@@ -103,6 +105,18 @@ int main(int argc, char **argv)
                     if (me == 0)
                         printf("pp %d %d %ld %.9e\n", a, b, sizes[s], v);
                 }
+        for (int s = 0; s < n_sizes && k >= 2; s++) {
+            int partner = me ^ 1, a = me & ~1;
+            double v = 0;
+            MPI_Barrier(node);
+            if (partner < k)
+                v = pingpong(node, me, a, a + 1, buf, sizes[s], rounds, t);
+            double *all = me == 0 ? malloc((size_t)k * sizeof *all) : NULL;
+            MPI_Gather(&v, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, node);
+            for (int i = 0; me == 0 && all && i + 1 < k; i += 2)
+                printf("bw %d %d %ld %.9e\n", i, i + 1, sizes[s], all[i]);
+            free(all);
+        }
         fflush(stdout);
     }
     free(buf);

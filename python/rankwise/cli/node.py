@@ -73,12 +73,15 @@ def probe_command(
     if output is not None:
         from rankwise.files import prepare_output
         out = prepare_output(output, (".rwm",))
-    cpus, samples, wall = run(parse_launcher(launcher), parse_sizes(sizes), rounds)
+    cpus, samples, loaded, wall = run(parse_launcher(launcher), parse_sizes(sizes), rounds)
     alpha, beta = fit_level_costs(topology, cpus, samples)
+    beta_loaded = fit_level_costs(topology, cpus, loaded)[1]
     console.print(f"{cpus.size} ranks on cpus {', '.join(map(str, cpus.tolist()))}; "
                   f"{samples.shape[0]} ping-pongs; probe cost {wall:.2f} s", highlight=False)
-    for name, a, b in zip(LEVELS, alpha, beta):
+    for name, a, b, bl in zip(LEVELS, alpha, beta, beta_loaded):
         text = "not measured" if a != a else f"alpha {a * 1e6:.3f} us  beta {b * 1e9:.4f} ns/B"
+        if a == a and bl == bl:
+            text += f"  (pairs at once: beta {bl * 1e9:.4f} ns/B)"
         console.print(f"  {name:8s} {text}", highlight=False)
     if out is not None:
         from rankwise.model import Model
