@@ -89,4 +89,8 @@ def run(launcher: list[str], sizes: list[int], rounds: int, timeout: float = 600
     if r.returncode != 0:
         last = (r.stderr.strip() or r.stdout.strip()).splitlines()
         raise RankwiseError(f"rankwise-node-probe failed (exit {r.returncode}): {last[0] if last else 'no output'}")
-    return (*parse_output(r.stdout), wall)
+    cpus, samples, loaded = parse_output(r.stdout)
+    if cpus.size < 2:
+        raise RankwiseError(f"rankwise-node-probe ran {cpus.size} rank on the node of rank 0: "
+                            "the launcher must start at least 2 ranks on one node")
+    return cpus, samples, loaded, wall

@@ -62,3 +62,9 @@ def test_model_and_output_go_together(tmp_path):
 def test_a_launcher_that_does_not_exist(tmp_path):
     assert_one_line_error(run_cli("node", "probe", "--launcher", "no-such-launcher -np 2", "--synthetic", TWO_PACKAGES),
                           "launcher 'no-such-launcher' not found")
+
+
+@needs_mpi
+def test_one_rank_on_the_node_is_a_one_line_error():
+    r = run_cli("node", "probe", "--launcher", "mpirun -np 1", "--synthetic", TWO_PACKAGES, "--rounds", "2")
+    assert_one_line_error(r, "ran 1 rank on the node of rank 0: the launcher must start at least 2 ranks")
