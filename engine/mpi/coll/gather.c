@@ -62,6 +62,13 @@ rw_status rwc_gather_tree(const void *sendbuf, int sc, MPI_Datatype stype, void 
         st = is_root ? rwc_mpi(PMPI_Pack(sendbuf, sc, stype, data, (int)blk, &pos, dup), "MPI_Pack")
                      : rwc_mpi(PMPI_Pack(sendbuf, sc, stype, data, (int)blk, &pos, dup), "MPI_Pack");
     }
+    /* Every child's receive posted at once: a child's transfer starts when
+     * its receive is posted, so in-order blocking receives would pay each
+     * child's latency one after the other. */
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(n > 0 ? n : 1));
+    if (!st && !req)
+        st = rw_fail(RW_ERR_NOMEM, "out of memory for %d receives", n);
+    int posted = 0;
     size_t off = blk;
     for (int32_t i = t->first_child[me + 1] - 1; !st && i >= first; i--) {
         int32_t c = t->child[i];
@@ -69,10 +76,16 @@ rw_status rwc_gather_tree(const void *sendbuf, int sc, MPI_Datatype stype, void 
         if (len > INT32_MAX)
             st = rw_fail(RW_ERR_STATE, "a subtree's %zu bytes do not fit an MPI count", len);
         else
-            st = rwc_mpi(PMPI_Recv(data + off, (int)len, MPI_BYTE, c, RWC_TAG_GATHER, dup, MPI_STATUS_IGNORE),
-                         "MPI_Recv (gather)");
+            st = rwc_mpi(PMPI_Irecv(data + off, (int)len, MPI_BYTE, c, RWC_TAG_GATHER, dup, &req[posted++]),
+                         "MPI_Irecv (gather)");
         off += len;
     }
+    if (posted) {
+        rw_status w = rwc_mpi(PMPI_Waitall(posted, req, MPI_STATUSES_IGNORE), "MPI_Waitall (gather)");
+        if (!st)
+            st = w;
+    }
+    free(req);
     if (!st && !is_root)
         st = blk * (size_t)sub > INT32_MAX
                  ? rw_fail(RW_ERR_STATE, "a subtree's bytes do not fit an MPI count")

@@ -258,17 +258,25 @@ static void reduce_ompi_segmented(rw_builder *b, const rw_tree *t, const int32_t
     free(sent);
 }
 
-/* Gather: as reduce, every child sending its subtree's blocks (no compute). */
+/* Gather: every child sending its subtree's blocks (no compute); a parent
+ * posts all its children's receives at once (engine/mpi/coll/gather.c), so
+ * each transfer depends only on the parent's start, and the parent waits
+ * for them all. */
 void rw_b_tree_gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, const int32_t *map,
                       double bytes)
 {
     for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
         int32_t r = at(map, bfs[q]);
+        int64_t first = -1;
         for (int32_t k = t->first_child[bfs[q] + 1] - 1; k >= t->first_child[bfs[q]]; k--) {
             int32_t c = t->child[k];
             int64_t id = rw_b_xfer(b, at(map, c), r, (double)size[c] * bytes, 0.0);
-            rw_b_set(b, r, id);
+            rw_b_next(b, r, id);
+            if (first < 0)
+                first = id;
         }
+        if (first >= 0)
+            rw_b_commit(b);
     }
 }
 
