@@ -35,16 +35,10 @@ typedef struct rw_tune_options {
 
 rw_tune_options rw_tune_options_default(void);
 
-/* The standard shapes as trees over n ranks rooted at root, in relative
- * ranks v = (r - root) mod n, as the MPI libraries send:
- *   binomial  parent v - lowbit(v), children by decreasing v (largest first)
- *   inorder_binomial  the same tree, children by increasing v (Open MPI's
- *             in-order binomial gather and scatter)
- *   knomial   radix k: parent clears v's lowest nonzero base-k digit
- *   binary    parent (v - 1) / 2 (Open MPI's and SMPI's NTSB binary tree)
- *   chain     parent v - 1
- *   flat      parent 0, children by increasing v
- * radix is used by knomial only. RW_ERR_ARG on an unknown shape. */
+/* A standard shape by its name (rw_tree_shape_parse, rw_tree_shape_build in
+ * rankwise_tree.h: the same shapes and send orders). radix is used by
+ * knomial only. RW_ERR_ARG on an unknown shape, a root out of range, a
+ * knomial radix below 2. */
 rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out);
 
 /* The eager, latency-bound tree (Wang et al. 2024): the earliest-completion

@@ -60,14 +60,24 @@ int32_t rw_tree_subtree_size(const rw_tree *t, int32_t r);
  *           v + d k^j, d = 1..k-1, for k^j below v's lowest non-zero digit,
  *           largest k^j first, then increasing d;
  * flat      the root sends to every other rank in increasing rank order
- *           (SMPI's flattree);
- * chain     root -> root+1 -> ... -> root-1 (mod n). */
+ *           (SMPI's flattree, Open MPI's linear algorithms);
+ * chain     root -> root+1 -> ... -> root-1 (mod n);
+ * binary    parent (v - 1) / 2, children by increasing v (Open MPI's and
+ *           SMPI's NTSB binary tree);
+ * inorder_binomial  the binomial tree with children by increasing v (Open
+ *           MPI's in-order binomial gather and scatter). */
 typedef enum rw_tree_shape {
     RW_SHAPE_BINOMIAL = 0,
     RW_SHAPE_KNOMIAL = 1,
     RW_SHAPE_FLAT = 2,
-    RW_SHAPE_CHAIN = 3
+    RW_SHAPE_CHAIN = 3,
+    RW_SHAPE_BINARY = 4,
+    RW_SHAPE_INORDER_BINOMIAL = 5
 } rw_tree_shape;
+
+/* The shape of a name: "binomial", "knomial", "flat", "chain", "binary",
+ * "inorder_binomial". RW_ERR_ARG naming the known shapes otherwise. */
+rw_status rw_tree_shape_parse(const char *name, rw_tree_shape *out);
 
 /* A standard shape over n_ranks with the given root (k only for knomial).
  * RW_ERR_ARG on n_ranks < 1, a root out of range, k < 2. */

@@ -1,7 +1,9 @@
 /* The standard tree shapes: binomial against SimGrid 3.32's binomial_tree
- * bcast loop restated, k-nomial by hand, flat, chain, the two-level tree,
- * in-order detection and refusals. */
+ * bcast loop restated, k-nomial by hand, flat, chain, binary, in-order
+ * binomial, the same shapes by name, the two-level tree, in-order
+ * detection and refusals. */
 #include "check.h"
+#include "rankwise_coll_tune.h"
 #include "rankwise_tree.h"
 
 #include <string.h>
@@ -128,7 +130,45 @@ int main(void)
     rw_tree_free(t);
     rw_tree_free(u);
 
+    /* binary: parent (v - 1) / 2 in relative ranks; root 2 of 7: 2 -> 3, 4; 3 -> 5, 6; 4 -> 0, 1 */
+    CHECK(rw_tree_shape_build(RW_SHAPE_BINARY, 7, 2, 0, &t) == RW_OK);
+    CHECK(rw_tree_check(t) == RW_OK);
+    CHECK(children(t, 2, got) == 2 && got[0] == 3 && got[1] == 4);
+    CHECK(children(t, 3, got) == 2 && got[0] == 5 && got[1] == 6);
+    CHECK(children(t, 4, got) == 2 && got[0] == 0 && got[1] == 1);
+    rw_tree_free(t);
+    /* in-order binomial: the binomial tree, children smallest first */
+    CHECK(rw_tree_shape_build(RW_SHAPE_INORDER_BINOMIAL, 8, 0, 0, &t) == RW_OK);
+    CHECK(rw_tree_shape_build(RW_SHAPE_BINOMIAL, 8, 0, 0, &u) == RW_OK);
+    for (int32_t r = 0; r < 8; r++)
+        CHECK(t->parent[r] == u->parent[r]);
+    int32_t i0[] = {1, 2, 4};
+    CHECK(children(t, 0, got) == 3 && !memcmp(got, i0, sizeof i0));
+    rw_tree_free(t);
+    rw_tree_free(u);
+
+    /* by name: the same trees as by shape; flat sends in real rank order
+     * from any root (Open MPI's linear algorithms) */
+    static const char *names[] = {"binomial", "knomial", "flat", "chain", "binary", "inorder_binomial"};
+    for (int s = 0; s < 6; s++) {
+        rw_tree_shape shape;
+        CHECK(rw_tree_shape_parse(names[s], &shape) == RW_OK && (int)shape == s);
+        CHECK(rw_tree_by_name(names[s], 11, 6, 3, &t) == RW_OK);
+        CHECK(rw_tree_shape_build(shape, 11, 6, 3, &u) == RW_OK);
+        CHECK(same_tree(t, u));
+        rw_tree_free(t);
+        rw_tree_free(u);
+    }
+    CHECK(rw_tree_by_name("flat", 5, 3, 0, &t) == RW_OK);
+    int32_t f3[] = {0, 1, 2, 4};
+    CHECK(children(t, 3, got) == 4 && !memcmp(got, f3, sizeof f3));
+    rw_tree_free(t);
+
     /* refusals */
+    rw_tree_shape shape;
+    CHECK(rw_tree_shape_parse("trinomial", &shape) == RW_ERR_ARG && strstr(rw_last_error(), "binary"));
+    CHECK(rw_tree_shape_parse(NULL, &shape) == RW_ERR_ARG);
+    CHECK(rw_tree_by_name("trinomial", 4, 0, 2, &t) == RW_ERR_ARG && !t);
     CHECK(rw_tree_shape_build(RW_SHAPE_KNOMIAL, 4, 0, 1, &t) == RW_ERR_ARG && !t);
     CHECK(rw_tree_shape_build(RW_SHAPE_FLAT, 0, 0, 0, &t) == RW_ERR_ARG);
     CHECK(rw_tree_shape_build(RW_SHAPE_FLAT, 4, 4, 0, &t) == RW_ERR_ARG);

@@ -5,6 +5,8 @@
  * constructions link node leaders (rankwise_coll_tune.h). */
 #include "tune_internal.h"
 
+#include "shapes.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,72 +136,6 @@ rw_status rw_leaders_expand(const rw_leaders *L, const int32_t *lp, const int32_
     return st;
 }
 
-/* ------------------------------------------------------------------ shapes */
-
-/* Parent and order of relative rank v in a shape over n ranks. */
-static void shape_of(const char *shape, int32_t n, int32_t radix, int32_t v, int32_t *pv, int32_t *ov)
-{
-    if (!strcmp(shape, "binomial")) {
-        *pv = v & (v - 1);
-        *ov = n - v;
-    } else if (!strcmp(shape, "knomial")) {
-        int64_t span = 1;
-        while ((v / span) % radix == 0)
-            span *= radix;
-        int32_t digit = (int32_t)((v / span) % radix);
-        *pv = v - digit * (int32_t)span;
-        /* highest digit position first, then digit 1, 2, ... */
-        *ov = (int32_t)(n - span) * radix + digit;
-    } else if (!strcmp(shape, "inorder_binomial")) {
-        *pv = v & (v - 1);
-        *ov = v;
-    } else if (!strcmp(shape, "binary")) {
-        *pv = (v - 1) / 2;
-        *ov = v;
-    } else if (!strcmp(shape, "chain")) {
-        *pv = v - 1;
-        *ov = v;
-    } else { /* flat */
-        *pv = 0;
-        *ov = v;
-    }
-}
-
-rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out)
-{
-    *out = NULL;
-    if (!shape || (strcmp(shape, "binomial") && strcmp(shape, "inorder_binomial") && strcmp(shape, "knomial") &&
-                   strcmp(shape, "binary") && strcmp(shape, "chain") && strcmp(shape, "flat")))
-        return rw_fail(RW_ERR_ARG,
-                       "unknown tree shape '%s' (known: binomial, inorder_binomial, knomial, binary, chain, flat)",
-                       shape ? shape : "(null)");
-    if (n < 1 || root < 0 || root >= n)
-        return rw_fail(RW_ERR_ARG, "%s tree: root %d of %d ranks", shape, (int)root, (int)n);
-    if (!strcmp(shape, "knomial") && radix < 2)
-        return rw_fail(RW_ERR_ARG, "knomial tree: radix %d (>= 2)", (int)radix);
-    int32_t *parent = malloc((size_t)n * sizeof *parent), *order = malloc((size_t)n * sizeof *order);
-    if (!parent || !order) {
-        free(parent);
-        free(order);
-        return rw_fail(RW_ERR_NOMEM, "out of memory for a tree of %d ranks", (int)n);
-    }
-    for (int32_t v = 0; v < n; v++) {
-        int32_t r = (v + root) % n, pv = 0, ov = 0;
-        if (v == 0) {
-            parent[r] = -1;
-            order[r] = 0;
-            continue;
-        }
-        shape_of(shape, n, radix, v, &pv, &ov);
-        parent[r] = (pv + root) % n;
-        order[r] = ov;
-    }
-    rw_status st = rw_tree_from_parents(n, root, parent, order, out);
-    free(parent);
-    free(order);
-    return st;
-}
-
 /* ------------------------------------------------------------ leader trees */
 
 typedef struct ltree {
@@ -221,12 +157,12 @@ static void ltree_free(ltree *t)
 }
 
 /* A shape over the leaders, leader i at relative position i. */
-static void ltree_shape(ltree *t, int32_t m, const char *shape, int32_t radix)
+static void ltree_shape(ltree *t, int32_t m, rw_tree_shape shape, int32_t radix)
 {
     t->lp[0] = -1;
     t->lo[0] = 0;
     for (int32_t v = 1; v < m; v++)
-        shape_of(shape, m, radix, v, &t->lp[v], &t->lo[v]);
+        rw_shape_position(shape, radix, v, &t->lp[v], &t->lo[v]);
 }
 
 static double ltree_score(const rw_pnet *net, const rw_leaders *L, const ltree *t, const char *op,
@@ -432,7 +368,7 @@ rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, 
      * rendezvous sends. */
     int up = is_up(op);
     greedy(net, &w.L, up, bytes, !up && bytes < (double)o.eager_limit, &w.a, w.ready, w.in);
-    ltree_shape(&w.b, m, "binomial", 2);
+    ltree_shape(&w.b, m, RW_SHAPE_BINOMIAL, 2);
     double sa = ltree_score(net, &w.L, &w.a, op, bytes, 0, &o);
     double sb = ltree_score(net, &w.L, &w.b, op, bytes, 0, &o);
     /* Search from the better start; half the budget each when they tie. */
@@ -565,7 +501,7 @@ rw_status rw_model_tree_volume(const rw_pnet *net, const char *op, int32_t root,
         return st;
     int32_t m = w.L.m, up = is_up(op);
     /* The binomial shape over positions; pos_size: positions in a subtree. */
-    ltree_shape(&w.b, m, "binomial", 2);
+    ltree_shape(&w.b, m, RW_SHAPE_BINOMIAL, 2);
     int32_t *size = malloc((size_t)m * sizeof *size), *leader_at = malloc((size_t)m * sizeof *leader_at);
     if (!size || !leader_at) {
         free(size);

@@ -1,9 +1,67 @@
-/* The standard tree shapes (binomial, k-nomial, flat, chain) and the
- * two-level tree made of them; rankwise_tree.h defines each shape. */
+/* The standard tree shapes (binomial, k-nomial, flat, chain, binary,
+ * in-order binomial) and the two-level tree made of them; rankwise_tree.h
+ * defines each shape. One definition serves the library's trees, the MPI
+ * algorithms the tuner models and the tuner's trees over node leaders. */
+#include "shapes.h"
+
 #include "internal.h"
-#include "rankwise_tree.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    rw_tree_shape shape;
+} NAMES[] = {{"binomial", RW_SHAPE_BINOMIAL}, {"knomial", RW_SHAPE_KNOMIAL}, {"flat", RW_SHAPE_FLAT},
+             {"chain", RW_SHAPE_CHAIN},       {"binary", RW_SHAPE_BINARY},   {"inorder_binomial", RW_SHAPE_INORDER_BINOMIAL}};
+
+rw_status rw_tree_shape_parse(const char *name, rw_tree_shape *out)
+{
+    for (size_t i = 0; name && i < sizeof NAMES / sizeof NAMES[0]; i++)
+        if (!strcmp(name, NAMES[i].name)) {
+            *out = NAMES[i].shape;
+            return RW_OK;
+        }
+    return rw_fail(RW_ERR_ARG, "unknown tree shape '%s' (known: binomial, inorder_binomial, knomial, binary, chain, flat)",
+                   name ? name : "(null)");
+}
+
+void rw_shape_position(rw_tree_shape shape, int32_t k, int32_t v, int32_t *pv, int32_t *pos)
+{
+    switch (shape) {
+    case RW_SHAPE_FLAT:
+        *pv = 0;
+        *pos = v;
+        return;
+    case RW_SHAPE_CHAIN:
+        *pv = v - 1;
+        *pos = 0;
+        return;
+    case RW_SHAPE_BINARY:
+        *pv = (v - 1) / 2;
+        *pos = v;
+        return;
+    case RW_SHAPE_INORDER_BINOMIAL:
+        *pv = v & (v - 1);
+        *pos = v;
+        return;
+    case RW_SHAPE_BINOMIAL:
+    case RW_SHAPE_KNOMIAL: {
+        int32_t base = shape == RW_SHAPE_BINOMIAL ? 2 : k;
+        /* v's lowest non-zero digit in base `base`: place, digit d */
+        int64_t place = 1;
+        while ((v / place) % base == 0)
+            place *= base;
+        int32_t d = (int32_t)((v / place) % base);
+        *pv = v - d * (int32_t)place;
+        /* The parent sends largest place first; within a place by d.
+         * Its places run from below its own lowest digit (or above m
+         * for the root) down to 1: a larger place sorts first. */
+        *pos = (int32_t)(-(place * base) + d); /* negative: only the relative order matters */
+        return;
+    }
+    }
+}
 
 /* Parents and send positions of a shape over m ranks rooted at index
  * root (indices 0..m-1): parent[i] is an index, order[i] is i's position
@@ -18,32 +76,10 @@ static void shape_parents(rw_tree_shape shape, int32_t m, int32_t root, int32_t 
             order[r] = 0;
             continue;
         }
-        int32_t pv = 0, pos = 0;
-        switch (shape) {
-        case RW_SHAPE_FLAT:
-            pv = 0;
-            pos = r; /* increasing real rank, as SMPI's flattree */
-            break;
-        case RW_SHAPE_CHAIN:
-            pv = v - 1;
-            pos = 0;
-            break;
-        case RW_SHAPE_BINOMIAL:
-        case RW_SHAPE_KNOMIAL: {
-            int32_t base = shape == RW_SHAPE_BINOMIAL ? 2 : k;
-            /* v's lowest non-zero digit in base `base`: place m_low, digit d */
-            int64_t place = 1;
-            while ((v / place) % base == 0)
-                place *= base;
-            int32_t d = (int32_t)((v / place) % base);
-            pv = v - d * (int32_t)place;
-            /* The parent sends largest place first; within a place by d.
-             * Its places run from below its own lowest digit (or above m
-             * for the root) down to 1: a larger place sorts first. */
-            pos = (int32_t)(-(place * base) + d); /* negative: only the relative order matters */
-            break;
-        }
-        }
+        int32_t pv, pos;
+        rw_shape_position(shape, k, v, &pv, &pos);
+        if (shape == RW_SHAPE_FLAT)
+            pos = r; /* increasing real rank, as SMPI's flattree and Open MPI's linear */
         parent[r] = (pv + root) % m;
         order[r] = pos;
     }
@@ -55,7 +91,7 @@ static rw_status check_shape(rw_tree_shape shape, int32_t n, int32_t root, int32
         return rw_fail(RW_ERR_ARG, "a tree needs at least one rank (got %d)", (int)n);
     if (root < 0 || root >= n)
         return rw_fail(RW_ERR_ARG, "tree root %d is not a rank of %d", (int)root, (int)n);
-    if ((int)shape < RW_SHAPE_BINOMIAL || (int)shape > RW_SHAPE_CHAIN)
+    if ((int)shape < RW_SHAPE_BINOMIAL || (int)shape > RW_SHAPE_INORDER_BINOMIAL)
         return rw_fail(RW_ERR_ARG, "unknown tree shape %d", (int)shape);
     if (shape == RW_SHAPE_KNOMIAL && k < 2)
         return rw_fail(RW_ERR_ARG, "a k-nomial tree needs k >= 2 (got %d)", (int)k);
@@ -79,6 +115,14 @@ rw_status rw_tree_shape_build(rw_tree_shape shape, int32_t n, int32_t root, int3
     free(parent);
     free(order);
     return st;
+}
+
+rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out)
+{
+    rw_tree_shape s;
+    *out = NULL;
+    rw_status st = rw_tree_shape_parse(shape, &s);
+    return st ? st : rw_tree_shape_build(s, n, root, radix, out);
 }
 
 rw_status rw_tree_hierarchical(int32_t n, int32_t root, const int32_t *node_of, rw_tree_shape between,
