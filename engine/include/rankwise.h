@@ -18,13 +18,13 @@
 extern "C" {
 #endif
 
-#define RW_MODEL_FORMAT_VERSION 3
+#define RW_MODEL_FORMAT_VERSION 4
 
 /* Version of the binary interface: the layout of the structures below and
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
  * binding (python/rankwise/engine.py) must follow; the binding refuses a
  * library whose rw_abi_version() differs from the one it was written for. */
-#define RW_ABI_VERSION 5
+#define RW_ABI_VERSION 6
 int rw_abi_version(void);
 
 typedef enum rw_status {
@@ -174,6 +174,12 @@ typedef struct rw_model {
      * for the nodes built like it. NaN where not measured. */
     double node_alpha[RW_MODEL_NODE_LEVELS];
     double node_beta[RW_MODEL_NODE_LEVELS];
+
+    /* n_nodes: receive overhead of one eager message, s (format 4): the
+     * CPU time a rank spends taking in a message that has arrived; NaN
+     * where not measured. A ping-pong's alpha holds it, and the send
+     * overhead, besides the wire's latency. */
+    double *recv_overhead;
 } rw_model;
 
 /* A shared link between groups (a rack uplink, a switch's core): every

@@ -49,6 +49,7 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
     m->intra_beta = malloc(n * sizeof *m->intra_beta);
     m->intra_state = calloc(n, sizeof *m->intra_state);
     m->overhead = malloc(n * sizeof *m->overhead);
+    m->recv_overhead = malloc(n * sizeof *m->recv_overhead);
     m->inject = malloc(n * sizeof *m->inject);
     m->eject = malloc(n * sizeof *m->eject);
     m->alpha_large = malloc(pairs * sizeof *m->alpha_large);
@@ -56,7 +57,7 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
     m->group_of = malloc(n * sizeof *m->group_of);
     if (!m->node_names || !m->ranks_per_node || !m->sizes || !m->pair_stats || !m->alpha ||
         !m->beta || !m->measured_at || !m->pair_state || !m->intra_stats || !m->intra_alpha ||
-        !m->intra_beta || !m->intra_state || !m->overhead || !m->inject || !m->eject ||
+        !m->intra_beta || !m->intra_state || !m->overhead || !m->recv_overhead || !m->inject || !m->eject ||
         !m->alpha_large || !m->beta_large || !m->group_of) {
         rw_model_free(m);
         return rw_fail(RW_ERR_NOMEM, "out of memory for a model of %d nodes", n_nodes);
@@ -71,7 +72,7 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
         }
         m->ranks_per_node[i] = ranks_per_node ? ranks_per_node[i] : 1;
         m->intra_alpha[i] = m->intra_beta[i] = NAN;
-        m->overhead[i] = m->inject[i] = m->eject[i] = NAN;
+        m->overhead[i] = m->recv_overhead[i] = m->inject[i] = m->eject[i] = NAN;
         m->group_of[i] = -1;
     }
     memcpy(m->sizes, sizes, (size_t)n_sizes * sizeof *sizes);
@@ -110,6 +111,7 @@ void rw_model_free(rw_model *m)
     free(m->intra_beta);
     free(m->intra_state);
     free(m->overhead);
+    free(m->recv_overhead);
     free(m->inject);
     free(m->eject);
     free(m->alpha_large);
@@ -292,6 +294,8 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update)
         }
         if (!isnan(update->overhead[i]))
             base->overhead[bi] = update->overhead[i];
+        if (!isnan(update->recv_overhead[i]))
+            base->recv_overhead[bi] = update->recv_overhead[i];
         if (!isnan(update->inject[i]))
             base->inject[bi] = update->inject[i];
         if (!isnan(update->eject[i]))

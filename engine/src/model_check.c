@@ -145,6 +145,8 @@ static rw_status check_structure(const rw_model *m)
     for (int i = 0; i < n; i++) {
         if ((why = rw_bound_problem(&rw_bound_overhead, m->overhead[i], 1)))
             return FAIL("overhead %d (%s): %s", i, m->node_names[i], why);
+        if ((why = rw_bound_problem(&rw_bound_overhead, m->recv_overhead[i], 1)))
+            return FAIL("recv-overhead %d (%s): %s", i, m->node_names[i], why);
         if ((why = rw_bandwidth_problem(m->inject[i], 1)) || (why = rw_bandwidth_problem(m->eject[i], 1)))
             return FAIL("nic %d (%s): %s", i, m->node_names[i], why);
         if (m->group_of[i] < -1 || m->group_of[i] >= n)

@@ -26,18 +26,22 @@ static void write_stat_line(FILE *f, const char *kw, const char *who, int64_t si
             st->median, st->max, st->jitter, st->count);
 }
 
-/* Per-node overhead, NIC caps and groups: a line each when known. */
+/* Per-node overheads, NIC caps and groups: a line each when known. */
 static void write_node_structure(const rw_model *m, FILE *f)
 {
     int n = m->n_nodes, header = 0;
     for (int i = 0; i < n; i++) {
         int has_o = !isnan(m->overhead[i]), has_nic = !isnan(m->inject[i]) || !isnan(m->eject[i]);
-        if ((has_o || has_nic || m->group_of[i] >= 0) && !header++)
+        int has_or = !isnan(m->recv_overhead[i]);
+        if ((has_o || has_or || has_nic || m->group_of[i] >= 0) && !header++)
             fprintf(f, "# overhead <node> <send_overhead_s>\n"
+                       "# recv-overhead <node> <receive_overhead_s>\n"
                        "# nic <node> <inject_B_per_s> <eject_B_per_s>\n"
                        "# group <node> <group>\n");
         if (has_o)
             fprintf(f, "overhead %d %.10g\n", i, m->overhead[i]);
+        if (has_or)
+            fprintf(f, "recv-overhead %d %.10g\n", i, m->recv_overhead[i]);
         if (has_nic)
             fprintf(f, "nic %d %.10g %.10g\n", i, m->inject[i], m->eject[i]);
         if (m->group_of[i] >= 0)
@@ -72,11 +76,14 @@ static int write_body(const rw_model *m, FILE *f)
 {
     int n = m->n_nodes, ns = m->n_sizes;
     /* The oldest version that holds what the model has: files without
-     * figures inside the node stay readable by rankwise before format 3. */
-    int node_costs = 0;
+     * figures inside the node stay readable by rankwise before format 3,
+     * files without receive overheads by rankwise before format 4. */
+    int node_costs = 0, recv_overheads = 0;
     for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
         node_costs |= !isnan(m->node_alpha[l]);
-    fprintf(f, "rankwise-model %d\n", node_costs ? RW_MODEL_FORMAT_VERSION : 2);
+    for (int i = 0; i < n; i++)
+        recv_overheads |= !isnan(m->recv_overhead[i]);
+    fprintf(f, "rankwise-model %d\n", recv_overheads ? 4 : node_costs ? 3 : 2);
     fprintf(f, "created %.3f\n", m->created);
     if (m->source[0]) /* no line for no source */
         fprintf(f, "source %s\n", m->source);
@@ -459,7 +466,7 @@ static rw_status get_stat(const reader *r, int k, rw_stat *s)
 
 static int is_structure_keyword(const char *kw)
 {
-    return !strcmp(kw, "overhead") || !strcmp(kw, "nic") || !strcmp(kw, "group") ||
+    return !strcmp(kw, "overhead") || !strcmp(kw, "recv-overhead") || !strcmp(kw, "nic") || !strcmp(kw, "group") ||
            !strcmp(kw, "pair-large") || !strcmp(kw, "link");
 }
 
@@ -511,7 +518,7 @@ static rw_status parse_link(reader *r, rw_model *m)
     return st;
 }
 
-/* overhead, nic, group, pair-large, link (format 2). */
+/* overhead, nic, group, pair-large, link (format 2), recv-overhead (4). */
 static rw_status parse_structure_line(reader *r, rw_model *m)
 {
     const char *kw = r->fields[0];
@@ -535,6 +542,8 @@ static rw_status parse_structure_line(reader *r, rw_model *m)
         return st;
     if (strcmp(kw, "overhead") == 0)
         return get_bounded(r, 2, &rw_bound_overhead, 0, &m->overhead[i]);
+    if (strcmp(kw, "recv-overhead") == 0)
+        return (st = need_version(r, 4)) ? st : get_bounded(r, 2, &rw_bound_overhead, 0, &m->recv_overhead[i]);
     if (strcmp(kw, "group") == 0) {
         long long g = 0;
         if ((st = get_long(r, 2, -1, n - 1, &g)))

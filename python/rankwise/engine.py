@@ -11,7 +11,7 @@ from rankwise.paths import engine_library
 
 # The engine's binary interface this binding is written for (rankwise.h,
 # RW_ABI_VERSION): structure layouts below and function signatures.
-ABI_VERSION = 5
+ABI_VERSION = 6
 TEXT_MAX = 255  # bytes of a source, pattern or node name (RW_TEXT_MAX)
 
 
@@ -78,6 +78,7 @@ class CModel(C.Structure):
         ("links", C.POINTER(CLink)),
         ("node_alpha", C.c_double * 4),  # inside the node, by level (format 3)
         ("node_beta", C.c_double * 4),
+        ("recv_overhead", C.POINTER(C.c_double)),  # format 4
     ]
 
 

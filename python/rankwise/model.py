@@ -91,6 +91,7 @@ class Model:
     # The network's structure (format 2, docs/formats.md "Structure"); NaN,
     # -1, 0 or empty where it was not measured.
     overhead: np.ndarray | None = None  # per node, send overhead o (s)
+    recv_overhead: np.ndarray | None = None  # per node, receive overhead (s; format 4)
     inject: np.ndarray | None = None  # per node, bytes/s sent to several peers at once
     eject: np.ndarray | None = None  # per node, bytes/s received from several at once
     knee: int = 0  # first size of the large-message protocol (bytes), 0 = none found
@@ -106,6 +107,7 @@ class Model:
     def __post_init__(self):
         n = len(self.names)
         for name, shape, fill, dtype in (("overhead", (n,), np.nan, np.float64),
+                                         ("recv_overhead", (n,), np.nan, np.float64),
                                          ("inject", (n,), np.nan, np.float64),
                                          ("eject", (n,), np.nan, np.float64),
                                          ("alpha_large", (n, n), np.nan, np.float64),
@@ -249,7 +251,7 @@ class Model:
 
     def _structure_to_c(self, ptr: engine.ModelPtr) -> None:
         m, n = ptr.contents, self.n_nodes
-        for name, shape in (("overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
+        for name, shape in (("overhead", (n,)), ("recv_overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
                             ("alpha_large", (n, n)), ("beta_large", (n, n))):
             value = np.asarray(getattr(self, name), dtype=np.float64)
             if value.shape != shape:
@@ -304,7 +306,7 @@ class Model:
             intra[c].copy() for c in ("min", "median", "max")
         )
         model.intra_jitter, model.intra_samples = intra["jitter"].copy(), intra["count"].copy()
-        for name, shape in (("overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
+        for name, shape in (("overhead", (n,)), ("recv_overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
                             ("alpha_large", (n, n)), ("beta_large", (n, n)), ("group_of", (n,))):
             setattr(model, name, _view(getattr(m, name), shape).copy())
         model.knee = int(m.knee)

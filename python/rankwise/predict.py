@@ -241,6 +241,23 @@ class PredictNetwork:
                     links.append(SharedLink(f"{link['name']}:down", bw, out_pairs[:, ::-1].copy()))
         return cls(names, alpha, beta, inject=node_bw, eject=node_bw.copy(), links=links)
 
+    def with_measured_overheads(self, send: np.ndarray, recv: np.ndarray) -> "PredictNetwork":
+        """A copy with these per-node send and receive overheads (s), taken out of alpha: a
+        probe's ping-pong alpha already holds its message's send and receive overheads, which the
+        predictor charges apart (an eager message costs o + alpha + the receiver's overhead), so
+        alpha[i, j] becomes alpha[i, j] - send[i] - recv[j] (at least 0). Under SMPI this assumes
+        the probe's nonblocking send paid the blocking send's overhead (smpi/ois = smpi/os), as
+        on a real MPI and in rankwise's collective settings."""
+        from dataclasses import replace
+
+        n = self.n_nodes
+        send = np.broadcast_to(np.asarray(send, dtype=np.float64), (n,)).copy()
+        recv = np.broadcast_to(np.asarray(recv, dtype=np.float64), (n,)).copy()
+        if not (np.isfinite(send).all() and np.isfinite(recv).all() and (send >= 0).all() and (recv >= 0).all()):
+            raise RankwiseError("overheads must be finite and >= 0 seconds")
+        alpha = np.maximum(self.alpha - send[:, None] - recv[None, :], 0.0)
+        return replace(self, alpha=alpha, overhead=send, recv_overhead=recv)
+
     @classmethod
     def from_model(cls, model: Model, hosts: Sequence[tuple[str, int]] | None = None, *,
                    node_caps: bool = True, fill_missing: bool = False) -> "PredictNetwork":

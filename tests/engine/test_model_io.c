@@ -322,6 +322,11 @@ int main(void)
     const char *head2 = "rankwise-model 2\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n";
     snprintf(buf, sizeof buf, "%snic 0 0 1e10\n", head2);
     check_error(buf, "bad.model:6: nic 0: bandwidth 0 B/s carries nothing");
+    /* recv-overhead (format 4): refused in a version-3 file, bounded in a version-4 one */
+    snprintf(buf, sizeof buf, "%srecv-overhead 0 1e-6\n", head2);
+    check_error(buf, "bad.model:6: 'recv-overhead' needs model format version 4 (the file says 2)");
+    snprintf(buf, sizeof buf, "rankwise-model 4\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\nrecv-overhead 1 -1e-6\n");
+    check_error(buf, "bad.model:6: ");
     snprintf(buf, sizeof buf, "%soverhead 1 -1e-6\n", head2);
     check_error(buf, "bad.model:6: 'overhead': field 2: overhead -1e-06 s is outside");
     snprintf(buf, sizeof buf, "%spair-large 0 1 1e-6 1e-9\n", head2);

@@ -77,6 +77,29 @@ def test_no_knee_and_no_overhead_on_a_plain_platform(tmp_path):
     assert model.knee == 0
     assert np.isnan(model.alpha_large).all() and np.isnan(model.beta_large).all()
     assert (model.overhead == 0).all()  # CM02 without smpi/os: a detached send costs nothing
+    # nor a receive without smpi/or: what is left is the 15 extra 8-byte messages on the wire (2 ns)
+    assert (model.recv_overhead < 1e-8).all()
+
+
+def test_probe_measures_the_receive_overhead_apart_from_the_send_overhead(tmp_path):
+    """smpi/os = 1 us, smpi/or = 2 us: each is found on every node, the ping-pong's alpha holds
+    the receive overhead (its sends are nonblocking: smpi/ois, 0 here), and the model file is
+    format 4, which reads back the same."""
+    spec = PlatformSpec(racks=1, nodes_per_rack=3, cores=1, send_overhead=1e-6, recv_overhead=2e-6)
+    gen = generate(spec, tmp_path / "p")
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm", ProbeOptions(sizes="8,1K", repetitions=2, rounds=1),
+                      show_progress=False)
+    np.testing.assert_allclose(model.overhead, 1e-6, rtol=0.01)
+    np.testing.assert_allclose(model.recv_overhead, 2e-6, rtol=0.01)
+    mask = ~np.eye(3, dtype=bool)
+    np.testing.assert_allclose(model.alpha[mask], ((gen.alpha + gen.alpha.T) / 2 + 2e-6)[mask], rtol=0.02)
+    text = (tmp_path / "m.rwm").read_text()
+    assert text.startswith("rankwise-model 4\n") and text.count("\nrecv-overhead ") == 3
+    again = Model.load(tmp_path / "m.rwm")
+    np.testing.assert_array_equal(again.recv_overhead, model.recv_overhead)
+    r = run_cli("show", tmp_path / "m.rwm")
+    assert r.returncode == 0, r.stderr
+    assert "Receive overhead: 2 / 2 / 2 us (min / median / max)" in r.stdout
 
 
 def test_sim_platform_writes_the_switch(tmp_path):

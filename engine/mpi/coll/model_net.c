@@ -5,8 +5,9 @@
  * not measured), each node's injection and ejection cap (the model's
  * stress-test figure, else the best bandwidth it showed to any other node,
  * large messages included), the shared links of the model's groups, the
- * protocol knee with the large-message fit, and the send overhead (the
- * model's, the median of the others where a node has none). So the library
+ * protocol knee with the large-message fit, and the send and receive
+ * overheads (the model's, the median of the others where a node has none),
+ * taken out of the eager alpha. So the library
  * decides as the rules `coll tune` would write for the same placement.
  * No MPI here. */
 #include "coll.h"
@@ -22,22 +23,43 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Every per-node array is per used node k, model node idx[k]. */
-static rw_status set_overhead(rw_pnet *net, const rw_model *m, int32_t k_n, const int32_t *idx, double *tmp)
+/* A per-node figure of the model for each used node k (model node idx[k]):
+ * the node's own, the median of the others' where it has none. 0 when no
+ * used node has one. Every per-node array is per used node. */
+static int per_node(const double *fig, int32_t k_n, const int32_t *idx, double *out, double *tmp)
 {
-    if (!m->overhead)
-        return RW_OK;
     int32_t n_known = 0;
-    for (int32_t k = 0; k < k_n; k++)
-        if (isfinite(m->overhead[idx[k]]))
-            tmp[n_known++] = m->overhead[idx[k]];
+    for (int32_t k = 0; fig && k < k_n; k++)
+        if (isfinite(fig[idx[k]]))
+            tmp[n_known++] = fig[idx[k]];
     if (n_known == 0)
-        return RW_OK;
+        return 0;
     qsort(tmp, (size_t)n_known, sizeof *tmp, by_value);
     double median = n_known % 2 ? tmp[n_known / 2] : 0.5 * (tmp[n_known / 2 - 1] + tmp[n_known / 2]);
     for (int32_t k = 0; k < k_n; k++)
-        tmp[k] = isfinite(m->overhead[idx[k]]) ? m->overhead[idx[k]] : median;
-    return rw_pnet_set_overhead(net, tmp);
+        out[k] = isfinite(fig[idx[k]]) ? fig[idx[k]] : median;
+    return 1;
+}
+
+/* The send and receive overheads (o, o_recv: per used node, 0 where the
+ * model has none), taken out of the eager alpha: a probe's ping-pong alpha
+ * holds both, which the predictor charges apart (as
+ * rankwise.predict.PredictNetwork.with_measured_overheads). 1 when the
+ * model has either. */
+static int take_overheads(const rw_model *m, int32_t k_n, const int32_t *idx, double *alpha, double *o,
+                          double *o_recv, double *tmp)
+{
+    int has_o = per_node(m->overhead, k_n, idx, o, tmp), has_or = per_node(m->recv_overhead, k_n, idx, o_recv, tmp);
+    for (int32_t k = 0; k < k_n; k++) {
+        if (!has_o)
+            o[k] = 0;
+        if (!has_or)
+            o_recv[k] = 0;
+    }
+    for (int32_t a = 0; a < k_n; a++)
+        for (int32_t b = 0; b < k_n; b++)
+            alpha[(size_t)a * k_n + b] = fmax(0.0, alpha[(size_t)a * k_n + b] - o[a] - o_recv[b]);
+    return has_o || has_or;
 }
 
 static double rate(double beta)
@@ -134,7 +156,8 @@ rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t 
     double *alpha = malloc(kk * sizeof *alpha), *beta = malloc(kk * sizeof *beta);
     double *al = malloc(kk * sizeof *al), *bl = malloc(kk * sizeof *bl);
     double *v1 = malloc((size_t)k_n * sizeof *v1), *v2 = malloc((size_t)k_n * sizeof *v2);
-    rw_status st = alpha && beta && al && bl && v1 && v2 ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory for %d nodes",
+    double *v3 = malloc((size_t)k_n * sizeof *v3);
+    rw_status st = alpha && beta && al && bl && v1 && v2 && v3 ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory for %d nodes",
                                                                            (int)k_n);
     for (int32_t a = 0; !st && a < k_n; a++)
         for (int32_t b = 0; !st && b < k_n; b++) {
@@ -153,12 +176,13 @@ rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t 
             }
         }
     rw_pnet *net = NULL;
+    int overheads = !st && take_overheads(m, k_n, idx, alpha, v1, v2, v3);
     if (!st)
         st = rw_pnet_create(k_n, alpha, beta, &net);
     if (!st) /* a model measured under SMPI shares as SimGrid does; one from a real MPI equally */
         st = rw_pnet_set_sharing(net, strncmp(m->source, "smpi", 4) ? RW_SHARE_EQUAL : RW_SHARE_LATENCY);
-    if (!st)
-        st = set_overhead(net, m, k_n, idx, v1);
+    if (!st && overheads && !(st = rw_pnet_set_overhead(net, v1)))
+        st = rw_pnet_set_recv_overhead(net, v2);
     if (!st)
         st = set_caps(net, m, k_n, idx, beta, v1, v2);
     if (!st)
@@ -175,6 +199,7 @@ rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t 
     free(bl);
     free(v1);
     free(v2);
+    free(v3);
     if (st)
         rw_pnet_free(net);
     else

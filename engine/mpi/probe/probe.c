@@ -50,10 +50,10 @@ void rw_probe_options_default(rw_probe_options *opt)
 
 /* Values sent per peer from a leader to rank 0: state, measured_at, then
  * STAT_FIELDS per size. A row ends with ROW_TRAILER values: the node's
- * send overhead, whether the leader gave up on a peer. */
+ * send and receive overheads, whether the leader gave up on a peer. */
 #define STAT_FIELDS 5
 #define PEER_HEADER 2
-#define ROW_TRAILER 2
+#define ROW_TRAILER 3
 
 /* Set by rw_probe_run: MPI operations of this rank (on rank 0: of any
  * node) were given up and may never complete. */
@@ -80,6 +80,7 @@ typedef struct probe {
     double *when;      /* leader: measured_at per peer */
     double wall0, wtime0;
     double overhead;   /* leader: this node's send overhead o, s */
+    double recv_overhead; /* leader: its receive overhead, s */
     int synced;        /* collectives on `leaders` still usable */
     int intra_failed;  /* a local rank did not answer in time */
 } probe;
@@ -376,6 +377,7 @@ static void pack_row(probe *p, double *row, const rw_stat *intra, uint8_t intra_
         }
     }
     row[row_len(p) - ROW_TRAILER] = p->overhead;
+    row[row_len(p) - ROW_TRAILER + 1] = p->recv_overhead;
     row[row_len(p) - 1] = gave_up(p);
 }
 
@@ -404,6 +406,7 @@ static void unpack_row(probe *p, rw_model *m, int i, const double *row)
             rw_model_fit_pair(m, (int)pr);
     }
     m->overhead[i] = row[row_len(p) - ROW_TRAILER];
+    m->recv_overhead[i] = row[row_len(p) - ROW_TRAILER + 1];
     if (row[row_len(p) - 1] != 0)
         left_pending = 1;
 }
@@ -449,10 +452,10 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         done = 1;
 #else
-        /* A node may still be in the overhead ring, waiting up to two
-         * timeouts on a neighbour lost in the rounds that it was never told
-         * of: three timeouts before it counts as lost. */
-        double deadline = MPI_Wtime() + 3 * p->timeout;
+        /* A node may still be in the overhead rings, waiting up to two
+         * timeouts in each on a neighbour lost in the rounds that it was
+         * never told of: five timeouts before it counts as lost. */
+        double deadline = MPI_Wtime() + 5 * p->timeout;
         if (p->dead[i]) {
             if (lost_deadline == 0)
                 lost_deadline = deadline;
@@ -586,7 +589,8 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
         return st; /* same options everywhere: every rank fails alike */
     probe p = {.opt = opt, .ns = opt->n_sizes, .reps = opt->settings.repetitions,
                .rounds = opt->settings.rounds, .warmup = opt->settings.warmup,
-               .timeout = opt->settings.timeout, .synced = 1};
+               .timeout = opt->settings.timeout, .synced = 1,
+               .overhead = NAN, .recv_overhead = NAN};
     if ((st = rw_nodes_discover(comm, opt->group_by, &p.nodes)))
         return agree(comm, st);
     p.n = p.nodes.n_nodes;
@@ -639,7 +643,7 @@ rw_status rw_probe_run(MPI_Comm comm, const rw_probe_options *opt, rw_model **ou
     if (!st && p.nodes.is_leader) {
         if (pingpong) {
             measure_inter(&p);
-            p.overhead = rw_measure_overhead(p.nodes.leaders, p.dead, p.timeout);
+            rw_measure_overheads(p.nodes.leaders, p.dead, p.timeout, &p.overhead, &p.recv_overhead);
         }
         st = collect(&p, intra, intra_state, out);
         if (!st && opt->capacities)

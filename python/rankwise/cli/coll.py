@@ -142,16 +142,30 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
         net = _subset(full, [index[h] for h in used])
     else:
         net = PredictNetwork.from_model(model, [(h, 1) for h in used], fill_missing=allow_missing)
-        if model.overhead is not None:
-            where = {n: i for i, n in enumerate(model.names)}
-            o = np.asarray([model.overhead[where[h]] for h in net.names], dtype=np.float64)
-            if np.isfinite(o).any():
-                net.overhead = np.where(np.isfinite(o), o, np.nanmedian(o))
+        where = [model.index(h) for h in net.names]
+        send = _per_node(model.overhead, where, overhead)
+        recv = _per_node(model.recv_overhead, where, recv_overhead)
+        if send is not None or recv is not None:  # the probe's alpha holds them: taken out of it
+            net = net.with_measured_overheads(0.0 if send is None else send, 0.0 if recv is None else recv)
+        return net, placement(counts), counts, knee, label
     if overhead is not None:
         net.overhead = np.full(net.n_nodes, float(overhead))
     if recv_overhead is not None:
         net.recv_overhead = np.full(net.n_nodes, float(recv_overhead))
     return net, placement(counts), counts, knee, label
+
+
+def _per_node(measured, where: list[int], given: Optional[float]):
+    """An overhead per used node: the one given, else the model's (the median of the others
+    where a node has none), else None."""
+    if given is not None:
+        return np.full(len(where), float(given))
+    if measured is None:
+        return None
+    o = np.asarray(measured, dtype=np.float64)[where]
+    if not np.isfinite(o).any():
+        return None
+    return np.where(np.isfinite(o), o, np.nanmedian(o))
 
 
 def _options(knee: int, eager_limit: Optional[int], min_gain: float, max_evals: int, gamma: float):
@@ -175,7 +189,7 @@ NODES_OPTION = typer.Option(None, "--nodes", help="The allocation's nodes, comma
 RANKS_OPTION = typer.Option(..., "--ranks", help="Communicator size (MPI_COMM_WORLD).")
 RPN_OPTION = typer.Option(None, "--ranks-per-node", help="Ranks per node, block placement (default: the hostfile's slots, or spread evenly).")
 OVERHEAD_OPTION = typer.Option(None, "--overhead", help="Send overhead o of every node, s (default: the model's, else 0; SMPI: smpi/os).")
-RECV_OVERHEAD_OPTION = typer.Option(None, "--recv-overhead", help="Receive overhead of every node, s: the CPU time a received eager message costs, which a forwarding rank pays per segment (default 0: a probe's latency holds it; SMPI: smpi/or).")
+RECV_OVERHEAD_OPTION = typer.Option(None, "--recv-overhead", help="Receive overhead of every node, s: the CPU time a received eager message costs, which a forwarding rank pays per segment (default: the model's, else 0; SMPI: smpi/or).")
 EAGER_OPTION = typer.Option(None, "--eager-limit", help="First rendezvous size, bytes (default: the model's knee, else 65536).")
 GAIN_OPTION = typer.Option(0.05, "--min-gain", help="rankwise runs only when predicted this much faster than the passthrough.")
 EVALS_OPTION = typer.Option(300, "--max-evals", help="Predictor runs each tree's local search may spend.")

@@ -33,6 +33,7 @@ def sim_platform(
     default: bool = typer.Option(False, "--default", help="The embedded default platform (64 nodes x 4 cores, 4 racks)."),
     protocol_switch: Optional[str] = typer.Option(None, "--protocol-switch", help="An MPI eager/rendezvous switch at this size (e.g. 64K): a knee in every round-trip curve."),
     send_overhead: Optional[float] = typer.Option(None, "--send-overhead", help="Seconds every blocking send keeps its sender busy (SMPI's smpi/os)."),
+    recv_overhead: Optional[float] = typer.Option(None, "--recv-overhead", help="Seconds every received message keeps its receiver busy (SMPI's smpi/or)."),
     degrade_at: Optional[float] = typer.Option(None, "--degrade-at", help="The --degrade links change at this simulated time (s), not from the start (SimGrid profiles)."),
 ):
     """Generate a SimGrid platform (a two-level fat tree, a torus or a dragonfly) with what its topology does not show."""
@@ -48,7 +49,7 @@ def sim_platform(
     spec = spec_from_options(
         default=default, racks=racks, nodes_per_rack=nodes_per_rack, cores=cores, degrade=degrade,
         vary=vary, unreachable=unreachable, oversubscription=oversubscription, seed=seed,
-        protocol_switch=protocol_switch, send_overhead=send_overhead, topology=topology, nics=nics,
+        protocol_switch=protocol_switch, send_overhead=send_overhead, recv_overhead=recv_overhead, topology=topology, nics=nics,
     )
     if shuffle:
         if topology != "fat-tree":

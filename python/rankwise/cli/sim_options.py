@@ -52,6 +52,7 @@ def spec_from_options(
     seed: int | None = None,
     protocol_switch: str | None = None,
     send_overhead: float | None = None,
+    recv_overhead: float | None = None,
     topology: str = "fat-tree",
     nics: int | None = None,
 ) -> PlatformSpec:
@@ -77,6 +78,8 @@ def spec_from_options(
             raise UsageError(f"--protocol-switch: '{protocol_switch}' is not a size like 64K") from None
     if send_overhead is not None:
         changes["send_overhead"] = send_overhead
+    if recv_overhead is not None:
+        changes["recv_overhead"] = recv_overhead
     changes["topology"] = topology
     if nics is not None:
         changes["nics"] = nics

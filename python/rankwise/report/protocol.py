@@ -20,6 +20,7 @@ class ProtocolSummary:
     large_bandwidth_gbps: float
     overhead_us: tuple[float, float, float] | None  # min, median, max over nodes that have one
     overhead_max_node: str | None  # the node with the highest send overhead
+    recv_overhead_us: tuple[float, float, float] | None = None  # the same for the receive overhead
 
 
 def _median(values: np.ndarray) -> float:
@@ -42,6 +43,9 @@ def summarize_protocol(model: Model) -> ProtocolSummary | None:
         v = o[has_o] * 1e6
         overhead = (float(v.min()), float(np.median(v)), float(v.max()))
         worst = model.names[int(np.flatnonzero(has_o)[np.argmax(o[has_o])])]
+    r = np.asarray(model.recv_overhead, dtype=float) if model.recv_overhead is not None else np.array([])
+    v = r[np.isfinite(r)] * 1e6
+    recv = (float(v.min()), float(np.median(v)), float(v.max())) if v.size else None
     return ProtocolSummary(
         knee=int(model.knee),
         small_alpha_us=_median(model.alpha[pairs]) * 1e6,
@@ -50,6 +54,7 @@ def summarize_protocol(model: Model) -> ProtocolSummary | None:
         large_bandwidth_gbps=_median(large_bw[pairs]) / 1e9,
         overhead_us=overhead,
         overhead_max_node=worst,
+        recv_overhead_us=recv,
     )
 
 
@@ -68,3 +73,7 @@ def render_protocol(p: ProtocolSummary, console, size_text) -> None:
         if hi > 1.3 * mid and p.overhead_max_node:
             line += f", highest on {escape(p.overhead_max_node)}"
         console.print(line, highlight=False)
+    if p.recv_overhead_us is not None:
+        lo, mid, hi = p.recv_overhead_us
+        console.print(f"Receive overhead: {lo:.3g} / {mid:.3g} / {hi:.3g} us (min / median / max)",
+                      highlight=False)

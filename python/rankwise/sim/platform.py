@@ -111,6 +111,7 @@ class PlatformSpec:
     eager_bw_factor: float = 0.5
     rendezvous_lat_factor: float = 3.0
     send_overhead: float = 0.0  # s a blocking MPI_Send keeps its sender busy (SMPI's smpi/os)
+    recv_overhead: float = 0.0  # s a received message keeps its receiver busy (SMPI's smpi/or)
     # The network's shape: "fat-tree" (racks, nodes_per_rack), "torus:X,Y,Z" or "dragonfly:G,R,N"
     # (these ignore racks and nodes_per_rack; uplink_lat is their router-to-router latency).
     topology: str = FAT_TREE
@@ -184,7 +185,8 @@ class PlatformSpec:
             _require(getattr(self, name) > 0, f"{name} must be positive")
         for name in ("eager_bw_factor", "rendezvous_lat_factor"):
             _require(getattr(self, name) > 0, f"{name} must be positive")
-        for name in ("node_lat", "uplink_lat", "loopback_lat", "jitter_sigma", "send_overhead"):
+        for name in ("node_lat", "uplink_lat", "loopback_lat", "jitter_sigma", "send_overhead",
+                     "recv_overhead"):
             _require(getattr(self, name) >= 0, f"{name} must not be negative")
         for d in self.degraded:
             self._check_link(d.kind, d.index)
@@ -445,7 +447,7 @@ def _num(x: float) -> str:
 
 
 def _factors(spec: PlatformSpec) -> list[tuple[str, str]]:
-    """SMPI's per-size factors and send overhead. A factor "T:v" applies to sizes above T (SimGrid
+    """SMPI's per-size factors and send and receive overheads. A factor "T:v" applies to sizes above T (SimGrid
     3.32 FactorSet), so the switch's chunk starts at protocol_switch - 1; empty messages (the
     probe's acknowledgements) keep factor 1."""
     if spec.protocol_switch:
@@ -459,6 +461,9 @@ def _factors(spec: PlatformSpec) -> list[tuple[str, str]]:
     if spec.send_overhead:
         # "size:constant:per-byte": every non-empty blocking send costs send_overhead.
         factors.append(("smpi/os", f"0:{_num(spec.send_overhead)}:0"))
+    if spec.recv_overhead:
+        # every received message costs its receiver recv_overhead once it has arrived
+        factors.append(("smpi/or", f"0:{_num(spec.recv_overhead)}:0"))
     return factors
 
 

@@ -155,3 +155,25 @@ def test_the_models_send_overhead_is_used(tmp_path):
     assert node_of.tolist() == [0, 0, 1, 1, 2, 2, 3, 3] and counts == [2, 2, 2, 2] and knee == 0
     net, *_ = _allocation(path, None, None, None, 8, 2, 5e-7, False)
     np.testing.assert_allclose(net.overhead, [5e-7] * 4)
+
+
+def test_the_models_overheads_are_taken_out_of_alpha(tmp_path):
+    """A probed alpha holds the ping-pong's send and receive overheads, which the predictor
+    charges apart: both come from the model (--recv-overhead replaces the model's) and alpha
+    loses them, so an eager message still costs the alpha measured."""
+    from rankwise.cli.coll import _allocation
+
+    path = make_model(tmp_path / "o.rwm", n_nodes=3)
+    m = Model.load(path)
+    m.overhead = np.array([1e-6, 1e-6, 1e-6])
+    m.recv_overhead = np.array([2e-6, np.nan, 4e-6])
+    m.save(path)
+    assert path.read_text().startswith("rankwise-model 4\n")
+    net, *_ = _allocation(path, None, None, None, 3, 1, None, False)
+    np.testing.assert_allclose(net.recv_overhead, [2e-6, 3e-6, 4e-6])
+    expect = ALPHA - 1e-6 - np.array([2e-6, 3e-6, 4e-6])[None, :]
+    off = ~np.eye(3, dtype=bool)
+    np.testing.assert_allclose(net.alpha[off], np.broadcast_to(expect, (3, 3))[off])
+    net, *_ = _allocation(path, None, None, None, 3, 1, None, False, recv_overhead=0.0)
+    np.testing.assert_allclose(net.recv_overhead, 0.0)
+    np.testing.assert_allclose(net.alpha[off], ALPHA - 1e-6)
