@@ -54,6 +54,13 @@ class Measured:
     beta: np.ndarray
     o: np.ndarray | None
     node_of: list[int] = field(default_factory=list)
+    o_recv: np.ndarray | None = None
+
+    def measured_alpha(self) -> np.ndarray:
+        """The ping-pongs' alpha: the network's, with the overheads taken out of it put back."""
+        if self.o is None:
+            return self.alpha
+        return self.alpha + self.o[:, None] + self.o_recv[None, :]
 
 
 def parse(stdout: str) -> Measured:
@@ -66,9 +73,11 @@ def parse(stdout: str) -> Measured:
     for i, a, b in re.findall(r"^intra (\d+) (\S+) (\S+)$", stdout, re.M):
         alpha[int(i), int(i)], beta[int(i), int(i)] = float(a), float(b)
     o = re.findall(r"^o (\d+) (\S+)$", stdout, re.M)
+    o_recv = re.findall(r"^or (\d+) (\S+)$", stdout, re.M)
     node_of = [int(k) for _, k in re.findall(r"^node (\d+) (\d+)$", stdout, re.M)]
     return Measured(n, int(m.group(2)), float(m.group(3)), m.group(4) == "1", alpha, beta,
-                    np.array([float(v) for _, v in o]) if o else None, node_of)
+                    np.array([float(v) for _, v in o]) if o else None, node_of,
+                    np.array([float(v) for _, v in o_recv]) if o_recv else None)
 
 
 @pytest.fixture(scope="session")
@@ -128,15 +137,17 @@ def test_smpi_figures_are_the_ground_truth_and_the_degraded_nodes_show(probe_smp
     assert got.node_of == [r // 2 for r in range(2 * n)]
     off = ~np.eye(n, dtype=bool)
     # a ping-pong's fit sees the latency of both directions (the full probe's convention)
-    np.testing.assert_allclose(got.alpha[off], ((gen.alpha + gen.alpha.T) / 2)[off], rtol=0.02)
+    measured = got.measured_alpha()
+    np.testing.assert_allclose(measured[off], ((gen.alpha + gen.alpha.T) / 2)[off], rtol=0.02)
     np.testing.assert_allclose(1 / got.beta[off], gen.bandwidth[off], rtol=0.02)
-    np.testing.assert_allclose(np.diag(got.alpha), spec.loopback_lat, rtol=0.02)
+    np.testing.assert_allclose(np.diag(measured), spec.loopback_lat, rtol=0.02)
     np.testing.assert_allclose(1 / np.diag(got.beta), spec.loopback_bw, rtol=0.02)
     per_node_beta = np.nanmean(np.where(off, got.beta, np.nan), axis=1)
     per_node_alpha = np.nanmean(np.where(off, got.alpha, np.nan), axis=1)
     assert int(np.argmax(per_node_beta)) == 5 and per_node_beta[5] > 2 * np.median(per_node_beta)
     assert int(np.argmax(per_node_alpha)) == 2
     assert np.all(got.o == 0)  # SMPI's default smpi/os
+    assert np.all(got.o_recv < 1e-8)  # nor smpi/or: a few ns of the batch's messages on the wire
     assert 0 < got.cost < 0.01
 
 
@@ -151,7 +162,23 @@ def test_smpi_send_overhead_and_single_rank_nodes(probe_smpi, tmp_path):
     np.testing.assert_allclose(got.o, 2e-6, rtol=0.01)
     assert np.all(np.diag(got.alpha) == 0) and np.all(np.diag(got.beta) == 0)
     off = ~np.eye(5, dtype=bool)
+    np.testing.assert_allclose(got.measured_alpha()[off], gen.alpha[off], rtol=0.02)
+    # the ping-pongs' nonblocking sends do not pay smpi/os: alpha held no o, and loses it (at least 0)
+    np.testing.assert_allclose(got.alpha[off], np.maximum(gen.alpha - 2e-6 - got.o_recv[None, :], 0)[off], rtol=0.02,
+                               atol=1e-10)
+
+
+@needs_smpi
+def test_smpi_receive_overhead_is_measured_and_taken_out_of_alpha(probe_smpi, tmp_path):
+    """smpi/or = 1 us: the receive overhead is 1 us on every node; the ping-pongs' alpha held it
+    (both messages pay it), the network's alpha is the route's latency."""
+    spec = PlatformSpec(racks=1, nodes_per_rack=4, cores=1, recv_overhead=1e-6)
+    gen = generate(spec, tmp_path / "platform")
+    got = run_smpi(probe_smpi, gen.platform_xml.parent, list(gen.nodes), tmp_path)
+    np.testing.assert_allclose(got.o_recv, 1e-6, rtol=0.01)
+    off = ~np.eye(4, dtype=bool)
     np.testing.assert_allclose(got.alpha[off], gen.alpha[off], rtol=0.02)
+    np.testing.assert_allclose(got.measured_alpha()[off], gen.alpha[off] + 1e-6, rtol=0.02)
 
 
 def run_mpi(program: Path, n: int, args: list[str]) -> Measured:

@@ -10,7 +10,12 @@
  *     at once, each pair both ways;
  *   - each node's own pair: its leader and its second rank, all nodes at
  *     once, before the rounds;
- *   - each node's send overhead o: blocking small sends around a ring.
+ *   - each node's send overhead o: blocking small sends around a ring;
+ *   - each node's receive overhead: around the same ring, batches of
+ *     O_SENDS and of one message already sent taken at once (the
+ *     difference per message; engine/mpi/probe/overhead.c's method).
+ * The ping-pongs' alpha holds both overheads, which the predictor charges
+ * apart: they are taken out of it (as from a model, model_net.c).
  * A ping-pong sends `size` bytes and gets an empty message back, so its
  * round trip is 2 alpha + beta size (rw_fit_hockney's convention); two sizes
  * give alpha and beta, each round trip the least of a few (noise only ever
@@ -19,6 +24,7 @@
 #include "coll.h"
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +37,7 @@
 #define O_SENDS 16 /* back-to-back sends per overhead batch */
 #define O_BATCHES 3
 /* Tags of the private duplicate above the collectives' (coll.h). */
-enum { TAG_PING = 101, TAG_READY, TAG_OVERHEAD };
+enum { TAG_PING = 101, TAG_READY, TAG_OVERHEAD, TAG_RECV_O, TAG_NOTICE };
 
 static const int sizes[2] = {SMALL, LARGE};
 
@@ -145,9 +151,53 @@ static rw_status measure_overhead(MPI_Comm comm, char *buf, double *o)
     return st;
 }
 
+/* The seconds to take k empty messages from prev that it sent before a
+ * notice on another tag, after sending as many (and the notice) to next.
+ * Empty: the difference of k and 1 keeps no bytes on the wire. */
+static rw_status take_batch(MPI_Comm comm, int next, int prev, char *buf, int k, double *t)
+{
+    MPI_Request req[O_SENDS];
+    char sink[O_SENDS][SMALL];
+    rw_status st = RW_OK;
+    for (int m = 0; m < k && !st; m++)
+        st = rwc_mpi(PMPI_Send(buf, 0, MPI_BYTE, next, TAG_RECV_O, comm), "MPI_Send");
+    if (!st)
+        st = rwc_mpi(PMPI_Send(buf, 0, MPI_BYTE, next, TAG_NOTICE, comm), "MPI_Send");
+    if (!st)
+        st = rwc_mpi(PMPI_Recv(sink[0], 0, MPI_BYTE, prev, TAG_NOTICE, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+    double t0 = PMPI_Wtime();
+    int posted = 0;
+    for (; posted < k && !st; posted++)
+        st = rwc_mpi(PMPI_Irecv(sink[posted], 0, MPI_BYTE, prev, TAG_RECV_O, comm, &req[posted]), "MPI_Irecv");
+    if (posted)
+        st = st ? st : rwc_mpi(PMPI_Waitall(posted, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    *t = PMPI_Wtime() - t0;
+    return st;
+}
+
+/* Receive overhead around the ring: the least time to take O_SENDS
+ * messages less the least to take one, per message. */
+static rw_status measure_recv_overhead(MPI_Comm comm, char *buf, double *o)
+{
+    int me, n;
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Comm_size(comm, &n);
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
+    double one = 0, many = 0, t;
+    rw_status st = RW_OK;
+    for (int b = -1; b < O_BATCHES && !st; b++) {
+        if (!(st = take_batch(comm, next, prev, buf, 1, &t)) && b >= 0 && (b == 0 || t < one))
+            one = t;
+        if (!st && !(st = take_batch(comm, next, prev, buf, O_SENDS, &t)) && b >= 0 && (b == 0 || t < many))
+            many = t;
+    }
+    *o = many > one ? (many - one) / (O_SENDS - 1) : 0;
+    return st;
+}
+
 /* What each leader sends rank 0: its row as the sender (alpha, beta to
- * every node), its node's own pair and its send overhead. */
-enum { R_INTRA_ALPHA, R_INTRA_BETA, R_O, R_FIXED };
+ * every node), its node's own pair and its send and receive overheads. */
+enum { R_INTRA_ALPHA, R_INTRA_BETA, R_O, R_OR, R_FIXED };
 #define ROW_LEN(n) (2 * (size_t)(n) + R_FIXED)
 
 /* This leader's row (leaders' rank me of n); every rank of a node of
@@ -173,6 +223,8 @@ static rw_status measure(rwc_comm *c, int n, char *buf, double *row)
     }
     if (!st && n > 1)
         st = measure_overhead(c->leaders, buf, &row[R_O]);
+    if (!st && n > 1)
+        st = measure_recv_overhead(c->leaders, buf, &row[R_OR]);
     return st;
 }
 
@@ -185,8 +237,8 @@ static rw_status build(const rwc_comm *c, int n, const double *table, const int3
     size_t nn = (size_t)n * n;
     double *alpha = malloc(nn * sizeof *alpha), *beta = malloc(nn * sizeof *beta);
     double *o = malloc((size_t)n * sizeof *o), *inject = calloc((size_t)n, sizeof *inject);
-    double *eject = calloc((size_t)n, sizeof *eject);
-    rw_status st = alpha && beta && o && inject && eject ? RW_OK
+    double *eject = calloc((size_t)n, sizeof *eject), *o_recv = malloc((size_t)n * sizeof *o_recv);
+    rw_status st = alpha && beta && o && o_recv && inject && eject ? RW_OK
                                                          : rw_fail(RW_ERR_NOMEM, "out of memory for %d nodes", n);
     for (int i = 0; i < n && !st; i++) {
         const double *row = table + (size_t)i * ROW_LEN(n);
@@ -198,7 +250,12 @@ static rw_status build(const rwc_comm *c, int n, const double *table, const int3
             eject[j] = bw > eject[j] ? bw : eject[j];
         }
         o[i] = row[R_O];
+        o_recv[i] = row[R_OR];
     }
+    /* the ping-pongs' alpha holds the overheads the predictor charges apart */
+    for (int i = 0; i < n && !st && n > 1; i++)
+        for (int j = 0; j < n; j++)
+            alpha[(size_t)i * n + j] = fmax(0.0, alpha[(size_t)i * n + j] - o[i] - o_recv[j]);
     rw_pnet *net = NULL;
     if (!st)
         st = rw_pnet_create(n, alpha, beta, &net);
@@ -209,12 +266,15 @@ static rw_status build(const rwc_comm *c, int n, const double *table, const int3
     if (!st && n > 1)
         st = rw_pnet_set_overhead(net, o);
     if (!st && n > 1)
+        st = rw_pnet_set_recv_overhead(net, o_recv);
+    if (!st && n > 1)
         st = rw_pnet_set_node_caps(net, inject, eject);
     if (!st)
         st = rw_pnet_set_placement(net, c->size, node_index);
     free(alpha);
     free(beta);
     free(o);
+    free(o_recv);
     free(inject);
     free(eject);
     if (st)

@@ -7,8 +7,9 @@
  * receiver (under SMPI, a send below smpi/send-is-detached-thresh is
  * detached and charges smpi/os to its sender).
  *
- * Receive: messages already sent are received at once; the time to take K
- * of them less the time to take one, per message. The sender sends them,
+ * Receive: empty messages already sent are received at once; the time to
+ * take K of them less the time to take one, per message (empty: no bytes
+ * on the wire stay in the difference). The sender sends them,
  * then a notice on another tag; the receiver waits for the notice, so the
  * messages are there (a real MPI's unexpected queue; under SMPI sent and
  * waiting to be matched), then posts K receives and waits for them. What
@@ -29,6 +30,7 @@
 #define OVERHEAD_TAG 7324 /* probe.c: 7321 ping-pongs, 7322 rows, 7323 notices */
 #define RECV_TAG 7325     /* the receive ring's messages */
 #define NOTICE_TAG 7326   /* "they are all sent" */
+#define TAKEN_TAG 7327    /* "all taken": the receive ring's acknowledgement */
 #define SENDS 16  /* back-to-back sends per batch */
 #define BATCHES 5 /* timed batches (after one untimed) */
 #define BYTES 8
@@ -124,7 +126,7 @@ static double take(MPI_Comm comm, int from, int k, double timeout)
     }
     double t0 = MPI_Wtime();
     for (int m = 0; m < k; m++)
-        MPI_Irecv(sink[m], BYTES, MPI_BYTE, from, RECV_TAG, comm, &req[m]);
+        MPI_Irecv(sink[m], 0, MPI_BYTE, from, RECV_TAG, comm, &req[m]);
     if (rw_wait_all(req, k, deadline) != 0) {
         for (int m = 0; m < k; m++)
             if (req[m] != MPI_REQUEST_NULL)
@@ -134,7 +136,7 @@ static double take(MPI_Comm comm, int from, int k, double timeout)
     }
     double t = MPI_Wtime() - t0;
     MPI_Request ack;
-    MPI_Isend(sink[0], 0, MPI_BYTE, from, RECV_TAG, comm, &ack);
+    MPI_Isend(sink[0], 0, MPI_BYTE, from, TAKEN_TAG, comm, &ack);
     if (rw_wait_all(&ack, 1, deadline) != 0) {
         rw_abandon(&ack, 1);
         return -1;
@@ -148,10 +150,10 @@ static int give(MPI_Comm comm, int to, int k, const char *payload, double timeou
 {
     static char ack; /* outlives an abandoned receive */
     MPI_Request req;
-    MPI_Irecv(&ack, 0, MPI_BYTE, to, RECV_TAG, comm, &req);
+    MPI_Irecv(&ack, 0, MPI_BYTE, to, TAKEN_TAG, comm, &req);
     double t0 = MPI_Wtime();
     for (int m = 0; m < k; m++)
-        MPI_Send(payload, BYTES, MPI_BYTE, to, RECV_TAG, comm);
+        MPI_Send(payload, 0, MPI_BYTE, to, RECV_TAG, comm);
     MPI_Send(payload, 0, MPI_BYTE, to, NOTICE_TAG, comm);
     if (rw_wait_all(&req, 1, t0 + timeout) != 0) {
         MPI_Cancel(&req);

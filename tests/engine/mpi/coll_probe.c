@@ -45,7 +45,7 @@ static rwc_comm *rank_nodes(void)
 static double *flatten(const rw_pnet *net, size_t *len)
 {
     size_t n = (size_t)net->n, k = 0;
-    *len = 2 * n * n + 3 * n + (size_t)net->n_ranks;
+    *len = 2 * n * n + 4 * n + (size_t)net->n_ranks;
     double *v = calloc(*len, sizeof *v);
     for (size_t i = 0; i < n * n; i++) {
         v[k++] = net->alpha[i];
@@ -53,6 +53,7 @@ static double *flatten(const rw_pnet *net, size_t *len)
     }
     for (size_t i = 0; i < n; i++) {
         v[k++] = net->o ? net->o[i] : -1;
+        v[k++] = net->o_recv ? net->o_recv[i] : -1;
         v[k++] = net->inject ? net->inject[i] : -1;
         v[k++] = net->eject ? net->eject[i] : -1;
     }
@@ -102,6 +103,8 @@ int main(int argc, char **argv)
                            net->beta[(size_t)i * n + j]);
         for (int i = 0; net->o && i < n; i++)
             printf("o %d %.9g\n", i, net->o[i]);
+        for (int i = 0; net->o_recv && i < n; i++)
+            printf("or %d %.9g\n", i, net->o_recv[i]);
         for (int r = 0; r < net->n_ranks; r++)
             printf("node %d %d\n", r, net->node_of[r]);
     }
