@@ -228,7 +228,10 @@ rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *
  * children by decreasing relative rank) this is rw_sched_collective's
  * binomial schedule. op "reduce_ompi" is Open MPI's generic reduce (SMPI's
  * ompi_binary, ompi_binomial): the receive from the next child is posted
- * before the wait for the current one. RW_ERR_ARG on an unknown op, a tree
+ * before the wait for the current one. op "gather" posts a parent's
+ * receives at once (the library's gather); "gather_ompi" is Open MPI's
+ * (SMPI's ompi_binomial, basic_linear): one blocking receive after the
+ * other, each transfer starting at its receive. RW_ERR_ARG on an unknown op, a tree
  * rw_tree_check rejects, bytes or segment out of range. */
 rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
                         const rw_coll_options *opt, rw_sched **out);

@@ -303,9 +303,11 @@ static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const ch
         if (st != RW_OK)
             return st;
         *segment = seg;
-        /* Open MPI's binary and binomial reduces pre-post the next child's receive */
+        /* Open MPI's binary and binomial reduces pre-post the next child's receive; its
+         * gathers take their children one blocking receive after the other */
         int generic = !strcmp(op, "reduce") && (!strcmp(ompi, "binary") || !strcmp(ompi, "binomial"));
-        *time = rw_tune_score(net, generic ? "reduce_ompi" : op, *tree, bytes, seg, o);
+        const char *as = generic ? "reduce_ompi" : !strcmp(op, "gather") ? "gather_ompi" : op;
+        *time = rw_tune_score(net, as, *tree, bytes, seg, o);
     } else {
         *segment = strcmp(ompi, "chain") ? 0 : 8192;
         *time = predict_named(net, op, ompi, bytes, root, o);

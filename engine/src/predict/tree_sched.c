@@ -280,6 +280,21 @@ void rw_b_tree_gather(rw_builder *b, const rw_tree *t, const int32_t *bfs, const
     }
 }
 
+/* Open MPI's gathers (binomial, linear; SMPI's gather-ompi.cpp): a parent
+ * receives its children one blocking receive after the other, smallest
+ * subtree first; under SMPI a transfer starts when its receive is posted,
+ * so each waits for the one before. */
+static void gather_ompi(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, double bytes)
+{
+    for (int32_t q = t->n_ranks - 1; q >= 0; q--) {
+        int32_t r = bfs[q];
+        for (int32_t k = t->first_child[r + 1] - 1; k >= t->first_child[r]; k--) {
+            int32_t c = t->child[k];
+            rw_b_set(b, r, rw_b_xfer(b, c, r, (double)size[c] * bytes, 0.0));
+        }
+    }
+}
+
 /* Scatter: as bcast, every child receiving its subtree's blocks. */
 static void scatter(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *size, double bytes)
 {
@@ -300,8 +315,10 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
         return rw_fail(RW_ERR_ARG, "rw_sched_tree: operation is required");
     int is_bcast = !strcmp(op, "bcast"), is_reduce = !strcmp(op, "reduce"), is_reduce_ompi = !strcmp(op, "reduce_ompi");
     int is_gather = !strcmp(op, "gather"), is_scatter = !strcmp(op, "scatter");
-    if (!is_bcast && !is_reduce && !is_reduce_ompi && !is_gather && !is_scatter)
-        return rw_fail(RW_ERR_ARG, "unknown tree collective '%s' (known: bcast, reduce, reduce_ompi, gather, scatter)",
+    int is_gather_ompi = !strcmp(op, "gather_ompi");
+    if (!is_bcast && !is_reduce && !is_reduce_ompi && !is_gather && !is_gather_ompi && !is_scatter)
+        return rw_fail(RW_ERR_ARG,
+                       "unknown tree collective '%s' (known: bcast, reduce, reduce_ompi, gather, gather_ompi, scatter)",
                        op);
     rw_status st = rw_tree_check(t);
     if (st != RW_OK)
@@ -337,6 +354,8 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
             rw_b_tree_reduce_ompi(&b, t, bfs, NULL, bytes);
         else if (is_gather)
             rw_b_tree_gather(&b, t, bfs, size, NULL, bytes);
+        else if (is_gather_ompi)
+            gather_ompi(&b, t, bfs, size, bytes);
         else
             scatter(&b, t, bfs, size, bytes);
         st = rw_builder_finish(&b, out);
