@@ -37,10 +37,17 @@
 
 /* Receive buffers outlive an abandoned receive (never written after one). */
 static char sink[SENDS][BYTES];
+static const char payload[BYTES];
 
-/* Receive a batch from `from` and acknowledge it: 0, or -1 on timeout. */
-static int absorb(MPI_Comm comm, int from, double timeout)
+/* A turn of a ring: one batch given to or taken from `peer`. A sample
+ * (>= 0, seconds) or -1 on a timeout; *late when a turn completed after its
+ * timeout (under SMPI waits block). */
+typedef double (*turn_fn)(MPI_Comm comm, int peer, double timeout, int *late);
+
+/* Send overhead, taker: receive a batch and acknowledge it (sample 0). */
+static double absorb(MPI_Comm comm, int from, double timeout, int *late)
 {
+    (void)late;
     MPI_Request req[SENDS];
     double deadline = MPI_Wtime() + timeout;
     for (int k = 0; k < SENDS; k++)
@@ -61,11 +68,11 @@ static int absorb(MPI_Comm comm, int from, double timeout)
     return 0;
 }
 
-/* Send a batch to `to`: the seconds per send, or -1 when the acknowledgement
- * did not come within the timeout (real MPI: given up). Under SMPI waits
- * block, so a slow receiver's batch completes late: *late is set, and the
- * ring goes on (its receiver still expects every batch). */
-static double emit(MPI_Comm comm, int to, const char *payload, double timeout, int *late)
+/* Send overhead, giver: the seconds per send of a batch, or -1 when the
+ * acknowledgement did not come within the timeout (real MPI: given up).
+ * Under SMPI waits block, so a slow receiver's batch completes late: *late
+ * is set, and the ring goes on (its receiver still expects every batch). */
+static double emit(MPI_Comm comm, int to, double timeout, int *late)
 {
     static char ack; /* outlives an abandoned receive */
     MPI_Request req;
@@ -84,36 +91,8 @@ static double emit(MPI_Comm comm, int to, const char *payload, double timeout, i
     return t;
 }
 
-static double send_overhead(MPI_Comm leaders, const uint8_t *dead, double timeout)
-{
-    int me, n;
-    MPI_Comm_rank(leaders, &me);
-    MPI_Comm_size(leaders, &n);
-    int next = (me + 1) % n, prev = (me + n - 1) % n;
-    int from_prev = !(dead && dead[prev]), to_next = !(dead && dead[next]);
-    static const char payload[BYTES];
-    double per_send[BATCHES];
-    int late = 0;
-    /* Node 0 starts; every other node first absorbs its predecessor's
-     * batches, then sends its own (even when its predecessor failed, so
-     * that the ring goes on); node 0 absorbs last. A failure stops a loop. */
-    if (me != 0)
-        for (int b = -1; b < BATCHES && from_prev; b++)
-            from_prev = absorb(leaders, prev, timeout) == 0;
-    for (int b = -1; b < BATCHES && to_next; b++) {
-        double t = emit(leaders, next, payload, timeout, &late);
-        to_next = t >= 0;
-        if (b >= 0)
-            per_send[b] = t;
-    }
-    if (me == 0)
-        for (int b = -1; b < BATCHES && from_prev; b++)
-            from_prev = absorb(leaders, prev, timeout) == 0;
-    return to_next && !late ? rw_median(per_send, BATCHES) : NAN;
-}
-
-/* Receive `k` messages sent before a notice: the seconds from the notice
- * to the last of them, or -1 on timeout; then acknowledge. */
+/* Receive `k` empty messages sent before a notice: the seconds from the
+ * notice to the last of them, or -1 on timeout; then acknowledge. */
 static double take(MPI_Comm comm, int from, int k, double timeout)
 {
     MPI_Request req[SENDS];
@@ -144,9 +123,9 @@ static double take(MPI_Comm comm, int from, int k, double timeout)
     return t;
 }
 
-/* Send `k` messages, then the notice, and wait for the acknowledgement:
- * 0, or -1 when it did not come within the timeout. */
-static int give(MPI_Comm comm, int to, int k, const char *payload, double timeout)
+/* Send `k` empty messages, then the notice, and wait for the
+ * acknowledgement: 0, or -1 when it did not come within the timeout. */
+static int give(MPI_Comm comm, int to, int k, double timeout)
 {
     static char ack; /* outlives an abandoned receive */
     MPI_Request req;
@@ -163,35 +142,57 @@ static int give(MPI_Comm comm, int to, int k, const char *payload, double timeou
     return 0;
 }
 
-/* The receive ring: each node gives its successor batches of 1 and of
- * SENDS messages; the successor times taking them. */
-static double recv_overhead(MPI_Comm leaders, const uint8_t *dead, double timeout)
+/* Receive overhead, taker: batches of 1 and of SENDS; the difference per
+ * message. */
+static double take_pair(MPI_Comm comm, int from, double timeout, int *late)
+{
+    (void)late;
+    double one = take(comm, from, 1, timeout), many = one < 0 ? -1 : take(comm, from, SENDS, timeout);
+    return many < 0 ? -1 : fmax(0.0, (many - one) / (SENDS - 1));
+}
+
+/* Receive overhead, giver: the two batches (sample 0). */
+static double give_pair(MPI_Comm comm, int to, double timeout, int *late)
+{
+    (void)late;
+    return give(comm, to, 1, timeout) == 0 && give(comm, to, SENDS, timeout) == 0 ? 0 : -1;
+}
+
+/* An untimed turn then BATCHES timed ones with `peer`, while alive:
+ * whether all went through; the timed samples into `sample` (may be NULL). */
+static int turns(turn_fn f, MPI_Comm comm, int peer, double timeout, int alive, int *late, double *sample)
+{
+    for (int b = -1; b < BATCHES && alive; b++) {
+        double t = f(comm, peer, timeout, late);
+        alive = t >= 0;
+        if (alive && b >= 0 && sample)
+            sample[b] = t;
+    }
+    return alive;
+}
+
+/* A ring of turns: node 0 starts; every other node first takes its
+ * predecessor's turns, then gives its own (even when its predecessor
+ * failed, so that the ring goes on); node 0 takes last. The median of the
+ * timed side's samples (the giver's or the taker's), NaN when that side
+ * failed or was late. */
+static double ring(MPI_Comm leaders, const uint8_t *dead, double timeout, turn_fn taker, turn_fn giver,
+                   int timed_by_giver)
 {
     int me, n;
     MPI_Comm_rank(leaders, &me);
     MPI_Comm_size(leaders, &n);
     int next = (me + 1) % n, prev = (me + n - 1) % n;
     int from_prev = !(dead && dead[prev]), to_next = !(dead && dead[next]);
-    static const char payload[BYTES];
-    double per_recv[BATCHES];
-    int timed = 0;
+    double sample[BATCHES];
+    int late = 0;
     if (me != 0)
-        for (int b = -1; b < BATCHES && from_prev; b++) {
-            double one = take(leaders, prev, 1, timeout), many = one < 0 ? -1 : take(leaders, prev, SENDS, timeout);
-            from_prev = many >= 0;
-            if (b >= 0 && from_prev)
-                per_recv[timed++] = fmax(0.0, (many - one) / (SENDS - 1));
-        }
-    for (int b = -1; b < BATCHES && to_next; b++)
-        to_next = give(leaders, next, 1, payload, timeout) == 0 && give(leaders, next, SENDS, payload, timeout) == 0;
+        from_prev = turns(taker, leaders, prev, timeout, from_prev, &late, timed_by_giver ? NULL : sample);
+    to_next = turns(giver, leaders, next, timeout, to_next, &late, timed_by_giver ? sample : NULL);
     if (me == 0)
-        for (int b = -1; b < BATCHES && from_prev; b++) {
-            double one = take(leaders, prev, 1, timeout), many = one < 0 ? -1 : take(leaders, prev, SENDS, timeout);
-            from_prev = many >= 0;
-            if (b >= 0 && from_prev)
-                per_recv[timed++] = fmax(0.0, (many - one) / (SENDS - 1));
-        }
-    return timed == BATCHES ? rw_median(per_recv, BATCHES) : NAN;
+        from_prev = turns(taker, leaders, prev, timeout, from_prev, &late, timed_by_giver ? NULL : sample);
+    int ok = timed_by_giver ? to_next && !late : from_prev;
+    return ok ? rw_median(sample, BATCHES) : NAN;
 }
 
 void rw_measure_overheads(MPI_Comm leaders, const uint8_t *dead, double timeout, double *send, double *recv)
@@ -201,6 +202,6 @@ void rw_measure_overheads(MPI_Comm leaders, const uint8_t *dead, double timeout,
     *send = *recv = NAN;
     if (n < 2)
         return;
-    *send = send_overhead(leaders, dead, timeout);
-    *recv = recv_overhead(leaders, dead, timeout);
+    *send = ring(leaders, dead, timeout, absorb, emit, 1);
+    *recv = ring(leaders, dead, timeout, take_pair, give_pair, 0);
 }
