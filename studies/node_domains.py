@@ -1,0 +1,183 @@
+"""Inside the node, before/after: rankwise's placement on nodes and NUMA domains against block
+placement over cores, measured on the simulated domain-aware cluster (issue 14's figure).
+
+Platform (`rankwise sim platform --node-synthetic 'pack:2 numa:2 core:4 pu:1'`, docs/simulation.md):
+a fat tree of 2 racks x 4 nodes, every node two packages of two NUMA domains of four cores, one
+SimGrid host per domain. Lone pairs see 0.2 us / 50 GB/s in a domain, 0.3 us / 25 GB/s between the
+domains of a package, 0.7 us / 20 GB/s between packages, 2.7 us / 12.5 GB/s over the network; a
+domain's and a package's links are shared by the flows leaving them.
+
+Placements of one job, measured with the benchmark programs under SMPI (deterministic):
+  block     ranks in order fill the cores of the first nodes in order (a launcher binding to
+            cores in order, no rankfile);
+  nodes     rankwise's node choice, each node's ranks on its cores in rank order (what rankwise
+            gave before it knew the inside of a node; printed to separate the two steps);
+  rankwise  `rankwise map --node-synthetic` (node choice, then rw_node_place on the domains),
+            its Open MPI rankfile read back core by core onto the domain hosts.
+Model: the SMPI probe of the platform, one rank per node (LIGHT_SIM_PROBE).
+Jobs: Getmansky et al. 2015's synthetic groups (shuffled ranks; groups of a domain and of a
+package), 3-D stencils (4x4x4 on 4 nodes, 8x4x4 on 8 nodes; mode 1d: 26 neighbours one block
+each, 3d: x, y, z in turn with 1, 3 and 9 blocks). Printed per job and size: times, speed-ups,
+and where the bytes go (share crossing domains inside a node, share crossing the network).
+Goal: rankwise >= 1.2x faster than block for every groups row and every 3-D stencil row.
+
+Run: .venv/bin/python studies/node_domains.py [--quick] [--keep DIR]; exit status 1 when a goal
+is missed. Cost: about 1 min (--quick: 15 s) on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rankwise.node import NodeTopology
+from rankwise.patterns import format_size, generate
+from rankwise.probe import LIGHT_SIM_PROBE
+from rankwise.programs import run_benchmark
+from rankwise.sim.domains import DomainSpec, block_cores, generate_domains, hosts_of_cores, probe_network
+from rankwise.sim.platform import PlatformSpec
+
+NODE = "pack:2 numa:2 core:4 pu:1"
+GOAL = 1.2
+RANKWISE = Path(sys.executable).parent / "rankwise"
+
+
+@dataclass
+class Job:
+    label: str
+    pattern: str  # rankwise pattern spec (the traffic the mapper sees)
+    args: list[str]  # the benchmark program and its arguments
+    table: str | None = None
+
+
+def jobs(quick: bool) -> list[Job]:
+    sizes = "64K,1M"
+    # D as in bench.py's Getmansky shapes (256K, 1M): at 64K the pairwise MPI_Alltoallv's P - 1
+    # steps of empty messages, not the groups' data, set the time (docs/benchmarks.md).
+    gsizes = "256K,1M"
+    out = [
+        Job("groups 16x4 (a domain each)", "groups:groups=16,per_group=4,bytes=1M,link_bytes=64K,iterations=2",
+            ["groups", "--groups", "16", "--sizes", gsizes, "--link-bytes", "64K", "--iterations", "2"]),
+        Job("stencil 4x4x4, 1d", "stencil3d:grid=4x4x4,bytes=64K,mode=1d",
+            ["stencil", "--grid", "4x4x4", "--mode", "1d", "--sizes", sizes, "--iterations", "2"], "1d"),
+        Job("stencil 4x4x4, 3d", "stencil3d:grid=4x4x4,bytes=64K,mode=3d",
+            ["stencil", "--grid", "4x4x4", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d"),
+    ]
+    if not quick:
+        out += [
+            Job("groups 8x8 (a package each)", "groups:groups=8,per_group=8,bytes=1M,link_bytes=64K,iterations=2",
+                ["groups", "--groups", "8", "--sizes", gsizes, "--link-bytes", "64K", "--iterations", "2"]),
+            Job("groups 32x4 (a domain each)", "groups:groups=32,per_group=4,bytes=1M,link_bytes=64K,iterations=2",
+                ["groups", "--groups", "32", "--sizes", gsizes, "--link-bytes", "64K", "--iterations", "2"]),
+            Job("stencil 8x4x4, 1d", "stencil3d:grid=8x4x4,bytes=64K,mode=1d",
+                ["stencil", "--grid", "8x4x4", "--mode", "1d", "--sizes", sizes, "--iterations", "2"], "1d"),
+            Job("stencil 8x4x4, 3d", "stencil3d:grid=8x4x4,bytes=64K,mode=3d",
+                ["stencil", "--grid", "8x4x4", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d"),
+        ]
+    return out
+
+
+def read_rankfile(path: Path, topology: NodeTopology) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(node names, node of each rank, logical core of each rank) from an Open MPI rankfile
+    `rank R=HOST slot=P:C` (C: the core's index within package P)."""
+    core_at = {(int(p), int(c)): k for k, (p, c) in enumerate(zip(topology.package_of, topology.core_in_package))}
+    placed = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("rank "):
+            continue
+        left, slot = line.split(" slot=")
+        rank, host = left[len("rank "):].split("=")
+        p, c = slot.split(":")
+        placed[int(rank)] = (host, core_at[int(p), int(c)])
+    names = sorted({h for h, _ in placed.values()}, key=lambda h: int(h.split("-")[1]))
+    node_of = np.array([names.index(placed[r][0]) for r in range(len(placed))])
+    cores = np.array([placed[r][1] for r in range(len(placed))])
+    return names, node_of, cores
+
+
+def level_shares(dp, matrix, hosts: list[str]) -> tuple[float, float]:
+    """(share of the bytes between domains of one node, share over the network)."""
+    index = {h: k for k, h in enumerate(dp.hosts)}
+    h = np.array([index[x] for x in hosts])
+    src, dst, v = matrix.src, matrix.dst, matrix.bytes.astype(float)
+    lv = dp.level[h[src], h[dst]]
+    total = v.sum()
+    return float(v[(lv == 2) | (lv == 3)].sum() / total), float(v[lv == 4].sum() / total)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="the 4-node jobs only")
+    ap.add_argument("--keep", type=Path, default=None, help="folder for the platform, model and rankfiles")
+    args = ap.parse_args()
+    topology = NodeTopology.load(synthetic=NODE)
+    rows, misses = [], []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        out = args.keep or Path(tmp_name)
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run([RANKWISE, "sim", "platform", "-o", out / "platform", "--racks", "2", "--nodes-per-rack", "4",
+                        "--node-synthetic", NODE], check=True, capture_output=True)
+        from rankwise.sim.domains import load_domains
+
+        dp = load_domains(out / "platform")
+        model = out / "model.rwm"
+        probe_network(dp, model, LIGHT_SIM_PROBE)
+        for job in jobs(args.quick):
+            matrix = generate(job.pattern)
+            rankfile = out / f"rankfile-{len(rows)}"
+            t0 = time.monotonic()
+            subprocess.run([RANKWISE, "map", "--model", model, "--pattern", job.pattern, "--node-synthetic", NODE,
+                            "--format", "openmpi", "-o", rankfile], check=True, capture_output=True)
+            map_wall = time.monotonic() - t0
+            names, node_of, cores = read_rankfile(rankfile, topology)
+            n = matrix.n_ranks
+            placements = {
+                "block": hosts_of_cores(dp, dp.nodes, *block_cores(n, dp.cores_per_node)),
+                "nodes": hosts_of_cores(dp, names, node_of, _in_order(node_of)),
+                "rankwise": hosts_of_cores(dp, names, node_of, cores),
+            }
+            times = {}
+            for name, hosts in placements.items():
+                res = run_benchmark(job.args[0], job.args[1:], sim=dp.platform_xml, hosts=hosts)
+                tab = res[job.table] if job.table else res.table
+                times[name] = (tab.size.tolist(), tab.median_us)
+            shares = {name: level_shares(dp, matrix, hosts) for name, hosts in placements.items()}
+            for i, size in enumerate(times["block"][0]):
+                t = {name: float(v[1][i]) for name, v in times.items()}
+                x = t["block"] / t["rankwise"]
+                rows.append((job.label, size, t, x, shares, map_wall))
+                if not x >= GOAL:
+                    misses.append(f"{job.label} {format_size(size)}: x{x:.2f} < x{GOAL}")
+    print(f"node {NODE!r}, fat tree 2 racks x 4 nodes; times per iteration (us, slowest rank, SMPI)")
+    print("| job | block size | block | rankwise nodes, cores in order | rankwise | speed-up (nodes only) "
+          "| bytes between domains: block / rankwise | over the network: block / rankwise | map (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label, size, t, x, sh, wall in rows:
+        print(f"| {label} | {format_size(size)} | {t['block']:.1f} | {t['nodes']:.1f} | {t['rankwise']:.1f} | "
+              f"x{x:.2f} (x{t['block'] / t['nodes']:.2f}) | {sh['block'][0]:.0%} / {sh['rankwise'][0]:.0%} | "
+              f"{sh['block'][1]:.0%} / {sh['rankwise'][1]:.0%} | {wall:.1f} |")
+    print(f"goal: rankwise >= x{GOAL} faster than block for every groups and 3-D stencil row: "
+          + ("met" if not misses else "MISSED"))
+    for miss in misses:
+        print(f"goal missed: {miss}")
+    return 1 if misses else 0
+
+
+def _in_order(node_of: np.ndarray) -> np.ndarray:
+    """Each node's ranks on its cores 0, 1, ... in rank order."""
+    cores = np.zeros(node_of.size, dtype=np.int64)
+    for v in np.unique(node_of):
+        members = np.flatnonzero(node_of == v)
+        cores[members] = np.arange(members.size)
+    return cores
+
+
+if __name__ == "__main__":
+    sys.exit(main())
