@@ -1,0 +1,90 @@
+"""`rankwise sim platform --node-synthetic` and `rankwise node probe --sim`: the intra-node probe
+under SMPI on a node made of one host per NUMA domain, its figures against the platform's
+ground truth, by level and by domain pair."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import assert_one_line_error, run_cli
+
+from rankwise.model import Model
+from rankwise.node import LEVELS
+from rankwise.sim.domains import load_domains
+
+NODE = "pack:2 numa:2 core:4 pu:1"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cluster")
+    r = run_cli("sim", "platform", "-o", out / "platform", "--racks", "1", "--nodes-per-rack", "2",
+                "--node-synthetic", NODE)
+    assert r.returncode == 0, r.stderr
+    assert "2 nodes of 4 domains (16 cores; 8 hosts)" in r.stdout
+    r = run_cli("probe", "--sim", out / "platform" / "platform.xml", "--nodes", "2", "-o", out / "net.rwm",
+                "--sizes", "8,1M", "--rounds", "1", "--repetitions", "1")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_the_node_probe_finds_each_level_of_the_simulated_node(cluster):
+    dp = load_domains(cluster / "platform")
+    r = run_cli("node", "probe", "--sim", cluster / "platform", "--node", "node-1", "--sizes", "8,64K,1M",
+                "--rounds", "3", "--model", cluster / "net.rwm", "-o", cluster / "node.rwm")
+    assert r.returncode == 0, r.stderr
+    assert "8 ranks on node-1's domains" in r.stdout and "node-1-d3: core 13" in r.stdout
+    assert re.search(r"probe cost \d+\.\d\d s wall, \d+\.\d+ ms simulated", r.stdout)
+    m = Model.load(cluster / "node.rwm")
+    for level, (alpha, bandwidth) in dp.level_figures().items():
+        k = LEVELS.index(level)
+        assert m.node_alpha[k] == pytest.approx(alpha, rel=0.01, abs=1e-9), level
+        assert 1 / m.node_beta[k] == pytest.approx(bandwidth, rel=0.01), level
+    assert np.isnan(m.node_alpha[LEVELS.index("cache")])  # no cache shared below the domain
+    # by domain pair: 0-1 and 2-3 share a package, 0-2 does not
+    cells = [line.replace("│", " ").split() for line in r.stdout.splitlines() if re.match(r"│ \d-\d ", line)]
+    rows = {c[0]: c[1] for c in cells}
+    assert rows == {"0-0": "domain", "0-1": "package", "0-2": "node", "0-3": "node", "1-1": "domain",
+                    "1-2": "node", "1-3": "node", "2-2": "domain", "2-3": "package", "3-3": "domain"}
+
+
+def test_a_node_the_platform_lacks_is_a_one_line_error(cluster):
+    r = run_cli("node", "probe", "--sim", cluster / "platform", "--node", "node-9")
+    assert_one_line_error(r, "'node-9' is no node of the platform")
+
+
+def test_more_ranks_per_domain_than_cores(cluster):
+    r = run_cli("node", "probe", "--sim", cluster / "platform", "--per-domain", "5")
+    assert_one_line_error(r, "--per-domain 5: a domain of this node has 4 cores")
+
+
+def test_sim_takes_the_node_from_the_platform(cluster):
+    r = run_cli("node", "probe", "--sim", cluster / "platform", "--synthetic", NODE)
+    assert r.returncode == 2
+    assert_one_line_error(r, "--sim reads the node from the platform")
+
+
+def test_a_plain_platform_has_no_domains(tmp_path):
+    assert run_cli("sim", "platform", "-o", tmp_path, "--racks", "1", "--nodes-per-rack", "2").returncode == 0
+    r = run_cli("node", "probe", "--sim", tmp_path)
+    assert_one_line_error(r, "not a rankwise-domains/1 file")
+
+
+@pytest.mark.parametrize("extra, text", [
+    (["--cores", "4"], "drop --cores"),
+    (["--topology", "torus:2,2,1"], "--topology"),
+    (["--shuffle"], "drop --shuffle"),
+])
+def test_options_nodes_with_domains_do_not_take(tmp_path, extra, text):
+    r = run_cli("sim", "platform", "-o", tmp_path / "p", "--node-synthetic", NODE, *extra)
+    assert r.returncode == 2
+    assert_one_line_error(r, text)
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_node_hwloc_refuses(tmp_path):
+    r = run_cli("sim", "platform", "-o", tmp_path / "p", "--node-synthetic", "pack:2 kiwi:2")
+    assert r.returncode == 2
+    assert_one_line_error(r, "synthetic topology 'pack:2 kiwi:2' is not valid")
