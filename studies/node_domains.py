@@ -41,8 +41,7 @@ from rankwise.node import NodeTopology
 from rankwise.patterns import format_size, generate
 from rankwise.probe import LIGHT_SIM_PROBE
 from rankwise.programs import run_benchmark
-from rankwise.sim.domains import DomainSpec, block_cores, generate_domains, hosts_of_cores, probe_network
-from rankwise.sim.platform import PlatformSpec
+from rankwise.sim.domains import block_cores, hosts_of_cores, load_domains, probe_network
 
 NODE = "pack:2 numa:2 core:4 pu:1"
 GOAL = 1.2
@@ -57,31 +56,27 @@ class Job:
     table: str | None = None
 
 
-def jobs(quick: bool) -> list[Job]:
-    sizes = "64K,1M"
+def stencil(grid: str, mode: str) -> Job:
+    return Job(f"stencil {grid}, {mode}", f"stencil3d:grid={grid},bytes=64K,mode={mode}",
+               ["stencil", "--grid", grid, "--mode", mode, "--sizes", "64K,1M", "--iterations", "2"], mode)
+
+
+def groups(n_groups: int, per_group: int, what: str) -> Job:
     # D as in bench.py's Getmansky shapes (256K, 1M): at 64K the pairwise MPI_Alltoallv's P - 1
     # steps of empty messages, not the groups' data, set the time (docs/benchmarks.md).
-    gsizes = "256K,1M"
-    out = [
-        Job("groups 16x4 (a domain each)", "groups:groups=16,per_group=4,bytes=1M,link_bytes=64K,iterations=2",
-            ["groups", "--groups", "16", "--sizes", gsizes, "--link-bytes", "64K", "--iterations", "2"]),
-        Job("stencil 4x4x4, 1d", "stencil3d:grid=4x4x4,bytes=64K,mode=1d",
-            ["stencil", "--grid", "4x4x4", "--mode", "1d", "--sizes", sizes, "--iterations", "2"], "1d"),
-        Job("stencil 4x4x4, 3d", "stencil3d:grid=4x4x4,bytes=64K,mode=3d",
-            ["stencil", "--grid", "4x4x4", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d"),
-    ]
-    if not quick:
-        out += [
-            Job("groups 8x8 (a package each)", "groups:groups=8,per_group=8,bytes=1M,link_bytes=64K,iterations=2",
-                ["groups", "--groups", "8", "--sizes", gsizes, "--link-bytes", "64K", "--iterations", "2"]),
-            Job("groups 32x4 (a domain each)", "groups:groups=32,per_group=4,bytes=1M,link_bytes=64K,iterations=2",
-                ["groups", "--groups", "32", "--sizes", gsizes, "--link-bytes", "64K", "--iterations", "2"]),
-            Job("stencil 8x4x4, 1d", "stencil3d:grid=8x4x4,bytes=64K,mode=1d",
-                ["stencil", "--grid", "8x4x4", "--mode", "1d", "--sizes", sizes, "--iterations", "2"], "1d"),
-            Job("stencil 8x4x4, 3d", "stencil3d:grid=8x4x4,bytes=64K,mode=3d",
-                ["stencil", "--grid", "8x4x4", "--mode", "3d", "--sizes", sizes, "--iterations", "2"], "3d"),
-        ]
-    return out
+    return Job(f"groups {n_groups}x{per_group} ({what})",
+               f"groups:groups={n_groups},per_group={per_group},bytes=1M,link_bytes=64K,iterations=2",
+               ["groups", "--groups", str(n_groups), "--sizes", "256K,1M", "--link-bytes", "64K", "--iterations", "2"])
+
+
+def jobs(quick: bool) -> list[Job]:
+    """The 3-D grids: 64 ranks on 4 nodes, 128 on 8 (two shapes), and 16 / 32 ranks on one / two
+    nodes, where the network does not set the time and the domains' share shows alone."""
+    if quick:
+        return [groups(16, 4, "a domain each"), stencil("4x4x4", "1d"), stencil("4x4x4", "3d"),
+                stencil("2x2x4", "1d")]
+    return [groups(16, 4, "a domain each"), groups(8, 8, "a package each"), groups(32, 4, "a domain each")] + [
+        stencil(grid, mode) for grid in ("2x2x4", "4x4x2", "4x4x4", "8x4x4", "8x8x2") for mode in ("1d", "3d")]
 
 
 def read_rankfile(path: Path, topology: NodeTopology) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -112,9 +107,56 @@ def level_shares(dp, matrix, hosts: list[str]) -> tuple[float, float]:
     return float(v[(lv == 2) | (lv == 3)].sum() / total), float(v[lv == 4].sum() / total)
 
 
+def place_and_run(dp, topology, model: Path, job: Job, rankfile: Path) -> dict:
+    """The three placements of a job and their times: {name: (hosts, sizes, median us)}, map's wall."""
+    matrix = generate(job.pattern)
+    t0 = time.monotonic()
+    subprocess.run([RANKWISE, "map", "--model", model, "--pattern", job.pattern, "--node-synthetic", NODE,
+                    "--format", "openmpi", "-o", rankfile], check=True, capture_output=True)
+    map_wall = time.monotonic() - t0
+    names, node_of, cores = read_rankfile(rankfile, topology)
+    placements = {
+        "block": hosts_of_cores(dp, dp.nodes, *block_cores(matrix.n_ranks, dp.cores_per_node)),
+        "nodes": hosts_of_cores(dp, names, node_of, _in_order(node_of)),
+        "rankwise": hosts_of_cores(dp, names, node_of, cores),
+    }
+    return {name: (hosts, *run(dp, job, hosts)) for name, hosts in placements.items()}, matrix, map_wall
+
+
+def run(dp, job: Job, hosts: list[str]) -> tuple[list[int], np.ndarray]:
+    res = run_benchmark(job.args[0], job.args[1:], sim=dp.platform_xml, hosts=hosts)
+    tab = res[job.table] if job.table else res.table
+    return tab.size.tolist(), tab.median_us
+
+
+def why_3d(dp, topology, model: Path, out: Path) -> None:
+    """The 3d mode's time against the bytes it sends between domains and over the network, for
+    placements that cut more than block: block's order already keeps the heavy z and y exchanges
+    (9 and 3 blocks) inside domains and nodes."""
+    job = stencil("4x4x4", "3d")
+    placed, matrix, _ = place_and_run(dp, topology, model, job, out / "rankfile-why")
+    rows = {"block": placed["block"][0], "rankwise": placed["rankwise"][0]}
+    placed_1d, _, _ = place_and_run(dp, topology, model, stencil("4x4x4", "1d"), out / "rankfile-why-1d")
+    rows["rankwise for the 1d traffic"] = placed_1d["rankwise"][0]
+    node, core = block_cores(matrix.n_ranks, dp.cores_per_node)
+    rng = np.random.default_rng(1)
+    for v in np.unique(node):
+        members = np.flatnonzero(node == v)
+        core[members] = rng.permutation(core[members])
+    rows["block nodes, cores shuffled"] = hosts_of_cores(dp, dp.nodes, node, core)
+    print()
+    print("why 3d does not gain: stencil 4x4x4, mode 3d (1, 3, 9 blocks along x, y, z), 1 MiB blocks")
+    print("| placement | bytes between domains | bytes over the network | time (us) |")
+    print("|---|---|---|---|")
+    for name, hosts in rows.items():
+        inside, network = level_shares(dp, matrix, hosts)
+        sizes, us = run(dp, job, hosts)
+        print(f"| {name} | {inside:.0%} | {network:.0%} | {float(us[sizes.index(1 << 20)]):.1f} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the 4-node jobs only")
+    ap.add_argument("--quick", action="store_true", help="fewer jobs")
     ap.add_argument("--keep", type=Path, default=None, help="folder for the platform, model and rankfiles")
     args = ap.parse_args()
     topology = NodeTopology.load(synthetic=NODE)
@@ -124,45 +166,35 @@ def main() -> int:
         out.mkdir(parents=True, exist_ok=True)
         subprocess.run([RANKWISE, "sim", "platform", "-o", out / "platform", "--racks", "2", "--nodes-per-rack", "4",
                         "--node-synthetic", NODE], check=True, capture_output=True)
-        from rankwise.sim.domains import load_domains
-
         dp = load_domains(out / "platform")
+        # The model: the network by node, then the inside of one node (all are built alike).
+        probe_network(dp, out / "network.rwm", LIGHT_SIM_PROBE)
         model = out / "model.rwm"
-        probe_network(dp, model, LIGHT_SIM_PROBE)
+        probe = subprocess.run([RANKWISE, "node", "probe", "--sim", out / "platform", "--sizes", "8,64K,1M",
+                                "--rounds", "3", "--model", out / "network.rwm", "-o", model],
+                               check=True, capture_output=True, text=True)
         for job in jobs(args.quick):
-            matrix = generate(job.pattern)
-            rankfile = out / f"rankfile-{len(rows)}"
-            t0 = time.monotonic()
-            subprocess.run([RANKWISE, "map", "--model", model, "--pattern", job.pattern, "--node-synthetic", NODE,
-                            "--format", "openmpi", "-o", rankfile], check=True, capture_output=True)
-            map_wall = time.monotonic() - t0
-            names, node_of, cores = read_rankfile(rankfile, topology)
-            n = matrix.n_ranks
-            placements = {
-                "block": hosts_of_cores(dp, dp.nodes, *block_cores(n, dp.cores_per_node)),
-                "nodes": hosts_of_cores(dp, names, node_of, _in_order(node_of)),
-                "rankwise": hosts_of_cores(dp, names, node_of, cores),
-            }
-            times = {}
-            for name, hosts in placements.items():
-                res = run_benchmark(job.args[0], job.args[1:], sim=dp.platform_xml, hosts=hosts)
-                tab = res[job.table] if job.table else res.table
-                times[name] = (tab.size.tolist(), tab.median_us)
-            shares = {name: level_shares(dp, matrix, hosts) for name, hosts in placements.items()}
-            for i, size in enumerate(times["block"][0]):
-                t = {name: float(v[1][i]) for name, v in times.items()}
+            placed, matrix, map_wall = place_and_run(dp, topology, model, job, out / f"rankfile-{len(rows)}")
+            shares = {name: level_shares(dp, matrix, p[0]) for name, p in placed.items()}
+            for i, size in enumerate(placed["block"][1]):
+                t = {name: float(p[2][i]) for name, p in placed.items()}
                 x = t["block"] / t["rankwise"]
                 rows.append((job.label, size, t, x, shares, map_wall))
                 if not x >= GOAL:
                     misses.append(f"{job.label} {format_size(size)}: x{x:.2f} < x{GOAL}")
-    print(f"node {NODE!r}, fat tree 2 racks x 4 nodes; times per iteration (us, slowest rank, SMPI)")
-    print("| job | block size | block | rankwise nodes, cores in order | rankwise | speed-up (nodes only) "
-          "| bytes between domains: block / rankwise | over the network: block / rankwise | map (s) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for label, size, t, x, sh, wall in rows:
-        print(f"| {label} | {format_size(size)} | {t['block']:.1f} | {t['nodes']:.1f} | {t['rankwise']:.1f} | "
-              f"x{x:.2f} (x{t['block'] / t['nodes']:.2f}) | {sh['block'][0]:.0%} / {sh['rankwise'][0]:.0%} | "
-              f"{sh['block'][1]:.0%} / {sh['rankwise'][1]:.0%} | {wall:.1f} |")
+        print(f"node {NODE!r}, fat tree 2 racks x 4 nodes; the model's inside of a node from "
+              "`rankwise node probe --sim`:")
+        print("\n".join("  " + line for line in probe.stdout.splitlines()[:5]))
+        print("times per iteration (us, slowest rank, SMPI)")
+        print("| job | block size | block | rankwise nodes, cores in order | rankwise | speed-up (nodes only) "
+              "| bytes between domains: block / rankwise | over the network: block / rankwise | map (s) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for label, size, t, x, sh, wall in rows:
+            print(f"| {label} | {format_size(size)} | {t['block']:.1f} | {t['nodes']:.1f} | {t['rankwise']:.1f} | "
+                  f"x{x:.2f} (x{t['block'] / t['nodes']:.2f}) | {sh['block'][0]:.0%} / {sh['rankwise'][0]:.0%} | "
+                  f"{sh['block'][1]:.0%} / {sh['rankwise'][1]:.0%} | {wall:.1f} |")
+        if not args.quick:
+            why_3d(dp, topology, model, out)
     print(f"goal: rankwise >= x{GOAL} faster than block for every groups and 3-D stencil row: "
           + ("met" if not misses else "MISSED"))
     for miss in misses:
