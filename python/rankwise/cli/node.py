@@ -124,3 +124,25 @@ def probe_command(
         m.node_alpha, m.node_beta = alpha, beta
         m.save(out)
         console.print(f"wrote {escape(str(out))}", highlight=False, soft_wrap=True)
+
+
+def probe_domains_command(dp, output: Path, options, *, ranks_per_node: int, nodes, hostfile, on_stress_cost):
+    """`rankwise probe --sim` on a platform with domains: the network by node, then the inside of
+    one node per group built alike (sim.domains.probe_domains), its cost printed."""
+    from rankwise.errors import UsageError
+    from rankwise.node import LEVELS
+    from rankwise.sim.domains import alike_nodes, probe_domains
+
+    if hostfile is not None or options.pairs or options.update is not None:
+        raise UsageError("a platform with domains is probed whole, node by node: drop --hostfile, --pairs, "
+                         "--update and --reprobe")
+    model, probes = probe_domains(dp, output, options, ranks_per_node=max(ranks_per_node, 2), nodes=nodes,
+                                  show_progress=True, on_stress_cost=on_stress_cost)
+    groups = alike_nodes(dp)
+    for probe, group in zip(probes, groups):
+        figures = ", ".join(f"{name} {model.node_alpha[k] * 1e6:.2f} us {1e-9 / model.node_beta[k]:.1f} GB/s"
+                            for k, name in enumerate(LEVELS) if model.node_alpha[k] == model.node_alpha[k])
+        console.print(f"inside the node: {probe.node} for {len(group)} node(s) built alike ({len(probe.hosts)} ranks, "
+                      f"{probe.samples.shape[0]} ping-pongs): {figures}; cost {probe.wall:.2f} s wall, "
+                      f"{probe.simulated * 1e3:.2f} ms simulated", highlight=False, soft_wrap=True)
+    return model

@@ -33,7 +33,7 @@ from rankwise.hostfile import write_hostfile
 from rankwise.sim.platform import (FAT_TREE, Link, PlatformSpec, _config, _link_lines, _num, build_links)
 
 __all__ = ["DomainSpec", "DomainPlatform", "generate_domains", "load_domains", "LEVELS",
-           "hosts_of_cores", "block_cores", "probe_network"]
+           "hosts_of_cores", "block_cores", "probe_network", "probe_domains", "domains_of_platform", "alike_nodes"]
 
 DOMAINS_FORMAT = "rankwise-domains/1"
 LEVELS = ("cache", "domain", "package", "node", "network")  # rankwise.node.LEVELS, then the network
@@ -340,25 +340,75 @@ def block_cores(n_ranks: int, cores_per_node: int) -> tuple[np.ndarray, np.ndarr
     return r // cores_per_node, r % cores_per_node
 
 
-def probe_network(dp: DomainPlatform, output: str | PathLike, options, show_progress: bool = False):
-    """The network model of a domain-aware platform, by node: the SMPI probe with two ranks on the
-    first domain host of every node (the probe tells nodes apart by host name, so its intra-node
-    figure is the domain level's), the model's nodes then named after the nodes (node-<i>, what
-    `rankwise map` places on) with every core a slot. The route from a domain host crosses the
-    node's domain and package links before its NIC: the model's figures are those a rank sees."""
+def domains_of_platform(platform: str | PathLike) -> DomainPlatform | None:
+    """The domain-aware platform whose platform.xml this is (its folder holds a rankwise-domains
+    ground truth), else None: a plain platform, or one written by hand."""
+    gt = Path(platform).parent / "ground_truth.json"
+    try:
+        with open(gt) as f:
+            head = f.read(200)
+    except OSError:
+        return None
+    if f'"format": "{DOMAINS_FORMAT}"' not in head:
+        return None
+    return load_domains(Path(platform).parent)
+
+
+def alike_nodes(dp: DomainPlatform) -> list[list[int]]:
+    """The nodes in groups built alike (one intra-node probe stands for each group). A generated
+    platform builds every node from one description (DomainSpec.node and its links; faults touch
+    the network only): one group."""
+    return [list(range(len(dp.nodes)))]
+
+
+def probe_network(dp: DomainPlatform, output: str | PathLike, options, *, ranks_per_node: int = 2,
+                  nodes: int | None = None, show_progress: bool = False, on_stress_cost=None):
+    """The network model of a domain-aware platform, by node: the SMPI probe with `ranks_per_node`
+    ranks on the first domain host of each of the first `nodes` nodes (the probe tells nodes
+    apart by host name, so its intra-node figure is the domain level's), the model's nodes then
+    named after the nodes (node-<i>, what `rankwise map` places on) with every core a slot. The
+    route from a domain host crosses the node's domain and package links before its NIC: the
+    model's figures are those a rank sees."""
     import tempfile
 
     from rankwise.model import Model
     from rankwise.probe import probe_sim
 
+    count = len(dp.nodes) if nodes is None else nodes
+    if not 2 <= count <= len(dp.nodes):
+        raise UsageError(f"--nodes {count}: the platform has {len(dp.nodes)} nodes (need 2 or more)")
     out = Path(output)
     with tempfile.TemporaryDirectory(prefix="rankwise-domains-") as tmp:
         hf = Path(tmp) / "hostfile"
-        write_hostfile(hf, [dp.host(i, 0) for i in range(len(dp.nodes)) for _ in range(2)])
-        probe_sim(dp.platform_xml, out, options, hostfile=hf, show_progress=show_progress)
+        write_hostfile(hf, [dp.host(i, 0) for i in range(count) for _ in range(ranks_per_node)])
+        probe_sim(dp.platform_xml, out, options, hostfile=hf, show_progress=show_progress,
+                  on_stress_cost=on_stress_cost)
     model = Model.load(out)
     first = {dp.host(i, 0): name for i, name in enumerate(dp.nodes)}
     model.names = [first[h] for h in model.names]
     model.ranks_per_node = np.full(len(model.names), dp.cores_per_node, dtype=model.ranks_per_node.dtype)
     model.save(out)
     return Model.load(out)
+
+
+def probe_domains(dp: DomainPlatform, output: str | PathLike, options, *, ranks_per_node: int = 2,
+                  nodes: int | None = None, show_progress: bool = False, on_stress_cost=None,
+                  node_sizes: tuple[int, ...] = (8, 1024, 65536), node_rounds: int = 20):
+    """`rankwise probe --sim` on a domain-aware platform: the network by node (probe_network),
+    then the intra-node probe on the first node of each group built alike (alike_nodes), its
+    figures by level in the model's node-cost lines (unless options.intra is off).
+    Returns (model, [SimNodeProbe of each group])."""
+    from rankwise.node import NodeTopology
+    from rankwise.node_probe import fit_level_costs, run_sim
+
+    model = probe_network(dp, output, options, ranks_per_node=ranks_per_node, nodes=nodes,
+                          show_progress=show_progress, on_stress_cost=on_stress_cost)
+    if not options.intra:
+        return model, []
+    used = set(range(len(dp.nodes) if nodes is None else nodes))
+    probes = [run_sim(dp, dp.nodes[min(used & set(group))], list(node_sizes), node_rounds)
+              for group in alike_nodes(dp) if used & set(group)]
+    topology = NodeTopology.load(synthetic=dp.spec.node)
+    model.node_alpha, model.node_beta = fit_level_costs(topology, probes[0].cpus, probes[0].samples)
+    model.save(output)
+    return model, probes

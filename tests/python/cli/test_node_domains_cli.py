@@ -88,3 +88,35 @@ def test_a_node_hwloc_refuses(tmp_path):
     r = run_cli("sim", "platform", "-o", tmp_path / "p", "--node-synthetic", "pack:2 kiwi:2")
     assert r.returncode == 2
     assert_one_line_error(r, "synthetic topology 'pack:2 kiwi:2' is not valid")
+
+
+def test_rankwise_probe_measures_the_network_by_node_and_one_node_inside(cluster):
+    """`rankwise probe --sim` on a platform with domains: the model's nodes are the nodes (not
+    their domain hosts), every core a slot, and the node-cost lines come from one node standing
+    for all (they are built alike)."""
+    dp = load_domains(cluster / "platform")
+    r = run_cli("probe", "--sim", cluster / "platform" / "platform.xml", "-o", cluster / "whole.rwm",
+                "--sizes", "8,1M", "--rounds", "1", "--repetitions", "1")
+    assert r.returncode == 0, r.stderr
+    assert "inside the node: node-0 for 2 node(s) built alike" in r.stdout
+    m = Model.load(cluster / "whole.rwm")
+    assert m.names == ["node-0", "node-1"] and m.ranks_per_node.tolist() == [16, 16]
+    for level, (alpha, bandwidth) in dp.level_figures().items():
+        k = LEVELS.index(level)
+        assert m.node_alpha[k] == pytest.approx(alpha, rel=0.01, abs=1e-9), level
+        assert 1 / m.node_beta[k] == pytest.approx(bandwidth, rel=0.01), level
+    # the network between nodes: NIC + domain and package links on both sides (one rack)
+    h = dp.hosts.index
+    assert m.alpha[0, 1] == pytest.approx(dp.alpha[h("node-0-d0"), h("node-1-d0")], rel=0.05)
+    r = run_cli("probe", "--sim", cluster / "platform" / "platform.xml", "-o", cluster / "bare.rwm",
+                "--sizes", "8,1M", "--rounds", "1", "--repetitions", "1", "--no-intra")
+    assert r.returncode == 0, r.stderr
+    assert np.all(np.isnan(Model.load(cluster / "bare.rwm").node_alpha))
+
+
+def test_a_platform_with_domains_is_probed_whole(cluster):
+    r = run_cli("probe", "--sim", cluster / "platform" / "platform.xml", "-o", cluster / "x.rwm",
+                "--pairs", "node-0:node-1")
+    assert r.returncode == 2
+    assert_one_line_error(r, "a platform with domains is probed whole")
+    assert not (cluster / "x.rwm").exists()
