@@ -111,8 +111,9 @@ def place_and_run(dp, topology, model: Path, job: Job, rankfile: Path) -> dict:
     """The three placements of a job and their times: {name: (hosts, sizes, median us)}, map's wall."""
     matrix = generate(job.pattern)
     t0 = time.monotonic()
-    subprocess.run([RANKWISE, "map", "--model", model, "--pattern", job.pattern, "--node-synthetic", NODE,
-                    "--format", "openmpi", "-o", rankfile], check=True, capture_output=True)
+    subprocess.run([RANKWISE, "map", "--model", model, "--hostfile", dp.out_dir / "nodes.hostfile", "--pattern",
+                    job.pattern, "--node-synthetic", NODE, "--format", "openmpi", "-o", rankfile],
+                   check=True, capture_output=True)
     map_wall = time.monotonic() - t0
     names, node_of, cores = read_rankfile(rankfile, topology)
     placements = {

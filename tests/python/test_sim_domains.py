@@ -38,6 +38,7 @@ def test_hosts_are_the_domains_of_each_node_with_their_cores(platform):
     hosts = read_platform(platform.platform_xml)
     assert hosts == [(f"node-{i}-d{k}", 4) for i in range(2) for k in range(4)]
     assert platform.hostfile.read_text().split() == [h for h, _ in hosts]
+    assert (platform.out_dir / "nodes.hostfile").read_text() == "node-0 slots=16\nnode-1 slots=16\n"
     topo = NodeTopology.load(synthetic=NODE)
     assert platform.domain_of_core.tolist() == topo.domain_of.tolist()
     assert platform.package_of_domain.tolist() == [0, 0, 1, 1]

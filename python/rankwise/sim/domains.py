@@ -252,6 +252,9 @@ def generate_domains(spec: DomainSpec, out_dir: str | PathLike) -> DomainPlatfor
     cores = np.bincount(domain_of_core, minlength=n_dom)
     write_atomic(out / "platform.xml", _xml(spec, net_links, node_links, package_of_domain, domain_of_core))
     write_hostfile(out / "hostfile", hosts)
+    # The allocation rankwise maps onto: the nodes, every core a slot (rankwise map --hostfile).
+    write_atomic(out / "nodes.hostfile", "".join(f"{name} slots={len(domain_of_core)}\n"
+                                                 for name in (f"node-{i}" for i in range(n))))
     width = int(cores.max())
     cores_of_domain = np.full((n_dom, width), -1)
     for d in range(n_dom):
@@ -366,7 +369,8 @@ def probe_network(dp: DomainPlatform, output: str | PathLike, options, *, ranks_
     """The network model of a domain-aware platform, by node: the SMPI probe with `ranks_per_node`
     ranks on the first domain host of each of the first `nodes` nodes (the probe tells nodes
     apart by host name, so its intra-node figure is the domain level's), the model's nodes then
-    named after the nodes (node-<i>, what `rankwise map` places on) with every core a slot. The
+    named after the nodes (node-<i>, what `rankwise map` places on; nodes.hostfile offers their
+    cores as slots). The
     route from a domain host crosses the node's domain and package links before its NIC: the
     model's figures are those a rank sees."""
     import tempfile
@@ -386,7 +390,6 @@ def probe_network(dp: DomainPlatform, output: str | PathLike, options, *, ranks_
     model = Model.load(out)
     first = {dp.host(i, 0): name for i, name in enumerate(dp.nodes)}
     model.names = [first[h] for h in model.names]
-    model.ranks_per_node = np.full(len(model.names), dp.cores_per_node, dtype=model.ranks_per_node.dtype)
     model.save(out)
     return Model.load(out)
 

