@@ -48,13 +48,13 @@ def export_command(output: Path = typer.Option(..., "--output", "-o", help="hwlo
 
 @node_app.command("probe")
 def probe_command(
-    launcher: str = typer.Option("mpirun -np 2 --bind-to core", "--launcher",
-                                 help="Launcher running the ranks on ONE node, bound to cores (e.g. with a rankfile)."),
+    launcher: Optional[str] = typer.Option(None, "--launcher",
+                                           help="Launcher running the ranks on ONE node, bound to cores (e.g. with a rankfile; default 'mpirun -np 2 --bind-to core')."),
     synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path] = XML_OPTION,
     sim: Optional[Path] = typer.Option(None, "--sim", metavar="DIR",
                                        help="A simulated cluster with domains (rankwise sim platform --node-synthetic): probe one of its nodes under SMPI."),
     node: Optional[str] = typer.Option(None, "--node", help="With --sim: the node to probe (default: the first)."),
-    per_domain: int = typer.Option(2, "--per-domain", help="With --sim: ranks on each domain of the node."),
+    per_domain: Optional[int] = typer.Option(None, "--per-domain", help="With --sim: ranks on each domain of the node (default 2)."),
     sizes: str = typer.Option("8,1K,64K", "--sizes", help="Message sizes (e.g. 8,1K,64K)."),
     rounds: int = typer.Option(20, "--rounds", help="Round trips per pair and size (the median is kept)."),
     model: Optional[Path] = typer.Option(None, "--model", help="A model to add the figures to (node-cost lines)."),
@@ -74,8 +74,11 @@ def probe_command(
         raise UsageError("--model and --output go together")
     if sim is not None and (synthetic is not None or xml is not None):
         raise UsageError("--sim reads the node from the platform: drop --synthetic/--xml")
-    if sim is None and node is not None:
-        raise UsageError("--node picks a node of a simulated cluster: give --sim DIR")
+    if sim is None and (node is not None or per_domain is not None):
+        raise UsageError(f"{'--node' if node is not None else '--per-domain'} applies to a simulated cluster: "
+                         "give --sim DIR")
+    if sim is not None and launcher is not None:
+        raise UsageError("--sim runs the probe under smpirun: drop --launcher")
     size_list = parse_sizes(sizes)
     if sim is not None:
         from rankwise.sim.domains import load_domains
@@ -91,7 +94,7 @@ def probe_command(
     if sim is not None:
         from rankwise.node_probe import run_sim
 
-        probe = run_sim(dp, node or dp.nodes[0], size_list, rounds, per_domain)
+        probe = run_sim(dp, node or dp.nodes[0], size_list, rounds, 2 if per_domain is None else per_domain)
         cpus, samples, loaded, wall = probe.cpus, probe.samples, probe.loaded, probe.wall
         where = (f"{cpus.size} ranks on {probe.node}'s domains "
                  f"({', '.join(f'{h}: core {c}' for h, c in zip(probe.hosts, probe.cores.tolist()))}); ")
@@ -100,7 +103,7 @@ def probe_command(
         from rankwise.launch import parse_launcher
         from rankwise.node_probe import run
 
-        cpus, samples, loaded, wall = run(parse_launcher(launcher), size_list, rounds)
+        cpus, samples, loaded, wall = run(parse_launcher(launcher or "mpirun -np 2 --bind-to core"), size_list, rounds)
         where = f"{cpus.size} ranks on cpus {', '.join(map(str, cpus.tolist()))}; "
         cost = f"probe cost {wall:.2f} s"
     alpha, beta = fit_level_costs(topology, cpus, samples)

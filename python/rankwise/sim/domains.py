@@ -147,7 +147,7 @@ def _node_shape(desc: str):
     return package_of_domain, topo.domain_of.astype(np.int64), topo.n_packages
 
 
-def _route_links(spec: DomainSpec, n_nodes: int, n_dom: int, package_of_domain, rack_of_node):
+def _route_links(n_dom: int, package_of_domain, rack_of_node):
     """Per host pair, the names of the links crossed (for the ground truth and the tests)."""
     def up(i: int, k: int) -> list[str]:
         return [f"node-{i}-d{k}", f"node-{i}-p{package_of_domain[k]}"]
@@ -222,14 +222,15 @@ def generate_domains(spec: DomainSpec, out_dir: str | PathLike) -> DomainPlatfor
     """Write platform.xml, hostfile (one line per domain host) and ground_truth.json into out_dir."""
     net = spec.network
     if net.varying or net.unreachable:
-        raise UsageError("a platform with domains takes --degrade faults only (no --vary, no --unreachable)")
+        raise UsageError("a platform with domains takes --degrade and --oversubscription faults only: no --vary, "
+                         "--unreachable, nor --default (whose node-30 varies)")
     package_of_domain, domain_of_core, n_pack = _node_shape(spec.node)
     n, n_dom = net.n_nodes, package_of_domain.size
     net_links = build_links(net)
     node_links = _node_links(spec, n, n_dom, n_pack)
     by_name = {link.name: link for link in net_links + node_links}
     rack = net.rack_of_node
-    route = _route_links(spec, n, n_dom, package_of_domain, rack)
+    route = _route_links(n_dom, package_of_domain, rack)
 
     hosts = [f"node-{i}-d{k}" for i in range(n) for k in range(n_dom)]
     h = len(hosts)

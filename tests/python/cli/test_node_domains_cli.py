@@ -120,3 +120,25 @@ def test_a_platform_with_domains_is_probed_whole(cluster):
     assert r.returncode == 2
     assert_one_line_error(r, "a platform with domains is probed whole")
     assert not (cluster / "x.rwm").exists()
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--per-domain", "2"], "--per-domain applies to a simulated cluster"),
+    (["--node", "node-0"], "--node applies to a simulated cluster"),
+])
+def test_simulated_options_need_sim(args, text):
+    r = run_cli("node", "probe", "--synthetic", NODE, *args)
+    assert r.returncode == 2
+    assert_one_line_error(r, text)
+
+
+def test_sim_runs_no_launcher(cluster):
+    r = run_cli("node", "probe", "--sim", cluster / "platform", "--launcher", "mpirun -np 4")
+    assert r.returncode == 2
+    assert_one_line_error(r, "drop --launcher")
+
+
+def test_the_default_platform_varies_a_link_domains_do_not_take(tmp_path):
+    r = run_cli("sim", "platform", "-o", tmp_path / "p", "--default", "--node-synthetic", NODE)
+    assert r.returncode == 2
+    assert_one_line_error(r, "nor --default")
