@@ -22,7 +22,7 @@ and where the bytes go (share crossing domains inside a node, share crossing the
 Goal: rankwise >= 1.2x faster than block for every groups row and every 3-D stencil row.
 
 Run: .venv/bin/python studies/node_domains.py [--quick] [--keep DIR]; exit status 1 when a goal
-is missed. Cost: about 1 min (--quick: 15 s) on 2 cores.
+is missed. Cost: about 1 min (--quick: 10 s) on 2 cores.
 """
 
 from __future__ import annotations
