@@ -8,6 +8,8 @@ binds elsewhere (or not at all)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from rankwise.errors import RankwiseError
@@ -94,3 +96,100 @@ def run(launcher: list[str], sizes: list[int], rounds: int, timeout: float = 600
         raise RankwiseError(f"rankwise-node-probe ran {cpus.size} rank on the node of rank 0: "
                             "the launcher must start at least 2 ranks on one node")
     return cpus, samples, loaded, wall
+
+
+def parse_extras(text: str) -> tuple[list[str], float]:
+    """(host name of each local rank, the measurement's span in seconds by MPI_Wtime: simulated
+    seconds under SMPI) from rankwise-node-probe's output."""
+    hosts: dict[int, str] = {}
+    span = float("nan")
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "host":
+            hosts[int(f[1])] = f[2]
+        elif len(f) == 2 and f[0] == "time":
+            span = float(f[1])
+    return [hosts[k] for k in sorted(hosts)], span
+
+
+def fit_pair_costs(group_of, samples) -> dict[tuple[int, int], tuple[float, float]]:
+    """(alpha, beta) per unordered pair of groups (a domain pair: (d, d) inside domain d) from
+    ping-pong samples (rank a, rank b, bytes, seconds); group_of[rank] names each rank's group.
+    Pairs timed at one size only are left out."""
+    samples = np.asarray(samples, dtype=float).reshape(-1, 4)
+    group_of = np.asarray(group_of)
+    ga, gb = group_of[samples[:, 0].astype(int)], group_of[samples[:, 1].astype(int)]
+    lo, hi = np.minimum(ga, gb), np.maximum(ga, gb)
+    out = {}
+    for key in sorted({(int(a), int(b)) for a, b in zip(lo, hi)}):
+        sel = (lo == key[0]) & (hi == key[1])
+        x, t = samples[sel, 2], samples[sel, 3]
+        if np.unique(x).size < 2:
+            continue
+        (al, be), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(x), x]), t, rcond=None)
+        out[key] = (max(float(al), 0.0), max(float(be), 0.0))
+    return out
+
+
+@dataclass
+class SimNodeProbe:
+    """The intra-node probe of one node of a simulated domain-aware cluster (sim/domains.py)."""
+
+    node: str
+    hosts: list[str]  # of each rank
+    cores: np.ndarray  # logical core each rank stands for (from its host's domain)
+    cpus: np.ndarray  # those cores' first cpus (what fit_level_costs attributes by)
+    samples: np.ndarray
+    loaded: np.ndarray
+    simulated: float  # s, the measurement's span in simulated time
+    wall: float  # s, smpirun's wall time
+
+
+def run_sim(dp, node: str, sizes: list[int], rounds: int, per_domain: int = 2,
+            timeout: float = 600.0) -> SimNodeProbe:
+    """rankwise-node-probe under smpirun on one node of a domain-aware platform (dp, a
+    sim.domains.DomainPlatform): `per_domain` ranks on the host of each of its domains, all of them
+    taken as one node (--world). A rank is attributed to a core of its host's domain by the
+    platform's layout (the j-th rank on a domain host: that domain's j-th core), not by
+    sched_getcpu, which under SMPI reports the machine running the simulation."""
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from rankwise import launch, paths
+    from rankwise.hostfile import write_hostfile
+    from rankwise.sim import smpi
+
+    if node not in dp.nodes:
+        raise RankwiseError(f"'{node}' is no node of the platform {dp.platform_xml} "
+                            f"(nodes: {dp.nodes[0]} .. {dp.nodes[-1]})")
+    width = int((dp.cores_of_domain >= 0).sum(axis=1).min())
+    if not 1 <= per_domain <= width:
+        raise RankwiseError(f"--per-domain {per_domain}: a domain of this node has {width} cores")
+    i = dp.nodes.index(node)
+    hosts = [dp.host(i, d) for d in range(dp.n_domains) for _ in range(per_domain)]
+    cores = np.array([dp.cores_of_domain[d, j] for d in range(dp.n_domains) for j in range(per_domain)])
+    args = [",".join(map(str, sizes)), str(rounds), "--world"]
+    with tempfile.TemporaryDirectory(prefix="rankwise-node-probe-") as tmp:
+        hf = Path(tmp) / "hostfile"
+        write_hostfile(hf, hosts)
+        cmd = smpi.smpirun_command(paths.program("rankwise-node-probe", "smpi"), args, dp.platform_xml, hf, len(hosts))
+        t0 = time.monotonic()
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=tmp,
+                               env=launch.mpi_environment(), stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise RankwiseError(f"the simulated node probe did not end within {timeout:g} s") from None
+        wall = time.monotonic() - t0
+    if r.returncode != 0:
+        log = [line for line in (r.stdout + "\n" + r.stderr).splitlines() if line.strip()]
+        raise RankwiseError(smpi.failure_message("the simulated node probe", r.returncode, log))
+    _, samples, loaded = parse_output(r.stdout)
+    reported, span = parse_extras(r.stdout)
+    if reported != hosts:  # SMPI runs rank k on the hostfile's k-th line; anything else is a bug
+        raise RankwiseError(f"the simulated node probe ran on {reported}, not on {hosts}")
+    from rankwise.node import NodeTopology
+
+    topology = NodeTopology.load(synthetic=dp.spec.node)
+    return SimNodeProbe(node, hosts, cores, topology.cpu_of[cores], samples, loaded, span, wall)

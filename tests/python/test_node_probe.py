@@ -81,3 +81,26 @@ def test_parse_output_keeps_pairs_alone_and_at_once_apart():
     assert alone.tolist() == [[0, 1, 8, 1.5e-06]] and loaded.tolist() == [[0, 1, 8, 2.5e-06]]
     with pytest.raises(RankwiseError, match="no cpu for its ranks: mpirun: oops"):
         parse_output("pp 0 1 8 1e-6\nmpirun: oops\n")
+
+
+def test_pair_costs_are_fitted_per_pair_of_domains():
+    from rankwise.node_probe import fit_pair_costs
+
+    domain_of = np.array([0, 0, 1, 2])
+    truth = {(0, 0): (1e-7, 1e-11), (0, 1): (3e-7, 2e-11), (0, 2): (7e-7, 5e-11), (1, 2): (6e-7, 4e-11)}
+    rows = []
+    for a in range(4):
+        for b in range(a + 1, 4):
+            al, be = truth[min(domain_of[a], domain_of[b]), max(domain_of[a], domain_of[b])]
+            rows += [(a, b, s, al + be * s) for s in (8, 1 << 16, 1 << 20)]
+    got = fit_pair_costs(domain_of, rows)
+    assert got.keys() == truth.keys()
+    for key, (al, be) in truth.items():
+        assert got[key] == pytest.approx((al, be), rel=1e-6), key
+
+
+def test_parse_extras_reads_hosts_and_the_span():
+    from rankwise.node_probe import parse_extras
+
+    text = "cpu 0 3\ncpu 1 5\nhost 1 node-0-d1\nhost 0 node-0-d0\npp 0 1 8 1e-6\ntime 1.5e-03\n"
+    assert parse_extras(text) == (["node-0-d0", "node-0-d1"], 1.5e-3)

@@ -4,11 +4,18 @@
  * figures are attributed to the cores where the launcher really bound the
  * ranks (python/rankwise/node_probe.py fits them by level).
  *
- * Usage: rankwise-node-probe SIZE[,SIZE...] ROUNDS
- * Output on rank 0:  "cpu LOCAL CPU" lines, then "pp A B BYTES SECONDS"
- * (A, B local ranks; median one-way time over ROUNDS round trips), then
- * "bw A B BYTES SECONDS": the pairs (0,1), (2,3)... all at once, which
- * share the node's memory bandwidth as a real job's pairs do. */
+ * Usage: rankwise-node-probe SIZE[,SIZE...] ROUNDS [--world]
+ * --world: every rank of the job is taken to be on the one node measured
+ * (a simulated node made of one host per NUMA domain, where MPI's shared
+ * memory split would give a node per domain host).
+ * Output on rank 0:  "cpu LOCAL CPU" and "host LOCAL NAME" lines (the
+ * processor name: under SMPI the simulated host, whose domain the
+ * platform states, sched_getcpu telling nothing there), then
+ * "pp A B BYTES SECONDS" (A, B local ranks; median one-way time over
+ * ROUNDS round trips), then "bw A B BYTES SECONDS": the pairs (0,1),
+ * (2,3)... all at once, which share the node's memory bandwidth as a real
+ * job's pairs do, and last "time SECONDS", the measurement's span by
+ * MPI_Wtime (simulated seconds under SMPI). */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <sched.h>
@@ -65,11 +72,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &world);
     MPI_Comm_size(MPI_COMM_WORLD, &n_world);
     long sizes[MAX_SIZES];
-    int n_sizes = argc == 3 ? parse_sizes(argv[1], sizes) : -1;
-    int rounds = argc == 3 ? atoi(argv[2]) : 0;
+    int whole = argc == 4 && !strcmp(argv[3], "--world");
+    int n_sizes = argc == 3 || whole ? parse_sizes(argv[1], sizes) : -1;
+    int rounds = n_sizes > 0 ? atoi(argv[2]) : 0;
     if (n_sizes <= 0 || rounds < 1 || rounds > 100000) {
         if (world == 0)
-            fprintf(stderr, "usage: rankwise-node-probe SIZE[,SIZE...] ROUNDS\n");
+            fprintf(stderr, "usage: rankwise-node-probe SIZE[,SIZE...] ROUNDS [--world]\n");
         MPI_Finalize();
         return 2;
     }
@@ -79,7 +87,10 @@ int main(int argc, char **argv)
 
     /* The node of world rank 0 measures; the others wait at the barrier. */
     MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (whole)
+        MPI_Comm_dup(MPI_COMM_WORLD, &node);
+    else
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int on_first = world == 0, me, k;
     MPI_Bcast(&on_first, 1, MPI_INT, 0, node); /* rank 0 is local rank 0 of its node */
     MPI_Comm_rank(node, &me);
@@ -88,15 +99,28 @@ int main(int argc, char **argv)
     double *t = malloc((size_t)rounds * sizeof *t);
     int status = buf && t ? 0 : 1;
     if (on_first && status == 0) {
+        MPI_Barrier(node);
+        double start = MPI_Wtime();
         int cpu = sched_getcpu();
         int *cpus = me == 0 ? malloc((size_t)k * sizeof *cpus) : NULL;
         MPI_Gather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, 0, node);
         for (int i = 0; me == 0 && cpus && i < k; i++)
             printf("cpu %d %d\n", i, cpus[i]);
         free(cpus);
+        char name[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+        int len = 0;
+        MPI_Get_processor_name(name, &len);
+        char *names = me == 0 ? calloc((size_t)k, sizeof name) : NULL;
+        MPI_Gather(name, (int)sizeof name, MPI_CHAR, names, (int)sizeof name, MPI_CHAR, 0, node);
+        for (int i = 0; me == 0 && names && i < k; i++)
+            printf("host %d %s\n", i, names + (size_t)i * sizeof name);
+        free(names);
         for (int a = 0; a < k; a++)
             for (int b = a + 1; b < k; b++)
                 for (int s = 0; s < n_sizes; s++) {
+                    /* One pair at a time: without it the next pair of free ranks starts
+                     * while this one runs, and both share the links they are to measure. */
+                    MPI_Barrier(node);
                     double v = pingpong(node, me, a, b, buf, sizes[s], rounds, t);
                     if (me == a && a != 0)
                         MPI_Send(&v, 1, MPI_DOUBLE, 0, 1, node);
@@ -117,6 +141,9 @@ int main(int argc, char **argv)
                 printf("bw %d %d %ld %.9e\n", i, i + 1, sizes[s], all[i]);
             free(all);
         }
+        MPI_Barrier(node);
+        if (me == 0)
+            printf("time %.9e\n", MPI_Wtime() - start);
         fflush(stdout);
     }
     free(buf);

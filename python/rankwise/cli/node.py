@@ -48,9 +48,13 @@ def export_command(output: Path = typer.Option(..., "--output", "-o", help="hwlo
 
 @node_app.command("probe")
 def probe_command(
-    launcher: str = typer.Option("mpirun -np 2 --bind-to core", "--launcher",
-                                 help="Launcher running the ranks on ONE node, bound to cores (e.g. with a rankfile)."),
+    launcher: Optional[str] = typer.Option(None, "--launcher",
+                                           help="Launcher running the ranks on ONE node, bound to cores (e.g. with a rankfile; default 'mpirun -np 2 --bind-to core')."),
     synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path] = XML_OPTION,
+    sim: Optional[Path] = typer.Option(None, "--sim", metavar="DIR",
+                                       help="A simulated cluster with domains (rankwise sim platform --node-synthetic): probe one of its nodes under SMPI."),
+    node: Optional[str] = typer.Option(None, "--node", help="With --sim: the node to probe (default: the first)."),
+    per_domain: Optional[int] = typer.Option(None, "--per-domain", help="With --sim: ranks on each domain of the node (default 2)."),
     sizes: str = typer.Option("8,1K,64K", "--sizes", help="Message sizes (e.g. 8,1K,64K)."),
     rounds: int = typer.Option(20, "--rounds", help="Round trips per pair and size (the median is kept)."),
     model: Optional[Path] = typer.Option(None, "--model", help="A model to add the figures to (node-cost lines)."),
@@ -61,31 +65,87 @@ def probe_command(
 
     from rankwise.cli.probe import check_at_least, parse_sizes
     from rankwise.errors import UsageError
-    from rankwise.launch import parse_launcher
     from rankwise.node import LEVELS, NodeTopology
-    from rankwise.node_probe import fit_level_costs, run
+    from rankwise.node_probe import fit_level_costs, fit_pair_costs
 
     check_at_least("--rounds", rounds, 1)
+    check_at_least("--per-domain", per_domain, 1)
     if (model is None) != (output is None):
         raise UsageError("--model and --output go together")
-    topology = NodeTopology.load(synthetic=synthetic, xml=xml)
+    if sim is not None and (synthetic is not None or xml is not None):
+        raise UsageError("--sim reads the node from the platform: drop --synthetic/--xml")
+    if sim is None and (node is not None or per_domain is not None):
+        raise UsageError(f"{'--node' if node is not None else '--per-domain'} applies to a simulated cluster: "
+                         "give --sim DIR")
+    if sim is not None and launcher is not None:
+        raise UsageError("--sim runs the probe under smpirun: drop --launcher")
+    size_list = parse_sizes(sizes)
+    if sim is not None:
+        from rankwise.sim.domains import load_domains
+
+        dp = load_domains(sim)  # before anything is written
+        topology = NodeTopology.load(synthetic=dp.spec.node)
+    else:
+        topology = NodeTopology.load(synthetic=synthetic, xml=xml)
     out = None
     if output is not None:
         from rankwise.files import prepare_output
         out = prepare_output(output, (".rwm",))
-    cpus, samples, loaded, wall = run(parse_launcher(launcher), parse_sizes(sizes), rounds)
+    if sim is not None:
+        from rankwise.node_probe import run_sim
+
+        probe = run_sim(dp, node or dp.nodes[0], size_list, rounds, 2 if per_domain is None else per_domain)
+        cpus, samples, loaded, wall = probe.cpus, probe.samples, probe.loaded, probe.wall
+        where = (f"{cpus.size} ranks on {probe.node}'s domains "
+                 f"({', '.join(f'{h}: core {c}' for h, c in zip(probe.hosts, probe.cores.tolist()))}); ")
+        cost = f"probe cost {wall:.2f} s wall, {probe.simulated * 1e3:.3f} ms simulated"
+    else:
+        from rankwise.launch import parse_launcher
+        from rankwise.node_probe import run
+
+        cpus, samples, loaded, wall = run(parse_launcher(launcher or "mpirun -np 2 --bind-to core"), size_list, rounds)
+        where = f"{cpus.size} ranks on cpus {', '.join(map(str, cpus.tolist()))}; "
+        cost = f"probe cost {wall:.2f} s"
     alpha, beta = fit_level_costs(topology, cpus, samples)
     beta_loaded = fit_level_costs(topology, cpus, loaded)[1]
-    console.print(f"{cpus.size} ranks on cpus {', '.join(map(str, cpus.tolist()))}; "
-                  f"{samples.shape[0]} ping-pongs; probe cost {wall:.2f} s", highlight=False)
+    console.print(f"{where}{samples.shape[0]} ping-pongs; {cost}", highlight=False, soft_wrap=True)
     for name, a, b, bl in zip(LEVELS, alpha, beta, beta_loaded):
         text = "not measured" if a != a else f"alpha {a * 1e6:.3f} us  beta {b * 1e9:.4f} ns/B"
         if a == a and bl == bl:
             text += f"  (pairs at once: beta {bl * 1e9:.4f} ns/B)"
         console.print(f"  {name:8s} {text}", highlight=False)
+    if sim is not None:  # by domain pair: which pairs make up each level
+        from rankwise.report.node import show_domain_pairs
+
+        domain = topology.domain_of[probe.cores]
+        level = {(int(domain[a]), int(domain[b])): LEVELS[int(topology.level(probe.cores[a], probe.cores[b]))]
+                 for a in range(cpus.size) for b in range(cpus.size) if a != b}
+        show_domain_pairs(fit_pair_costs(domain, samples), level, console)
     if out is not None:
         from rankwise.model import Model
         m = Model.load(model)
         m.node_alpha, m.node_beta = alpha, beta
         m.save(out)
         console.print(f"wrote {escape(str(out))}", highlight=False, soft_wrap=True)
+
+
+def probe_domains_command(dp, output: Path, options, *, ranks_per_node: int, nodes, hostfile, on_stress_cost):
+    """`rankwise probe --sim` on a platform with domains: the network by node, then the inside of
+    one node per group built alike (sim.domains.probe_domains), its cost printed."""
+    from rankwise.errors import UsageError
+    from rankwise.node import LEVELS
+    from rankwise.sim.domains import alike_nodes, probe_domains
+
+    if hostfile is not None or options.pairs or options.update is not None:
+        raise UsageError("a platform with domains is probed whole, node by node: drop --hostfile, --pairs, "
+                         "--update and --reprobe")
+    model, probes = probe_domains(dp, output, options, ranks_per_node=max(ranks_per_node, 2), nodes=nodes,
+                                  show_progress=True, on_stress_cost=on_stress_cost)
+    groups = alike_nodes(dp)
+    for probe, group in zip(probes, groups):
+        figures = ", ".join(f"{name} {model.node_alpha[k] * 1e6:.2f} us {1e-9 / model.node_beta[k]:.1f} GB/s"
+                            for k, name in enumerate(LEVELS) if model.node_alpha[k] == model.node_alpha[k])
+        console.print(f"inside the node: {probe.node} for {len(group)} node(s) built alike ({len(probe.hosts)} ranks, "
+                      f"{probe.samples.shape[0]} ping-pongs): {figures}; cost {probe.wall:.2f} s wall, "
+                      f"{probe.simulated * 1e3:.2f} ms simulated", highlight=False, soft_wrap=True)
+    return model

@@ -123,7 +123,17 @@ def probe_command(
         capacities="only" if capacities_only else "after" if capacities else None,
     )
     costs = []
+    domains = None
     if sim is not None:
+        from rankwise.sim.domains import domains_of_platform
+
+        domains = domains_of_platform(sim)  # nodes of one host per NUMA domain (docs/inside-node.md)
+    if domains is not None:
+        from rankwise.cli.node import probe_domains_command
+
+        model = probe_domains_command(domains, output, options, ranks_per_node=ranks_per_node, nodes=nodes,
+                                      hostfile=hostfile, on_stress_cost=costs.append)
+    elif sim is not None:
         model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes, hostfile=hostfile,
                           on_stress_cost=costs.append)
     else:

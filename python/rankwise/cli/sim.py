@@ -35,6 +35,7 @@ def sim_platform(
     send_overhead: Optional[float] = typer.Option(None, "--send-overhead", help="Seconds every blocking send keeps its sender busy (SMPI's smpi/os)."),
     recv_overhead: Optional[float] = typer.Option(None, "--recv-overhead", help="Seconds every received message keeps its receiver busy (SMPI's smpi/or)."),
     degrade_at: Optional[float] = typer.Option(None, "--degrade-at", help="The --degrade links change at this simulated time (s), not from the start (SimGrid profiles)."),
+    node_synthetic: Optional[str] = typer.Option(None, "--node-synthetic", metavar="DESC", help="Nodes with memory domains, built like this hwloc synthetic node (e.g. 'pack:2 numa:2 core:4 pu:1'): one host per NUMA domain, links between the domains (fat tree only)."),
 ):
     """Generate a SimGrid platform (a two-level fat tree, a torus or a dragonfly) with what its topology does not show."""
     from rankwise.cli.sim_options import spec_from_options
@@ -55,6 +56,9 @@ def sim_platform(
         if topology != "fat-tree":
             raise UsageError("--shuffle deals the fat tree's racks; a torus or dragonfly has none to deal")
         spec = dataclasses.replace(spec, shuffle_racks=True)
+    if node_synthetic is not None:
+        _domains_platform(spec, out, node_synthetic, cores=cores, later=later, shuffle=shuffle)
+        return
     if later:
         from rankwise.sim.profiles import check, schedule
 
@@ -65,3 +69,17 @@ def sim_platform(
     shape = "" if spec.shape is None else f" ({spec.topology}" + (f", {spec.nics} NICs per node)" if spec.nics > 1 else ")")
     console.print(f"platform with {len(gen.nodes)} nodes{escape(shape)} written to [bold]{escape(str(out))}[/bold]",
                   highlight=False)
+
+
+def _domains_platform(spec, out: Path, node: str, *, cores, later, shuffle) -> None:
+    """`--node-synthetic`: the fat tree with nodes of one host per NUMA domain (sim/domains.py)."""
+    from rankwise.sim.domains import DomainSpec, generate_domains
+
+    for given, what in ((cores is not None, "--cores (the node's cores come from --node-synthetic)"),
+                        (bool(later), "--degrade-at"), (shuffle, "--shuffle"),
+                        (spec.topology != "fat-tree", f"--topology {spec.topology}")):
+        if given:
+            raise UsageError(f"--node-synthetic builds nodes with domains on a plain fat tree: drop {what}")
+    dp = generate_domains(DomainSpec(network=spec, node=node), out)
+    console.print(f"platform with {len(dp.nodes)} nodes of {dp.n_domains} domains ({dp.cores_per_node} cores; "
+                  f"{len(dp.hosts)} hosts) written to [bold]{escape(str(out))}[/bold]", highlight=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from rankwise.report.matrix import human_bytes
 
@@ -47,3 +48,15 @@ def show_node(topo, console: Console) -> None:
             console.print(f"  domain {d}{memory}: cores {_ranges(cores.tolist())} "
                           f"(OS cpus {_ranges(sorted(topo.cpu_of[cores].tolist()))})",
                           highlight=False, soft_wrap=True)
+
+
+def show_domain_pairs(costs: dict, level: dict, console) -> None:
+    """The intra-node probe's figures by domain pair: (domain a, domain b) -> (alpha s, beta s/B),
+    each with the level its cores share (`level`: (a, b) -> name)."""
+    table = Table(title="by domain pair", title_justify="left")
+    for name in ("domains", "level", "alpha (us)", "beta (ns/B)", "bandwidth (GB/s)"):
+        table.add_column(name, justify="left" if name in ("domains", "level") else "right")
+    for (a, b), (alpha, beta) in sorted(costs.items()):
+        bw = f"{1 / beta / 1e9:.2f}" if beta > 0 else "-"
+        table.add_row(f"{a}-{b}", level[a, b], f"{alpha * 1e6:.3f}", f"{beta * 1e9:.4f}", bw)
+    console.print(table)
