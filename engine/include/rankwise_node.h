@@ -24,6 +24,16 @@ extern "C" {
 /* Cores a topology may hold: beyond any node built today. */
 #define RW_NODE_MAX_CORES 65536
 
+/* A GPU or coprocessor of the node (an hwloc OS device), with where it
+ * attaches: the package and NUMA domain whose cores are closest to it. */
+typedef struct rw_node_device {
+    char name[64];   /* the OS device's name: cuda0, card0, opencl0d0, mic0, ... */
+    char kind[16];   /* "gpu" or "coproc" */
+    char pci[32];    /* its PCI bus id (0000:3b:00.0), "" when none */
+    int32_t package; /* logical index, -1 when it hangs off the whole machine */
+    int32_t domain;  /* logical index, -1 when no one domain is local to it */
+} rw_node_device;
+
 /* What a node looks like, by core. Cores are numbered by hwloc's logical
  * index (tree order: package by package, domain by domain); every array
  * indexed by core has n_cores entries. */
@@ -44,6 +54,9 @@ typedef struct rw_node_topology {
     int64_t *cache_bytes; /* shared cache -> size in bytes (0 unknown) */
     int64_t *domain_bytes; /* domain -> local memory in bytes (0 unknown) */
     char source[256];    /* "this machine", "synthetic: ...", or the XML file */
+    int32_t n_devices;   /* GPUs and coprocessors, one per PCI device (hwloc I/O
+                            discovery: this machine or an XML export holding it) */
+    rw_node_device *devices;
 } rw_node_topology;
 
 /* Read a topology: from the synthetic description `synthetic` (hwloc's

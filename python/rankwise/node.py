@@ -21,6 +21,16 @@ i32p, i64p, f64p = C.POINTER(C.c_int32), C.POINTER(C.c_int64), C.POINTER(C.c_dou
 LEVELS = ("cache", "domain", "package", "node")  # closest first (rw_node_level)
 
 
+class CNodeDevice(C.Structure):
+    _fields_ = [
+        ("name", C.c_char * 64),
+        ("kind", C.c_char * 16),
+        ("pci", C.c_char * 32),
+        ("package", C.c_int32),
+        ("domain", C.c_int32),
+    ]
+
+
 class CNodeTopology(C.Structure):
     _fields_ = [
         ("n_packages", C.c_int32),
@@ -39,6 +49,8 @@ class CNodeTopology(C.Structure):
         ("cache_bytes", i64p),
         ("domain_bytes", i64p),
         ("source", C.c_char * 256),
+        ("n_devices", C.c_int32),
+        ("devices", C.POINTER(CNodeDevice)),
     ]
 
 
@@ -134,6 +146,17 @@ def _arr(ptr, n: int, dtype=np.int32) -> np.ndarray:
     return np.ctypeslib.as_array(ptr, shape=(n,)).astype(dtype, copy=True) if n else np.zeros(0, dtype)
 
 
+@dataclass(frozen=True)
+class NodeDevice:
+    """A GPU or coprocessor and where it attaches (-1: no one package or domain is local to it)."""
+
+    name: str
+    kind: str  # "gpu" or "coproc"
+    pci: str  # PCI bus id, "" when none
+    package: int
+    domain: int
+
+
 @dataclass(frozen=True, eq=False)
 class NodeTopology:
     """A node by core (hwloc logical order): arrays indexed by core, plus the
@@ -153,6 +176,7 @@ class NodeTopology:
     cache_cores: np.ndarray
     cache_bytes: np.ndarray
     domain_bytes: np.ndarray
+    devices: tuple[NodeDevice, ...] = ()  # GPUs and coprocessors (hwloc I/O discovery)
 
     @property
     def n_cores(self) -> int:
@@ -180,7 +204,9 @@ class NodeTopology:
         return cls(t.source.decode(errors="replace"), t.n_packages, t.n_domains, t.n_pus,
                    _arr(t.package_of, n), _arr(t.domain_of, n), _arr(t.cache_of, n), _arr(t.core_in_package, n),
                    _arr(t.cpu_of, n), _arr(t.pus_of, n), _arr(t.cache_level, k), _arr(t.cache_cores, k),
-                   _arr(t.cache_bytes, k, np.int64), _arr(t.domain_bytes, t.n_domains, np.int64))
+                   _arr(t.cache_bytes, k, np.int64), _arr(t.domain_bytes, t.n_domains, np.int64),
+                   tuple(NodeDevice(d.name.decode(errors="replace"), d.kind.decode(), d.pci.decode(), d.package,
+                                    d.domain) for d in (t.devices[i] for i in range(t.n_devices))))
 
     def _to_c(self) -> tuple[CNodeTopology, list]:
         """A C view of the arrays (the list keeps them alive while it is used)."""

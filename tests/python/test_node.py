@@ -16,6 +16,8 @@ from rankwise.errors import RankwiseError, UsageError
 from rankwise.node import LEVELS, NodeCosts, NodeTopology, export_xml
 from rankwise.patterns import generate
 
+from conftest import run_cli
+
 NODE = "pack:2 numa:2 core:4 pu:1"  # 16 cores, 4 domains of 4
 
 
@@ -153,6 +155,52 @@ def test_xml_round_trip(tmp_path):
     for name in ("package_of", "domain_of", "cache_of", "core_in_package", "cpu_of"):
         assert getattr(a, name).tolist() == getattr(b, name).tolist()
     assert b.source == str(out)
+
+
+def _with_devices(xml_text: str) -> str:
+    """An exported synthetic node with I/O objects added as hwloc writes them: a GPU (two OS
+    devices of one PCI device) under the second domain of package 1, a coprocessor under package
+    0, and a network card under the machine."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(xml_text)
+    gp = iter(range(1000, 2000))
+
+    def pci(parent, busid, devices):
+        bridge = ET.SubElement(parent, "object", {"type": "Bridge", "gp_index": str(next(gp)), "bridge_type": "0-1",
+                                                  "depth": "0", "bridge_pci": f"{busid[:7]}[00-ff]"})
+        dev = ET.SubElement(bridge, "object", {"type": "PCIDev", "gp_index": str(next(gp)), "pci_busid": busid,
+                                               "pci_type": "0302 [10de:1db4] [10de:1212] a1",
+                                               "pci_link_speed": "0.000000"})
+        for name, osdev_type in devices:
+            ET.SubElement(dev, "object", {"type": "OSDev", "gp_index": str(next(gp)), "name": name,
+                                          "osdev_type": str(osdev_type)})
+
+    machine = root.find("object")
+    packages = [o for o in machine if o.get("type") == "Package"]
+    groups = [o for o in packages[1] if o.get("type") == "Group"]
+    pci(groups[1], "0000:3b:00.0", [("card0", 1), ("cuda0", 5)])  # osdev_type 1: GPU; CUDA shows as 5
+    pci(packages[0], "0000:5e:00.0", [("mic0", 5)])  # 5: coprocessor
+    pci(machine, "0000:00:03.0", [("eth0", 2)])  # 2: network, not a device rankwise lists
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def test_gpus_and_coprocessors_with_where_they_attach(tmp_path):
+    path = tmp_path / "node.xml"
+    export_xml(path, synthetic="pack:2 numa:2 core:2 pu:1")
+    path.write_text(_with_devices(path.read_text()))
+    topo = NodeTopology.load(xml=path)
+    assert topo.n_cores == 8 and topo.n_domains == 4
+    assert [(d.name, d.kind, d.pci, d.package, d.domain) for d in topo.devices] == [
+        ("mic0", "coproc", "0000:5e:00.0", 0, -1),  # under the package: both its domains are local
+        ("card0", "gpu", "0000:3b:00.0", 1, 3),  # one per PCI device: cuda0 is the same GPU
+    ]
+    r = run_cli("node", "show", "--xml", path)
+    assert r.returncode == 0, r.stderr
+    assert "gpu card0 (PCI 0000:3b:00.0): attached to package 1, domain 3" in r.stdout
+    assert "coproc mic0 (PCI 0000:5e:00.0): attached to package 0" in r.stdout
+    # a synthetic node has no I/O
+    assert NodeTopology.load(synthetic="pack:2 numa:2 core:2 pu:1").devices == ()
 
 
 def test_bad_topologies(tmp_path):

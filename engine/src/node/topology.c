@@ -1,6 +1,7 @@
 /* A node's structure read with hwloc's C API: packages, NUMA domains,
  * shared caches, cores and PUs, flattened into arrays by core so that the
- * placement code (place.c) and the bindings never see an hwloc object. */
+ * placement code (place.c) and the bindings never see an hwloc object;
+ * and the GPUs and coprocessors with the package and domain they attach to. */
 #include "../internal.h"
 #include "rankwise_node.h"
 
@@ -26,6 +27,7 @@ void rw_node_topology_free(rw_node_topology *t)
     free(t->cache_cores);
     free(t->cache_bytes);
     free(t->domain_bytes);
+    free(t->devices);
     free(t);
 }
 
@@ -202,6 +204,86 @@ static rw_status flatten(hwloc_topology_t h, rw_node_topology *t)
     return RW_OK;
 }
 
+/* The OS device's kind: "gpu", "coproc", or NULL for the others. */
+static const char *device_kind(hwloc_obj_t o)
+{
+    if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU)
+        return "gpu";
+    if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC)
+        return "coproc";
+    return NULL;
+}
+
+static hwloc_obj_t pci_parent(hwloc_obj_t o)
+{
+    while (o && o->type != HWLOC_OBJ_PCI_DEVICE)
+        o = o->parent;
+    return o;
+}
+
+/* Where the device attaches: the package and the NUMA domain of its
+ * closest non-I/O ancestor; -1 where that spans several. */
+static void device_locality(hwloc_topology_t h, hwloc_obj_t o, rw_node_device *d)
+{
+    int n_pkg = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PACKAGE), n_numa = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+    d->package = n_pkg <= 1 ? 0 : -1;
+    d->domain = n_numa <= 1 ? 0 : -1;
+    hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(h, o);
+    if (!a || !a->cpuset)
+        return;
+    hwloc_obj_t pkg = a->type == HWLOC_OBJ_PACKAGE ? a : hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, a);
+    if (pkg && n_pkg > 1)
+        d->package = (int32_t)pkg->logical_index;
+    int found = -1, count = 0;
+    for (int k = 0; k < n_numa; k++) {
+        hwloc_obj_t numa = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, (unsigned)k);
+        if (numa->cpuset && hwloc_bitmap_intersects(numa->cpuset, a->cpuset)) {
+            found = k;
+            count++;
+        }
+    }
+    if (n_numa > 1 && count == 1)
+        d->domain = found;
+}
+
+/* The GPUs and coprocessors, one per PCI device (a GPU shows as several OS
+ * devices: card0, renderD128, cuda0, nvml0, ...; the first names it). */
+static rw_status read_devices(hwloc_topology_t h, rw_node_topology *t)
+{
+    int n = 0;
+    for (hwloc_obj_t o = hwloc_get_next_osdev(h, NULL); o; o = hwloc_get_next_osdev(h, o))
+        n += device_kind(o) != NULL;
+    if (n == 0)
+        return RW_OK;
+    hwloc_obj_t *seen = calloc((size_t)n, sizeof *seen);
+    t->devices = calloc((size_t)n, sizeof *t->devices);
+    if (!seen || !t->devices) {
+        free(seen);
+        return rw_fail(RW_ERR_NOMEM, "out of memory reading a topology's devices");
+    }
+    for (hwloc_obj_t o = hwloc_get_next_osdev(h, NULL); o; o = hwloc_get_next_osdev(h, o)) {
+        const char *kind = device_kind(o);
+        if (!kind)
+            continue;
+        hwloc_obj_t pci = pci_parent(o);
+        int dup = 0;
+        for (int k = 0; pci && k < t->n_devices; k++)
+            dup |= seen[k] == pci;
+        if (dup)
+            continue;
+        rw_node_device *d = &t->devices[t->n_devices];
+        seen[t->n_devices++] = pci;
+        snprintf(d->name, sizeof d->name, "%s", o->name ? o->name : "?");
+        snprintf(d->kind, sizeof d->kind, "%s", kind);
+        if (pci)
+            snprintf(d->pci, sizeof d->pci, "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain, pci->attr->pcidev.bus,
+                     pci->attr->pcidev.dev, pci->attr->pcidev.func);
+        device_locality(h, o, d);
+    }
+    free(seen);
+    return RW_OK;
+}
+
 /* An hwloc topology loaded from one of the three sources. */
 static rw_status open_hwloc(const char *synthetic, const char *xml_path, hwloc_topology_t *out)
 {
@@ -224,9 +306,13 @@ static rw_status open_hwloc(const char *synthetic, const char *xml_path, hwloc_t
                          "'pack:2 numa:2 core:4 pu:1')",
                          synthetic);
     } else if (xml_path) {
+        /* GPUs and coprocessors, where the file or the machine has them */
+        hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
         if (hwloc_topology_set_xml(h, xml_path) != 0)
             st = rw_fail(RW_ERR_PARSE, "%s: not a topology hwloc can read (hwloc XML, lstopo --of xml)",
                          xml_path);
+    } else {
+        hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     }
     if (st == RW_OK && hwloc_topology_load(h) != 0)
         st = xml_path && !synthetic
@@ -253,6 +339,8 @@ rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_
         return st;
     rw_node_topology *t = calloc(1, sizeof *t);
     st = t ? flatten(h, t) : rw_fail(RW_ERR_NOMEM, "out of memory reading a topology");
+    if (st == RW_OK)
+        st = read_devices(h, t);
     if (st == RW_OK && synthetic)
         snprintf(t->source, sizeof t->source, "synthetic: %s", synthetic);
     else if (st == RW_OK && xml_path)

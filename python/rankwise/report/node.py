@@ -48,6 +48,13 @@ def show_node(topo, console: Console) -> None:
             console.print(f"  domain {d}{memory}: cores {_ranges(cores.tolist())} "
                           f"(OS cpus {_ranges(sorted(topo.cpu_of[cores].tolist()))})",
                           highlight=False, soft_wrap=True)
+    for dev in topo.devices:
+        where = [f"package {dev.package}" if dev.package >= 0 else "the whole machine"]
+        if dev.domain >= 0 and topo.n_domains > 1:
+            where.append(f"domain {dev.domain}")
+        pci = f" (PCI {dev.pci})" if dev.pci else ""
+        console.print(f"{dev.kind} {escape(dev.name)}{pci}: attached to {', '.join(where)}", highlight=False,
+                      soft_wrap=True)
 
 
 def show_domain_pairs(costs: dict, level: dict, console) -> None:
