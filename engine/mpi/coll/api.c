@@ -11,7 +11,8 @@
 #include <string.h>
 
 static const char *const alg_names[] = {"auto", "passthrough", "binomial", "knomial", "flat", "chain",
-                                        "hier", "ring", "recursive_doubling", "trinary"};
+                                        "hier", "ring", "recursive_doubling", "trinary",
+                                        "pairwise", "symmetric"};
 
 const char *rw_coll_last_error(void)
 {
@@ -35,7 +36,7 @@ rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
         return RW_OK;
     }
     return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (auto, passthrough, binomial, knomial, "
-                               "flat, chain, hier, ring, recursive_doubling, trinary)", name ? name : "(null)");
+                               "flat, chain, hier, ring, recursive_doubling, trinary, pairwise, symmetric)", name ? name : "(null)");
 }
 
 static int is_tree_alg(rw_coll_alg alg)

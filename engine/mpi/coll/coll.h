@@ -19,6 +19,7 @@ typedef enum rwc_op {
     RWC_SCATTER,
     RWC_ALLREDUCE,
     RWC_ALLGATHER,
+    RWC_ALLTOALL,
     RWC_N_OPS
 } rwc_op;
 
@@ -26,7 +27,7 @@ typedef enum rwc_op {
  * never match each other's messages; within one, MPI's non-overtaking
  * order between a pair of ranks keeps segments and calls apart. */
 enum { RWC_TAG_BCAST = 1, RWC_TAG_REDUCE, RWC_TAG_GATHER, RWC_TAG_SCATTER, RWC_TAG_ALLREDUCE,
-       RWC_TAG_ALLGATHER, RWC_TAG_COPY, RWC_TAG_FORWARD };
+       RWC_TAG_ALLGATHER, RWC_TAG_COPY, RWC_TAG_FORWARD, RWC_TAG_ALLTOALL };
 
 /* Cached on a user communicator (attribute), freed with it. */
 typedef struct rwc_tree_entry {
@@ -85,6 +86,7 @@ int rwc_real_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MP
                      MPI_Comm comm);
 int rwc_real_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 int rwc_real_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
+int rwc_real_alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
 
 /* A typed buffer seen as its bytes in MPI_Pack order: the buffer itself
  * for a dense predefined type, else a packed copy. */
@@ -141,6 +143,10 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
                             rw_coll_alg alg);
 rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
                             rw_coll_alg alg);
+/* alltoall (alltoall.c): pairwise or symmetric (the cap on concurrent
+ * sends from RANKWISE_COLL_ALLTOALL_CAP, else the network, else a default). */
+rw_status rwc_run_alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
+                           rw_coll_alg alg);
 /* The MPI entries' decision and run for the C API's RW_COLL_AUTO (entry.c). */
 rw_status rwc_auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 rw_status rwc_auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);

@@ -20,8 +20,10 @@
 
 static const char *const op_env[RWC_N_OPS] = {
     "RANKWISE_COLL_BCAST", "RANKWISE_COLL_REDUCE", "RANKWISE_COLL_GATHER",
-    "RANKWISE_COLL_SCATTER", "RANKWISE_COLL_ALLREDUCE", "RANKWISE_COLL_ALLGATHER"};
-static const char *const op_name[RWC_N_OPS] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather"};
+    "RANKWISE_COLL_SCATTER", "RANKWISE_COLL_ALLREDUCE", "RANKWISE_COLL_ALLGATHER",
+    "RANKWISE_COLL_ALLTOALL"};
+static const char *const op_name[RWC_N_OPS] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather",
+                                                  "alltoall"};
 
 static int env_read;
 static rw_coll_alg forced[RWC_N_OPS];
@@ -33,6 +35,8 @@ static int valid_for(rwc_op op, rw_coll_alg alg)
 {
     if (alg == RW_COLL_RING || alg == RW_COLL_RECURSIVE_DOUBLING)
         return op == RWC_ALLREDUCE || op == RWC_ALLGATHER;
+    if ((op == RWC_ALLTOALL) != (alg == RW_COLL_PAIRWISE || alg == RW_COLL_SYMMETRIC))
+        return 0; /* alltoall has only its own two */
     if (alg == RW_COLL_TRINARY)
         return op == RWC_BCAST || op == RWC_REDUCE || op == RWC_ALLREDUCE;
     return alg != RW_COLL_AUTO;

@@ -1,4 +1,4 @@
-/* MPI_Bcast, MPI_Reduce, MPI_Gather, MPI_Scatter, MPI_Allreduce and
+/* MPI_Bcast, MPI_Reduce, MPI_Gather, MPI_Scatter, MPI_Allreduce, MPI_Alltoall and
  * MPI_Allgather: each asks the decision (decide.c) for an algorithm and
  * runs it, or the MPI's own. A case an algorithm does not take
  * (intercommunicators, arguments MPI should reject, ...) is refused before
@@ -166,6 +166,14 @@ static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void 
             tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
 }
 
+/* alltoall: the library's own algorithms only (no tree). */
+static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+                               MPI_Comm comm, int *pass)
+{
+    size_t bytes = rwc_bytes_of(rc, rtype);
+    DECIDED(RWC_ALLTOALL, -1, bytes, rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg), RW_ERR_STATE);
+}
+
 /* The MPI entries: the MPI's own when passed (its own return code). */
 #define MPI_ENTRY(call, real)                                                                           \
     do {                                                                                                \
@@ -232,6 +240,7 @@ int PMPI_Gather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int,
 int PMPI_Scatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Scatter);
 int PMPI_Allreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) ALSO_PMPI(MPI_Allreduce);
 int PMPI_Allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Allgather);
+int PMPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Alltoall);
 #endif
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
@@ -265,4 +274,9 @@ int MPI_Allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MP
 {
     MPI_ENTRY(auto_allgather(s, sc, stype, r, rc, rtype, comm, &pass),
               rwc_real_allgather(s, sc, stype, r, rc, rtype, comm));
+}
+
+int MPI_Alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
+{
+    MPI_ENTRY(auto_alltoall(s, sc, stype, r, rc, rtype, comm, &pass), rwc_real_alltoall(s, sc, stype, r, rc, rtype, comm));
 }

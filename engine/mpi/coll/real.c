@@ -63,6 +63,12 @@ int rwc_real_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI
     return real(s, r, count, type, op, comm);
 }
 
+int rwc_real_alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
+{
+    REAL(allgather_fn, PMPI_Alltoall);
+    return real(s, sc, st, r, rc, rt, comm);
+}
+
 int rwc_real_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
 {
     REAL(allgather_fn, PMPI_Allgather);

@@ -25,13 +25,15 @@ struct rw_coll_rules {
     rule *rules;
 };
 
-static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather", NULL};
+static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather", "alltoall", NULL};
 /* Without a root: the library runs its own algorithms, by name, and no given tree. */
-static const char *UNROOTED[] = {"allreduce", "allgather", NULL};
+static const char *UNROOTED[] = {"allreduce", "allgather", "alltoall", NULL};
 static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier",
-                             "ring", "recursive_doubling", "trinary", NULL};
+                             "ring", "recursive_doubling", "trinary", "pairwise", "symmetric", NULL};
 /* The library's algorithms of allreduce and allgather only (rankwise_coll.h). */
 static const char *UNROOTED_ALGS[] = {"ring", "recursive_doubling", NULL};
+/* The library's algorithms of alltoall, which has no others. */
+static const char *ALLTOALL_ALGS[] = {"pairwise", "symmetric", NULL};
 /* Keys a rule may carry for people and tools; the lookup does not use them. */
 static const char *INFO_KEYS[] = {"predicted", "passthrough-predicted", "passthrough-alg", "via", "gain", NULL};
 
@@ -132,7 +134,7 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         int64_t v;
         if (!strcmp(key, "op")) {
             if (!in_list(val, OPS))
-                return rw_parse_fail(path, line, "unknown operation '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather)",
+                return rw_parse_fail(path, line, "unknown operation '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
                                      val);
             snprintf(ru->op, sizeof ru->op, "%s", val);
         } else if (!strcmp(key, "root")) {
@@ -156,7 +158,7 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
             if (!in_list(val, ALGS))
                 return rw_parse_fail(path, line,
                                      "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain, hier, "
-                                     "ring, recursive_doubling)",
+                                     "ring, recursive_doubling, trinary, pairwise, symmetric)",
                                      val);
             snprintf(ru->algorithm, sizeof ru->algorithm, "%s", val);
         } else if (!strcmp(key, "segment")) {
@@ -183,6 +185,8 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         return rw_parse_fail(path, line, "%s runs the library's algorithms by name, not alg=tree", ru->op);
     if (!unrooted && in_list(ru->algorithm, UNROOTED_ALGS))
         return rw_parse_fail(path, line, "alg=%s is for allreduce and allgather only", ru->algorithm);
+    if ((strcmp(ru->op, "alltoall") == 0) != in_list(ru->algorithm, ALLTOALL_ALGS) && strcmp(ru->algorithm, "passthrough"))
+        return rw_parse_fail(path, line, "alltoall runs alg=pairwise, symmetric or passthrough, and only it does");
     if (!strcmp(ru->algorithm, "trinary") && strcmp(ru->op, "bcast"))
         return rw_parse_fail(path, line, "alg=trinary is for bcast only");
     if (!strcmp(ru->algorithm, "tree")) {

@@ -14,10 +14,15 @@
  *              two-level tree (binomial between leaders, binomial inside).
  *   binomial, knomial (radix 4, the library's default), chain
  *              reduce (allreduce) or gather (allgather) to rank 0 over the
- *              tree, then bcast of the result (P blocks) over the same tree. */
+ *              tree, then bcast of the result (P blocks) over the same tree.
+ *   pairwise, symmetric  alltoall (bytes per rank pair): SMPI's ring steps
+ *              (send to r + s, receive from r - s), and the symmetric
+ *              sub-phases of alltoall_symmetric.c capped by rw_a2a_cap(net),
+ *              as the library caps them with that network as its model. */
 #include "predict_internal.h"
 #include "rankwise_coll_tune.h"
 #include "trinary_sched.h"
+#include "alltoall_symmetric.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +147,28 @@ static rw_status allgather_rd(rw_builder *b, double bytes)
     return RW_OK;
 }
 
+static rw_status alltoall(const rw_pnet *net, const char *alg, double bytes, const rw_coll_options *opt,
+                          rw_sched **out)
+{
+    int pairwise = !strcmp(alg, "pairwise");
+    if (!pairwise && strcmp(alg, "symmetric"))
+        return rw_fail(RW_ERR_ARG, "unknown alltoall algorithm '%s' of the library (known: pairwise, symmetric)", alg);
+    if (!(bytes >= 0.0 && bytes < 9.0e15))
+        return rw_fail(RW_ERR_ARG, "alltoall: message size %g bytes (0 to 8 PB)", bytes);
+    rw_builder b;
+    rw_status st = rw_builder_init(&b, net->n_ranks, opt);
+    if (st != RW_OK)
+        return st;
+    if (pairwise && bytes > 0)
+        for (int32_t s = 1; s < b.p; s++)
+            rw_b_peer_step(&b, RW_PEER_SHIFT, s, bytes, 0.0);
+    else if (!pairwise)
+        st = rw_b_alltoall_symmetric(&b, net, 0, bytes);
+    if (st != RW_OK && b.err == RW_OK)
+        b.err = st;
+    return rw_builder_finish(&b, out);
+}
+
 rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
                            const rw_coll_options *opt, rw_sched **out)
 {
@@ -150,10 +177,12 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
     *out = NULL;
     if (!net || !op || !alg || net->n_ranks < 1)
         return rw_fail(RW_ERR_ARG, "rw_sched_library: a placed network, an operation and an algorithm are required");
+    if (!strcmp(op, "alltoall"))
+        return alltoall(net, alg, bytes, opt, out);
     int allreduce = !strcmp(op, "allreduce"), bcast = !strcmp(op, "bcast"), reduce = !strcmp(op, "reduce");
     if (!allreduce && !bcast && !reduce && strcmp(op, "allgather"))
         return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' of the library's own (known: allreduce, allgather, bcast, reduce)", op);
+                       "unknown collective '%s' of the library's own (known: allreduce, allgather, alltoall, bcast, reduce)", op);
     if (!(bytes >= 0.0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
     if (!strcmp(alg, "trinary")) { /* three trees at once (root opt->root; allreduce: reduce to 0 + bcast) */
