@@ -172,6 +172,14 @@ static const char *ompi_allgather(int32_t p, double s)
     return NAME[alg];
 }
 
+/* alltoall as SMPI 3.32's ompi selector runs it (measured under SMPI:
+ * bruck below 200 bytes per pair beyond 12 ranks, else basic_linear, even
+ * at 1 MiB and more). bytes: per rank pair. */
+static const char *ompi_alltoall(int32_t p, double s)
+{
+    return s < 200 && p > 12 ? "bruck" : "linear";
+}
+
 static int rw_coll_is_rooted(const char *op)
 {
     return op && (!strcmp(op, "bcast") || !strcmp(op, "reduce") || !strcmp(op, "gather") || !strcmp(op, "scatter"));
@@ -193,6 +201,8 @@ const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double byt
         return ompi_allreduce(comm_size, bytes);
     if (!strcmp(op, "allgather"))
         return ompi_allgather(comm_size, bytes);
+    if (!strcmp(op, "alltoall"))
+        return ompi_alltoall(comm_size, bytes);
     return NULL;
 }
 
@@ -424,7 +434,7 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     const char *ompi = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
     if (!ompi)
         return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather)",
+                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
                        op ? op : "(null)");
     if (!(bytes >= 0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
@@ -443,6 +453,13 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     rw_tree *t = NULL;
     int64_t seg;
 
+    if (!strcmp(op, "alltoall")) {
+        /* [0] the MPI's own, [1] the library's pairwise, [2] its symmetric (no trees) */
+        add(d, ompi, "passthrough", 0, p > 1 && bytes > 0 ? predict_named(net, op, ompi, bytes, 0, &o) : 0.0, NULL);
+        add(d, "pairwise", "pairwise", 0, library_time(net, op, "pairwise", bytes, &o), NULL);
+        add(d, "symmetric", "symmetric", 0, library_time(net, op, "symmetric", bytes, &o), NULL);
+        goto choose;
+    }
     if (!rw_coll_is_rooted(op)) {
         /* [0] the MPI's own, [1] the library's binomial, then its others. */
         static const char *LIB[] = {"binomial", "knomial", "recursive_doubling", "ring", "hier"};
