@@ -148,10 +148,12 @@ def test_cap_grows_where_a_shared_link_is_oversubscribed(tmp_path):
     assert cap_of(PlatformSpec(topology="torus:4,4,2", cores=1, seed=1), tmp_path / "t", 32) > 2
 
 
-def test_cap_without_a_network_is_the_default():
-    so = predict_lib()
-    so.rw_a2a_cap.argtypes = [C.c_void_p]
-    assert so.rw_a2a_cap(None) == 4
+def test_cap_without_capacities_is_the_default():
+    """Pairs only (no node cap, no shared link): nothing to size the sub-phases from."""
+    n = 8
+    net = PredictNetwork([f"n{i}" for i in range(n)], np.full((n, n), 1e-6), np.full((n, n), 1e-9))
+    assert study.model_cap(net, n) == 4
+    assert study.model_cap(net, 3) == 2  # never more than the peers
 
 
 # --- predictor and tuner -------------------------------------------------------------------
