@@ -125,35 +125,36 @@ def test_subphases_cover_every_peer_once_in_whole_symmetric_phases(n, cap):
     for sub in subs:
         assert len(sub) <= max(cap, 2)
         assert sorted(sub) == sorted(n - s for s in sub)  # every +d with its -d: symmetric positions
-    # as few sub-phases as whole phases allow: the phases are +-1, +-2, ... (n/2 alone)
-    phases = [2 if 2 * d < n else 1 for d in range(1, n // 2 + 1)]
-    assert phases == [len(sub) for sub in subphases(n, 1)]
+    # the phases +-d, a near one beside a far one: d = 1, n/2, 2, n/2 - 1, ... (n/2 alone)
+    half = n // 2
+    order = [i // 2 + 1 if i % 2 == 0 else half - i // 2 for i in range(half)]
+    assert [sorted(sub) for sub in subphases(n, 1)] == [sorted({d, n - d}) for d in order]
+    # as few sub-phases as whole phases allow
     assert all(len(a) + len(b) > max(cap, 2) for a, b in zip(subs, subs[1:]) if len(b) <= 2)
 
 
-def cap_of(spec: PlatformSpec, tmp_path: Path, n: int) -> int:
-    plat = generate(spec, tmp_path / "p")
-    net = PredictNetwork.from_ground_truth(plat.out_dir)
-    return study.model_cap(net, n)
+def cap_of(spec: PlatformSpec, tmp_path: Path, n: int, nbytes: int = 1 << 20) -> int:
+    plat = generate(spec, tmp_path)
+    net = PredictNetwork.from_ground_truth(plat.out_dir).with_overheads(1e-6, 1e-6)
+    return study.model_cap(net, n, nbytes)
 
 
-def test_cap_is_two_where_nothing_is_oversubscribed(tmp_path):
-    assert cap_of(PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=1), tmp_path, 16) == 2
-
-
-def test_cap_grows_where_a_shared_link_is_oversubscribed(tmp_path):
-    """A 4:1 uplink stays oversubscribed at every width: the least oversubscribed is every peer at once;
-    on a torus the narrow sub-phases load some links twice (shifts of two hops both ways round)."""
-    assert cap_of(PlatformSpec(racks=4, nodes_per_rack=4, cores=1, oversubscription=4, seed=1), tmp_path, 16) == 15
-    assert cap_of(PlatformSpec(topology="torus:4,4,2", cores=1, seed=1), tmp_path / "t", 32) > 2
+def test_cap_is_narrow_behind_oversubscribed_uplinks_and_wide_where_links_have_room(tmp_path):
+    """1 MiB per pair, 16 ranks on 4 racks of 4: behind 4:1 uplinks more sends in flight only queue on them
+    (rate control: 2); without oversubscription 8 at once fill the nodes' links better; on a 4x4x2 torus every
+    peer at once (the router links have room)."""
+    narrow = cap_of(PlatformSpec(racks=4, nodes_per_rack=4, cores=1, oversubscription=4, seed=1), tmp_path / "a", 16)
+    wide = cap_of(PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=1), tmp_path / "b", 16)
+    assert narrow == 2 and wide == 8
+    assert cap_of(PlatformSpec(topology="torus:4,4,2", cores=1, seed=1), tmp_path / "t", 32) == 31
 
 
 def test_cap_without_capacities_is_the_default():
     """Pairs only (no node cap, no shared link): nothing to size the sub-phases from."""
     n = 8
     net = PredictNetwork([f"n{i}" for i in range(n)], np.full((n, n), 1e-6), np.full((n, n), 1e-9))
-    assert study.model_cap(net, n) == 4
-    assert study.model_cap(net, 3) == 2  # never more than the peers
+    assert study.model_cap(net, n, 1 << 20) == 4
+    assert study.model_cap(net, 3, 1 << 20) == 2  # never more than the peers
 
 
 # --- predictor and tuner -------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "internal.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +70,23 @@ static rw_status symmetric(const blocks *s, const blocks *r, int me, int n, int 
     return st;
 }
 
+/* A cap made from the network is kept among c's decisions as an entry of
+ * this root, which no collective has: dropped with them when the model
+ * changes or the communicator goes. */
+enum { CAP_ENTRY = -2 };
+
+static int size_class(size_t bytes)
+{
+    int k = 0;
+    while (bytes >>= 1)
+        k++;
+    return k;
+}
+
 /* The cap on concurrent sends (collective on c): RANKWISE_COLL_ALLTOALL_CAP
  * when set, else from the network of RANKWISE_MODEL or the in-job probe
- * (rank 0 computes it, every rank takes it), else RW_A2A_DEFAULT_CAP. */
+ * (rank 0 computes it once per power-of-two size class, at the class's
+ * smallest size, and every rank takes it), else RW_A2A_DEFAULT_CAP. */
 static int cap_of(rwc_comm *c, size_t bytes)
 {
     const char *v = getenv("RANKWISE_COLL_ALLTOALL_CAP");
@@ -88,12 +103,25 @@ static int cap_of(rwc_comm *c, size_t bytes)
     if (!rwc_net_configured())
         return RW_A2A_DEFAULT_CAP;
     rwc_choice ignored;
-    int cap = RW_A2A_DEFAULT_CAP;
     rwc_net_choice(c, RWC_ALLTOALL, -1, bytes, &ignored); /* sets the network up (collective) */
+    int cls = size_class(bytes);
+    for (rwc_decision_entry *e = c->decisions; e; e = e->next)
+        if (e->op == RWC_ALLTOALL && e->root == CAP_ENTRY && e->size_class == cls)
+            return (int)e->segment;
+    int cap = RW_A2A_DEFAULT_CAP;
     if (c->rank == 0 && c->net_state > 0 && c->net)
-        cap = rw_a2a_cap(c->net);
+        cap = rw_a2a_cap(c->net, ldexp(1.0, cls));
     if (rwc_real_bcast(&cap, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
-        cap = RW_A2A_DEFAULT_CAP; /* every rank sees the same failure of the duplicate */
+        return RW_A2A_DEFAULT_CAP; /* every rank sees the same failure of the duplicate */
+    rwc_decision_entry *e = calloc(1, sizeof *e);
+    int have = e != NULL, all = 0;
+    /* kept only where every rank keeps it, so that the next call is collective everywhere or nowhere */
+    if (rwc_real_allreduce(&have, &all, 1, MPI_INT, MPI_MIN, c->dup) == MPI_SUCCESS && all) {
+        *e = (rwc_decision_entry){RWC_ALLTOALL, CAP_ENTRY, cls, RW_COLL_SYMMETRIC, cap, NULL, 0.0, c->decisions};
+        c->decisions = e;
+    } else {
+        free(e);
+    }
     return cap;
 }
 

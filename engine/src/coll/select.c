@@ -172,12 +172,40 @@ static const char *ompi_allgather(int32_t p, double s)
     return NAME[alg];
 }
 
-/* alltoall as SMPI 3.32's ompi selector runs it (measured under SMPI:
- * bruck below 200 bytes per pair beyond 12 ranks, else basic_linear, even
- * at 1 MiB and more). bytes: per rank pair. */
+/* alltoall__ompi as SimGrid 3.32 has it (Open MPI 4's decision table; 1
+ * linear, 2 pairwise = SMPI's pair, 3 modified bruck = bruck, 4 linear_sync
+ * and 5 two_proc = basic linear): at 1 MiB per pair basic linear below 64
+ * ranks, pair from 64 to 127 (measured so under SMPI). bytes: per pair. */
 static const char *ompi_alltoall(int32_t p, double s)
 {
-    return s < 200 && p > 12 ? "bruck" : "linear";
+    static const char *NAME[] = {"", "linear", "pair", "bruck", "linear", "linear"};
+    /* per communicator-size band: ascending byte thresholds and the algorithm below each, then the last */
+    static const struct {
+        int32_t below_p;
+        int n;
+        double lim[10];
+        int alg[11];
+    } T[] = {
+        {3, 9, {2, 4, 16, 64, 256, 4096, 32768, 262144, 1048576}, {2, 5, 2, 5, 2, 5, 2, 4, 5, 2}},
+        {8, 5, {8192, 16384, 65536, 524288, 1048576}, {4, 1, 4, 1, 2, 1}},
+        {16, 1, {262144}, {4, 1}},
+        {32, 6, {4, 512, 8192, 32768, 262144, 524288}, {4, 3, 4, 1, 4, 1, 4}},
+        {64, 2, {512, 524288}, {3, 1, 4}},
+        {128, 4, {1024, 2048, 4096, 262144}, {3, 1, 4, 1, 2}},
+        {256, 3, {1024, 2048, 262144}, {3, 4, 1, 2}},
+        {512, 3, {1024, 8192, 32768}, {3, 4, 1, 2}},
+        {1024, 5, {512, 8192, 16384, 131072, 262144}, {3, 4, 1, 4, 1, 2}},
+        {2048, 5, {512, 1024, 2048, 16384, 262144}, {3, 4, 1, 4, 1, 4}},
+        {4096, 4, {1024, 4096, 8192, 131072}, {3, 4, 1, 4, 1}},
+        {INT32_MAX, 5, {2048, 8192, 16384, 32768, 65536}, {3, 4, 1, 4, 1, 4}},
+    };
+    size_t b = 0;
+    while (p >= T[b].below_p)
+        b++;
+    int i = 0;
+    while (i < T[b].n && s >= T[b].lim[i])
+        i++;
+    return NAME[T[b].alg[i]];
 }
 
 static int rw_coll_is_rooted(const char *op)

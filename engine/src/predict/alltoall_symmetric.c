@@ -10,8 +10,12 @@ int32_t rw_a2a_subphases(int32_t n, int32_t cap, int32_t *shift, int32_t *start)
 {
     if (n < 2)
         return 0;
-    int32_t width = cap < 2 ? 2 : cap, k = 0, m = 0, in_sub = 0;
-    for (int32_t d = 1; 2 * d <= n; d++) {
+    int32_t width = cap < 2 ? 2 : cap, k = 0, m = 0, in_sub = 0, half = n / 2;
+    /* phases 1, n/2, 2, n/2 - 1, ...: a near one beside a far one, so that
+     * every sub-phase carries about the same load (on a ring, d + (n/2 + 1 - d)
+     * hops per pair of phases) */
+    for (int32_t i = 0; i < half; i++) {
+        int32_t d = i % 2 == 0 ? i / 2 + 1 : half - i / 2;
         int32_t phase = 2 * d == n ? 1 : 2; /* n/2 is its own mirror */
         if (in_sub == 0 || in_sub + phase > width) {
             start[k++] = m;
@@ -26,88 +30,48 @@ int32_t rw_a2a_subphases(int32_t n, int32_t cap, int32_t *shift, int32_t *start)
     return k;
 }
 
-/* The worst oversubscription of a shared resource (a node's injection or
- * ejection cap, a shared link) in the sub-phase of shifts
- * shift[0..m): every flow at its pair's own bandwidth over m (what the
- * sender's m flows get when its own link is the only limit), summed over
- * the flows crossing the resource, over its capacity. load has room for
- * 2n + links. */
-static double subphase_load(const rw_pnet *net, const int32_t *shift, int32_t m, double *load)
+/* The predicted time of the symmetric all-to-all with sub-phases of width w. */
+static double width_time(const rw_pnet *net, int32_t w, double bytes)
 {
-    int32_t p = net->n_ranks, n = net->n;
-    int32_t n_res = 2 * n + net->n_links;
-    for (int32_t i = 0; i < n_res; i++)
-        load[i] = 0;
-    for (int32_t i = 0; i < m; i++)
-        for (int32_t r = 0; r < p; r++) {
-            int32_t a = net->node_of[r], b = net->node_of[(r + shift[i]) % p];
-            int64_t q = (int64_t)a * n + b;
-            if (a == b || !(net->beta[q] > 0))
-                continue;
-            double want = 1.0 / (net->beta[q] * m);
-            load[a] += want;
-            load[n + b] += want;
-            for (int64_t k = net->pair_start ? net->pair_start[q] : 0; net->pair_start && k < net->pair_start[q + 1];
-                 k++)
-                load[2 * n + net->link_of[k]] += want;
-        }
-    double worst = 0;
-    for (int32_t i = 0; i < n; i++) {
-        if (net->inject && net->inject[i] > 0)
-            worst = fmax(worst, load[i] / net->inject[i]);
-        if (net->eject && net->eject[i] > 0)
-            worst = fmax(worst, load[n + i] / net->eject[i]);
-    }
-    for (int32_t l = 0; l < net->n_links; l++)
-        worst = fmax(worst, load[2 * n + l] / net->link_cap[l]);
-    return worst;
+    rw_coll_options opt = rw_coll_options_default();
+    rw_builder b;
+    rw_sched *s = NULL;
+    rw_sim_result r;
+    if (rw_builder_init(&b, net->n_ranks, &opt) != RW_OK)
+        return INFINITY;
+    rw_status st = rw_b_alltoall_symmetric(&b, net, w, bytes);
+    if (st != RW_OK && b.err == RW_OK)
+        b.err = st;
+    st = rw_builder_finish(&b, &s);
+    double t = st == RW_OK && rw_simulate(net, s, RW_SIM_SHARED, &r, NULL) == RW_OK ? r.time : INFINITY;
+    rw_sched_free(s);
+    return t;
 }
 
-/* The worst subphase_load over the sub-phases of width w. */
-static double width_load(const rw_pnet *net, int32_t w, int32_t *shift, int32_t *start, double *load)
-{
-    int32_t k = rw_a2a_subphases(net->n_ranks, w, shift, start);
-    double worst = 0;
-    for (int32_t j = 0; j < k; j++)
-        worst = fmax(worst, subphase_load(net, shift + start[j], start[j + 1] - start[j], load));
-    return worst;
-}
-
-int32_t rw_a2a_cap(const rw_pnet *net)
+int32_t rw_a2a_cap(const rw_pnet *net, double bytes)
 {
     int32_t p = net ? net->n_ranks : 0;
     int32_t most = p - 1 < 2 ? 2 : p - 1;
     int32_t fallback = RW_A2A_DEFAULT_CAP < most ? RW_A2A_DEFAULT_CAP : most;
-    if (p < 3 || !net->node_of || (!net->inject && !net->eject && net->n_links == 0))
+    if (p < 3 || !net->node_of || !(bytes > 0) || (!net->inject && !net->eject && net->n_links == 0))
         return fallback;
-    if (rw_pnet_index_links((rw_pnet *)net) != RW_OK) /* the index is a cache: net stays the same network */
-        return fallback;
-    double *load = malloc((size_t)(2 * net->n + net->n_links) * sizeof *load);
-    int32_t *shift = malloc((size_t)p * sizeof *shift), *start = malloc((size_t)p * sizeof *start);
-    int32_t best = fallback;
-    if (load && shift && start) {
-        /* widths 2, 4, 8, ... up to every peer at once: the first that
-         * oversubscribes nothing, else the least oversubscribed (the
-         * narrower on a tie within 1 %) */
-        double least = INFINITY;
-        for (int32_t w = 2;; w = w > most / 2 ? most : 2 * w) {
-            double worst = width_load(net, w, shift, start, load);
-            if (worst <= 1.0 + RW_A2A_SLACK) {
-                best = w;
-                break;
-            }
-            if (worst < least * (1.0 - 0.01)) {
-                least = worst;
-                best = w;
-            }
-            if (w == most)
-                break;
-        }
+    double time[32];
+    int32_t width[32], k = 0;
+    for (int32_t w = 2; k < 32; w = w > most / 2 ? most : 2 * w) {
+        width[k] = w;
+        time[k++] = width_time(net, w, bytes);
+        if (w == most)
+            break;
     }
-    free(load);
-    free(shift);
-    free(start);
-    return best;
+    double best = INFINITY;
+    for (int32_t i = 0; i < k; i++)
+        best = fmin(best, time[i]);
+    if (!isfinite(best))
+        return fallback;
+    for (int32_t i = 0; i < k; i++)
+        if (time[i] <= best * (1.0 + RW_A2A_SLACK))
+            return width[i];
+    return fallback;
 }
 
 rw_status rw_b_alltoall_symmetric(rw_builder *b, const rw_pnet *net, int32_t cap, double bytes)
@@ -121,7 +85,7 @@ rw_status rw_b_alltoall_symmetric(rw_builder *b, const rw_pnet *net, int32_t cap
         free(start);
         return rw_fail(RW_ERR_NOMEM, "schedule: out of memory for %d ranks", (int)p);
     }
-    int32_t k = rw_a2a_subphases(p, cap > 0 ? cap : rw_a2a_cap(net), shift, start);
+    int32_t k = rw_a2a_subphases(p, cap > 0 ? cap : rw_a2a_cap(net, bytes), shift, start);
     for (int32_t j = 0; j < k; j++) {
         /* every receive and send of the sub-phase posted, then one Waitall */
         for (int32_t r = 0; r < p; r++)

@@ -15,33 +15,31 @@ struct rw_builder;
 
 /* Concurrent sends per rank without a network to size them from. */
 enum { RW_A2A_DEFAULT_CAP = 4 };
-/* Oversubscription a sub-phase may have and still count as paced by the ranks. */
-#define RW_A2A_SLACK 0.05
+/* How much slower than the fastest width a narrower one may be predicted. */
+#define RW_A2A_SLACK 0.01
 
 /* The n - 1 shifts of n ranks in phases of symmetric relative positions
- * (+1, -1, +2, -2, ...; n/2 alone for even n), packed into sub-phases of
+ * (+d and -d; n/2 alone for even n), a near phase beside a far one (d = 1,
+ * n/2, 2, n/2 - 1, ...), packed in that order into sub-phases of
  * at most max(cap, 2) shifts without splitting a phase: shift[0..n-1)
  * receives the shifts (in 1..n-1: rank r sends to r + shift), start[0..k]
  * the sub-phases' first index (start[k] = n - 1). Returns k (0 for n < 2).
  * shift and start need room for n - 1 and n entries. */
 int32_t rw_a2a_subphases(int32_t n, int32_t cap, int32_t *shift, int32_t *start);
 
-/* The cap on concurrent sends per rank for net's placement (injection-rate
- * control): the fewest concurrent sends, among 2, 4, 8, ... and n - 1, for
- * which no sub-phase oversubscribes a shared resource (a node's injection
- * or ejection cap, a shared link) by more than RW_A2A_SLACK when each rank
- * spreads its own bandwidth over its sub-phase's sends: every sub-phase is
- * then paced by the ranks' own links, not by a shared one. Where every
- * width oversubscribes (a rack uplink slower than its nodes together), the
- * width that does least (the narrower on a tie within 1 %). At least 2, at
- * most n - 1; RW_A2A_DEFAULT_CAP (clamped) when net has neither node caps
- * nor shared links. */
-int32_t rw_a2a_cap(const rw_pnet *net);
+/* The cap on concurrent sends per rank for net's placement and `bytes` per
+ * pair (injection-rate control): the narrowest sub-phases, among 2, 4, 8,
+ * ... and n - 1 sends in flight, whose predicted time (rw_simulate, flows
+ * sharing the node caps and shared links max-min) is within RW_A2A_SLACK
+ * of the fastest width's: more sends in flight only where the shared links
+ * leave room for them. At least 2, at most n - 1; RW_A2A_DEFAULT_CAP
+ * (clamped) when net has neither node caps nor shared links. */
+int32_t rw_a2a_cap(const rw_pnet *net, double bytes);
 
 /* The library's symmetric all-to-all of `bytes` per rank pair as a
  * schedule: per sub-phase, every rank posts its receives and nonblocking
  * sends to r + shift for the sub-phase's shifts, then waits for them all.
- * cap <= 0: rw_a2a_cap(net). The library's pairwise all-to-all is SMPI's
+ * cap <= 0: rw_a2a_cap(net, bytes). The library's pairwise all-to-all is SMPI's
  * ring (rw_coll_alltoall "ring"). */
 rw_status rw_b_alltoall_symmetric(struct rw_builder *b, const rw_pnet *net, int32_t cap, double bytes);
 
