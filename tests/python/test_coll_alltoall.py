@@ -7,6 +7,7 @@ candidates; the rules file's names."""
 from __future__ import annotations
 
 import ctypes as C
+import re
 import os
 import subprocess
 import sys
@@ -26,8 +27,6 @@ import tofu_alltoall as study  # noqa: E402
 
 
 def passed(stdout: str) -> int:
-    import re
-
     m = re.search(r"alltoall_check: (\d+) checks, (\d+) failures", stdout)
     assert m, stdout
     assert m.group(2) == "0", stdout
@@ -201,3 +200,27 @@ def test_rules_take_the_alltoall_names_and_refuse_others(tmp_path, line, error):
     else:
         with pytest.raises(Exception, match=error):
             binding.Rules(path)
+
+
+@needs_mpi
+@pytest.mark.parametrize("forced", [None, "symmetric"])
+def test_results_stay_right_with_a_model(check_mpi, tmp_path, forced):
+    """RANKWISE_MODEL: the alltoalls are decided from the model (or forced symmetric, the cap then from the
+    model's network, once per size class, every rank agreeing), and the results stay the MPI's."""
+    import socket
+
+    from test_coll_rules import synthetic_model
+
+    model = tmp_path / "ranks.rwm"
+    synthetic_model([f"{socket.gethostname()}:{r}" for r in range(4)]).save(model)
+    env = {"RANKWISE_MODEL": str(model), "RANKWISE_COLL_TRACE": "1"}
+    if forced:
+        env["RANKWISE_COLL_ALLTOALL"] = forced
+    r = run_mpi([str(check_mpi), "2001"], 4, env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert passed(r.stdout) > 1000
+    assert "warning" not in r.stderr, r.stderr[-2000:]
+    assert re.search(r"^rankwise-coll: decided alltoall root -1 \d+\+ bytes on 4 ranks from the model", r.stderr,
+                     re.M), r.stderr[-2000:]
+    if forced:
+        assert ran(r.stderr)["alltoall"] == {forced}
