@@ -52,7 +52,7 @@ def check_smpi(tmp_path_factory) -> Path:
 
 # (algorithm, ranks, cap): caps 1 and 2 run one phase at a time, 3 packs phases whole (never split), a cap
 # above the ranks runs every peer at once; 2 ranks have one phase of one shift
-MPI_CASES = [("pairwise", 2, None), ("pairwise", 5, None), ("symmetric", 2, None), ("symmetric", 3, "1"),
+MPI_CASES = [("passthrough", 3, None), ("pairwise", 2, None), ("pairwise", 5, None), ("symmetric", 2, None), ("symmetric", 3, "1"),
              ("symmetric", 6, "3"), ("symmetric", 7, None), ("symmetric", 8, "100")]
 
 
@@ -65,7 +65,8 @@ def test_alltoall_gives_the_mpi_results_under_open_mpi(check_mpi, alg, n, cap):
     r = run_mpi([str(check_mpi), "2001"], n, env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert passed(r.stdout) > 1000
-    assert ran(r.stderr)["alltoall"] == {alg}
+    assert ran(r.stderr).get("alltoall", {"passthrough"}) == {alg}  # the MPI's own says nothing
+    assert "warning" not in r.stderr
 
 
 @needs_mpi

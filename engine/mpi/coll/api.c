@@ -36,7 +36,8 @@ rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
         return RW_OK;
     }
     return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (auto, passthrough, binomial, knomial, "
-                               "flat, chain, hier, ring, recursive_doubling, trinary, pairwise, symmetric)", name ? name : "(null)");
+                               "flat, chain, hier, ring, recursive_doubling, trinary, pairwise, symmetric)",
+                   name ? name : "(null)");
 }
 
 static int is_tree_alg(rw_coll_alg alg)

@@ -35,7 +35,7 @@ static int valid_for(rwc_op op, rw_coll_alg alg)
 {
     if (alg == RW_COLL_RING || alg == RW_COLL_RECURSIVE_DOUBLING)
         return op == RWC_ALLREDUCE || op == RWC_ALLGATHER;
-    if ((op == RWC_ALLTOALL) != (alg == RW_COLL_PAIRWISE || alg == RW_COLL_SYMMETRIC))
+    if (alg != RW_COLL_PASSTHROUGH && (op == RWC_ALLTOALL) != (alg == RW_COLL_PAIRWISE || alg == RW_COLL_SYMMETRIC))
         return 0; /* alltoall has only its own two */
     if (alg == RW_COLL_TRINARY)
         return op == RWC_BCAST || op == RWC_REDUCE || op == RWC_ALLREDUCE;
