@@ -42,6 +42,7 @@ static rw_status pairwise(const blocks *s, const blocks *r, int me, int n, MPI_C
 
 static rw_status symmetric(const blocks *s, const blocks *r, int me, int n, int cap, MPI_Comm dup)
 {
+    cap = cap > n ? n : cap; /* a sub-phase never holds more than every peer */
     int32_t *shift = malloc((size_t)n * sizeof *shift), *start = malloc((size_t)n * sizeof *start);
     MPI_Request *req = malloc(2 * (size_t)(cap < 2 ? 2 : cap) * sizeof *req);
     rw_status st = shift && start && req ? RW_OK : rw_fail(RW_ERR_NOMEM, "alltoall: out of memory for %d ranks", n);
