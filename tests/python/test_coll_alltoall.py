@@ -53,7 +53,8 @@ def check_smpi(tmp_path_factory) -> Path:
 # (algorithm, ranks, cap): caps 1 and 2 run one phase at a time, 3 packs phases whole (never split), a cap
 # above the ranks runs every peer at once; 2 ranks have one phase of one shift
 MPI_CASES = [("passthrough", 3, None), ("pairwise", 2, None), ("pairwise", 5, None), ("symmetric", 2, None), ("symmetric", 3, "1"),
-             ("symmetric", 6, "3"), ("symmetric", 7, None), ("symmetric", 8, "100")]
+             ("symmetric", 6, "3"), ("symmetric", 7, None), ("symmetric", 8, "100"),
+             ("symmetric", 3, "2147483647")]
 
 
 @needs_mpi
