@@ -47,8 +47,10 @@ typedef enum rw_coll_alg {
     RW_COLL_HIER = 6,        /* two levels: binomial between node leaders, binomial inside */
     RW_COLL_RING = 7,        /* allreduce (reduce-scatter + allgather) and allgather only */
     RW_COLL_RECURSIVE_DOUBLING = 8, /* allreduce and allgather only */
-    RW_COLL_TRINARY = 9      /* bcast, reduce (commutative), allreduce = reduce + bcast: three
+    RW_COLL_TRINARY = 9,     /* bcast, reduce (commutative), allreduce = reduce + bcast: three
                                 thirds along three trees at once (Ajima 2018) */
+    RW_COLL_MULTIRING = 10   /* allgather only: each block in parts along rings in opposite
+                                directions at once, ranks in the network's order (Ajima 2018) */
 } rw_coll_alg;
 
 /* "binomial", "knomial", ..., "recursive_doubling"; NULL for no algorithm. */

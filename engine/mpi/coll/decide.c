@@ -35,6 +35,8 @@ static int valid_for(rwc_op op, rw_coll_alg alg)
         return op == RWC_ALLREDUCE || op == RWC_ALLGATHER;
     if (alg == RW_COLL_TRINARY)
         return op == RWC_BCAST || op == RWC_REDUCE || op == RWC_ALLREDUCE;
+    if (alg == RW_COLL_MULTIRING)
+        return op == RWC_ALLGATHER;
     return alg != RW_COLL_AUTO;
 }
 

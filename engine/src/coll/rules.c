@@ -29,7 +29,7 @@ static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", "allreduce",
 /* Without a root: the library runs its own algorithms, by name, and no given tree. */
 static const char *UNROOTED[] = {"allreduce", "allgather", NULL};
 static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier",
-                             "ring", "recursive_doubling", "trinary", NULL};
+                             "ring", "recursive_doubling", "trinary", "multiring", NULL};
 /* The library's algorithms of allreduce and allgather only (rankwise_coll.h). */
 static const char *UNROOTED_ALGS[] = {"ring", "recursive_doubling", NULL};
 /* Keys a rule may carry for people and tools; the lookup does not use them. */
@@ -185,6 +185,8 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         return rw_parse_fail(path, line, "alg=%s is for allreduce and allgather only", ru->algorithm);
     if (!strcmp(ru->algorithm, "trinary") && strcmp(ru->op, "bcast"))
         return rw_parse_fail(path, line, "alg=trinary is for bcast only");
+    if (!strcmp(ru->algorithm, "multiring") && strcmp(ru->op, "allgather"))
+        return rw_parse_fail(path, line, "alg=multiring is for allgather only");
     if (!strcmp(ru->algorithm, "tree")) {
         if (!parents)
             return rw_parse_fail(path, line, "alg=tree needs parents=");
