@@ -53,7 +53,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tofu_collectives as tofu  # noqa: E402  (build, hostfile, predict_library)
 
-from rankwise.model import MEASURED, Model  # noqa: E402
+from rankwise.model import MEASURED, Link, Model  # noqa: E402
 from rankwise.predict import PredictNetwork  # noqa: E402
 from rankwise.sim.platform import PlatformSpec, generate  # noqa: E402
 from rankwise.sim.smpi import overhead_settings, smpirun_command  # noqa: E402
@@ -69,11 +69,20 @@ ERROR_GOAL = 0.15
 
 
 def truth_model(plat, n: int, path: Path) -> Path:
-    """The platform's first n nodes as a measured model would hold them: each pair's route latency and
-    bottleneck bandwidth, a send overhead of tofu.OVERHEAD."""
+    """The platform's first n nodes as a measured model with capacities would hold them: each pair's
+    route latency and bottleneck bandwidth, a send overhead of tofu.OVERHEAD, each node's NICs as its
+    injection and ejection bandwidth, on a fat tree each rack's uplink as a shared link out of its rack
+    and one into it (a torus's router links have no such groups: they stay out)."""
     truth = PredictNetwork.from_ground_truth(plat.out_dir)
+    spec = plat.spec
     names = truth.names[:n]
     m = Model.empty(names, [8, 1024])
+    m.inject[:] = m.eject[:] = spec.node_bw * spec.nics
+    if spec.shape is None:
+        rack = np.asarray(spec.rack_of_node)[:n]
+        m.group_of = rack.astype(np.int64)
+        m.links = [link for r in sorted(set(rack.tolist()))
+                   for link in (Link(f"up-{r}", spec.uplink_bw, (r,), None), Link(f"down-{r}", spec.uplink_bw, None, (r,)))]
     for i in range(n):
         for j in range(n):
             if i != j:
@@ -147,7 +156,8 @@ def run_platform(console: Console, name: str, spec: PlatformSpec, n: int, sizes,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="1048576,2097152", help="bytes per rank, comma-separated (>= 1 MiB for the goals)")
+    ap.add_argument("--sizes", default="1048576", help="bytes per rank, comma-separated (>= 1 MiB for the goals; "
+                    "each rank holds n x the largest: 4 GiB in all at 64 ranks and 1 MiB)")
     ap.add_argument("--quick", action="store_true", help="4x4x2 torus, 4 racks of 8, a few SMPI algorithms")
     ap.add_argument("--all-platforms", action="store_true",
                     help="also the 1-NIC torus and the fat tree in rack order, where the ring runs at the NIC bound")
