@@ -156,7 +156,7 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
             if (!in_list(val, ALGS))
                 return rw_parse_fail(path, line,
                                      "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain, hier, "
-                                     "ring, recursive_doubling)",
+                                     "ring, recursive_doubling, trinary, multiring)",
                                      val);
             snprintf(ru->algorithm, sizeof ru->algorithm, "%s", val);
         } else if (!strcmp(key, "segment")) {
