@@ -50,8 +50,10 @@ typedef enum rw_coll_alg {
     RW_COLL_TRINARY = 9,     /* bcast, reduce (commutative), allreduce = reduce + bcast: three
                                 thirds along three trees at once (Ajima 2018) */
     RW_COLL_PAIRWISE = 10,   /* alltoall only: step s sends to rank + s, receives from rank - s */
-    RW_COLL_SYMMETRIC = 11   /* alltoall only: symmetric phases, sub-phases capped by the shared
+    RW_COLL_SYMMETRIC = 11,  /* alltoall only: symmetric phases, sub-phases capped by the shared
                                 links (Ajima, Tofu's uniformly overlaid symmetrical pattern) */
+    RW_COLL_MULTIRING = 12   /* allgather only: each block in parts along rings in opposite
+                                directions at once, ranks in the network's order (Ajima 2018) */
 } rw_coll_alg;
 
 /* "binomial", "knomial", ..., "recursive_doubling"; NULL for no algorithm. */

@@ -331,7 +331,8 @@ static void test_decide(void)
     }
     CHECK(rw_coll_decide(net, "allgather", 0, 256, &o, &d) == RW_OK); /* the library's own, not trees */
     if (d) {
-        CHECK(d->chosen == 0 && d->n_candidates == 6 && !strcmp(d->candidates[3].algorithm, "recursive_doubling"));
+        CHECK(d->chosen == 0 && d->n_candidates == 7 && !strcmp(d->candidates[3].algorithm, "recursive_doubling") &&
+              !strcmp(d->candidates[6].algorithm, "multiring"));
         rw_coll_decision_free(d);
     }
     CHECK(rw_coll_decide(net, "alltoall", 0, 256, &o, &d) == RW_OK); /* the library's two, no trees */

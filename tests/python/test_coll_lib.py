@@ -117,11 +117,13 @@ def test_passthrough_is_the_default_and_a_bad_value_says_so_once(check_mpi):
     r = run_mpi([str(check_mpi), "101"], 3, {"RANKWISE_COLL_TRACE": "1", "RANKWISE_COLL_BCAST": "fastest"})
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     checks_passed(r.stdout)
-    # nothing forced, no rules: the MPI's own everywhere (the broadcasts, and the trinary
-    # reduces and allreduces, are coll_check's calls of rw_coll_<op> with explicit algorithms)
+    # nothing forced, no rules: the MPI's own everywhere (the broadcasts, the trinary reduces
+    # and allreduces and the multiring allgather are coll_check's calls of rw_coll_<op> with
+    # explicit algorithms)
     algs = ran(r.stderr)
-    assert set(algs) == {"bcast", "reduce", "allreduce"}
+    assert set(algs) == {"bcast", "reduce", "allreduce", "allgather"}
     assert algs["reduce"] == algs["allreduce"] == {"trinary"}
+    assert algs["allgather"] == {"multiring"}
     warnings = [line for line in r.stderr.splitlines() if line.startswith("rankwise-coll: warning:")]
     assert len(warnings) == 1 and "RANKWISE_COLL_BCAST=fastest" in warnings[0]
 

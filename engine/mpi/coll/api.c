@@ -12,7 +12,7 @@
 
 static const char *const alg_names[] = {"auto", "passthrough", "binomial", "knomial", "flat", "chain",
                                         "hier", "ring", "recursive_doubling", "trinary",
-                                        "pairwise", "symmetric"};
+                                        "pairwise", "symmetric", "multiring"};
 
 const char *rw_coll_last_error(void)
 {
@@ -36,7 +36,7 @@ rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
         return RW_OK;
     }
     return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (auto, passthrough, binomial, knomial, "
-                               "flat, chain, hier, ring, recursive_doubling, trinary, pairwise, symmetric)",
+                               "flat, chain, hier, ring, recursive_doubling, trinary, pairwise, symmetric, multiring)",
                    name ? name : "(null)");
 }
 
@@ -102,6 +102,8 @@ static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype t
         st = rwc_type_bytes(count, type, bytes);
     if (!st && op)
         st = commutative(*op, commute);
+    if (!st && alg == RW_COLL_MULTIRING)
+        st = rw_fail(RW_ERR_ARG, "multiring is an algorithm of allgather only");
     if (!st && op && alg == RW_COLL_TRINARY && !*commute)
         st = rw_fail(RW_ERR_STATE, "trinary %s: a non-commutative operation (the trees are out of rank order)",
                      rooted ? "reduce" : "allreduce");
@@ -288,6 +290,8 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
         return rwc_allgather_ring(s, sc, stype, r, rc, rtype, c->dup);
     if (alg == RW_COLL_RECURSIVE_DOUBLING)
         return rwc_allgather_rd(s, sc, stype, r, rc, rtype, c->dup);
+    if (alg == RW_COLL_MULTIRING)
+        return rwc_allgather_multiring(s, sc, stype, r, rc, rtype, c);
     /* gather to 0, broadcast from 0 over the tree */
     const rw_tree *t;
     MPI_Aint lb, ext;

@@ -22,6 +22,8 @@ void rwc_comm_forget_network(rwc_comm *c)
     rw_pnet_free(c->net);
     c->net = NULL;
     c->net_state = 0;
+    free(c->ring_order); /* laid on that network */
+    c->ring_order = NULL;
 }
 
 static void cache_free(rwc_comm *c)

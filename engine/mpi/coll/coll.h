@@ -63,6 +63,7 @@ typedef struct rwc_comm {
     rw_tree *node_tree; /* binomial over node, rooted at its lowest rank */
     rwc_tree_entry *trees;
     uint64_t generation; /* rwc_model_generation() the network and decisions were made under */
+    int32_t *ring_order; /* multiring allgather: the ranks in ring order (allgather_multiring.c), NULL until used */
 } rwc_comm;
 
 /* The cache of comm, made on first use (collective: every rank calls it in
@@ -129,6 +130,12 @@ rw_status rwc_allgather_ring(const void *sendbuf, int sc, MPI_Datatype st, void 
                              MPI_Datatype rt, MPI_Comm dup);
 rw_status rwc_allgather_rd(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
                            MPI_Datatype rt, MPI_Comm dup);
+/* The multi-ring allgather (Ajima 2018): each block in RW_MULTIRING_PARTS
+ * parts, part k around ring k (forward, backward) through the ranks in the
+ * network's order (rw_multiring_order of rank 0's network when one is
+ * configured, else rank order), all parts at once. Moves MPI_Pack bytes. */
+rw_status rwc_allgather_multiring(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
+                                  MPI_Datatype rt, rwc_comm *c);
 
 /* The checks and algorithms behind each collective (api.c): RW_ERR_ARG or
  * RW_ERR_STATE when the case is refused, before anything is sent. */
@@ -196,6 +203,10 @@ int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice 
  * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
  * cached on c. 0 when no network is configured or available for c. */
 int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
+/* Collective on c: set up c's network (RANKWISE_MODEL, in-job probe) if
+ * one is configured and not set up yet; whether it is ready (then rank 0
+ * holds c->net). For algorithms that lay themselves on the network. */
+int rwc_net_ready(rwc_comm *c);
 /* The live model (model_generation.c; engine/mpi/live/): its generation,
  * raised on every rank of a live context whenever it publishes new
  * figures (a model with every pair) or withdraws them, and the model

@@ -39,6 +39,8 @@ static int valid_for(rwc_op op, rw_coll_alg alg)
         return 0; /* alltoall has only its own two */
     if (alg == RW_COLL_TRINARY)
         return op == RWC_BCAST || op == RWC_REDUCE || op == RWC_ALLREDUCE;
+    if (alg == RW_COLL_MULTIRING)
+        return op == RWC_ALLGATHER;
     return alg != RW_COLL_AUTO;
 }
 

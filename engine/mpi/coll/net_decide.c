@@ -260,6 +260,19 @@ static rw_status decide_class(rwc_comm *c, rwc_op op, int root, int cls, rwc_dec
     return RW_OK;
 }
 
+int rwc_net_ready(rwc_comm *c)
+{
+    if (!rwc_net_configured())
+        return 0;
+    if (c->generation != rwc_model_generation()) {
+        rwc_comm_forget_network(c);
+        c->generation = rwc_model_generation();
+    }
+    if (c->net_state == 0)
+        set_up_network(c);
+    return c->net_state > 0;
+}
+
 int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out)
 {
     if (!rwc_net_configured())

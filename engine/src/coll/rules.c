@@ -29,7 +29,7 @@ static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", "allreduce",
 /* Without a root: the library runs its own algorithms, by name, and no given tree. */
 static const char *UNROOTED[] = {"allreduce", "allgather", "alltoall", NULL};
 static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier",
-                             "ring", "recursive_doubling", "trinary", "pairwise", "symmetric", NULL};
+                             "ring", "recursive_doubling", "trinary", "pairwise", "symmetric", "multiring", NULL};
 /* The library's algorithms of allreduce and allgather only (rankwise_coll.h). */
 static const char *UNROOTED_ALGS[] = {"ring", "recursive_doubling", NULL};
 /* The library's algorithms of alltoall, which has no others. */
@@ -158,7 +158,7 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
             if (!in_list(val, ALGS))
                 return rw_parse_fail(path, line,
                                      "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain, hier, "
-                                     "ring, recursive_doubling, trinary, pairwise, symmetric)",
+                                     "ring, recursive_doubling, trinary, pairwise, symmetric, multiring)",
                                      val);
             snprintf(ru->algorithm, sizeof ru->algorithm, "%s", val);
         } else if (!strcmp(key, "segment")) {
@@ -189,6 +189,8 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         return rw_parse_fail(path, line, "alltoall runs alg=pairwise, symmetric or passthrough, and only it does");
     if (!strcmp(ru->algorithm, "trinary") && strcmp(ru->op, "bcast"))
         return rw_parse_fail(path, line, "alg=trinary is for bcast only");
+    if (!strcmp(ru->algorithm, "multiring") && strcmp(ru->op, "allgather"))
+        return rw_parse_fail(path, line, "alg=multiring is for allgather only");
     if (!strcmp(ru->algorithm, "tree")) {
         if (!parents)
             return rw_parse_fail(path, line, "alg=tree needs parents=");

@@ -494,6 +494,8 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         add(d, ompi, "passthrough", 0, ompi_all_time(net, op, ompi, bytes, &o), NULL);
         for (size_t k = 0; k < sizeof LIB / sizeof *LIB; k++)
             add(d, LIB[k], LIB[k], 0, library_time(net, op, LIB[k], bytes, &o), NULL);
+        if (!strcmp(op, "allgather")) /* the parts along rings in the network's order */
+            add(d, "multiring", "multiring", 0, library_time(net, op, "multiring", bytes, &o), NULL);
         goto choose;
     }
     /* [0] the passthrough as the MPI runs it. */

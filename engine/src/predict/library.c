@@ -12,6 +12,9 @@
  *              lowest rank, recursive doubling among those leaders (by rank),
  *              bcast inside the node; allgather: gather + bcast over the
  *              two-level tree (binomial between leaders, binomial inside).
+ *   multiring  allgather: each block in parts, part k along ring k (forward,
+ *              backward) through the ranks in the network's order
+ *              (multiring_sched.c).
  *   binomial, knomial (radix 4, the library's default), chain
  *              reduce (allreduce) or gather (allgather) to rank 0 over the
  *              tree, then bcast of the result (P blocks) over the same tree.
@@ -21,6 +24,7 @@
  *              as the library caps them with that network as its model. */
 #include "predict_internal.h"
 #include "rankwise_coll_tune.h"
+#include "multiring_sched.h"
 #include "trinary_sched.h"
 #include "alltoall_symmetric.h"
 
@@ -205,6 +209,11 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
             ts = rw_builder_finish(&tb, out);
         }
         return ts;
+    }
+    if (!strcmp(alg, "multiring")) { /* parts along rings in the network's order (multiring_sched.c) */
+        if (strcmp(op, "allgather"))
+            return rw_fail(RW_ERR_ARG, "multiring is not an algorithm of %s (allgather)", op);
+        return rw_sched_multiring(net, bytes, opt, out);
     }
     if (bcast || reduce)
         return rw_fail(RW_ERR_ARG, "unknown %s algorithm '%s' of the library's own (known: trinary)", op, alg);

@@ -124,7 +124,7 @@ CONSTRUCTIONS = {
     "gather": ("binomial", "eager", "volume"),
     "scatter": ("binomial", "eager", "volume"),
     "allreduce": ("binomial", "knomial", "recursive_doubling", "ring", "hier"),
-    "allgather": ("binomial", "knomial", "recursive_doubling", "ring", "hier"),
+    "allgather": ("binomial", "knomial", "recursive_doubling", "ring", "hier", "multiring"),
 }
 
 

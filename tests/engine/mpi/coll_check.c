@@ -460,6 +460,17 @@ static void t_api(MPI_Comm comm)
               rw_coll_allgather(&one, 1, MPI_INT, b, 1, MPI_INT, comm, RW_COLL_TRINARY) == RW_ERR_ARG,
           "trinary: commutative reduce and allreduce, no allgather", "api", 0, 1);
     check(rw_coll_alg_parse("trinary", &(rw_coll_alg){0}) == RW_OK, "parse trinary", "api", 0, 0);
+    /* multiring: allgather only, refused elsewhere before anything is sent */
+    int ma[64], mb[64], mine[2] = {me, -me};
+    check(n > 32 || (rw_coll_allgather(mine, 2, MPI_INT, ma, 2, MPI_INT, comm, RW_COLL_MULTIRING) == RW_OK &&
+                     rw_coll_allgather(mine, 2, MPI_INT, mb, 2, MPI_INT, comm, RW_COLL_PASSTHROUGH) == RW_OK &&
+                     !memcmp(ma, mb, sizeof(int) * 2 * (size_t)n)),
+          "multiring allgather", "api", -1, 2);
+    check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_MULTIRING) == RW_ERR_ARG &&
+              rw_coll_reduce(&one, b, 1, MPI_INT, MPI_SUM, 0, comm, RW_COLL_MULTIRING) == RW_ERR_ARG &&
+              rw_coll_allreduce(&one, b, 1, MPI_INT, MPI_SUM, comm, RW_COLL_MULTIRING) == RW_ERR_ARG,
+          "multiring: allgather only", "api", 0, 1);
+    check(rw_coll_alg_parse("multiring", &(rw_coll_alg){0}) == RW_OK, "parse multiring", "api", 0, 0);
     check(rw_coll_bcast(a, 1, MPI_INT, n, comm, RW_COLL_BINOMIAL) == RW_ERR_ARG, "root out of range", "api", n, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_RING) == RW_ERR_ARG, "ring bcast refused", "api", 0, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, (rw_coll_alg)99) == RW_ERR_ARG &&
