@@ -23,7 +23,7 @@ from rankwise.errors import RankwiseError, UsageError
 coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
 
 ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
-COLL_OPS = ROOTED_OPS + ("allreduce", "allgather")
+COLL_OPS = ROOTED_OPS + ("allreduce", "allgather", "alltoall")
 MAX_EVALS = 100000
 
 
@@ -199,7 +199,7 @@ MISSING_OPTION = typer.Option(False, "--allow-missing", help="Cost pairs the mod
 
 @coll_app.command("predict", no_args_is_help=True)
 def coll_predict_command(
-    op: str = typer.Option(..., "--op", help="bcast, reduce, gather, scatter, allreduce or allgather."),
+    op: str = typer.Option(..., "--op", help="bcast, reduce, gather, scatter, allreduce, allgather or alltoall."),
     model_path: Optional[Path] = MODEL_OPTION,
     platform: Optional[Path] = PLATFORM_OPTION,
     hostfile: Optional[Path] = HOSTFILE_OPTION,
@@ -208,7 +208,7 @@ def coll_predict_command(
     ranks_per_node: Optional[int] = RPN_OPTION,
     sizes: str = typer.Option("8:64K", "--sizes", help="Sizes: 8,1K,64K or 8:64K (powers of two), K = 1024; bcast, allreduce: the message, others: per rank."),
     root: int = typer.Option(0, "--root", help="Root rank."),
-    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-a", help="Only this candidate: binomial, eager, volume (gather, scatter), chain, binary (bcast); allreduce, allgather: binomial, knomial, ring, recursive_doubling, hier."),
+    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-a", help="Only this candidate: binomial, eager, volume (gather, scatter), chain, binary (bcast); allreduce, allgather: binomial, knomial, ring, recursive_doubling, hier, (allgather) multiring; alltoall: pairwise, symmetric."),
     overhead: Optional[float] = OVERHEAD_OPTION,
     recv_overhead: Optional[float] = RECV_OVERHEAD_OPTION,
     eager_limit: Optional[int] = EAGER_OPTION,

@@ -17,7 +17,7 @@ from rankwise.predict import PredictNetwork, predict_lib
 NAME_MAX = 40  # RW_COLL_NAME_MAX
 ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
 # Without a root: the library's own algorithms are scored instead of trees.
-ALL_OPS = ("allreduce", "allgather")
+ALL_OPS = ("allreduce", "allgather", "alltoall")
 COLL_OPS = ROOTED_OPS + ALL_OPS
 
 

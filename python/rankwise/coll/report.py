@@ -65,7 +65,8 @@ def print_decisions(decisions: Sequence[Decision], title: str, console: Console)
         span = format_size(lo) + (f"-{format_size(hi)}" if hi != lo else "")
         g_mpi = sum(d.gain for d in ds) / len(ds)
         g_bin = sum(1 - d.choice.time / d.binomial.time for d in ds if d.binomial.time > 0) / len(ds)
-        parts.append(f"{span} {what} ({g_mpi * 100:+.1f}% vs MPI, {g_bin * 100:+.1f}% vs binomial)")
+        base = candidate_label(ds[0].binomial)  # the first candidate: binomial, or pairwise (alltoall)
+        parts.append(f"{span} {what} ({g_mpi * 100:+.1f}% vs MPI, {g_bin * 100:+.1f}% vs {base})")
     console.print("runs: " + escape("; ".join(parts)), highlight=False, soft_wrap=True)
     console.print("Predicted times (docs/collectives-selection.md). MPI: Open MPI's tuned choice as SMPI's "
                   "ompi selector makes it; rankwise runs a tree only when predicted at least --min-gain "

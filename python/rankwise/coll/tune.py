@@ -125,16 +125,18 @@ CONSTRUCTIONS = {
     "scatter": ("binomial", "eager", "volume"),
     "allreduce": ("binomial", "knomial", "recursive_doubling", "ring", "hier"),
     "allgather": ("binomial", "knomial", "recursive_doubling", "ring", "hier", "multiring"),
+    "alltoall": ("pairwise", "symmetric"),
 }
 
 
 def restrict(decision: Decision, source: str, min_gain: float) -> Decision:
     """The decision with rankwise limited to one construction (the
-    passthrough and binomial stay as references): that construction's
-    fastest candidate when it is min_gain faster than the passthrough."""
+    passthrough and the first candidate, binomial or pairwise, stay as
+    references): that construction's fastest candidate when it is min_gain
+    faster than the passthrough."""
     keep = [c for c in decision.candidates[2:] if c.source == source]
     cands = decision.candidates[:2] + keep
-    pool = range(2, len(cands)) if source != "binomial" else [1]
+    pool = range(2, len(cands)) if source != decision.candidates[1].source else [1]
     best = min(pool, key=lambda i: cands[i].time, default=None)
     p = cands[0].time
     chosen = best if best is not None and cands[best].time <= (1 - min_gain) * p else 0

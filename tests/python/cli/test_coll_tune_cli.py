@@ -106,7 +106,7 @@ def test_tune_on_a_platform_subset(small_platform, tmp_path):
 
 
 @pytest.mark.parametrize("args, code, text", [
-    (["predict", "--op", "alltoall", "--ranks", 8, "--sizes", "8"], 2, "--op: unknown operation 'alltoall'"),
+    (["predict", "--op", "scan", "--ranks", 8, "--sizes", "8"], 2, "--op: unknown operation 'scan'"),
     (["predict", "--op", "bcast", "--ranks", 8, "--algorithm", "volume"], 2,
      "--algorithm: bcast has no candidate 'volume'"),
     (["predict", "--op", "bcast", "--ranks", 8, "--sizes", "0:8"], 2, "--sizes: 0 is out of range"),
@@ -116,7 +116,7 @@ def test_tune_on_a_platform_subset(small_platform, tmp_path):
     (["predict", "--op", "bcast", "--ranks", 8, "--nodes", "node-0,nowhere"], 1,
      "node 'nowhere' is not in the model"),
     (["predict", "--op", "bcast", "--ranks", 99, "--ranks-per-node", 2], 2, "need 50 nodes"),
-    (["tune", "--ranks", 8, "--ops", "bcast,alltoall", "-o", "x.rwr"], 2, "--ops: unknown operation 'alltoall'"),
+    (["tune", "--ranks", 8, "--ops", "bcast,scan", "-o", "x.rwr"], 2, "--ops: unknown operation 'scan'"),
     (["tune", "--ranks", 8, "--roots", "0,9", "-o", "x.rwr"], 2, "--roots: rank 9 is not one of the 8 ranks"),
 ])
 def test_one_line_errors(model, tmp_path, args, code, text):
@@ -177,3 +177,31 @@ def test_the_models_overheads_are_taken_out_of_alpha(tmp_path):
     net, *_ = _allocation(path, None, None, None, 3, 1, None, False, recv_overhead=0.0)
     np.testing.assert_allclose(net.recv_overhead, 0.0)
     np.testing.assert_allclose(net.alpha[off], ALPHA - 1e-6)
+
+
+def test_alltoall_is_predicted_and_tuned(model, tmp_path):
+    """The all-to-all's candidates (the MPI's, pairwise, symmetric) in `coll predict`, with the
+    gain over pairwise; `coll tune --ops alltoall` writes its rules, which the library reads."""
+    r = run_cli("coll", "predict", "--model", model, "--ranks", 8, "--op", "alltoall", "--sizes", "1K,1M",
+                "--overhead", "1e-6")
+    assert r.returncode == 0, r.stderr
+    for word in ("MPI: ", "pairwise", "symmetric", "vs pairwise"):
+        assert word in r.stdout
+    assert "vs binomial" not in r.stdout
+    for alg in ("pairwise", "symmetric"):
+        r = run_cli("coll", "predict", "--model", model, "--ranks", 8, "--op", "alltoall", "--sizes", "1M",
+                    "-a", alg)
+        assert r.returncode == 0, r.stderr
+        assert alg in r.stdout
+    r = run_cli("coll", "predict", "--model", model, "--ranks", 8, "--op", "alltoall", "--sizes", "1M", "-a", "eager")
+    assert_one_line_error(r, "alltoall has no candidate 'eager'")
+    out = tmp_path / "rules"
+    r = run_cli("coll", "tune", "--model", model, "--ranks", 8, "--ops", "alltoall", "--sizes", "1K,1M", "-o", out)
+    assert r.returncode == 0, r.stderr
+    rules = [line for line in out.read_text().splitlines() if line.startswith("rule ")]
+    assert rules and all("op=alltoall root=*" in line for line in rules)
+    from rankwise.coll.binding import Rules
+
+    rules = Rules(out)
+    assert len(rules) >= 1 and rules.lookup("alltoall", 8, 0, 4096).algorithm in ("passthrough", "pairwise",
+                                                                                   "symmetric")
