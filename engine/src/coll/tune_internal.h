@@ -19,6 +19,9 @@ typedef struct rw_leaders {
 } rw_leaders;
 
 rw_status rw_leaders_init(const rw_pnet *net, int32_t root, rw_leaders *L);
+/* Every rank its own leader (rank[0] the root, then relative rank order;
+ * no members): trees over ranks with the same constructions. */
+rw_status rw_leaders_init_ranks(const rw_pnet *net, int32_t root, rw_leaders *L);
 void rw_leaders_free(rw_leaders *L);
 
 /* A tree over the leaders: lp[i] its parent leader (-1 for leader 0), lo[i]
