@@ -216,12 +216,18 @@ rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *
  * Any tree (rankwise_tree.h): the schedule a rooted collective follows on it
  * ------------------------------------------------------------------- */
 
+/* The library's reduce posts every child's receive at once (Irecv, then
+ * waits in its fold order) when the children's messages hold at most this
+ * many bytes in all; above, one receive after the other (memory). */
+#define RW_REDUCE_POSTED_MAX (1 << 20)
+
 /* The transfers of one call of op (bcast, reduce, gather, scatter) along
  * tree t (its ranks are the schedule's; opt->root is ignored: t's root is
  * the root). bytes as rw_sched_collective counts them (bcast: from the
  * root; the others: per rank, a child's message holds its subtree's blocks).
  * A rank sends to its children in t's child order and receives from them in
- * the reverse order (reduce, gather); reduce charges opt->gamma per byte
+ * the reverse order (reduce, gather; the reduce's receives all posted at
+ * once up to RW_REDUCE_POSTED_MAX bytes); reduce charges opt->gamma per byte
  * reduced. segment > 0 pipelines a bcast or a reduce_ompi in segments of
  * that many bytes (the last one shorter); 0 sends it whole (the other
  * operations ignore it). On the binomial tree (parent of relative rank v: v - lowbit(v),

@@ -78,15 +78,16 @@ def test_library_reduce_takes_the_predicted_time_on_a_tree_out_of_rank_order(pro
                                                                              tmp_path):
     tree = tmp_path / "tree.txt"
     tree.write_text(" ".join(map(str, PARENTS)) + "\n" + " ".join(map(str, ORDER)) + "\n")
-    sizes = [1024, 262144]
+    sizes = [1024, 262144, 1048576]
     measured = smpi_times(program, small_platform, tmp_path, 1, [f"tree={tree}", *map(str, sizes)])
     node_of = placement(1, 8)
     for s in sizes:
         predicted = predict_tree(net, node_of, "reduce", PARENTS, ORDER, s)
         assert predicted == pytest.approx(measured[s], rel=0.005), s
-    # the order shows at 256 KiB (rendezvous): the other receive order is predicted otherwise
-    swapped = predict_tree(net, node_of, "reduce", PARENTS, [0, 1, 0, 0, 0, 0, 0, 0], sizes[1])
-    assert abs(swapped / measured[sizes[1]] - 1) > 0.05
+    # the order shows at 1 MiB (rendezvous; two children's 2 MiB are above RW_REDUCE_POSTED_MAX,
+    # so one receive after the other): the other receive order is predicted otherwise
+    swapped = predict_tree(net, node_of, "reduce", PARENTS, [0, 1, 0, 0, 0, 0, 0, 0], sizes[2])
+    assert abs(swapped / measured[sizes[2]] - 1) > 0.05
 
 
 @pytest.mark.parametrize("op,rpn,alg,nbytes", [

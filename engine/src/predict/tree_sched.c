@@ -121,19 +121,22 @@ static void bcast_pipelined(rw_builder *b, const rw_tree *t, const int32_t *bfs,
  * done first in a binomial tree, first), reducing each arrival (gamma per
  * byte, charged before its next transfer), then sends to its parent. The
  * collectives library receives in this order (engine/mpi/coll/reduce.c),
- * one receive after the other (window 1). Open MPI's generic reduce posts
+ * all its children's receives posted at once while they hold at most
+ * RW_REDUCE_POSTED_MAX bytes in all, else one after the other (window 0:
+ * nc or 1, rank by rank). Open MPI's generic reduce posts
  * the receive from the next child before it waits for the current one
  * (window 2): the k-th receive is posted once the (k - window)-th is done,
  * and waited for after the (k - 1)-th: a message that arrives first still
  * pays its receive overhead in that order (SMPI charges it in MPI_Wait). */
 static void tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes,
-                        int window)
+                        int window_of)
 {
     double compute = b->opt.gamma * bytes;
     int64_t *done = NULL; /* ids of a rank's receives, in order */
     int32_t cap = 0;
     for (int32_t q = t->n_ranks - 1; q >= 0 && b->err == RW_OK; q--) {
         int32_t v = bfs[q], r = at(map, v), nc = t->first_child[v + 1] - t->first_child[v];
+        int window = window_of > 0 ? window_of : (double)nc * bytes <= RW_REDUCE_POSTED_MAX ? nc : 1;
         if (nc > cap) {
             int64_t *d = realloc(done, (size_t)nc * sizeof *d);
             if (!d) {
@@ -179,9 +182,10 @@ static void tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, con
     free(done);
 }
 
+/* The library's reduce (window 0: per rank, see tree_reduce). */
 void rw_b_tree_reduce(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes)
 {
-    tree_reduce(b, t, bfs, map, bytes, 1);
+    tree_reduce(b, t, bfs, map, bytes, 0);
 }
 
 void rw_b_tree_reduce_ompi(rw_builder *b, const rw_tree *t, const int32_t *bfs, const int32_t *map, double bytes)
