@@ -13,7 +13,7 @@
 
 rw_tune_options rw_tune_options_default(void)
 {
-    rw_tune_options o = {.eager_limit = 65536, .gamma = 0.0, .min_gain = 0.05, .max_evals = 300};
+    rw_tune_options o = {.eager_limit = 65536, .gamma = 0.0, .min_gain = 0.05, .max_evals = 1000};
     return o;
 }
 
@@ -381,8 +381,24 @@ static rw_status finish(work *w, const ltree *t, rw_tree **out)
 /* The eager construction over node leaders (per_rank 0) or over every
  * rank: the earliest-completion greedy and the binomial shape, the better
  * one improved by local moves; its tree and predicted time. */
+/* A tree over ranks as a per-rank leader tree (rw_leaders_init_ranks:
+ * leader k is rank (root + k) mod n). */
+static void ltree_of_tree(const rw_tree *t, int32_t root, ltree *lt)
+{
+    int32_t n = t->n_ranks;
+    for (int32_t r = 0; r < n; r++) {
+        int32_t k = (r - root + n) % n;
+        lt->lp[k] = t->parent[r] < 0 ? -1 : (t->parent[r] - root + n) % n;
+        lt->lo[k] = 0;
+    }
+    for (int32_t r = 0; r < n; r++)
+        for (int32_t c = t->first_child[r]; c < t->first_child[r + 1]; c++)
+            lt->lo[(t->child[c] - root + n) % n] = c - t->first_child[r];
+}
+
+/* seed (may be NULL; per_rank only): a tree over ranks to start from too. */
 static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, double bytes, const rw_tune_options *o,
-                            int per_rank, rw_tree **out, double *score)
+                            int per_rank, const rw_tree *seed, rw_tree **out, double *score)
 {
     work w;
     rw_status st = work_init_over(net, root, per_rank, &w);
@@ -401,6 +417,15 @@ static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, do
     /* Search from the better start. */
     ltree *t = sa <= sb ? &w.a : &w.b;
     *score = sa <= sb ? sa : sb;
+    if (per_rank && seed) { /* the leaders' tree, over ranks: the search can only better it */
+        ltree *other = t == &w.a ? &w.b : &w.a;
+        ltree_of_tree(seed, root, other);
+        double ss = ltree_score(net, &w.L, other, op, bytes, 0, o);
+        if (ss < *score) {
+            *score = ss;
+            t = other;
+        }
+    }
     st = improve(net, &w.L, t, op, bytes, o, score);
     if (st != RW_OK) {
         work_free(&w);
@@ -429,7 +454,7 @@ rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, 
     if (st != RW_OK)
         return st;
     double best;
-    if ((st = eager_over(net, op, root, bytes, &o, 0, out, &best)) != RW_OK)
+    if ((st = eager_over(net, op, root, bytes, &o, 0, NULL, out, &best)) != RW_OK)
         return st;
     /* With several ranks per node, a tree over ranks may beat every tree of
      * node leaders: a rank sends straight to ranks of other nodes besides
@@ -439,7 +464,7 @@ rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, 
     rw_tree *alt = NULL;
     double s_alt = INFINITY;
     if (shares_a_node(net) && net->n_ranks > 2) {
-        if ((st = eager_over(net, op, root, bytes, &o, 1, &alt, &s_alt)) != RW_OK) {
+        if ((st = eager_over(net, op, root, bytes, &o, 1, *out, &alt, &s_alt)) != RW_OK) {
             rw_tree_free(*out);
             *out = NULL;
             return st;

@@ -192,7 +192,7 @@ OVERHEAD_OPTION = typer.Option(None, "--overhead", help="Send overhead o of ever
 RECV_OVERHEAD_OPTION = typer.Option(None, "--recv-overhead", help="Receive overhead of every node, s: the CPU time a received eager message costs, which a forwarding rank pays per segment (default: the model's, else 0; SMPI: smpi/or).")
 EAGER_OPTION = typer.Option(None, "--eager-limit", help="First rendezvous size, bytes (default: the model's knee, else 65536).")
 GAIN_OPTION = typer.Option(0.05, "--min-gain", help="rankwise runs only when predicted this much faster than the passthrough.")
-EVALS_OPTION = typer.Option(300, "--max-evals", help="Predictor runs each tree's local search may spend.")
+EVALS_OPTION = typer.Option(1000, "--max-evals", help="Predictor runs each tree's local search may spend.")
 GAMMA_OPTION = typer.Option(0.0, "--gamma", help="Reduce: computation, s per byte reduced.")
 MISSING_OPTION = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair.")
 

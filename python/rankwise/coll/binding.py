@@ -152,7 +152,7 @@ class TuneOptions:
     eager_limit: int = 65536
     gamma: float = 0.0
     min_gain: float = 0.05
-    max_evals: int = 300
+    max_evals: int = 1000
 
     def to_c(self) -> CTuneOptions:
         o = tune_lib().rw_tune_options_default()
