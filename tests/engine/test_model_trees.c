@@ -65,8 +65,8 @@ static double tree_time(rw_pnet *net, const char *op, const rw_tree *t, double b
 }
 
 /* The binomial tree costs what the predictor's binomial schedule costs, for
- * every rooted operation but gather (see there), root, rank count and both
- * protocols. */
+ * every rooted operation but gather and the posted reduce (see there), root,
+ * rank count and both protocols. */
 static void test_binomial_tree_matches_schedule(void)
 {
     const char *ops[] = {"bcast", "reduce", "gather", "scatter"};
@@ -89,10 +89,12 @@ static void test_binomial_tree_matches_schedule(void)
                           RW_OK);
                     CHECK(rw_predict_tree(net, ops[k], t, sizes[s], 0, &o, RW_SIM_SHARED, &b) == RW_OK);
                     CHECK(a.transfers == b.transfers);
-                    if (k == 2) {
-                        /* The library's gather posts a parent's receives at
-                         * once where Open MPI's waits for one child after
-                         * the other: never slower (test_gather_posts_receives). */
+                    if (k == 2 || (k == 1 && 2 * sizes[s] <= RW_REDUCE_POSTED_MAX)) {
+                        /* The library's gather, and its reduce up to
+                         * RW_REDUCE_POSTED_MAX, post a parent's receives at
+                         * once where the binomial schedule waits for one
+                         * child after the other: never slower
+                         * (test_gather_posts_receives). */
                         CHECK(b.time <= a.time * (1 + 1e-12));
                     } else {
                         if (!(fabs(b.time - a.time) <= 1e-12 * a.time))
@@ -115,6 +117,24 @@ static void test_gather_posts_receives(void)
     CHECK(rw_tree_by_name("flat", 8, 0, 2, &t) == RW_OK);
     double time = tree_time(net, "gather", t, 100, 0);
     CHECK(time > 1e-6 && time < 4.5e-6);
+    rw_tree_free(t);
+    rw_pnet_free(net);
+}
+
+/* The library's reduce posts a parent's receives at once up to
+ * RW_REDUCE_POSTED_MAX bytes in all: on a flat tree of 8 nodes a 100 B
+ * reduce costs about one latency, as the gather, where Open MPI's gather
+ * (one receive after the other) pays seven; 7 children of 1 MiB are above
+ * the limit and taken one after the other, as that gather does. */
+static void test_reduce_posts_receives_up_to_the_limit(void)
+{
+    rw_pnet *net = network(8, 1, NULL, 0, 0);
+    rw_tree *t = NULL;
+    CHECK(rw_tree_by_name("flat", 8, 0, 2, &t) == RW_OK);
+    double small = tree_time(net, "reduce", t, 100, 0);
+    CHECK(small > 1e-6 && small < 4.5e-6);
+    CHECK(small < tree_time(net, "gather_ompi", t, 100, 0) / 3);
+    CHECK_CLOSE(tree_time(net, "reduce", t, 1 << 20, 0), tree_time(net, "gather_ompi", t, 1 << 20, 0), 1e-12);
     rw_tree_free(t);
     rw_pnet_free(net);
 }
@@ -455,6 +475,7 @@ int main(void)
     test_binomial_tree_matches_schedule();
     test_knomial_tree_matches_schedule();
     test_gather_posts_receives();
+    test_reduce_posts_receives_up_to_the_limit();
     test_pipelined_chain();
     test_pipelined_chain_is_ntsl();
     test_send_gap();
