@@ -14,6 +14,7 @@ import pytest
 from test_coll_lib import (ASAN_ENV, asan_coll_check, check_mpi, check_smpi, checks_passed, needs_mpi,  # noqa: F401
                            needs_smpi, ran, run_mpi)
 
+from rankwise.predict import placement
 from rankwise.sim.platform import PlatformSpec, generate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,14 +79,14 @@ def test_trinary_beats_binomial_on_a_torus_as_predicted(tmp_path):
     faster than SMPI's scatter + allgather broadcasts, the predictor within 15 %."""
     exe = study.build(tmp_path)
     plat = generate(PlatformSpec(topology="torus:3,3,2", cores=1, seed=1), tmp_path / "torus")
-    hosts = study.hostfile(plat, 18, tmp_path / "hosts")
+    hosts, _ = study.hostfile(plat, 18, tmp_path / "hosts")
     size = 1 << 20
     t = {v: study.measure(exe, plat, hosts, 18, v, [size])[size]
          for v in ("trinary", "binomial", "smpi:scatter_rdb_allgather", "smpi:scatter_LR_allgather")}
     assert t["binomial"] / t["trinary"] >= 1.5, t
     assert t["trinary"] < min(t["smpi:scatter_rdb_allgather"], t["smpi:scatter_LR_allgather"]), t
     net = study.PredictNetwork.from_ground_truth(plat.out_dir).with_overheads(study.OVERHEAD, study.OVERHEAD)
-    predicted = study.predict_library(net, 18, "bcast", "trinary", size)
+    predicted = study.predict_library(net, placement(1, 18), "bcast", "trinary", size)
     assert abs(predicted / t["trinary"] - 1) <= 0.15, (predicted, t["trinary"])
 
 
@@ -105,7 +106,7 @@ def test_the_tuner_chooses_trinary_for_long_broadcasts_and_the_rules_name_it(sma
     big = next(r.decision for r in rules if r.lo <= 1 << 20 <= r.hi)
     assert big.choice.algorithm == "trinary" and big.choice.parents is None
     # its prediction is the library's schedule's
-    assert big.choice.time == pytest.approx(study.predict_library(net, net.n_nodes, "bcast", "trinary", 1 << 20))
+    assert big.choice.time == pytest.approx(study.predict_library(net, node_of, "bcast", "trinary", 1 << 20))
     text = format_rules(rules, node_of.size, ranks_per_node="1", eager_limit=65536, min_gain=0.05, model="torus",
                         nodes=net.names)
     assert "alg=trinary segment=0" in text
@@ -119,10 +120,16 @@ def test_trinary_rule_for_another_collective_is_one_line(tmp_path):
     from rankwise.errors import RankwiseError
 
     path = tmp_path / "rules.rwr"
-    path.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=reduce root=0 bytes=0:10 alg=trinary\n")
+    path.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=gather root=0 bytes=0:10 alg=trinary\n")
     with pytest.raises(RankwiseError) as err:
         Rules(path)
-    assert "rules.rwr:3: alg=trinary is for bcast only" in str(err.value) and "\n" not in str(err.value)
+    assert "rules.rwr:3: alg=trinary is for bcast, reduce and allreduce only" in str(err.value)
+    assert "\n" not in str(err.value)
+    # the reduce and the allreduce take it
+    path.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=reduce root=0 bytes=0:10 alg=trinary\n"
+                    "rule op=allreduce root=* bytes=0:10 alg=trinary\n")
+    rules = Rules(path)
+    assert rules.lookup("reduce", 4, 0, 5).algorithm == rules.lookup("allreduce", 4, -1, 5).algorithm == "trinary"
 
 
 @needs_smpi
@@ -139,7 +146,7 @@ def test_the_library_runs_trinary_from_the_rules(small_torus, tmp_path):
     path.write_text(format_rules(rules, n, ranks_per_node="1", eager_limit=65536, min_gain=0.05, model="torus",
                                  nodes=net.names))
     exe = study.build(tmp_path)
-    hosts = study.hostfile(small_torus, n, tmp_path / "hosts")
+    hosts, _ = study.hostfile(small_torus, n, tmp_path / "hosts")
     forced = study.measure(exe, small_torus, hosts, n, "trinary", [1 << 20])[1 << 20]
     env = {k: v for k, v in os.environ.items() if not k.startswith("RANKWISE_COLL_")}
     env.update(RANKWISE_COLL_RULES=str(path), RANKWISE_COLL_TRACE="1")

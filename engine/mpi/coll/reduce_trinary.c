@@ -55,7 +55,7 @@ static rw_status post(rpart *p, int k, size_t i, size_t seg, MPI_Aint extent, in
 }
 
 rw_status rwc_reduce_trinary(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-                             MPI_Comm dup, size_t segment)
+                             MPI_Comm dup, const int32_t *order, size_t segment)
 {
     int me, n, tsize, commute = 0;
     MPI_Aint lb, extent;
@@ -74,7 +74,7 @@ rw_status rwc_reduce_trinary(const void *sendbuf, void *recvbuf, int count, MPI_
         return RW_OK;
     const void *mine = me == root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     rw_tree *t[3];
-    if ((st = rw_tree_trinary(n, root, t)))
+    if ((st = rw_tree_trinary_ordered(n, root, order, t)))
         return st;
     /* acc: the root's receive buffer, elsewhere a copy of the rank's data */
     void *acc_mem = NULL;
