@@ -257,25 +257,22 @@ rw_status rw_trinary_order(const rw_pnet *net, int32_t *order)
     return RW_OK;
 }
 
+/* Sum of the costs between consecutive ranks of order (NULL: rank order). */
+static double path_cost(const rw_pnet *net, const int32_t *order)
+{
+    double sum = 0;
+    for (int32_t j = 0; j + 1 < net->n_ranks; j++)
+        sum += order ? both_ways(net, order[j], order[j + 1]) : both_ways(net, j, j + 1);
+    return sum;
+}
+
 rw_status rw_trinary_best_order(const rw_pnet *net, int32_t *order)
 {
     rw_status st = rw_trinary_order(net, order);
     if (st != RW_OK)
         return st;
-    int32_t n = net->n_ranks;
-    double path = 0, nearest = 0;
-    for (int32_t r = 0; r + 1 < n; r++) {
-        double best = INFINITY;
-        for (int32_t u = 0; u < n; u++)
-            if (u != r) {
-                double d = both_ways(net, r, u);
-                best = d < best ? d : best;
-            }
-        path += both_ways(net, r, r + 1);
-        nearest += best;
-    }
-    if (!(path > 1.3 * nearest)) /* rank order follows the network (NaN: keep it too) */
-        for (int32_t r = 0; r < n; r++)
+    if (!(path_cost(net, NULL) > RW_TRINARY_FOLLOWS * path_cost(net, order))) /* NaN: keep rank order too */
+        for (int32_t r = 0; r < net->n_ranks; r++)
             order[r] = r;
     return RW_OK;
 }
