@@ -1,30 +1,37 @@
 """Long messages on a torus and on an oversubscribed fat tree: the collectives library's triple trinary
-tree broadcast (Ajima 2018) against the binomial tree, every SMPI broadcast pinned, and the predictor.
+tree broadcast, reduce and allreduce (Ajima 2018) against the binomial tree, every SMPI algorithm pinned, and the
+predictor.
 
-For each platform (a 3-D torus `torus:X,Y,Z`, one rank per node; a fat tree of racks whose uplinks are
-oversubscribed), simulated with SMPI 3.32 under rankwise's deterministic settings and a 1 us send and
-receive overhead per eager message (rankwise.sim.smpi.overhead_settings), the program
-tests/engine/mpi/coll_times.c (linked with librankwise_coll.a; every timed call starts on all ranks at
-one simulated instant, the time is the last rank's end) broadcasts 1 MiB and more from rank 0:
+For each platform (a 3-D torus `torus:X,Y,Z`, one rank per node, `--nics` NICs per node; a fat tree of racks
+whose uplinks are oversubscribed), simulated with SMPI 3.32 under rankwise's deterministic settings and a 1 us
+send and receive overhead per eager message (rankwise.sim.smpi.overhead_settings), the program
+tests/engine/mpi/coll_times.c (linked with librankwise_coll.a; every timed call starts on all ranks at one
+simulated instant, the time is the last rank's end) runs MPI_Bcast from rank 0, MPI_Reduce (a float sum to
+rank 0) and MPI_Allreduce (a float sum) of 1 MiB and more:
 
-- `trinary`, `binomial`: the library's, forced with RANKWISE_COLL_BCAST;
-- `smpi:<alg>`: SMPI's own broadcast pinned with `smpi/bcast:<alg>`, for every algorithm SMPI 3.32 has
-  that runs with one rank per node (SMP_linear left out: it takes minutes at 64 ranks and was never
-  the fastest on 32);
-- `predicted`: rankwise's predictor (rw_sched_library "bcast" "trinary") on the platform's ground truth
-  with the same overheads.
+- `trinary`: the library's (RANKWISE_COLL_<OP>), with the platform's ground truth as its model
+  (RANKWISE_MODEL: every pair's latency and bandwidth), so the trees are laid along the network
+  (rw_trinary_best_order: rank order where it follows the network, else a walk along it);
+- `rank order`: the same without a model (the trees in rank order), and the library's binomial;
+- `smpi:<alg>`: SMPI's own pinned (`smpi/<op>:<alg>`), every algorithm SMPI 3.32 has that runs with one
+  rank per node (SMP_linear left out: it takes minutes at 64 ranks and was never the fastest on 32);
+- `predicted`: rankwise's predictor (rw_sched_library <op> "trinary") on the ground truth with the same
+  overheads and placement.
 
-The same for MPI_Reduce (a float sum to rank 0; the library's trinary reduce runs the trees reversed)
-against every SMPI reduce, reported without a goal (--no-reduce: broadcasts only).
+--shuffled adds the torus with its ranks dealt to the nodes in a seeded random order (rank order then
+says nothing of the network), without pinned SMPI algorithms.
 
-Printed per platform and size: the times, trinary's speed-up over binomial, the fastest pinned SMPI
-broadcast and trinary's ratio to it, the prediction's error; then the goals (issue 12): trinary >= 1.5x
-faster than binomial, at least as fast as the best pinned SMPI broadcast, predictions within 15 % median.
-Exit status 1 when a goal fails.
+Printed per platform, operation and size: the times, trinary's speed-up over binomial, the fastest pinned
+SMPI algorithm and trinary's ratio to it, the prediction's error; then the goals (issue 12): the trinary
+broadcast >= 1.5x faster than binomial and at least as fast as the best pinned SMPI broadcast, the
+predictions of the three operations within 15 % (median |error|, the predictor's goal), and with
+--shuffled the trees along the model faster than in rank order on the shuffled torus. Exit status 1 when a
+goal fails.
 
-Run: .venv/bin/python studies/tofu_collectives.py [--torus 4,4,4] [--racks 8 --nodes-per-rack 8
---oversubscription 4] [--sizes 1048576,4194304] [--quick] (--quick: a 4x4x2 torus, 4 racks of 8, fewer
-SMPI algorithms). A few minutes at 64 ranks on 2 shared cores.
+Run: .venv/bin/python studies/tofu_collectives.py [--torus 4,4,4] [--nics 1] [--racks 8 --nodes-per-rack 8
+--oversubscription 4] [--sizes 1048576,4194304] [--shuffled] [--no-reduce] [--quick] (--quick: a 4x4x2 torus,
+4 racks of 8, fewer SMPI algorithms; --no-reduce: broadcasts only). About 10 minutes at 64 ranks on 2 shared
+cores, under a minute with --quick.
 """
 
 from __future__ import annotations
