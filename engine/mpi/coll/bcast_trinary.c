@@ -1,8 +1,8 @@
 /* The triple trinary tree broadcast (Ajima 2018, the Tofu interconnect's
  * long-message broadcast): the message in three parts, each sent down its
- * own spanning tree (rw_tree_trinary_ordered: a rank is inner in one tree at most,
- * so the trees share no directed edge and no rank sends more than the
- * message), in segments, the three pipelines running at once. A rank
+ * own spanning tree (rw_tree_trinary_ordered: a rank is inner in one tree
+ * at most, so the trees share no directed edge and no rank sends more than
+ * the message), in segments, the three pipelines running at once. A rank
  * keeps WINDOW receives posted per tree and forwards each segment to the
  * tree's children with nonblocking sends as soon as it is in, in order
  * (receives of one tree match in the order posted). The data moves as its
