@@ -146,8 +146,12 @@ rw_status rw_b_trinary_reduce(rw_builder *b, int32_t root, double bytes, double 
         return st;
     int32_t *bfs[3] = {rw_tree_bfs(t[0]), rw_tree_bfs(t[1]), rw_tree_bfs(t[2])};
     int64_t *sent = malloc((size_t)n * sizeof *sent); /* r's send of the current segment */
-    int64_t *deps = malloc(4 * sizeof *deps), first = b->s->n;
-    if (!bfs[0] || !bfs[1] || !bfs[2] || !sent || !deps)
+    int64_t *deps = malloc(8 * sizeof *deps), first = b->s->n;
+    /* hist[(k n + r) H + i % H]: r's send of segment i up tree k; H = W + 1 keeps segment i - W while
+     * the siblings of r write segment i */
+    enum { H = RW_TRINARY_WINDOW + 1 };
+    int64_t *hist = malloc((size_t)n * 3 * H * sizeof *hist);
+    if (!bfs[0] || !bfs[1] || !bfs[2] || !sent || !deps || !hist)
         st = rw_fail(RW_ERR_NOMEM, "schedule: out of memory for trinary trees of %d ranks", (int)n);
     size_t count = (size_t)(bytes / elem_size);
     size_t seg_bytes = segment > 0 ? (size_t)segment : rw_trinary_segment(count * (size_t)elem_size);
@@ -162,16 +166,23 @@ rw_status rw_b_trinary_reduce(rw_builder *b, int32_t root, double bytes, double 
             double sz = elem_size * (double)(i + 1 < n_seg[k] ? seg : len[k] - (size_t)(n_seg[k] - 1) * seg);
             /* children before parents: reverse breadth-first order */
             for (int32_t q = n - 1; q >= 1 && st == RW_OK; q--) {
-                int32_t r = bfs[k][q], nd = 0;
+                int32_t r = bfs[k][q], up = t[k]->parent[r], nd = 0, ns;
                 for (int32_t c = t[k]->first_child[r]; c < t[k]->first_child[r + 1]; c++)
                     deps[nd++] = sent[t[k]->child[c]];
+                ns = nd;
+                /* the parent's side: it posts segment i once it has waited for segment i - W from all its
+                 * children */
+                if (i >= RW_TRINARY_WINDOW)
+                    for (int32_t c = t[k]->first_child[up]; c < t[k]->first_child[up + 1]; c++)
+                        deps[nd++] = hist[((size_t)k * n + t[k]->child[c]) * H + (i - RW_TRINARY_WINDOW) % H];
                 int64_t id = -1;
-                st = rw_sched_add(b->s, r, t[k]->parent[r], sz, b->opt.gamma * sz * nd, nd, nd ? deps : NULL, &id);
+                st = rw_sched_add(b->s, r, up, sz, b->opt.gamma * sz * ns, nd, nd ? deps : NULL, &id);
                 if (st != RW_OK)
                     break;
+                b->s->n_sdeps[id] = ns;
                 b->s->detached[id] = (uint8_t)(sz < (double)b->opt.eager_threshold);
-                b->s->preposted[id] = 1;
-                sent[r] = id;
+                b->s->preposted[id] = (uint8_t)(i < RW_TRINARY_WINDOW); /* later: posted when the parent's CPU is free */
+                sent[r] = hist[((size_t)k * n + r) * H + i % H] = id;
             }
         }
     if (st == RW_OK && ends)
@@ -182,6 +193,7 @@ rw_status rw_b_trinary_reduce(rw_builder *b, int32_t root, double bytes, double 
     }
     free(sent);
     free(deps);
+    free(hist);
     return st;
 }
 
