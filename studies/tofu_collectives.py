@@ -53,7 +53,7 @@ from rich.table import Table
 
 from rankwise import paths
 from rankwise.model import MEASURED, Model
-from rankwise.predict import PredictNetwork, _options, _simulate, predict_lib
+from rankwise.predict import PredictNetwork, _options, _simulate, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 
@@ -95,14 +95,20 @@ def build(tmp: Path) -> Path:
     return exe
 
 
-def hostfile(plat, n: int, path: Path, shuffle_seed: int | None = None) -> tuple[Path, list[str]]:
+def hostfile(plat, n: int, path: Path, shuffle_seed: int | None = None) -> Path:
     """The first n hosts, one rank each, in the platform's order or (shuffle_seed) in a seeded random
     order: rank order then says nothing of where ranks are on the network."""
     names = [line.split()[0] for line in Path(plat.hostfile).read_text().splitlines() if line.strip()][:n]
     if shuffle_seed is not None:
         names = [names[i] for i in np.random.default_rng(shuffle_seed).permutation(n)]
     path.write_text("".join(f"{h}\n" for h in names))
-    return path, names
+    return path
+
+
+def placement_of(net: PredictNetwork, hosts: Path) -> np.ndarray:
+    """rank -> node index of net for a hostfile of one rank per line."""
+    names = [line.split()[0] for line in hosts.read_text().splitlines() if line.strip()]
+    return np.array([net.names.index(h) for h in names], dtype=np.int32)
 
 
 def model_file(net: PredictNetwork, path: Path) -> Path:
@@ -142,8 +148,11 @@ def measure(exe: Path, plat, hosts: Path, n: int, variant: str, sizes, op: str =
     return {int(s): float(t) for s, t in (line.split() for line in out.stdout.splitlines() if line.strip())}
 
 
-def predict_library(net: PredictNetwork, node_of: np.ndarray, op: str, alg: str, nbytes: int) -> float:
-    """The predictor's time of the library's `alg` (rw_sched_library) with rank r on node node_of[r]."""
+def predict_library(net: PredictNetwork, node_of: np.ndarray | int, op: str, alg: str, nbytes: int) -> float:
+    """The predictor's time of the library's `alg` (rw_sched_library) with rank r on node node_of[r] (an
+    int n: the first n nodes, one rank each)."""
+    if isinstance(node_of, (int, np.integer)):
+        node_of = placement(1, int(node_of))
     so = predict_lib()
     so.rw_sched_library.argtypes = [C.c_void_p, C.c_char_p, C.c_char_p, C.c_double, C.c_void_p,
                                     C.POINTER(C.c_void_p)]
@@ -167,10 +176,10 @@ def run_platform(console: Console, name: str, spec: PlatformSpec, n: int, sizes,
     folder = name.split(",")[0].replace(" ", "-")  # SimGrid takes no blank in a platform's path
     folder += "-shuffled" if shuffle_seed is not None else ""
     plat = generate(spec, tmp / folder)
-    hosts, names = hostfile(plat, n, tmp / f"{folder}.hosts", shuffle_seed)
+    hosts = hostfile(plat, n, tmp / f"{folder}.hosts", shuffle_seed)
     net = PredictNetwork.from_ground_truth(plat.out_dir).with_overheads(OVERHEAD, OVERHEAD)
     model = model_file(net, tmp / f"{folder}.rwm")
-    node_of = np.array([net.names.index(h) for h in names], dtype=np.int32)
+    node_of = placement_of(net, hosts)
     t0 = time.time()
     times = {v: measure(exe, plat, hosts, n, v, sizes, op, model) for v in ("trinary", "trinary:rank", "binomial")}
     for a in algs:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from test_coll_lib import (ASAN_ENV, asan_coll_check, check_mpi, check_smpi, checks_passed, needs_mpi,  # noqa: F401
                            needs_smpi, ran, run_mpi)
@@ -80,7 +79,7 @@ def test_trinary_beats_binomial_on_a_torus_as_predicted(tmp_path):
     faster than SMPI's scatter + allgather broadcasts, the predictor within 15 %."""
     exe = study.build(tmp_path)
     plat = generate(PlatformSpec(topology="torus:3,3,2", cores=1, seed=1), tmp_path / "torus")
-    hosts, _ = study.hostfile(plat, 18, tmp_path / "hosts")
+    hosts = study.hostfile(plat, 18, tmp_path / "hosts")
     size = 1 << 20
     t = {v: study.measure(exe, plat, hosts, 18, v, [size])[size]
          for v in ("trinary", "binomial", "smpi:scatter_rdb_allgather", "smpi:scatter_LR_allgather")}
@@ -147,7 +146,7 @@ def test_the_library_runs_trinary_from_the_rules(small_torus, tmp_path):
     path.write_text(format_rules(rules, n, ranks_per_node="1", eager_limit=65536, min_gain=0.05, model="torus",
                                  nodes=net.names))
     exe = study.build(tmp_path)
-    hosts, _ = study.hostfile(small_torus, n, tmp_path / "hosts")
+    hosts = study.hostfile(small_torus, n, tmp_path / "hosts")
     forced = study.measure(exe, small_torus, hosts, n, "trinary", [1 << 20])[1 << 20]
     env = {k: v for k, v in os.environ.items() if not k.startswith("RANKWISE_COLL_")}
     env.update(RANKWISE_COLL_RULES=str(path), RANKWISE_COLL_TRACE="1")
@@ -165,10 +164,10 @@ def test_trees_along_the_model_beat_rank_order_on_a_shuffled_torus(small_torus, 
     model (RANKWISE_MODEL) the library lays the trees along the network and broadcasts faster than over
     rank order; its broadcast, reduce and allreduce within 15 % of the predictor."""
     exe = study.build(tmp_path)
-    hosts, names = study.hostfile(small_torus, 18, tmp_path / "hosts", shuffle_seed=1)
+    hosts = study.hostfile(small_torus, 18, tmp_path / "hosts", shuffle_seed=1)
     net = study.PredictNetwork.from_ground_truth(small_torus.out_dir).with_overheads(study.OVERHEAD, study.OVERHEAD)
     model = study.model_file(net, tmp_path / "torus.rwm")
-    node_of = np.array([net.names.index(h) for h in names], dtype=np.int32)
+    node_of = study.placement_of(net, hosts)
     assert list(node_of) != sorted(node_of)
     size = 1 << 20
     along = study.measure(exe, small_torus, hosts, 18, "trinary", [size], "bcast", model)[size]
@@ -185,7 +184,7 @@ def test_trees_along_the_model_beat_rank_order_on_a_shuffled_torus(small_torus, 
 def test_trinary_along_a_model_gives_the_mpi_results_under_smpi(check_smpi, small_torus, tmp_path):
     """The trees laid along the model's network (ranks shuffled over the torus, so not rank order): the MPI's
     own results for every datatype, root and count."""
-    hosts, _ = study.hostfile(small_torus, 18, tmp_path / "hosts", shuffle_seed=1)
+    hosts = study.hostfile(small_torus, 18, tmp_path / "hosts", shuffle_seed=1)
     net = study.PredictNetwork.from_ground_truth(small_torus.out_dir)
     model = study.model_file(net, tmp_path / "torus.rwm")
     env = {**os.environ, **trinary_env(RANKWISE_COLL_SEGMENT="1000", RANKWISE_MODEL=str(model))}
