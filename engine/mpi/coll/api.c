@@ -121,10 +121,13 @@ rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
         return st;
     if (bytes == 0 || c->size == 1)
         return RW_OK;
-    if (alg == RW_COLL_TRINARY) {
+    const int32_t *order = NULL;
+    if (alg == RW_COLL_TRINARY && !(st = rwc_trinary_order(c, &order))) {
         rwc_trace(RWC_BCAST, alg, comm, bytes);
-        return rwc_bcast_trinary(buf, count, type, root, c->dup, rwc_segment_bytes());
+        return rwc_bcast_trinary(buf, count, type, root, c->dup, order, rwc_segment_bytes());
     }
+    if (st)
+        return st;
     if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
         return st;
     rwc_trace(RWC_BCAST, alg, comm, bytes);
@@ -169,10 +172,13 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
         return st;
     if (count == 0)
         return RW_OK;
-    if (alg == RW_COLL_TRINARY) {
+    const int32_t *order = NULL;
+    if (alg == RW_COLL_TRINARY && !(st = rwc_trinary_order(c, &order))) {
         rwc_trace(RWC_REDUCE, alg, comm, bytes);
-        return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, rwc_segment_bytes());
+        return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, order, rwc_segment_bytes());
     }
+    if (st)
+        return st;
     if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
         return st;
     rwc_trace(RWC_REDUCE, alg, comm, bytes);
@@ -242,9 +248,12 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
         return RW_OK;
     rwc_trace(RWC_ALLREDUCE, alg, comm, bytes);
     if (alg == RW_COLL_TRINARY) { /* reduce to 0 and broadcast from 0, both over the trinary trees */
-        st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
-                                rwc_segment_bytes());
-        return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, rwc_segment_bytes());
+        const int32_t *order = NULL;
+        st = rwc_trinary_order(c, &order);
+        if (!st)
+            st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
+                                    order, rwc_segment_bytes());
+        return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, order, rwc_segment_bytes());
     }
     if (commute && alg == RW_COLL_RING)
         return rwc_allreduce_ring(s, r, count, type, op, c->dup);

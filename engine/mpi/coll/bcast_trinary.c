@@ -1,8 +1,8 @@
 /* The triple trinary tree broadcast (Ajima 2018, the Tofu interconnect's
  * long-message broadcast): the message in three parts, each sent down its
- * own spanning tree (rw_tree_trinary: a rank is inner in one tree at most,
- * so the trees share no directed edge and no rank sends more than the
- * message), in segments, the three pipelines running at once. A rank
+ * own spanning tree (rw_tree_trinary_ordered: a rank is inner in one tree
+ * at most, so the trees share no directed edge and no rank sends more than
+ * the message), in segments, the three pipelines running at once. A rank
  * keeps WINDOW receives posted per tree and forwards each segment to the
  * tree's children with nonblocking sends as soon as it is in, in order
  * (receives of one tree match in the order posted). The data moves as its
@@ -15,7 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-enum { WINDOW = 8, SENDS = 64 };
+enum { WINDOW = RW_TRINARY_WINDOW, SENDS = 64 };
 
 typedef struct part {
     const rw_tree *t;
@@ -123,13 +123,14 @@ static rw_status run(part *pt, char *data, int me, int root, sends *s, MPI_Comm 
     return st;
 }
 
-rw_status rwc_bcast_trinary(void *buf, int count, MPI_Datatype type, int root, MPI_Comm dup, size_t segment)
+rw_status rwc_bcast_trinary(void *buf, int count, MPI_Datatype type, int root, MPI_Comm dup, const int32_t *order,
+                            size_t segment)
 {
     int me, n;
     PMPI_Comm_rank(dup, &me);
     PMPI_Comm_size(dup, &n);
     rw_tree *t[3];
-    rw_status st = rw_tree_trinary(n, root, t);
+    rw_status st = rw_tree_trinary_ordered(n, root, order, t);
     if (st)
         return st;
     rwc_bytes b;

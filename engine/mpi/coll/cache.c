@@ -21,6 +21,8 @@ void rwc_comm_forget_network(rwc_comm *c)
     }
     rw_pnet_free(c->net);
     c->net = NULL;
+    free(c->trinary_order);
+    c->trinary_order = NULL;
     c->net_state = 0;
     free(c->ring_order); /* laid on that network */
     c->ring_order = NULL;

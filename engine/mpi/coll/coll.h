@@ -57,6 +57,7 @@ typedef struct rwc_comm {
     rw_pnet *net;     /* the predictor's network for this communicator's placement (rank 0) */
     const char *net_source; /* "model" or "probe" */
     rwc_decision_entry *decisions;
+    int32_t *trinary_order; /* the trinary trees' order of the ranks over net (every rank), or NULL */
     int32_t *node_of; /* node of each rank (its lowest rank), found on first hierarchical use */
     MPI_Comm node;    /* the ranks of my node, in rank order (from dup) */
     MPI_Comm leaders; /* the lowest rank of each node (from dup); MPI_COMM_NULL elsewhere */

@@ -187,8 +187,9 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         return rw_parse_fail(path, line, "alg=%s is for allreduce and allgather only", ru->algorithm);
     if ((strcmp(ru->op, "alltoall") == 0) != in_list(ru->algorithm, ALLTOALL_ALGS) && strcmp(ru->algorithm, "passthrough"))
         return rw_parse_fail(path, line, "alltoall runs alg=pairwise, symmetric or passthrough, and only it does");
-    if (!strcmp(ru->algorithm, "trinary") && strcmp(ru->op, "bcast"))
-        return rw_parse_fail(path, line, "alg=trinary is for bcast only");
+    if (!strcmp(ru->algorithm, "trinary") && strcmp(ru->op, "bcast") && strcmp(ru->op, "reduce") &&
+        strcmp(ru->op, "allreduce"))
+        return rw_parse_fail(path, line, "alg=trinary is for bcast, reduce and allreduce only");
     if (!strcmp(ru->algorithm, "multiring") && strcmp(ru->op, "allgather"))
         return rw_parse_fail(path, line, "alg=multiring is for allgather only");
     if (!strcmp(ru->algorithm, "tree")) {

@@ -496,6 +496,9 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
             add(d, LIB[k], LIB[k], 0, library_time(net, op, LIB[k], bytes, &o), NULL);
         if (!strcmp(op, "allgather")) /* the parts along rings in the network's order */
             add(d, "multiring", "multiring", 0, library_time(net, op, "multiring", bytes, &o), NULL);
+        /* the triple trinary trees (reduce, then broadcast) for long vectors */
+        if (!strcmp(op, "allreduce") && bytes >= (double)o.eager_limit)
+            add(d, "trinary", "trinary", 0, library_time(net, op, "trinary", bytes, &o), NULL);
         goto choose;
     }
     /* [0] the passthrough as the MPI runs it. */
@@ -515,6 +518,15 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         if ((st = rw_model_tree_volume(net, op, root, bytes, &o, &t)) != RW_OK)
             goto fail;
         add(d, "tree", "volume", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
+    }
+    if (!strcmp(op, "reduce") && bytes >= (double)o.eager_limit) {
+        /* The library's triple trinary trees reversed (three trees at once: no one rw_tree). */
+        rw_coll_options c = rw_tune_coll_options(&o);
+        rw_sim_result r;
+        c.root = root;
+        add(d, "trinary", "trinary", 0,
+            rw_predict_library(net, "reduce", "trinary", bytes, &c, RW_SIM_SHARED, &r) == RW_OK ? r.time : INFINITY,
+            NULL);
     }
     if (!strcmp(op, "bcast") && bytes >= (double)o.eager_limit) {
         rw_status (*build[2])(const rw_pnet *, int32_t, rw_tree **) = {rw_model_tree_chain, rw_model_tree_binary};

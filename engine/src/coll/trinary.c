@@ -4,8 +4,10 @@
  * Tofu interconnect's "triple trinary tree" broadcast). See trinary.h. */
 #include "trinary.h"
 
+#include "../predict/predict_internal.h"
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 size_t rw_trinary_part(size_t bytes, int k, size_t *offset)
@@ -113,6 +115,24 @@ static void build_one(int32_t n, int k, int32_t *parent, int32_t *inner, int32_t
 
 rw_status rw_tree_trinary(int32_t n_ranks, int32_t root, rw_tree *out[3])
 {
+    return rw_tree_trinary_ordered(n_ranks, root, NULL, out);
+}
+
+/* Whether order holds each of 0..n-1 once; pos gets each rank's position. */
+static int is_permutation(int32_t n, const int32_t *order, int32_t *pos)
+{
+    for (int32_t r = 0; r < n; r++)
+        pos[r] = -1;
+    for (int32_t j = 0; j < n; j++) {
+        if (order[j] < 0 || order[j] >= n || pos[order[j]] >= 0)
+            return 0;
+        pos[order[j]] = j;
+    }
+    return 1;
+}
+
+rw_status rw_tree_trinary_ordered(int32_t n_ranks, int32_t root, const int32_t *order, rw_tree *out[3])
+{
     for (int k = 0; k < 3; k++)
         out[k] = NULL;
     if (n_ranks < 1 || root < 0 || root >= n_ranks)
@@ -120,23 +140,34 @@ rw_status rw_tree_trinary(int32_t n_ranks, int32_t root, rw_tree *out[3])
     size_t n = (size_t)n_ranks;
     int32_t *rel = malloc(n * sizeof *rel), *parent = malloc(n * sizeof *parent);
     int32_t *inner = malloc(n * sizeof *inner), *leaf = malloc(n * sizeof *leaf);
-    int32_t *slots = malloc(n * sizeof *slots), *order = malloc(n * sizeof *order);
+    int32_t *slots = malloc(n * sizeof *slots);
     int32_t *leaf_parent = malloc(n * sizeof *leaf_parent);
     int32_t *stack = malloc(3 * n * sizeof *stack); /* 2 n for the walk, n for the upper ranks */
-    rw_status st = rel && parent && inner && leaf && slots && order && leaf_parent && stack
+    int32_t *sib = malloc(n * sizeof *sib);
+    rw_status st = rel && parent && inner && leaf && slots && sib && leaf_parent && stack
                        ? RW_OK
                        : rw_fail(RW_ERR_NOMEM, "trinary trees: out of memory for %d ranks", (int)n_ranks);
+    /* position of the root in the order; rank at relative number v */
+    int32_t at_root = root;
+    if (st == RW_OK && order) {
+        if (!is_permutation(n_ranks, order, slots))
+            st = rw_fail(RW_ERR_ARG, "trinary trees: the order of %d ranks is not a permutation", (int)n_ranks);
+        else
+            at_root = slots[root];
+    }
+#define RANK_AT(v) (order ? order[((v) + at_root) % n_ranks] : ((v) + root) % n_ranks)
     for (int k = 0; k < 3 && st == RW_OK; k++) {
         build_one(n_ranks, k, rel, inner, leaf, slots, leaf_parent, stack);
         for (int32_t v = 0; v < n_ranks; v++) {
-            int32_t r = (v + root) % n_ranks;
-            parent[r] = rel[v] < 0 ? -1 : (rel[v] + root) % n_ranks;
+            int32_t r = RANK_AT(v);
+            parent[r] = rel[v] < 0 ? -1 : RANK_AT(rel[v]);
             /* inner children first (their subtrees are deeper), then by v */
             int inner_v = v > 0 && (v - 1) % 3 == k;
-            order[r] = (inner_v ? 0 : n_ranks) + v;
+            sib[r] = (inner_v ? 0 : n_ranks) + v;
         }
-        st = rw_tree_from_parents(n_ranks, root, parent, order, &out[k]);
+        st = rw_tree_from_parents(n_ranks, root, parent, sib, &out[k]);
     }
+#undef RANK_AT
     if (st != RW_OK)
         for (int k = 0; k < 3; k++) {
             rw_tree_free(out[k]);
@@ -147,7 +178,7 @@ rw_status rw_tree_trinary(int32_t n_ranks, int32_t root, rw_tree *out[3])
     free(inner);
     free(leaf);
     free(slots);
-    free(order);
+    free(sib);
     free(leaf_parent);
     free(stack);
     return st;
@@ -161,4 +192,87 @@ size_t rw_trinary_segment(size_t bytes)
     size_t seg = part / 16;
     seg = seg < 8192 ? 8192 : seg > 24576 ? 24576 : seg;
     return seg;
+}
+
+/* Cost of a segment-sized message from rank a to rank b and back. */
+enum { ORDER_BYTES = 16384 };
+
+static double both_ways(const rw_pnet *net, int32_t a, int32_t b)
+{
+    double al, be, total = 0;
+    int32_t na = net->node_of[a], nb = net->node_of[b];
+    rw_pnet_message_cost(net, na, nb, ORDER_BYTES, &al, &be);
+    total += al + be * ORDER_BYTES;
+    rw_pnet_message_cost(net, nb, na, ORDER_BYTES, &al, &be);
+    total += al + be * ORDER_BYTES;
+    return isfinite(total) ? total : INFINITY;
+}
+
+/* x below y beyond rounding (route latencies summed in another order) */
+static int below(double x, double y)
+{
+    return x < y - 1e-9 * fabs(y);
+}
+
+rw_status rw_trinary_order(const rw_pnet *net, int32_t *order)
+{
+    if (!net || !order)
+        return rw_fail(RW_ERR_ARG, "trinary order: a placed network and room for the order are required");
+    int32_t n = net->n_ranks;
+    if (n < 1)
+        return RW_OK;
+    double *near = malloc((size_t)n * sizeof *near); /* sum of costs to the placed ranks */
+    char *placed = calloc((size_t)n, 1);
+    if (!near || !placed) {
+        free(near);
+        free(placed);
+        return rw_fail(RW_ERR_NOMEM, "trinary order: out of memory for %d ranks", (int)n);
+    }
+    int32_t last = 0;
+    order[0] = 0;
+    placed[0] = 1;
+    for (int32_t u = 0; u < n; u++)
+        near[u] = both_ways(net, 0, u);
+    for (int32_t j = 1; j < n; j++) {
+        int32_t best = -1;
+        double best_d = INFINITY, best_near = INFINITY;
+        for (int32_t u = 0; u < n; u++) {
+            if (placed[u])
+                continue;
+            double d = both_ways(net, last, u);
+            if (best < 0 || below(d, best_d) || (!below(best_d, d) && below(near[u], best_near))) {
+                best = u;
+                best_d = d;
+                best_near = near[u];
+            }
+        }
+        order[j] = last = best;
+        placed[best] = 1;
+        for (int32_t u = 0; u < n; u++)
+            if (!placed[u])
+                near[u] += both_ways(net, best, u);
+    }
+    free(near);
+    free(placed);
+    return RW_OK;
+}
+
+/* Sum of the costs between consecutive ranks of order (NULL: rank order). */
+static double path_cost(const rw_pnet *net, const int32_t *order)
+{
+    double sum = 0;
+    for (int32_t j = 0; j + 1 < net->n_ranks; j++)
+        sum += order ? both_ways(net, order[j], order[j + 1]) : both_ways(net, j, j + 1);
+    return sum;
+}
+
+rw_status rw_trinary_best_order(const rw_pnet *net, int32_t *order)
+{
+    rw_status st = rw_trinary_order(net, order);
+    if (st != RW_OK)
+        return st;
+    if (!(path_cost(net, NULL) > RW_TRINARY_FOLLOWS * path_cost(net, order))) /* NaN: keep rank order too */
+        for (int32_t r = 0; r < net->n_ranks; r++)
+            order[r] = r;
+    return RW_OK;
 }

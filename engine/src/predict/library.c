@@ -189,27 +189,8 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
                        "unknown collective '%s' of the library's own (known: allreduce, allgather, alltoall, bcast, reduce)", op);
     if (!(bytes >= 0.0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
-    if (!strcmp(alg, "trinary")) { /* three trees at once (root opt->root; allreduce: reduce to 0 + bcast) */
-        if (!bcast && !reduce && !allreduce)
-            return rw_fail(RW_ERR_ARG, "trinary is not an algorithm of %s (bcast, reduce, allreduce)", op);
-        rw_builder tb;
-        rw_status ts = rw_builder_init(&tb, net->n_ranks, opt);
-        if (ts == RW_OK) {
-            int32_t root = opt && !allreduce ? opt->root : 0;
-            if (root < 0 || root >= net->n_ranks)
-                ts = rw_fail(RW_ERR_ARG, "%s: root %d of %d ranks", op, (int)root, (int)net->n_ranks);
-            int64_t into[RW_TRINARY_ROOT_IN];
-            int32_t n_into = 0;
-            if (ts == RW_OK && !bcast) /* 4-byte elements, as the library's other schedules assume */
-                ts = rw_b_trinary_reduce(&tb, root, bytes, 4.0, 0, into, &n_into);
-            if (ts == RW_OK && !reduce)
-                ts = rw_b_trinary_bcast(&tb, root, bytes, 0, into, n_into);
-            if (ts != RW_OK && tb.err == RW_OK)
-                tb.err = ts;
-            ts = rw_builder_finish(&tb, out);
-        }
-        return ts;
-    }
+    if (!strcmp(alg, "trinary")) /* three trees at once, laid along the network (trinary_sched.c) */
+        return rw_sched_trinary(net, op, bytes, opt, out);
     if (!strcmp(alg, "multiring")) { /* parts along rings in the network's order (multiring_sched.c) */
         if (strcmp(op, "allgather"))
             return rw_fail(RW_ERR_ARG, "multiring is not an algorithm of %s (allgather)", op);

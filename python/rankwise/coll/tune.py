@@ -105,7 +105,7 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
         words = [f"rule op={r.op} root={'*' if r.root < 0 else r.root} bytes={r.lo}:{r.hi}"]
         if d.chosen == 0:
             words.append("alg=passthrough segment=0")
-        elif r.op in ALL_OPS or c.algorithm != "tree":  # the library's own algorithm (bcast: trinary), by its name
+        elif r.op in ALL_OPS or c.algorithm != "tree":  # the library's own algorithm (trinary), by its name
             words.append(f"alg={c.algorithm} segment=0")
         else:
             words.append(f"alg=tree segment={c.segment} via={c.source}")
@@ -120,10 +120,10 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
 # The trees rw_coll_decide builds per operation (docs/collectives-selection.md).
 CONSTRUCTIONS = {
     "bcast": ("binomial", "eager", "chain", "binary", "trinary"),
-    "reduce": ("binomial", "eager"),
+    "reduce": ("binomial", "eager", "trinary"),
     "gather": ("binomial", "eager", "volume"),
     "scatter": ("binomial", "eager", "volume"),
-    "allreduce": ("binomial", "knomial", "recursive_doubling", "ring", "hier"),
+    "allreduce": ("binomial", "knomial", "recursive_doubling", "ring", "hier", "trinary"),
     "allgather": ("binomial", "knomial", "recursive_doubling", "ring", "hier", "multiring"),
     "alltoall": ("pairwise", "symmetric"),
 }
