@@ -129,6 +129,13 @@ typedef struct rw_map_options {
     double min_gain;    /* the result replaces the default block placement only
                          * when predicted faster by this fraction: gains below
                          * the measurements' noise are not worth a change */
+    /* Inside the node (rankwise_node.h), optional: when node is set, every
+     * node of the allocation is taken to be built so, each node's ranks are
+     * placed on its cores by rw_node_place (node_costs: NULL the default
+     * table), and slot_of is a core (hwloc logical index). NULL: slot_of
+     * numbers a node's ranks in order. */
+    const struct rw_node_topology *node;
+    const struct rw_node_costs *node_costs;
 } rw_map_options;
 
 /* auto, total time, weighted selection when slots outnumber ranks, seed 1,
@@ -138,7 +145,7 @@ rw_map_options rw_map_options_default(void);
 typedef struct rw_map_result {
     int32_t n_ranks;
     int32_t *node_of;        /* rank -> node of the network */
-    int32_t *slot_of;        /* rank -> slot (core index) on its node */
+    int32_t *slot_of;        /* rank -> slot on its node; its core when options.node was given */
     double cost;             /* objective of the result */
     double block_cost;       /* objective of the launchers' default block placement */
     double start_cost;       /* objective the search started from */

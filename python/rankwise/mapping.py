@@ -43,6 +43,8 @@ class CMapOptions(C.Structure):
         ("periodic", C.c_int32),
         ("verbose", C.c_int32),
         ("min_gain", C.c_double),
+        ("node", C.c_void_p),  # const rw_node_topology * (None: slots in rank order)
+        ("node_costs", C.c_void_p),
     ]
 
 

@@ -1,10 +1,12 @@
 /* rw_node_place on synthetic two-package, four-domain nodes: the domain cut
  * of stencils and groups equals the best of every placement (brute force
  * over all of them on 8 cores, the known optimum on 16), the cost never
- * exceeds the launchers' rank-order placement, and bad calls are refused. */
+ * exceeds the launchers' rank-order placement, and bad calls are refused;
+ * rw_map with a topology returns each rank's core. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "rankwise_map.h"
 #include "rankwise_node.h"
 #include "check.h"
 
@@ -62,6 +64,22 @@ static int64_t cut_of(const rw_matrix *m, const rw_node_topology *t, const int32
 {
     int64_t cut = -1, total = 0;
     CHECK(rw_node_domain_cut(m, m->n_ranks, ranks, t, core_of, &cut, &total) == RW_OK);
+    return cut;
+}
+
+static int64_t total_bytes(const rw_matrix *m)
+{
+    int64_t t = 0;
+    for (int64_t k = 0; k < m->nnz; k++)
+        t += m->bytes[k];
+    return t;
+}
+
+static int64_t cut_of_n(const rw_matrix *m, const rw_node_topology *t, int32_t n, const int32_t *ranks,
+                        const int32_t *core_of)
+{
+    int64_t cut = -1, total = 0;
+    CHECK(rw_node_domain_cut(m, n, ranks, t, core_of, &cut, &total) == RW_OK);
     return cut;
 }
 
@@ -172,11 +190,62 @@ static void refused(void)
     rw_node_topology_free(t);
 }
 
+/* rw_map with the node's topology: 32 ranks in groups of 4 spread over
+ * rank order, two nodes of 16 cores (pack:2 numa:2 core:4): slot_of is a
+ * core, each node's cores distinct, and each node's domain cut what
+ * rw_node_place gives for its ranks (under 1 % of the bytes: the groups'
+ * heavy traffic stays inside domains). */
+static void map_returns_cores(void)
+{
+    rw_node_topology *t = NULL;
+    CHECK(rw_node_topology_load("pack:2 numa:2 core:4 pu:1", NULL, &t) == RW_OK);
+    rw_matrix *m = groups(32, 8);
+    int32_t slots[2] = {16, 16};
+    rw_network *net = NULL;
+    CHECK(rw_network_create(2, slots, &net) == RW_OK);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            net->alpha[i * 2 + j] = i == j ? 1e-7 : 2e-6;
+            net->beta[i * 2 + j] = i == j ? 1e-10 : 1e-9;
+        }
+    rw_map_options o = rw_map_options_default();
+    o.node = t;
+    rw_map_result r;
+    CHECK(rw_map(m, net, &o, &r) == RW_OK);
+    for (int k = 0; k < 2; k++) {
+        int32_t ranks[32], cores[32], n = 0;
+        uint8_t seen[16] = {0};
+        for (int32_t x = 0; x < 32; x++)
+            if (r.node_of[x] == k) {
+                CHECK(r.slot_of[x] >= 0 && r.slot_of[x] < 16 && !seen[r.slot_of[x]]);
+                seen[r.slot_of[x] & 15] = 1;
+                ranks[n] = x;
+                cores[n++] = r.slot_of[x];
+            }
+        CHECK(n == 16);
+        int32_t own[32];
+        CHECK(rw_node_place(m, n, ranks, t, NULL, own) == RW_OK);
+        CHECK(cut_of_n(m, t, n, ranks, cores) == cut_of_n(m, t, n, ranks, own));
+        CHECK(cut_of_n(m, t, n, ranks, cores) < total_bytes(m) / 100); /* groups kept within domains */
+    }
+    rw_map_result_free(&r);
+    /* more ranks on a node than the topology has cores: refused */
+    rw_node_topology *small = NULL;
+    CHECK(rw_node_topology_load("pack:1 core:4 pu:1", NULL, &small) == RW_OK);
+    o.node = small;
+    CHECK(rw_map(m, net, &o, &r) == RW_ERR_ARG);
+    rw_node_topology_free(small);
+    rw_network_free(net);
+    rw_matrix_free(m);
+    rw_node_topology_free(t);
+}
+
 int main(void)
 {
     exact_on_eight_cores();
     known_optimum_on_sixteen_cores();
     fewer_ranks_than_cores();
     refused();
+    map_returns_cores();
     CHECK_DONE();
 }

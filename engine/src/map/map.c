@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "algorithms.h"
+#include "rankwise_node.h"
 
 /* Every algorithm in one place: its name, what runs, whether the swap/move
  * refinement follows, whether it needs a process grid, and the sizes it
@@ -181,6 +182,29 @@ static rw_algorithm resolve_auto(const rw_map_options *o, int32_t n, const rw_ne
     return best ? best->id : RW_ALG_MULTILEVEL;
 }
 
+/* Each node's ranks on its cores (rw_node_place): slot_of becomes the core. */
+static rw_status place_on_cores(const rw_matrix *traffic, int32_t n_nodes, int32_t n, const rw_map_options *o,
+                                rw_map_result *out)
+{
+    int32_t *ranks = malloc((size_t)n * sizeof *ranks), *cores = malloc((size_t)n * sizeof *cores);
+    rw_status st = ranks && cores ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory placing %d ranks on cores", n);
+    for (int32_t k = 0; !st && k < n_nodes; k++) {
+        int32_t m = 0;
+        for (int32_t r = 0; r < n; r++)
+            if (out->node_of[r] == k)
+                ranks[m++] = r;
+        if (m == 0)
+            continue;
+        if ((st = rw_node_place(traffic, m, ranks, o->node, o->node_costs, cores)) != RW_OK)
+            break;
+        for (int32_t i = 0; i < m; i++)
+            out->slot_of[ranks[i]] = cores[i];
+    }
+    free(ranks);
+    free(cores);
+    return st;
+}
+
 rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_options *opt,
                  rw_map_result *out)
 {
@@ -276,6 +300,7 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
         cost = out->block_cost;
     }
     out->cost = cost;
+    if (o.node && (st = place_on_cores(traffic, net->n_nodes, n, &o, out))) goto fail;
     {
         char *used = calloc((size_t)net->n_nodes, 1);
         if (!used) {
