@@ -30,7 +30,8 @@ import numpy as np
 from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.files import write_atomic
 from rankwise.hostfile import write_hostfile
-from rankwise.sim.platform import (FAT_TREE, Link, PlatformSpec, _config, _link_lines, _num, build_links)
+from rankwise.sim.platform import (FAT_TREE, Link, PlatformSpec, _config, _link_lines, _num, build_links,
+                                   read_ground_truth)
 
 __all__ = ["DomainSpec", "DomainPlatform", "generate_domains", "load_domains", "LEVELS",
            "hosts_of_cores", "block_cores", "probe_network", "probe_domains", "domains_of_platform", "alike_nodes"]
@@ -293,15 +294,7 @@ def _ground_truth_json(dp: DomainPlatform, rack) -> str:
 def load_domains(out_dir: str | PathLike) -> DomainPlatform:
     """Read back what generate_domains() wrote."""
     out = Path(out_dir)
-    path = out / "ground_truth.json"
-    try:
-        gt = json.loads(path.read_text())
-    except OSError as e:
-        raise file_error(path, None, f"cannot read ground truth: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise file_error(path, e.lineno, f"invalid JSON: {e.msg}") from None
-    if not isinstance(gt, dict) or gt.get("format") != DOMAINS_FORMAT:
-        raise file_error(path, None, f"not a {DOMAINS_FORMAT} file (a platform with domains)")
+    path, gt = read_ground_truth(out, DOMAINS_FORMAT, " (a platform with domains)")
     try:
         spec = DomainSpec.from_dict(gt["spec"])
         dom = np.array(gt["domain_of_core"], dtype=np.int64)

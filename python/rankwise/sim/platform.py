@@ -691,18 +691,25 @@ def _ground_truth_json(gp: GeneratedPlatform) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def load_generated(out_dir: str | PathLike) -> GeneratedPlatform:
-    """Read back what generate() wrote (from ground_truth.json)."""
-    out = Path(out_dir)
-    path = out / "ground_truth.json"
+def read_ground_truth(out_dir: str | PathLike, fmt: str, what: str = "") -> tuple[Path, dict]:
+    """A generated platform's ground_truth.json, checked to be of format fmt (one-line errors
+    naming the file; `what` says what the format is for)."""
+    path = Path(out_dir) / "ground_truth.json"
     try:
         gt = json.loads(path.read_text())
     except OSError as e:
         raise file_error(path, None, f"cannot read ground truth: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise file_error(path, e.lineno, f"invalid JSON: {e.msg}") from None
-    if not isinstance(gt, dict) or gt.get("format") != GROUND_TRUTH_FORMAT:
-        raise file_error(path, None, f"not a {GROUND_TRUTH_FORMAT} file")
+    if not isinstance(gt, dict) or gt.get("format") != fmt:
+        raise file_error(path, None, f"not a {fmt} file{what}")
+    return path, gt
+
+
+def load_generated(out_dir: str | PathLike) -> GeneratedPlatform:
+    """Read back what generate() wrote (from ground_truth.json)."""
+    out = Path(out_dir)
+    path, gt = read_ground_truth(out, GROUND_TRUTH_FORMAT)
     try:
         return _generated_from_dict(out, path, gt)
     except KeyError as e:  # a hand-edited file: say what is wrong, not where Python tripped
