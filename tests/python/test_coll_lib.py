@@ -157,14 +157,23 @@ def test_the_profiler_above_the_library_records_the_same_matrix(app_mpi, tmp_pat
     assert all(bytes_ >= 200 for s, d, m, bytes_ in key(b) if s == 0)
 
 
+# The engine's MPI-free directories the collectives library compiles in (engine/mpi/coll/CMakeLists.txt):
+# the mapper for topo.c, the node placement for rw_map's cores.
+LIBRARY_ENGINE_DIRS = ("", "coll", "predict", "map", "node")
+
+
+def library_engine_sources(engine: Path) -> list[tuple[str, Path]]:
+    """(directory, source) of engine/src files the library is built with."""
+    return [(sub, src) for sub in LIBRARY_ENGINE_DIRS for src in sorted((engine / sub).glob("*.c"))]
+
+
 def asan_coll_check(out_dir: Path) -> Path:
     """The library's sources and coll_check in one executable built with
     -fsanitize=address,undefined (its MPI_ definitions take the place of
     the MPI's; the real ones are found with RTLD_NEXT as in the .so)."""
     srcs = sorted((ROOT / "engine" / "mpi" / "coll").glob("*.c"))
     engine = ROOT / "engine" / "src"
-    core = sorted(engine.glob("*.c")) + sorted((engine / "coll").glob("*.c")) + sorted((engine / "predict").glob("*.c"))
-    core += sorted((engine / "map").glob("*.c"))  # the mapper, for topo.c
+    core = [src for _, src in library_engine_sources(engine)]
     exe = out_dir / "coll_check_asan"
     flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
              f"-I{ROOT / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]

@@ -27,6 +27,8 @@ from rankwise.launch import mpi_environment
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import smpirun_command
 
+from test_coll_lib import library_engine_sources
+
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
 PROGRAM = ROOT / "tests" / "engine" / "mpi" / "coll_probe.c"
@@ -99,8 +101,7 @@ def probe_mpi(tmp_path_factory) -> Path:
     renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
                                                             "allgather")]
     objects = []
-    for c in (sorted(src.glob("*.c")) + sorted((src / "coll").glob("*.c")) + sorted((src / "predict").glob("*.c"))
-              + sorted((src / "map").glob("*.c"))):  # the mapper: topo.c
+    for _, c in library_engine_sources(src):
         obj = work / f"{c.parent.name}_{c.stem}.o"
         _compile(["mpicc", "-O1", *INCLUDES, f"-I{src / 'coll'}", *(renames if c.parent != src else []), "-c",
                   str(c), "-o", str(obj)])

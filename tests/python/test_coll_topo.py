@@ -26,7 +26,7 @@ import pytest
 from rankwise.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
-from test_coll_lib import ASAN_ENV, run_mpi
+from test_coll_lib import ASAN_ENV, library_engine_sources, run_mpi
 from test_coll_rules import LIB, MPI_SOURCES, SMPI_CONFIG, _compile, _env, ground_truth_model
 
 needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")), reason="no Open MPI")
@@ -235,11 +235,10 @@ def asan_grid_program(out_dir: Path) -> Path:
     renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
                                                             "allgather")]
     objects = []
-    for sub in ("", "coll", "predict", "map"):
-        for src in sorted((engine / sub).glob("*.c")):
-            obj = out_dir / f"{sub or 'src'}_{src.stem}.o"
-            _compile(["mpicc", *flags, *(renames if sub else []), "-c", str(src), "-o", str(obj)])
-            objects.append(str(obj))
+    for sub, src in library_engine_sources(engine):
+        obj = out_dir / f"{sub or 'src'}_{src.stem}.o"
+        _compile(["mpicc", *flags, *(renames if sub else []), "-c", str(src), "-o", str(obj)])
+        objects.append(str(obj))
     exe = out_dir / "topo_reorder_asan"
     _compile(["mpicc", *flags, *map(str, sorted((root / "engine" / "mpi" / "coll").glob("*.c"))), *objects,
               str(MPI_SOURCES / "topo_reorder.c"), "-ldl", "-lm", "-o", str(exe)])

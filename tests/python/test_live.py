@@ -26,7 +26,7 @@ import pytest
 from rankwise import paths
 from rankwise.model import MEASURED, Model
 
-from test_coll_lib import run_mpi
+from test_coll_lib import library_engine_sources, run_mpi
 from rankwise.sim.smpi import smpirun_command
 from test_coll_rules import LIB, MPI_SOURCES, _compile, _env
 from conftest import run_cli
@@ -272,11 +272,10 @@ def asan_live_program(out_dir: Path) -> Path:
     renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
                                                             "allgather")]
     objects = []
-    for sub in ("", "coll", "predict", "map"):
-        for src in sorted((engine / sub).glob("*.c")):
-            obj = out_dir / f"{sub or 'src'}_{src.stem}.o"
-            _compile(["mpicc", *flags, *(renames if sub else []), "-c", str(src), "-o", str(obj)])
-            objects.append(str(obj))
+    for sub, src in library_engine_sources(engine):
+        obj = out_dir / f"{sub or 'src'}_{src.stem}.o"
+        _compile(["mpicc", *flags, *(renames if sub else []), "-c", str(src), "-o", str(obj)])
+        objects.append(str(obj))
     exe = out_dir / "live_api_asan"
     library = sorted((mpi / "coll").glob("*.c")) + sorted((mpi / "live").glob("*.c"))
     _compile(["mpicc", *flags, *map(str, library), *objects, str(MPI_SOURCES / "live_api.c"), "-ldl", "-lm", "-o", str(exe)])
