@@ -24,7 +24,7 @@ extern "C" {
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
  * binding (python/rankwise/engine.py) must follow; the binding refuses a
  * library whose rw_abi_version() differs from the one it was written for. */
-#define RW_ABI_VERSION 7
+#define RW_ABI_VERSION 8
 int rw_abi_version(void);
 
 typedef enum rw_status {

@@ -36,7 +36,7 @@ typedef struct rw_coll_choice {
  * naming path:line on anything malformed (unknown key, operation or
  * algorithm, a number out of range, a parent list that is not a tree over
  * comm-size ranks rooted at the rule's root, an order list of another
- * length). */
+ * length, a trinary-order that is not a permutation of the ranks). */
 rw_status rw_coll_rules_read(const char *path, rw_coll_rules **out);
 void rw_coll_rules_free(rw_coll_rules *r);
 
@@ -44,6 +44,13 @@ void rw_coll_rules_free(rw_coll_rules *r);
  * allocation) and the number of rules. */
 int32_t rw_coll_rules_comm_size(const rw_coll_rules *r);
 int32_t rw_coll_rules_count(const rw_coll_rules *r);
+
+/* The ranks in the order the triple trinary trees lay them (the
+ * trinary-order line: rw_coll_trinary_order over the allocation the rules
+ * were tuned for), comm-size entries owned by r; NULL when the file has no
+ * such line (the library then lays them in rank order, or along its own
+ * network when it has one). */
+const int32_t *rw_coll_rules_trinary_order(const rw_coll_rules *r);
 
 /* The choice for op ("bcast", "reduce", "gather", "scatter", "allreduce",
  * "allgather"; the last two are written for any root, root=*) on a

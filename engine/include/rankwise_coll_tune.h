@@ -30,7 +30,10 @@ typedef struct rw_tune_options {
     double gamma;        /* reduce: s per byte reduced (default 0) */
     double min_gain;     /* rankwise runs only when predicted this much faster than
                             the passthrough (default 0.05) */
-    int32_t max_evals;   /* predictor runs a local search may spend per tree (default 300) */
+    int32_t max_evals;   /* predictor runs a local search may spend per tree (default 1000) */
+    const rw_tree *seed; /* NULL, or a tree over the ranks from the call's root that the
+                            eager search starts from as well (e.g. the one chosen for the
+                            next smaller size); borrowed, not freed (default NULL) */
 } rw_tune_options;
 
 rw_tune_options rw_tune_options_default(void);
@@ -48,9 +51,11 @@ rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t ra
  * forwarders end as leaves), then improved by local moves (move a leader's
  * subtree under another leader, swap two leaders) that the predictor scores
  * for op (bcast, reduce, gather, scatter) at `bytes`. The search also
- * starts from the binomial tree and keeps the better, and with several
- * ranks per node the rank-order binomial wins if it is still faster: the
- * result is never predicted slower than binomial. */
+ * starts from the binomial tree and keeps the better; with several ranks
+ * per node, or a seed tree in opt, it searches over ranks as well (from
+ * the leaders' tree and the seed), and the rank-order binomial wins if it
+ * is still faster: the result is never predicted slower than binomial or
+ * the seed. RW_ERR_ARG when the seed does not span the ranks from root. */
 rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, double bytes,
                               const rw_tune_options *opt, rw_tree **out);
 
@@ -87,6 +92,14 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
                            const rw_coll_options *opt, rw_sched **out);
 rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
                              const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
+
+/* The order in which the library lays its triple trinary trees over net's
+ * placement (rank order where it already follows the network, else a walk
+ * along it; docs/collectives.md, "Long messages"): order[j] is the rank at
+ * position j, net->n_ranks entries. The predictor costs the trinary
+ * candidates in this order, so a rules file choosing them carries it
+ * (trinary-order) for the library to run what was costed. */
+rw_status rw_coll_trinary_order(const rw_pnet *net, int32_t *order);
 
 /* ---------------------------------------------------------------------
  * Selection
@@ -128,7 +141,9 @@ const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double byt
  * predictor's schedule of the same pattern), rankwise's binomial and the
  * model's trees for op at `bytes` from `root`, and choose: the fastest
  * rankwise candidate when predicted at least opt->min_gain faster than the
- * passthrough, else the passthrough. allreduce and allgather (root
+ * passthrough, else the passthrough. The eager search starts from the
+ * passthrough's tree too (and opt->seed), so its tree is never predicted
+ * slower than the MPI's own when that is a tree. allreduce and allgather (root
  * ignored) score the library's own algorithms instead of trees
  * (rw_predict_library): candidates binomial, knomial, ring,
  * recursive_doubling, hier, each with `algorithm` and `source` the

@@ -470,6 +470,88 @@ static void test_rules_errors(void)
     CHECK(strstr(rw_last_error(), "no_such_rules.rwr: cannot open") != NULL);
 }
 
+/* 64 nodes in 4 racks of 16 (alpha 2 us in a rack, 6 us across, 12.5 GB/s),
+ * send and receive overheads of 1 us: the default platform's first nodes.
+ * Open MPI's k-nomial broadcast already sends to the other racks first
+ * (22 us predicted); a search on the makespan alone stalled there, since
+ * almost every move leaves the last rack's rank where it was. */
+static rw_pnet *racks_of_16(void)
+{
+    int n = 64;
+    double *al = malloc(sizeof(double) * n * n), *be = malloc(sizeof(double) * n * n), ov[64];
+    for (int i = 0; i < n; i++) {
+        ov[i] = 1e-6;
+        for (int j = 0; j < n; j++) {
+            al[i * n + j] = i == j ? 0.2e-6 : i / 16 == j / 16 ? 2e-6 : 6e-6;
+            be[i * n + j] = 1 / 12.5e9;
+        }
+    }
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_create(n, al, be, &net) == RW_OK);
+    free(al);
+    free(be);
+    int32_t node_of[64];
+    for (int r = 0; r < n; r++)
+        node_of[r] = r;
+    CHECK(rw_pnet_set_placement(net, n, node_of) == RW_OK);
+    CHECK(rw_pnet_set_overhead(net, ov) == RW_OK);
+    CHECK(rw_pnet_set_recv_overhead(net, ov) == RW_OK);
+    return net;
+}
+
+static void test_search_leaves_the_plateau(void)
+{
+    rw_pnet *net = racks_of_16();
+    rw_tune_options o = rw_tune_options_default();
+    rw_coll_decision *d = NULL;
+    CHECK(rw_coll_decide(net, "bcast", 0, 8, &o, &d) == RW_OK);
+    CHECK(!strcmp(d->candidates[0].algorithm, "knomial"));
+    double pass = d->candidates[0].time;
+    CHECK(pass > 21.5e-6 && pass < 22.5e-6);
+    /* Each rack needs 11 us to spread the message once one of its nodes has
+     * it, and the third rack is reached at 10 us at the earliest from one
+     * sender; reaching the latest racks at two nodes does better. */
+    CHECK(d->chosen > 0);
+    CHECK(d->candidates[d->chosen].time <= 20.01e-6);
+    CHECK(d->gain >= 0.09);
+    rw_coll_decision_free(d);
+    rw_pnet_free(net);
+}
+
+/* A seed tree is searched from too: the result is never slower than it;
+ * a seed over other ranks or from another root is refused. */
+static void test_eager_seed(void)
+{
+    rw_pnet *net = racks_of_16();
+    rw_tune_options o = rw_tune_options_default();
+    rw_coll_decision *d = NULL;
+    CHECK(rw_coll_decide(net, "bcast", 0, 8, &o, &d) == RW_OK); /* a searched tree, as a seed */
+    const rw_tree *seed = d->candidates[d->chosen].tree;
+    CHECK(seed != NULL);
+    double ts = tree_time(net, "bcast", seed, 8, 0);
+    o.max_evals = 0; /* no search: the result is the best start */
+    rw_tree *t = NULL;
+    CHECK(rw_model_tree_eager(net, "bcast", 0, 8, &o, &t) == RW_OK);
+    double unseeded = tree_time(net, "bcast", t, 8, 0);
+    rw_tree_free(t);
+    CHECK(unseeded > ts * 1.04); /* the greedy alone starts behind */
+    o.seed = seed;
+    CHECK(rw_model_tree_eager(net, "bcast", 0, 8, &o, &t) == RW_OK);
+    check_is_tree_of(t, 64, 0);
+    CHECK(tree_time(net, "bcast", t, 8, 0) <= ts * (1 + 1e-12));
+    rw_tree_free(t);
+    t = NULL;
+    CHECK(rw_model_tree_eager(net, "bcast", 3, 8, &o, &t) == RW_ERR_ARG); /* seed from root 0 */
+    CHECK(t == NULL);
+    rw_tree *small = NULL;
+    CHECK(rw_tree_by_name("knomial", 32, 0, 4, &small) == RW_OK);
+    o.seed = small;
+    CHECK(rw_model_tree_eager(net, "bcast", 0, 8, &o, &t) == RW_ERR_ARG);
+    rw_tree_free(small);
+    rw_coll_decision_free(d);
+    rw_pnet_free(net);
+}
+
 int main(void)
 {
     test_binomial_tree_matches_schedule();
@@ -481,6 +563,8 @@ int main(void)
     test_send_gap();
     test_model_trees();
     test_slow_node_is_leaf();
+    test_search_leaves_the_plateau();
+    test_eager_seed();
     test_ompi_selector();
     test_decide();
     test_rules_read_lookup();

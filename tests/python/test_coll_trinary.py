@@ -181,6 +181,62 @@ def test_trees_along_the_model_beat_rank_order_on_a_shuffled_torus(small_torus, 
 
 
 @needs_smpi
+def test_the_rules_carry_the_order_the_trees_were_costed_in(small_torus, tmp_path):
+    """Ranks shuffled over the torus and rules only (no model in the job): the rules' trinary-order makes
+    the library lay the trees as the tuner costed them, along the network, to the nanosecond of the run
+    with the model; without it they went in rank order (x2.5 slower than predicted on a shuffled fat tree
+    with a degraded node, docs/benchmarks.md)."""
+    from rankwise.coll.binding import Rules, trinary_order
+    from rankwise.coll.tune import format_rules, tune_allocation
+    from rankwise.sim.smpi import overhead_settings, smpirun_command
+
+    exe = study.build(tmp_path)
+    hosts = study.hostfile(small_torus, 18, tmp_path / "hosts", shuffle_seed=1)
+    net = study.PredictNetwork.from_ground_truth(small_torus.out_dir).with_overheads(study.OVERHEAD, study.OVERHEAD)
+    node_of = study.placement_of(net, hosts)
+    size = 1 << 20
+    rules = tune_allocation(net, node_of, ["bcast"], [size], [0])
+    assert rules[0].decision.choice.algorithm == "trinary"
+    order = trinary_order(net, node_of)
+    assert sorted(order) == list(range(18)) and list(order) != list(range(18))
+    path = tmp_path / "rules.rwr"
+    path.write_text(format_rules(rules, 18, ranks_per_node="1", eager_limit=65536, min_gain=0.05, model="torus",
+                                 nodes=net.names, trinary_order=order))
+    assert list(Rules(path).trinary_order) == list(order)
+    along = study.measure(exe, small_torus, hosts, 18, "trinary", [size], "bcast",
+                          study.model_file(net, tmp_path / "torus.rwm"))[size]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RANKWISE_COLL_") and k != "RANKWISE_MODEL"}
+    env.update(RANKWISE_COLL_RULES=str(path), RANKWISE_COLL_TRACE="1")
+    cmd = smpirun_command(exe, ["bcast", str(size)], small_torus.platform_xml, hosts, 18,
+                          overhead_settings(study.OVERHEAD, study.OVERHEAD))
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert f"rankwise-coll: bcast trinary {size} bytes (rules)" in r.stderr
+    assert float(r.stdout.split()[1]) == pytest.approx(along, abs=2e-9)
+
+
+@pytest.mark.parametrize("line,why", [
+    ("trinary-order 0,1,2", "trinary-order: 3 entries, comm-size is 4"),
+    ("trinary-order 0,1,1,3", "trinary-order: rank 1 appears twice"),
+    ("trinary-order 0,1,2,4", "trinary-order: entry 3 '4' is outside 0..3"),
+    ("trinary-order", "trinary-order needs one list of comm-size ranks"),
+])
+def test_a_bad_trinary_order_is_one_line(tmp_path, line, why):
+    from rankwise.coll.binding import Rules
+    from rankwise.errors import RankwiseError
+
+    path = tmp_path / "rules.rwr"
+    path.write_text(f"rankwise-coll-rules 1\ncomm-size 4\n{line}\nrule op=bcast root=0 bytes=0:10 alg=trinary\n")
+    with pytest.raises(RankwiseError) as err:
+        Rules(path)
+    assert f"rules.rwr:3: {why}" in str(err.value) and "\n" not in str(err.value)
+    path.write_text("rankwise-coll-rules 1\ncomm-size 4\ntrinary-order 3,1,0,2\n")
+    assert list(Rules(path).trinary_order) == [3, 1, 0, 2]
+    path.write_text("rankwise-coll-rules 1\ncomm-size 4\n")
+    assert Rules(path).trinary_order is None
+
+
+@needs_smpi
 def test_trinary_along_a_model_gives_the_mpi_results_under_smpi(check_smpi, small_torus, tmp_path):
     """The trees laid along the model's network (ranks shuffled over the torus, so not rank order): the MPI's
     own results for every datatype, root and count."""

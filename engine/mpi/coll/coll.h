@@ -198,6 +198,9 @@ const rw_coll_rules *rwc_rules(int *broken);
 /* The rules' choice for this call on c (rooted collectives, c with the
  * world's group in order); 0 when the rules do not apply to c or op. */
 int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
+/* The rules' trinary-order when the rules apply to c (its size, the world's
+ * group in order), else NULL. Local. */
+const int32_t *rwc_rules_trinary_order(rwc_comm *c);
 
 /* The network path (net_decide.c): RANKWISE_MODEL, else with
  * RANKWISE_COLL_PROBE=1 the in-job measurement; a decision per (op, root,

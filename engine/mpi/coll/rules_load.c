@@ -80,3 +80,11 @@ int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice 
     }
     return 1;
 }
+
+const int32_t *rwc_rules_trinary_order(rwc_comm *c)
+{
+    int failed;
+    const rw_coll_rules *r = rwc_rules(&failed);
+    return r && rw_coll_rules_comm_size(r) == c->size && has_world_order(c) ? rw_coll_rules_trinary_order(r)
+                                                                             : NULL;
+}

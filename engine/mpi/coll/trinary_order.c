@@ -1,4 +1,6 @@
-/* The order the trinary trees lay a communicator's ranks in: along the
+/* The order the trinary trees lay a communicator's ranks in: the rules
+ * file's trinary-order when its rules apply to the communicator (the order
+ * `rankwise coll tune` costed them in), else along the
  * measured network when the library has one (rw_trinary_best_order of the
  * communicator's predictor network: rank order where it follows the
  * network, else a walk along it; made on rank 0, which alone holds it, and
@@ -15,6 +17,8 @@
 rw_status rwc_trinary_order(rwc_comm *c, const int32_t **order)
 {
     *order = NULL;
+    if ((*order = rwc_rules_trinary_order(c)))
+        return RW_OK;
     if (!rwc_net_ready(c))
         return RW_OK;
     if (c->trinary_order) {

@@ -13,7 +13,7 @@
 
 rw_tune_options rw_tune_options_default(void)
 {
-    rw_tune_options o = {.eager_limit = 65536, .gamma = 0.0, .min_gain = 0.05, .max_evals = 1000};
+    rw_tune_options o = {.eager_limit = 65536, .gamma = 0.0, .min_gain = 0.05, .max_evals = 1000, .seed = NULL};
     return o;
 }
 
@@ -198,6 +198,37 @@ static double ltree_score(const rw_pnet *net, const rw_leaders *L, const ltree *
     return s;
 }
 
+/* ltree_score and the sum of the transfers' end times: the local search's
+ * second criterion. The makespan alone is flat over most moves (only the
+ * last rank reached counts), so a search on it stalls where many trees
+ * tie; among trees of one makespan it prefers the one that reaches ranks
+ * earlier, which leaves room to move the last ones forward. */
+static double ltree_score_sum(const rw_pnet *net, const rw_leaders *L, const ltree *t, const char *op,
+                              double bytes, const rw_tune_options *opt, double *sum)
+{
+    *sum = INFINITY;
+    rw_tree *full = NULL;
+    if (rw_leaders_expand(L, t->lp, t->lo, &full) != RW_OK)
+        return INFINITY;
+    rw_coll_options c = rw_tune_coll_options(opt);
+    rw_sched *s = NULL;
+    double *finish = NULL, time = INFINITY;
+    rw_sim_result r;
+    if (rw_sched_tree(op, full, bytes, 0, &c, &s) == RW_OK &&
+        (finish = malloc((size_t)(rw_sched_n_transfers(s) > 0 ? rw_sched_n_transfers(s) : 1) * sizeof *finish)) &&
+        rw_simulate(net, s, RW_SIM_SHARED, &r, finish) == RW_OK) {
+        time = r.time;
+        double total = 0.0;
+        for (int64_t k = 0; k < rw_sched_n_transfers(s); k++)
+            total += finish[k];
+        *sum = total;
+    }
+    free(finish);
+    rw_sched_free(s);
+    rw_tree_free(full);
+    return time;
+}
+
 /* Is a in the subtree of v? */
 static int below(const ltree *t, int32_t a, int32_t v)
 {
@@ -231,6 +262,8 @@ static rw_status improve(const rw_pnet *net, const rw_leaders *L, ltree *t, cons
         ltree_free(&c);
         return rw_fail(RW_ERR_NOMEM, "out of memory for the local search");
     }
+    double best_sum;
+    *best = ltree_score_sum(net, L, t, op, bytes, opt, &best_sum);
     uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (uint64_t)m;
     for (int32_t e = 0; e < opt->max_evals; e++) {
         memcpy(c.lp, t->lp, (size_t)m * sizeof *c.lp);
@@ -260,9 +293,10 @@ static rw_status improve(const rw_pnet *net, const rw_leaders *L, ltree *t, cons
                 c.lo[fx] = t->lo[x];
             }
         }
-        double s = ltree_score(net, L, &c, op, bytes, 0, opt);
-        if (s < *best * (1.0 - 1e-9)) {
+        double sum, s = ltree_score_sum(net, L, &c, op, bytes, opt, &sum);
+        if (s < *best * (1.0 - 1e-9) || (s <= *best * (1.0 + 1e-12) && sum < best_sum * (1.0 - 1e-9))) {
             *best = s;
+            best_sum = sum;
             memcpy(t->lp, c.lp, (size_t)m * sizeof *c.lp);
             memcpy(t->lo, c.lo, (size_t)m * sizeof *c.lo);
         }
@@ -396,9 +430,10 @@ static void ltree_of_tree(const rw_tree *t, int32_t root, ltree *lt)
             lt->lo[(t->child[c] - root + n) % n] = c - t->first_child[r];
 }
 
-/* seed (may be NULL; per_rank only): a tree over ranks to start from too. */
+/* seeds (per_rank only): trees over the ranks, from root, to start from
+ * too; the search starts from the fastest start. */
 static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, double bytes, const rw_tune_options *o,
-                            int per_rank, const rw_tree *seed, rw_tree **out, double *score)
+                            int per_rank, const rw_tree *const *seeds, int n_seeds, rw_tree **out, double *score)
 {
     work w;
     rw_status st = work_init_over(net, root, per_rank, &w);
@@ -414,19 +449,22 @@ static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, do
     ltree_shape(&w.b, m, RW_SHAPE_BINOMIAL, 2);
     double sa = ltree_score(net, &w.L, &w.a, op, bytes, 0, o);
     double sb = ltree_score(net, &w.L, &w.b, op, bytes, 0, o);
-    /* Search from the better start. */
+    /* Search from the better start, then from each seed on its own: a local
+     * search ends where its start leads, and a seed's optimum can beat the
+     * greedy's (the search can only better a seed). */
     ltree *t = sa <= sb ? &w.a : &w.b;
     *score = sa <= sb ? sa : sb;
-    if (per_rank && seed) { /* the leaders' tree, over ranks: the search can only better it */
+    st = improve(net, &w.L, t, op, bytes, o, score);
+    for (int k = 0; st == RW_OK && per_rank && k < n_seeds; k++) {
         ltree *other = t == &w.a ? &w.b : &w.a;
-        ltree_of_tree(seed, root, other);
+        ltree_of_tree(seeds[k], root, other);
         double ss = ltree_score(net, &w.L, other, op, bytes, 0, o);
+        st = improve(net, &w.L, other, op, bytes, o, &ss);
         if (ss < *score) {
             *score = ss;
             t = other;
         }
     }
-    st = improve(net, &w.L, t, op, bytes, o, score);
     if (st != RW_OK) {
         work_free(&w);
         return st;
@@ -448,23 +486,45 @@ static int shares_a_node(const rw_pnet *net)
 rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, double bytes,
                               const rw_tune_options *opt, rw_tree **out)
 {
-    *out = NULL;
     rw_tune_options o = opt ? *opt : rw_tune_options_default();
+    return rw_tree_eager_seeded(net, op, root, bytes, &o, &o.seed, o.seed ? 1 : 0, out);
+}
+
+rw_status rw_tree_eager_seeded(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                               const rw_tune_options *opt, const rw_tree *const *seeds, int n_seeds, rw_tree **out)
+{
+    *out = NULL;
+    const rw_tune_options o = *opt;
     rw_status st = check_op(op);
     if (st != RW_OK)
         return st;
+    if (!net || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "model tree: a network with a placement is required");
+    if (n_seeds > RW_EAGER_SEEDS_MAX)
+        return rw_fail(RW_ERR_ARG, "model tree: %d seed trees (at most %d)", n_seeds, RW_EAGER_SEEDS_MAX);
+    for (int k = 0; k < n_seeds; k++)
+        if (!seeds[k] || seeds[k]->n_ranks != net->n_ranks || seeds[k]->root != root)
+            return rw_fail(RW_ERR_ARG, "model tree: a seed tree must span the %d ranks from root %d",
+                           (int)net->n_ranks, (int)root);
     double best;
-    if ((st = eager_over(net, op, root, bytes, &o, 0, NULL, out, &best)) != RW_OK)
+    if ((st = eager_over(net, op, root, bytes, &o, 0, NULL, 0, out, &best)) != RW_OK)
         return st;
     /* With several ranks per node, a tree over ranks may beat every tree of
      * node leaders: a rank sends straight to ranks of other nodes besides
      * their leader, so a node's ranks are reached in parallel rather than
      * forwarded one after the other inside it (16 ranks on 4 alike nodes,
-     * 1 us overheads: 9.0 us at best against 10.4 us for the leaders'). */
+     * 1 us overheads: 9.0 us at best against 10.4 us for the leaders').
+     * Seed trees (the MPI's own, the next smaller size's) are searched from
+     * over ranks too: the greedy can end in a worse local optimum than a
+     * tree already known (docs/collectives-selection.md). */
     rw_tree *alt = NULL;
     double s_alt = INFINITY;
-    if (shares_a_node(net) && net->n_ranks > 2) {
-        if ((st = eager_over(net, op, root, bytes, &o, 1, *out, &alt, &s_alt)) != RW_OK) {
+    if ((shares_a_node(net) || n_seeds > 0) && net->n_ranks > 2) {
+        const rw_tree *start[RW_EAGER_SEEDS_MAX + 1];
+        start[0] = *out;
+        for (int k = 0; k < n_seeds; k++)
+            start[k + 1] = seeds[k];
+        if ((st = eager_over(net, op, root, bytes, &o, 1, start, n_seeds + 1, &alt, &s_alt)) != RW_OK) {
             rw_tree_free(*out);
             *out = NULL;
             return st;

@@ -23,6 +23,7 @@ struct rw_coll_rules {
     int32_t comm_size;
     int32_t n, cap;
     rule *rules;
+    int32_t *trinary_order; /* trinary-order: comm_size ranks, or NULL */
 };
 
 static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather", "alltoall", NULL};
@@ -52,11 +53,13 @@ void rw_coll_rules_free(rw_coll_rules *r)
     for (int32_t i = 0; i < r->n; i++)
         rw_tree_free(r->rules[i].tree);
     free(r->rules);
+    free(r->trinary_order);
     free(r);
 }
 
 int32_t rw_coll_rules_comm_size(const rw_coll_rules *r) { return r ? r->comm_size : 0; }
 int32_t rw_coll_rules_count(const rw_coll_rules *r) { return r ? r->n : 0; }
+const int32_t *rw_coll_rules_trinary_order(const rw_coll_rules *r) { return r ? r->trinary_order : NULL; }
 
 /* A whole-field integer in [lo, hi]; 0 on success. */
 static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
@@ -90,6 +93,20 @@ static rw_status parse_list(const char *path, long long line, const char *key, c
     if (k != n)
         return rw_parse_fail(path, line, "%s: %d entries, comm-size is %d", key, (int)k, (int)n);
     return RW_OK;
+}
+
+/* Every rank once. */
+static rw_status check_permutation(const char *path, long long line, const int32_t *v, int32_t n)
+{
+    uint8_t *seen = calloc((size_t)n, 1);
+    if (!seen)
+        return rw_fail(RW_ERR_NOMEM, "%s:%lld: out of memory", path, line);
+    rw_status st = RW_OK;
+    for (int32_t k = 0; k < n && st == RW_OK; k++)
+        if (seen[v[k]]++)
+            st = rw_parse_fail(path, line, "trinary-order: rank %d appears twice", (int)v[k]);
+    free(seen);
+    return st;
 }
 
 /* The tree of parents= (and order=, may be NULL) over n ranks from root. */
@@ -249,6 +266,19 @@ static rw_status read_stream(FILE *f, const char *path, rw_coll_rules *r)
                 st = rw_parse_fail(path, line, "comm-size needs one rank count (1 to 2^24)");
             else
                 r->comm_size = (int32_t)v;
+        } else if (!strcmp(word, "trinary-order")) {
+            char *val = strtok_r(NULL, " \t", &save);
+            if (!r->comm_size)
+                st = rw_parse_fail(path, line, "trinary-order before comm-size");
+            else if (r->trinary_order)
+                st = rw_parse_fail(path, line, "a second trinary-order");
+            else if (!val || strtok_r(NULL, " \t", &save))
+                st = rw_parse_fail(path, line, "trinary-order needs one list of comm-size ranks");
+            else if (!(r->trinary_order = malloc((size_t)r->comm_size * sizeof *r->trinary_order)))
+                st = rw_fail(RW_ERR_NOMEM, "%s:%lld: out of memory", path, line);
+            else if ((st = parse_list(path, line, "trinary-order", val, r->comm_size, 0, r->comm_size - 1,
+                                      r->trinary_order)) == RW_OK)
+                st = check_permutation(path, line, r->trinary_order, r->comm_size);
         } else if (!strcmp(word, "ranks-per-node") || !strcmp(word, "eager-limit") || !strcmp(word, "min-gain") ||
                    !strcmp(word, "model") || !strcmp(word, "nodes")) {
             /* descriptive header lines, for people */
@@ -273,7 +303,7 @@ static rw_status read_stream(FILE *f, const char *path, rw_coll_rules *r)
         } else {
             st = rw_parse_fail(path, line,
                                "unknown line '%s' (known: comm-size, ranks-per-node, eager-limit, min-gain, model, "
-                               "nodes, rule)",
+                               "nodes, trinary-order, rule)",
                                word);
         }
     }

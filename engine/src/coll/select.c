@@ -450,6 +450,57 @@ static rw_status copy_tree(const rw_tree *t, rw_tree **out)
 
 #define MAX_CANDIDATES 8
 
+/* Ranks in the largest subtree below t's root: a scatter sends that many
+ * blocks in its largest message. */
+static int32_t largest_subtree(const rw_tree *t)
+{
+    int32_t n = t->n_ranks, best = 0;
+    int32_t *size = malloc((size_t)n * sizeof *size);
+    if (!size)
+        return n;
+    /* Children before parents: walk a breadth-first order backwards. */
+    int32_t *bfs = malloc((size_t)n * sizeof *bfs);
+    if (!bfs) {
+        free(size);
+        return n;
+    }
+    int32_t head = 0, tail = 0;
+    bfs[tail++] = t->root;
+    while (head < tail) {
+        int32_t r = bfs[head++];
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            bfs[tail++] = t->child[k];
+    }
+    for (int32_t i = n - 1; i >= 0; i--) {
+        int32_t r = bfs[i];
+        size[r] = 1;
+        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
+            size[r] += size[t->child[k]];
+        if (r != t->root && t->parent[r] == t->root && size[r] > best)
+            best = size[r];
+    }
+    free(bfs);
+    free(size);
+    return best;
+}
+
+/* Whether the predictor's time of candidate c can be acted on. Scatter
+ * trees whose messages reach the eager limit are not: their rendezvous
+ * subtree messages are not costed as SMPI runs them. Measured
+ * (docs/benchmarks.md, "Collectives"): at and above the limit they gained
+ * 0.1 % on average, 42 of 97 rows more than 2 % slower than Open MPI's
+ * choice where the predictor saw x1.07-x2.6; below it, trees of 16 KiB
+ * blocks whose largest message held 4 blocks (64 KiB) ran 4-5 % slower
+ * than Open MPI where the predictor saw 12-21 % faster. */
+static int trusted(const char *op, const rw_coll_candidate *c, double bytes, const rw_tune_options *o)
+{
+    if (strcmp(op, "scatter"))
+        return 1;
+    if (bytes >= (double)o->eager_limit)
+        return 0;
+    return !c->tree || bytes * largest_subtree(c->tree) < (double)o->eager_limit;
+}
+
 rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
                          const rw_tune_options *opt, rw_coll_decision **out)
 {
@@ -511,7 +562,13 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         goto fail;
     add(d, "tree", "binomial", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     /* The model's trees. */
-    if ((st = rw_model_tree_eager(net, op, root, bytes, &o, &t)) != RW_OK)
+    const rw_tree *seeds[2];
+    int n_seeds = 0;
+    if (o.seed)
+        seeds[n_seeds++] = o.seed;
+    if (d->candidates[0].tree) /* the MPI's own tree: the search can only better it */
+        seeds[n_seeds++] = d->candidates[0].tree;
+    if ((st = rw_tree_eager_seeded(net, op, root, bytes, &o, seeds, n_seeds, &t)) != RW_OK)
         goto fail;
     add(d, "tree", "eager", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     if (!strcmp(op, "gather") || !strcmp(op, "scatter")) {
@@ -554,20 +611,15 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
             NULL);
     }
 choose:;
-    int32_t best = 1;
-    for (int32_t i = 2; i < d->n_candidates; i++)
-        if (d->candidates[i].time < d->candidates[best].time)
+    int32_t best = 0;
+    for (int32_t i = 1; i < d->n_candidates; i++)
+        if (trusted(op, &d->candidates[i], bytes, &o) &&
+            (best == 0 || d->candidates[i].time < d->candidates[best].time))
             best = i;
     double pass = d->candidates[0].time;
-    /* Scatter trees at and above the eager limit: measured under SMPI
-     * (docs/benchmarks.md, "Collectives") they gained 0.1 % on average and
-     * 42 of 97 rows ran more than 2 % slower than Open MPI's choice, where
-     * the predictor saw x1.07-x2.6: their rendezvous subtree messages are
-     * not costed as SMPI runs them. Until they are, the MPI's own runs. */
-    int trusted = strcmp(op, "scatter") || bytes < (double)o.eager_limit;
     /* A passthrough the predictor cannot cost, or that costs nothing (one
      * rank), is kept: nothing says rankwise is faster. */
-    d->chosen = trusted && isfinite(pass) && pass > 0 && d->candidates[best].time <= (1.0 - o.min_gain) * pass
+    d->chosen = best > 0 && isfinite(pass) && pass > 0 && d->candidates[best].time <= (1.0 - o.min_gain) * pass
                     ? best
                     : 0;
     d->gain = pass > 0 && isfinite(pass) ? 1.0 - d->candidates[d->chosen].time / pass : 0.0;

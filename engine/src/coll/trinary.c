@@ -6,6 +6,7 @@
 
 #include "../predict/predict_internal.h"
 #include "internal.h"
+#include "rankwise_coll_tune.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -275,4 +276,11 @@ rw_status rw_trinary_best_order(const rw_pnet *net, int32_t *order)
         for (int32_t r = 0; r < net->n_ranks; r++)
             order[r] = r;
     return RW_OK;
+}
+
+rw_status rw_coll_trinary_order(const rw_pnet *net, int32_t *order)
+{
+    if (!net || !order || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "rw_coll_trinary_order: a network with a placement and an order are required");
+    return rw_trinary_best_order(net, order);
 }

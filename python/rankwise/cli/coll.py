@@ -220,10 +220,8 @@ def coll_predict_command(
 ):
     """Per size: each candidate's predicted time (the MPI's own choice included), the choice and its gain."""
     from rankwise.cli.predict import parse_size_list
-    from rankwise.coll.binding import decide
     from rankwise.coll.report import print_decisions
-
-    from rankwise.coll.tune import CONSTRUCTIONS, restrict
+    from rankwise.coll.tune import CONSTRUCTIONS, decide_sizes, restrict
 
     _check_op(op)
     if algorithm is not None and algorithm not in CONSTRUCTIONS[op]:
@@ -237,7 +235,7 @@ def coll_predict_command(
         raise UsageError(f"--root: rank {root} is not one of the {ranks} ranks")
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    decisions = [decide(net, node_of, op, s, root, opts) for s in size_list]
+    decisions = decide_sizes(net, node_of, op, size_list, root, opts)
     if algorithm is not None:
         decisions = [restrict(d, algorithm, opts.min_gain) for d in decisions]
     rpn = f", {ranks_per_node} per node" if ranks_per_node else ""
@@ -274,6 +272,7 @@ def coll_tune_command(
     """Decide every operation, size class and root for an allocation; write the rules file."""
     from rankwise.cli.predict import parse_size_list
     from rankwise.coll.report import print_tune_summary
+    from rankwise.coll.binding import trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.files import prepare_output, write_atomic
 
@@ -290,8 +289,10 @@ def coll_tune_command(
         rules = tune_allocation(net, node_of, op_list, size_list, root_list, opts,
                                 progress=lambda what: status.update(f"deciding {what}"))
     rpn = sorted(set(counts))
+    lays_trinary = any(r.decision.chosen != 0 and r.decision.choice.algorithm == "trinary" for r in rules)
     text = format_rules(rules, ranks, ranks_per_node="/".join(str(k) for k in rpn), eager_limit=opts.eager_limit,
-                        min_gain=opts.min_gain, model=label.replace(" ", "_"), nodes=list(net.names))
+                        min_gain=opts.min_gain, model=label.replace(" ", "_"), nodes=list(net.names),
+                        trinary_order=trinary_order(net, node_of) if lays_trinary else None)
     try:
         write_atomic(output, text)
     except OSError as exc:

@@ -37,6 +37,7 @@ class CTuneOptions(C.Structure):
         ("gamma", C.c_double),
         ("min_gain", C.c_double),
         ("max_evals", C.c_int32),
+        ("seed", C.c_void_p),  # const rw_tree *: borrowed for the call
     ]
 
 
@@ -75,6 +76,7 @@ def tune_lib() -> C.CDLL:
     so.rw_coll_decide.argtypes = [vp, C.c_char_p, C.c_int32, C.c_double, C.POINTER(CTuneOptions),
                                   C.POINTER(C.POINTER(CDecision))]
     so.rw_coll_decision_free.argtypes = [C.POINTER(CDecision)]
+    so.rw_coll_trinary_order.argtypes = [vp, C.POINTER(C.c_int32)]
     so.rw_coll_decision_free.restype = None
     so.rw_coll_ompi_algorithm.argtypes = [C.c_char_p, C.c_int32, C.c_double]
     so.rw_coll_ompi_algorithm.restype = C.c_char_p
@@ -85,6 +87,8 @@ def tune_lib() -> C.CDLL:
     so.rw_coll_rules_comm_size.restype = C.c_int32
     so.rw_coll_rules_count.argtypes = [vp]
     so.rw_coll_rules_count.restype = C.c_int32
+    so.rw_coll_rules_trinary_order.argtypes = [vp]
+    so.rw_coll_rules_trinary_order.restype = C.POINTER(C.c_int32)
     so.rw_coll_rules_lookup.argtypes = [vp, C.c_char_p, C.c_int32, C.c_int32, C.c_int64, C.POINTER(CChoice)]
     i32p = C.POINTER(C.c_int32)
     so.rw_tree_from_parents.argtypes = [C.c_int32, C.c_int32, i32p, i32p, C.POINTER(C.POINTER(CTree))]
@@ -161,6 +165,21 @@ class TuneOptions:
         return o
 
 
+def trinary_order(network: PredictNetwork, node_of) -> np.ndarray:
+    """The ranks in the order the library lays its triple trinary trees
+    over this placement (rw_coll_trinary_order): what the predictor costs
+    the trinary candidates in."""
+    so = tune_lib()
+    node_of = np.ascontiguousarray(node_of, dtype=np.int32)
+    order = np.zeros(node_of.size, dtype=np.int32)
+    net = network._to_c(node_of)
+    try:
+        engine.check(so.rw_coll_trinary_order(net, order.ctypes.data_as(C.POINTER(C.c_int32))))
+    finally:
+        so.rw_pnet_free(net)
+    return order
+
+
 def ompi_algorithm(op: str, comm_size: int, nbytes: float) -> str:
     """Open MPI's tuned choice as SMPI's `ompi` selector makes it."""
     name = tune_lib().rw_coll_ompi_algorithm(op.encode(), int(comm_size), float(nbytes))
@@ -198,18 +217,32 @@ def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbyt
 
 
 def decide(network: PredictNetwork, node_of, op: str, nbytes: int, root: int = 0,
-           options: TuneOptions | None = None) -> Decision:
+           options: TuneOptions | None = None, seed: tuple | None = None) -> Decision:
     """Score the passthrough, rankwise's binomial and the model's trees for
-    one call and choose (rw_coll_decide)."""
+    one call and choose (rw_coll_decide). seed: (parents, order) of a tree
+    over the ranks from root that the eager search starts from as well, e.g.
+    the one chosen for the next smaller size."""
     so = tune_lib()
     node_of = np.ascontiguousarray(node_of, dtype=np.int32)
     opt = (options or TuneOptions()).to_c()
+    tree = C.POINTER(CTree)()
+    if seed is not None:
+        par = np.ascontiguousarray(seed[0], dtype=np.int32)
+        ordr = np.ascontiguousarray(seed[1], dtype=np.int32)
+        if par.size != node_of.size or ordr.size != par.size:
+            raise RankwiseError(f"a seed tree needs one parent and one order per rank ({node_of.size})")
+        i32p = C.POINTER(C.c_int32)
+        engine.check(so.rw_tree_from_parents(par.size, int(root), par.ctypes.data_as(i32p),
+                                             ordr.ctypes.data_as(i32p), C.byref(tree)))
+        opt.seed = C.cast(tree, C.c_void_p)
     net = network._to_c(node_of)
     out = C.POINTER(CDecision)()
     try:
         engine.check(so.rw_coll_decide(net, op.encode(), int(root), float(nbytes), C.byref(opt), C.byref(out)))
     finally:
         so.rw_pnet_free(net)
+        if tree:
+            so.rw_tree_free(tree)
     try:
         d = out.contents
         cands = []
@@ -252,6 +285,12 @@ class Rules:
 
     def __len__(self) -> int:
         return int(self._so.rw_coll_rules_count(self._ptr))
+
+    @property
+    def trinary_order(self) -> np.ndarray | None:
+        """The trinary-order line's ranks, or None without one."""
+        p = self._so.rw_coll_rules_trinary_order(self._ptr)
+        return np.ctypeslib.as_array(p, shape=(self.comm_size,)).astype(np.int32) if p else None
 
     def lookup(self, op: str, comm_size: int, root: int, nbytes: int) -> Choice:
         c = CChoice()

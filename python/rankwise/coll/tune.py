@@ -47,12 +47,43 @@ def tune_allocation(network: PredictNetwork, node_of, ops: Iterable[str], sizes:
     rules = []
     for op in ops:
         for root in ([-1] if op in ALL_OPS else roots):
-            for lo, hi, at in size_classes(sizes):
+            classes = size_classes(sizes)
+
+            def step(at: int, op=op, root=root) -> None:
                 if progress:
                     progress(f"{op} {'' if root < 0 else f'root {root} '}{at} B")
-                d = decide(network, node_of, op, at, max(int(root), 0), options)
-                rules.append(Rule(op, int(root), lo, hi, d))
+
+            decisions = decide_sizes(network, node_of, op, [at for _, _, at in classes], max(int(root), 0),
+                                     options, step)
+            rules += [Rule(op, int(root), lo, hi, d) for (lo, hi, _), d in zip(classes, decisions)]
     return rules
+
+
+def decide_sizes(network: PredictNetwork, node_of, op: str, sizes: Sequence[int], root: int = 0,
+                 options: TuneOptions | None = None,
+                 before: Callable[[int], None] | None = None) -> list[Decision]:
+    """A decision per size, in the order given; each size's eager search
+    also starts from the previous (smaller) size's fastest tree."""
+    out, seed, last = [], None, -1
+    for at in sizes:
+        if before:
+            before(at)
+        d = decide(network, node_of, op, at, root, options, seed if at >= last else None)
+        out.append(d)
+        seed, last = fastest_whole_tree(d), at
+    return out
+
+
+def fastest_whole_tree(d: Decision) -> tuple | None:
+    """(parents, order) of the decision's fastest unsegmented tree of
+    rankwise: the next size's eager search starts from it too, since a
+    search from the greedy alone can end in a worse local optimum than the
+    tree one size down (docs/collectives-selection.md)."""
+    trees = [c for c in d.candidates[1:] if c.parents is not None and c.segment == 0]
+    if not trees:
+        return None
+    best = min(trees, key=lambda c: c.time)
+    return best.parents, sibling_order(best.parents, best.children)
 
 
 def merge_passthrough(rules: list[Rule]) -> list[Rule]:
@@ -86,7 +117,11 @@ def _ints(values) -> str:
 
 
 def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eager_limit: int, min_gain: float,
-                 model: str, nodes: Sequence[str]) -> str:
+                 model: str, nodes: Sequence[str], trinary_order: Sequence[int] | None = None) -> str:
+    """The rules file's text. trinary_order (binding.trinary_order): the
+    ranks in the order the trinary candidates were costed in, which the
+    library must lay its trees in to run what was costed; written when
+    given."""
     lines = [
         "# rankwise collective rules: what `rankwise coll tune` chose for one allocation",
         "# (docs/collectives-selection.md). A call matches the first rule of its operation,",
@@ -99,6 +134,8 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
         f"model {model}",
         f"nodes {','.join(nodes)}",
     ]
+    if trinary_order is not None:
+        lines.append(f"trinary-order {_ints(trinary_order)}")
     for r in merge_passthrough(rules):
         d = r.decision
         c = d.choice
