@@ -187,22 +187,26 @@ def ground_truth_model(platform, hosts: list[str]) -> Model:
 
 
 @needs_smpi
-def test_a_model_decides_as_coll_tune_does_under_smpi(time_program, small_platform, tmp_path):
+@pytest.mark.parametrize("evals", [None, "0"])
+def test_a_model_decides_as_coll_tune_does_under_smpi(time_program, small_platform, tmp_path, evals):
     """RANKWISE_MODEL: the library builds the network from the model and
     decides per power-of-two class; at sizes that are powers of two, the
     classes of `coll tune --model` on the same model, the broadcasts take
-    the same simulated times as with the rules it writes: the same trees."""
+    the same simulated times as with the rules it writes: the same trees.
+    RANKWISE_COLL_MAX_EVALS is the library's `--max-evals` (0: the
+    constructions without local search)."""
     hosts = small_platform.hostfile.read_text().split()[:8]
     model = tmp_path / "truth.rwm"
     ground_truth_model(small_platform, hosts).save(model)
     rules = tmp_path / "rules.rwr"
     r = run_cli("coll", "tune", "--model", model, "--nodes", ",".join(hosts), "--ranks", "8", "--ranks-per-node",
-                "1", "--ops", "bcast", "--sizes", ",".join(SIZES_POW2), "-o", rules)
+                "1", "--ops", "bcast", "--sizes", ",".join(SIZES_POW2), "-o", rules,
+                *(["--max-evals", evals] if evals else []))
     assert r.returncode == 0, r.stderr
     by_rules, chosen = bcast_times(time_program, small_platform, rules, "auto", {"RANKWISE_COLL_RULES": str(rules)},
                                    SIZES_POW2)
-    by_model, _ = bcast_times(time_program, small_platform, rules, "auto", {"RANKWISE_MODEL": str(model)},
-                              SIZES_POW2)
+    env = {"RANKWISE_MODEL": str(model), **({"RANKWISE_COLL_MAX_EVALS": evals} if evals else {})}
+    by_model, _ = bcast_times(time_program, small_platform, rules, "auto", env, SIZES_POW2)
     mpi, _ = bcast_times(time_program, small_platform, rules, "pass", {}, SIZES_POW2)
     assert any(alg == "tree" for alg, _ in chosen.values()), chosen
     assert by_model == by_rules and by_model != mpi
@@ -330,6 +334,18 @@ def test_the_rules_are_read_at_mpi_init(programs, tmp_path, start):
     assert r.returncode == 0, r.stderr[-2000:]
     errors = [line for line in r.stderr.splitlines() if line.startswith("rankwise-coll: error:")]
     assert len(errors) == 1 and f"{rules}:2:" in errors[0], r.stderr[-2000:]
+
+
+@needs_mpi
+def test_a_bad_search_budget_warns_once_and_keeps_the_default(programs, model_file):
+    _, one = programs
+    r = run_mpi([str(one), "world"], 4, {**preload(), "RANKWISE_MODEL": str(model_file),
+                                          "RANKWISE_COLL_MAX_EVALS": "lots", "RANKWISE_COLL_TRACE": "1"})
+    assert r.returncode == 0 and "0 failures" in r.stdout, r.stdout + r.stderr[-3000:]
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("rankwise-coll: warning:")]
+    assert warnings == ["rankwise-coll: warning: RANKWISE_COLL_MAX_EVALS=lots is not an integer in 0..1000000; "
+                        "1000 runs"], r.stderr[-2000:]
+    assert decided(r.stderr)
 
 
 @needs_mpi

@@ -179,6 +179,28 @@ static int size_class(size_t bytes)
     return k;
 }
 
+/* RANKWISE_COLL_MAX_EVALS: predictor runs per local search of a decision
+ * (rw_tune_options.max_evals), read once on rank 0; fewer runs make the
+ * first call of each size class cheaper, the trees less searched. */
+static int32_t max_evals_of_env(void)
+{
+    static int32_t value = -1;
+    if (value >= 0)
+        return value;
+    value = rw_tune_options_default().max_evals;
+    const char *v = getenv("RANKWISE_COLL_MAX_EVALS");
+    if (v && *v) {
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (*end || x < 0 || x > 1000000)
+            fprintf(stderr, "rankwise-coll: warning: RANKWISE_COLL_MAX_EVALS=%s is not an integer in 0..1000000; "
+                            "%d runs\n", v, (int)value);
+        else
+            value = (int32_t)x;
+    }
+    return value;
+}
+
 /* What rank 0 broadcasts: alg, segment, has tree, seconds; then parents
  * and sibling orders of the tree. */
 enum { H_ALG, H_SEGMENT, H_TREE, H_SECONDS, H_N };
@@ -188,6 +210,7 @@ static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *he
 {
     double t0 = wall();
     rw_tune_options opt = rw_tune_options_default();
+    opt.max_evals = max_evals_of_env();
     const rw_model *m = current_model();
     if (!strcmp(c->net_source, "model") && m && m->knee > 0)
         opt.eager_limit = m->knee; /* as coll tune does */

@@ -459,7 +459,9 @@ static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, do
         ltree *other = t == &w.a ? &w.b : &w.a;
         ltree_of_tree(seeds[k], root, other);
         double ss = ltree_score(net, &w.L, other, op, bytes, 0, o);
-        st = improve(net, &w.L, other, op, bytes, o, &ss);
+        rw_tune_options half = *o;
+        half.max_evals = o->max_evals / 2;
+        st = improve(net, &w.L, other, op, bytes, &half, &ss);
         if (ss < *score) {
             *score = ss;
             t = other;
