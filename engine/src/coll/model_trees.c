@@ -430,10 +430,12 @@ static void ltree_of_tree(const rw_tree *t, int32_t root, ltree *lt)
             lt->lo[(t->child[c] - root + n) % n] = c - t->first_child[r];
 }
 
-/* seeds (per_rank only): trees over the ranks, from root, to start from
- * too; the search starts from the fastest start. */
+/* seeds (per_rank only): trees over the ranks, from root, each searched
+ * from with half the budget; from_greedy 0: the greedy and binomial starts
+ * are kept as they are, only the seeds are searched from. */
 static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, double bytes, const rw_tune_options *o,
-                            int per_rank, const rw_tree *const *seeds, int n_seeds, rw_tree **out, double *score)
+                            int per_rank, int from_greedy, const rw_tree *const *seeds, int n_seeds, rw_tree **out,
+                            double *score)
 {
     work w;
     rw_status st = work_init_over(net, root, per_rank, &w);
@@ -454,7 +456,8 @@ static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, do
      * greedy's (the search can only better a seed). */
     ltree *t = sa <= sb ? &w.a : &w.b;
     *score = sa <= sb ? sa : sb;
-    st = improve(net, &w.L, t, op, bytes, o, score);
+    if (from_greedy)
+        st = improve(net, &w.L, t, op, bytes, o, score);
     for (int k = 0; st == RW_OK && per_rank && k < n_seeds; k++) {
         ltree *other = t == &w.a ? &w.b : &w.a;
         ltree_of_tree(seeds[k], root, other);
@@ -509,7 +512,7 @@ rw_status rw_tree_eager_seeded(const rw_pnet *net, const char *op, int32_t root,
             return rw_fail(RW_ERR_ARG, "model tree: a seed tree must span the %d ranks from root %d",
                            (int)net->n_ranks, (int)root);
     double best;
-    if ((st = eager_over(net, op, root, bytes, &o, 0, NULL, 0, out, &best)) != RW_OK)
+    if ((st = eager_over(net, op, root, bytes, &o, 0, 1, NULL, 0, out, &best)) != RW_OK)
         return st;
     /* With several ranks per node, a tree over ranks may beat every tree of
      * node leaders: a rank sends straight to ranks of other nodes besides
@@ -521,12 +524,17 @@ rw_status rw_tree_eager_seeded(const rw_pnet *net, const char *op, int32_t root,
      * tree already known (docs/collectives-selection.md). */
     rw_tree *alt = NULL;
     double s_alt = INFINITY;
-    if ((shares_a_node(net) || n_seeds > 0) && net->n_ranks > 2) {
+    int shared = shares_a_node(net);
+    if ((shared || n_seeds > 0) && net->n_ranks > 2) {
+        /* One rank per node: the leaders' search was the search over ranks;
+         * only the seeds remain to be searched from. */
         const rw_tree *start[RW_EAGER_SEEDS_MAX + 1];
-        start[0] = *out;
+        int n_start = 0;
+        if (shared)
+            start[n_start++] = *out;
         for (int k = 0; k < n_seeds; k++)
-            start[k + 1] = seeds[k];
-        if ((st = eager_over(net, op, root, bytes, &o, 1, start, n_seeds + 1, &alt, &s_alt)) != RW_OK) {
+            start[n_start++] = seeds[k];
+        if ((st = eager_over(net, op, root, bytes, &o, 1, shared, start, n_start, &alt, &s_alt)) != RW_OK) {
             rw_tree_free(*out);
             *out = NULL;
             return st;
