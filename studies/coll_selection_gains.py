@@ -6,15 +6,17 @@ Networks: the ground truth (route alpha, bottleneck bandwidth, NIC caps, rack up
 of two generated platforms: the default (64 nodes x 4 cores, 4 racks, its known faults) and a
 shuffled-rack one (8 racks x 16 nodes dealt to hosts in a seeded shuffled order, 6 nodes = 5 % with a
 NIC at 1/8 of the bandwidth and 20x the latency). The allocation is the first P / ranks-per-node nodes
-in host order, block placement, root 0. A send overhead o of 1 us on every node (SMPI: smpi/os) unless
---overhead says otherwise; with o = 0 every eager send of a rank leaves at once and flat trees win.
+in host order, block placement, root 0. Send and receive overheads o of 1 us on every node (SMPI:
+smpi/os, smpi/or) unless --overhead says otherwise; with o = 0 every eager send of a rank leaves at
+once and flat trees win. Sizes are decided in increasing order, each search also starting from the
+previous size's tree, as `rankwise coll tune` does.
 
 Bands (the issue's): bcast 8 B-32 KiB (below 64 KiB), reduce 8 B-1 KiB (below 2 KiB), gather 64-512 B,
 scatter 8 B-64 KiB. These are predictions, not measurements: the benchmark of the collectives library
 measures them under SMPI.
 
-Run: .venv/bin/python studies/coll_selection_gains.py [--overhead 1e-6] [--max-evals 300] [--out DIR]
-About a minute on an idle machine.
+Run: .venv/bin/python studies/coll_selection_gains.py [--overhead 1e-6] [--max-evals 1000] [--out DIR]
+About 15 s on an idle machine.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.coll.binding import TuneOptions, decide
+from rankwise.coll.binding import TuneOptions
+from rankwise.coll.tune import decide_sizes
 from rankwise.predict import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, default_spec, generate
 
@@ -60,7 +63,7 @@ def subset(net: PredictNetwork, n: int) -> PredictNetwork:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--overhead", type=float, default=1e-6)
-    ap.add_argument("--max-evals", type=int, default=300)
+    ap.add_argument("--max-evals", type=int, default=TuneOptions().max_evals)
     ap.add_argument("--out", type=Path, default=None, help="keep the generated platforms here")
     args = ap.parse_args()
     console = Console()
@@ -82,11 +85,11 @@ def main() -> int:
                 continue
             net = subset(full, nodes)
             net.overhead = np.full(nodes, args.overhead)
+            net.recv_overhead = np.full(nodes, args.overhead)
             node_of = placement(rpn, nodes)
             for op, sizes in BANDS.items():
                 g_mpi, g_bin, g_tree, runs = [], [], [], 0
-                for s in sizes:
-                    d = decide(net, node_of, op, s, 0, opts)
+                for d in decide_sizes(net, node_of, op, sizes, 0, opts):
                     g_mpi.append(1 - d.choice.time / d.passthrough.time)
                     g_bin.append(1 - d.choice.time / d.binomial.time)
                     g_tree.append(1 - d.best.time / d.binomial.time)
