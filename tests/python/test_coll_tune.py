@@ -220,6 +220,10 @@ def test_allreduce_candidates_are_the_librarys_algorithms():
     ("rule op=allreduce root=0 bytes=0:10 alg=ring", "rules.rwr:3: allreduce has no root: root=*"),
     ("rule op=bcast root=0 bytes=0:10 alg=ring", "rules.rwr:3: alg=ring is for allreduce and allgather only"),
     ("rule op=allgather root=* bytes=0:10 alg=tree parents=-1,0,0,0", "rules.rwr:3: allgather runs the library's"),
+    ("trinary-order 0,1,2", "rules.rwr:3: trinary-order: 3 entries, comm-size is 4"),
+    ("trinary-order 0,1,1,3", "rules.rwr:3: trinary-order: rank 1 appears twice"),
+    ("trinary-order 0,1,2,4", "rules.rwr:3: trinary-order: entry 3 '4' is outside 0..3"),
+    ("trinary-order", "rules.rwr:3: trinary-order needs one list of comm-size ranks"),
 ])
 def test_bad_rules_file_one_line(tmp_path, line, message):
     path = tmp_path / "rules.rwr"
