@@ -31,9 +31,9 @@ typedef struct rw_tune_options {
     double min_gain;     /* rankwise runs only when predicted this much faster than
                             the passthrough (default 0.05) */
     int32_t max_evals;   /* predictor runs a local search may spend per tree (default 1000) */
-    const rw_tree *seed; /* NULL, or a tree over the ranks from the call's root that the
-                            eager search starts from as well (e.g. the one chosen for the
-                            next smaller size); borrowed, not freed (default NULL) */
+    const rw_tree *start_tree; /* NULL, or a tree over the ranks from the call's root that
+                                  the eager search starts from as well (e.g. the one chosen
+                                  for the next smaller size); borrowed (default NULL) */
 } rw_tune_options;
 
 rw_tune_options rw_tune_options_default(void);
@@ -52,10 +52,11 @@ rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t ra
  * subtree under another leader, swap two leaders) that the predictor scores
  * for op (bcast, reduce, gather, scatter) at `bytes`. The search also
  * starts from the binomial tree and keeps the better; with several ranks
- * per node, or a seed tree in opt, it searches over ranks as well (from
- * the leaders' tree and the seed), and the rank-order binomial wins if it
- * is still faster: the result is never predicted slower than binomial or
- * the seed. RW_ERR_ARG when the seed does not span the ranks from root. */
+ * per node, or a start tree in opt, it searches over ranks as well (from
+ * the leaders' tree and the start tree), and the rank-order binomial wins
+ * if it is still faster: the result is never predicted slower than
+ * binomial or the start tree. RW_ERR_ARG when the start tree does not span
+ * the ranks from root. */
 rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, double bytes,
                               const rw_tune_options *opt, rw_tree **out);
 
@@ -142,7 +143,7 @@ const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double byt
  * model's trees for op at `bytes` from `root`, and choose: the fastest
  * rankwise candidate when predicted at least opt->min_gain faster than the
  * passthrough, else the passthrough. The eager search starts from the
- * passthrough's tree too (and opt->seed), so its tree is never predicted
+ * passthrough's tree too (and opt->start_tree), so its tree is never predicted
  * slower than the MPI's own when that is a tree. allreduce and allgather (root
  * ignored) score the library's own algorithms instead of trees
  * (rw_predict_library): candidates binomial, knomial, ring,

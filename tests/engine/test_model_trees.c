@@ -518,34 +518,34 @@ static void test_search_leaves_the_plateau(void)
     rw_pnet_free(net);
 }
 
-/* A seed tree is searched from too: the result is never slower than it;
- * a seed over other ranks or from another root is refused. */
-static void test_eager_seed(void)
+/* A start tree is searched from too: the result is never slower than it;
+ * one over other ranks or from another root is refused. */
+static void test_eager_start_tree(void)
 {
     rw_pnet *net = racks_of_16();
     rw_tune_options o = rw_tune_options_default();
     rw_coll_decision *d = NULL;
-    CHECK(rw_coll_decide(net, "bcast", 0, 8, &o, &d) == RW_OK); /* a searched tree, as a seed */
-    const rw_tree *seed = d->candidates[d->chosen].tree;
-    CHECK(seed != NULL);
-    double ts = tree_time(net, "bcast", seed, 8, 0);
+    CHECK(rw_coll_decide(net, "bcast", 0, 8, &o, &d) == RW_OK); /* a searched tree, to start from */
+    const rw_tree *known = d->candidates[d->chosen].tree;
+    CHECK(known != NULL);
+    double ts = tree_time(net, "bcast", known, 8, 0);
     o.max_evals = 0; /* no search: the result is the best start */
     rw_tree *t = NULL;
     CHECK(rw_model_tree_eager(net, "bcast", 0, 8, &o, &t) == RW_OK);
-    double unseeded = tree_time(net, "bcast", t, 8, 0);
+    double greedy_only = tree_time(net, "bcast", t, 8, 0);
     rw_tree_free(t);
-    CHECK(unseeded > ts * 1.04); /* the greedy alone starts behind */
-    o.seed = seed;
+    CHECK(greedy_only > ts * 1.04); /* the greedy alone starts behind */
+    o.start_tree = known;
     CHECK(rw_model_tree_eager(net, "bcast", 0, 8, &o, &t) == RW_OK);
     check_is_tree_of(t, 64, 0);
     CHECK(tree_time(net, "bcast", t, 8, 0) <= ts * (1 + 1e-12));
     rw_tree_free(t);
     t = NULL;
-    CHECK(rw_model_tree_eager(net, "bcast", 3, 8, &o, &t) == RW_ERR_ARG); /* seed from root 0 */
+    CHECK(rw_model_tree_eager(net, "bcast", 3, 8, &o, &t) == RW_ERR_ARG); /* a tree from root 0 */
     CHECK(t == NULL);
     rw_tree *small = NULL;
     CHECK(rw_tree_by_name("knomial", 32, 0, 4, &small) == RW_OK);
-    o.seed = small;
+    o.start_tree = small;
     CHECK(rw_model_tree_eager(net, "bcast", 0, 8, &o, &t) == RW_ERR_ARG);
     rw_tree_free(small);
     rw_coll_decision_free(d);
@@ -564,7 +564,7 @@ int main(void)
     test_model_trees();
     test_slow_node_is_leaf();
     test_search_leaves_the_plateau();
-    test_eager_seed();
+    test_eager_start_tree();
     test_ompi_selector();
     test_decide();
     test_rules_read_lookup();

@@ -13,7 +13,7 @@
 
 rw_tune_options rw_tune_options_default(void)
 {
-    rw_tune_options o = {.eager_limit = 65536, .gamma = 0.0, .min_gain = 0.05, .max_evals = 1000, .seed = NULL};
+    rw_tune_options o = {.eager_limit = 65536, .gamma = 0.0, .min_gain = 0.05, .max_evals = 1000, .start_tree = NULL};
     return o;
 }
 
@@ -430,11 +430,11 @@ static void ltree_of_tree(const rw_tree *t, int32_t root, ltree *lt)
             lt->lo[(t->child[c] - root + n) % n] = c - t->first_child[r];
 }
 
-/* seeds (per_rank only): trees over the ranks, from root, each searched
+/* starts (per_rank only): trees over the ranks, from root, each searched
  * from with half the budget; from_greedy 0: the greedy and binomial starts
- * are kept as they are, only the seeds are searched from. */
+ * are kept as they are, only the given trees are searched from. */
 static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, double bytes, const rw_tune_options *o,
-                            int per_rank, int from_greedy, const rw_tree *const *seeds, int n_seeds, rw_tree **out,
+                            int per_rank, int from_greedy, const rw_tree *const *starts, int n_starts, rw_tree **out,
                             double *score)
 {
     work w;
@@ -451,16 +451,16 @@ static rw_status eager_over(const rw_pnet *net, const char *op, int32_t root, do
     ltree_shape(&w.b, m, RW_SHAPE_BINOMIAL, 2);
     double sa = ltree_score(net, &w.L, &w.a, op, bytes, 0, o);
     double sb = ltree_score(net, &w.L, &w.b, op, bytes, 0, o);
-    /* Search from the better start, then from each seed on its own: a local
-     * search ends where its start leads, and a seed's optimum can beat the
-     * greedy's (the search can only better a seed). */
+    /* Search from the better start, then from each given tree on its own: a
+     * local search ends where its start leads, and a known tree's optimum can
+     * beat the greedy's (the search can only better it). */
     ltree *t = sa <= sb ? &w.a : &w.b;
     *score = sa <= sb ? sa : sb;
     if (from_greedy)
         st = improve(net, &w.L, t, op, bytes, o, score);
-    for (int k = 0; st == RW_OK && per_rank && k < n_seeds; k++) {
+    for (int k = 0; st == RW_OK && per_rank && k < n_starts; k++) {
         ltree *other = t == &w.a ? &w.b : &w.a;
-        ltree_of_tree(seeds[k], root, other);
+        ltree_of_tree(starts[k], root, other);
         double ss = ltree_score(net, &w.L, other, op, bytes, 0, o);
         rw_tune_options half = *o;
         half.max_evals = o->max_evals / 2;
@@ -492,11 +492,11 @@ rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, 
                               const rw_tune_options *opt, rw_tree **out)
 {
     rw_tune_options o = opt ? *opt : rw_tune_options_default();
-    return rw_tree_eager_seeded(net, op, root, bytes, &o, &o.seed, o.seed ? 1 : 0, out);
+    return rw_tree_eager_from(net, op, root, bytes, &o, &o.start_tree, o.start_tree ? 1 : 0, out);
 }
 
-rw_status rw_tree_eager_seeded(const rw_pnet *net, const char *op, int32_t root, double bytes,
-                               const rw_tune_options *opt, const rw_tree *const *seeds, int n_seeds, rw_tree **out)
+rw_status rw_tree_eager_from(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                               const rw_tune_options *opt, const rw_tree *const *starts, int n_starts, rw_tree **out)
 {
     *out = NULL;
     const rw_tune_options o = *opt;
@@ -505,11 +505,11 @@ rw_status rw_tree_eager_seeded(const rw_pnet *net, const char *op, int32_t root,
         return st;
     if (!net || net->n_ranks < 1)
         return rw_fail(RW_ERR_ARG, "model tree: a network with a placement is required");
-    if (n_seeds > RW_EAGER_SEEDS_MAX)
-        return rw_fail(RW_ERR_ARG, "model tree: %d seed trees (at most %d)", n_seeds, RW_EAGER_SEEDS_MAX);
-    for (int k = 0; k < n_seeds; k++)
-        if (!seeds[k] || seeds[k]->n_ranks != net->n_ranks || seeds[k]->root != root)
-            return rw_fail(RW_ERR_ARG, "model tree: a seed tree must span the %d ranks from root %d",
+    if (n_starts > RW_EAGER_STARTS_MAX)
+        return rw_fail(RW_ERR_ARG, "model tree: %d start trees (at most %d)", n_starts, RW_EAGER_STARTS_MAX);
+    for (int k = 0; k < n_starts; k++)
+        if (!starts[k] || starts[k]->n_ranks != net->n_ranks || starts[k]->root != root)
+            return rw_fail(RW_ERR_ARG, "model tree: a start tree must span the %d ranks from root %d",
                            (int)net->n_ranks, (int)root);
     double best;
     if ((st = eager_over(net, op, root, bytes, &o, 0, 1, NULL, 0, out, &best)) != RW_OK)
@@ -519,22 +519,22 @@ rw_status rw_tree_eager_seeded(const rw_pnet *net, const char *op, int32_t root,
      * their leader, so a node's ranks are reached in parallel rather than
      * forwarded one after the other inside it (16 ranks on 4 alike nodes,
      * 1 us overheads: 9.0 us at best against 10.4 us for the leaders').
-     * Seed trees (the MPI's own, the next smaller size's) are searched from
+     * Known trees (the MPI's own, the next smaller size's) are searched from
      * over ranks too: the greedy can end in a worse local optimum than a
      * tree already known (docs/collectives-selection.md). */
     rw_tree *alt = NULL;
     double s_alt = INFINITY;
     int shared = shares_a_node(net);
-    if ((shared || n_seeds > 0) && net->n_ranks > 2) {
+    if ((shared || n_starts > 0) && net->n_ranks > 2) {
         /* One rank per node: the leaders' search was the search over ranks;
-         * only the seeds remain to be searched from. */
-        const rw_tree *start[RW_EAGER_SEEDS_MAX + 1];
-        int n_start = 0;
+         * only the given trees remain to be searched from. */
+        const rw_tree *from[RW_EAGER_STARTS_MAX + 1];
+        int n_from = 0;
         if (shared)
-            start[n_start++] = *out;
-        for (int k = 0; k < n_seeds; k++)
-            start[n_start++] = seeds[k];
-        if ((st = eager_over(net, op, root, bytes, &o, 1, shared, start, n_start, &alt, &s_alt)) != RW_OK) {
+            from[n_from++] = *out;
+        for (int k = 0; k < n_starts; k++)
+            from[n_from++] = starts[k];
+        if ((st = eager_over(net, op, root, bytes, &o, 1, shared, from, n_from, &alt, &s_alt)) != RW_OK) {
             rw_tree_free(*out);
             *out = NULL;
             return st;

@@ -562,13 +562,13 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         goto fail;
     add(d, "tree", "binomial", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     /* The model's trees. */
-    const rw_tree *seeds[2];
-    int n_seeds = 0;
-    if (o.seed)
-        seeds[n_seeds++] = o.seed;
+    const rw_tree *starts[2];
+    int n_starts = 0;
+    if (o.start_tree)
+        starts[n_starts++] = o.start_tree;
     if (d->candidates[0].tree) /* the MPI's own tree: the search can only better it */
-        seeds[n_seeds++] = d->candidates[0].tree;
-    if ((st = rw_tree_eager_seeded(net, op, root, bytes, &o, seeds, n_seeds, &t)) != RW_OK)
+        starts[n_starts++] = d->candidates[0].tree;
+    if ((st = rw_tree_eager_from(net, op, root, bytes, &o, starts, n_starts, &t)) != RW_OK)
         goto fail;
     add(d, "tree", "eager", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     if (!strcmp(op, "gather") || !strcmp(op, "scatter")) {

@@ -51,10 +51,10 @@ rw_coll_options rw_tune_coll_options(const rw_tune_options *opt);
 double rw_tune_score(const rw_pnet *net, const char *op, const rw_tree *t, double bytes, int64_t segment,
                      const rw_tune_options *opt);
 
-/* rw_model_tree_eager with up to RW_EAGER_SEEDS_MAX trees over the ranks
- * (from root) to search from as well; opt's own seed is not used. */
-#define RW_EAGER_SEEDS_MAX 4
-rw_status rw_tree_eager_seeded(const rw_pnet *net, const char *op, int32_t root, double bytes,
-                               const rw_tune_options *opt, const rw_tree *const *seeds, int n_seeds, rw_tree **out);
+/* rw_model_tree_eager with up to RW_EAGER_STARTS_MAX trees over the ranks
+ * (from root) to search from as well; opt's own start_tree is not used. */
+#define RW_EAGER_STARTS_MAX 4
+rw_status rw_tree_eager_from(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                             const rw_tune_options *opt, const rw_tree *const *starts, int n_starts, rw_tree **out);
 
 #endif

@@ -37,7 +37,7 @@ class CTuneOptions(C.Structure):
         ("gamma", C.c_double),
         ("min_gain", C.c_double),
         ("max_evals", C.c_int32),
-        ("seed", C.c_void_p),  # const rw_tree *: borrowed for the call
+        ("start_tree", C.c_void_p),  # const rw_tree *: borrowed for the call
     ]
 
 
@@ -217,24 +217,24 @@ def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbyt
 
 
 def decide(network: PredictNetwork, node_of, op: str, nbytes: int, root: int = 0,
-           options: TuneOptions | None = None, seed: tuple | None = None) -> Decision:
+           options: TuneOptions | None = None, start: tuple | None = None) -> Decision:
     """Score the passthrough, rankwise's binomial and the model's trees for
-    one call and choose (rw_coll_decide). seed: (parents, order) of a tree
+    one call and choose (rw_coll_decide). start: (parents, order) of a tree
     over the ranks from root that the eager search starts from as well, e.g.
     the one chosen for the next smaller size."""
     so = tune_lib()
     node_of = np.ascontiguousarray(node_of, dtype=np.int32)
     opt = (options or TuneOptions()).to_c()
     tree = C.POINTER(CTree)()
-    if seed is not None:
-        par = np.ascontiguousarray(seed[0], dtype=np.int32)
-        ordr = np.ascontiguousarray(seed[1], dtype=np.int32)
+    if start is not None:
+        par = np.ascontiguousarray(start[0], dtype=np.int32)
+        ordr = np.ascontiguousarray(start[1], dtype=np.int32)
         if par.size != node_of.size or ordr.size != par.size:
-            raise RankwiseError(f"a seed tree needs one parent and one order per rank ({node_of.size})")
+            raise RankwiseError(f"a start tree needs one parent and one order per rank ({node_of.size})")
         i32p = C.POINTER(C.c_int32)
         engine.check(so.rw_tree_from_parents(par.size, int(root), par.ctypes.data_as(i32p),
                                              ordr.ctypes.data_as(i32p), C.byref(tree)))
-        opt.seed = C.cast(tree, C.c_void_p)
+        opt.start_tree = C.cast(tree, C.c_void_p)
     net = network._to_c(node_of)
     out = C.POINTER(CDecision)()
     try:

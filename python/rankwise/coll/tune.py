@@ -64,13 +64,13 @@ def decide_sizes(network: PredictNetwork, node_of, op: str, sizes: Sequence[int]
                  before: Callable[[int], None] | None = None) -> list[Decision]:
     """A decision per size, in the order given; each size's eager search
     also starts from the previous (smaller) size's fastest tree."""
-    out, seed, last = [], None, -1
+    out, start, last = [], None, -1
     for at in sizes:
         if before:
             before(at)
-        d = decide(network, node_of, op, at, root, options, seed if at >= last else None)
+        d = decide(network, node_of, op, at, root, options, start if at >= last else None)
         out.append(d)
-        seed, last = fastest_whole_tree(d), at
+        start, last = fastest_whole_tree(d), at
     return out
 
 
