@@ -455,30 +455,16 @@ static rw_status copy_tree(const rw_tree *t, rw_tree **out)
 static int32_t largest_subtree(const rw_tree *t)
 {
     int32_t n = t->n_ranks, best = 0;
-    int32_t *size = malloc((size_t)n * sizeof *size);
-    if (!size)
-        return n;
-    /* Children before parents: walk a breadth-first order backwards. */
-    int32_t *bfs = malloc((size_t)n * sizeof *bfs);
-    if (!bfs) {
+    int32_t *bfs = rw_tree_bfs(t), *size = malloc((size_t)n * sizeof *size);
+    if (!bfs || !size) {
+        free(bfs);
         free(size);
-        return n;
+        return n; /* no memory to tell: as large as can be */
     }
-    int32_t head = 0, tail = 0;
-    bfs[tail++] = t->root;
-    while (head < tail) {
-        int32_t r = bfs[head++];
-        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
-            bfs[tail++] = t->child[k];
-    }
-    for (int32_t i = n - 1; i >= 0; i--) {
-        int32_t r = bfs[i];
-        size[r] = 1;
-        for (int32_t k = t->first_child[r]; k < t->first_child[r + 1]; k++)
-            size[r] += size[t->child[k]];
-        if (r != t->root && t->parent[r] == t->root && size[r] > best)
-            best = size[r];
-    }
+    rw_tree_sizes(t, bfs, size);
+    for (int32_t k = t->first_child[t->root]; k < t->first_child[t->root + 1]; k++)
+        if (size[t->child[k]] > best)
+            best = size[t->child[k]];
     free(bfs);
     free(size);
     return best;
