@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "sim_until.h"
 
 #ifdef SMPI_SHARED_MALLOC
 #define BUFFER(bytes) SMPI_SHARED_MALLOC(bytes)
@@ -19,15 +20,6 @@
 #define BUFFER(bytes) calloc(1, bytes)
 #define RELEASE(p) free(p)
 #endif
-
-static void until(double t)
-{
-    double wait = t - MPI_Wtime();
-    if (wait <= 0)
-        return;
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-    nanosleep(&ts, NULL);
-}
 
 int main(int argc, char **argv)
 {
@@ -58,7 +50,7 @@ int main(int argc, char **argv)
         end = MPI_Wtime();
         MPI_Allreduce(&end, &start, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         start += 1e-3; /* one instant on every rank, after everybody's previous end */
-        until(start);
+        sim_until(start);
         int size = atoi(argv[1 + i]);
         bad = MPI_Alltoall(a, size, MPI_BYTE, b, size, MPI_BYTE, MPI_COMM_WORLD);
         took = MPI_Wtime() - start;

@@ -11,16 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-/* sleep until the simulated instant t (seconds) */
-static void until(double t)
-{
-    double wait = t - MPI_Wtime();
-    if (wait <= 0)
-        return;
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-    nanosleep(&ts, NULL);
-}
+#include "sim_until.h"
 
 int main(int argc, char **argv)
 {
@@ -38,7 +29,7 @@ int main(int argc, char **argv)
         int root = r == 0 ? 0 : n / 2 + 1 < n ? n / 2 + 1 : n - 1;
         for (int s = 0; s < n_sizes; s++) {
             double start = 0.1 * (calls + 1); /* far after the previous call's end */
-            until(start);
+            sim_until(start);
             double t0 = MPI_Wtime();
             MPI_Bcast(buf, sizes[s], MPI_CHAR, root, MPI_COMM_WORLD);
             took[calls++] = MPI_Wtime() - t0;

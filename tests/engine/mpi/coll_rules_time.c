@@ -17,6 +17,7 @@
 
 #include "rankwise_coll.h"
 #include "rankwise_coll_rules.h"
+#include "sim_until.h"
 
 static double next_start = 0.9; /* simulated seconds: 1.0, 1.1, ... on every rank, after the set-up */
 
@@ -24,11 +25,7 @@ static double next_start = 0.9; /* simulated seconds: 1.0, 1.1, ... on every ran
 static void start(void)
 {
     next_start += 0.1;
-    double wait = next_start - MPI_Wtime();
-    if (wait <= 0)
-        return;
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-    nanosleep(&ts, NULL);
+    sim_until(next_start);
 }
 
 int main(int argc, char **argv)

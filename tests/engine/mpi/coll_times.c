@@ -21,15 +21,7 @@
 #include <time.h>
 
 #include "rankwise_coll.h"
-
-static void until(double t)
-{
-    double wait = t - MPI_Wtime();
-    if (wait <= 0)
-        return;
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-    nanosleep(&ts, NULL);
-}
+#include "sim_until.h"
 
 static int call(const char *op, const rw_tree *t, long bytes, char *a, char *b)
 {
@@ -97,7 +89,7 @@ int main(int argc, char **argv)
     int bad = call(op, t, atol(argv[2]), a, b); /* set-up, untimed */
     for (int i = 0; !bad && i < k; i++) {
         double start = 0.1 * (i + 1); /* one instant on every rank, far after the previous call's end */
-        until(start);
+        sim_until(start);
         bad = call(op, t, atol(argv[2 + i]), a, b);
         took[i] = MPI_Wtime() - start;
     }
