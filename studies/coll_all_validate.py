@@ -34,11 +34,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise import paths
 from rankwise.coll.binding import TuneOptions, decide
 from rankwise.predict import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
+from smpi_link import build_linked
 
 SOURCE = Path(__file__).resolve().parents[1] / "tests" / "engine" / "mpi" / "coll_times.c"
 
@@ -47,13 +47,7 @@ LIBRARY = ("binomial", "knomial", "recursive_doubling", "ring", "hier")
 
 
 def build(tmp: Path) -> Path:
-    exe = tmp / "coll_times"
-    lib = paths.PACKAGE_DIR / "_lib" / "smpi"
-    env = {k: v for k, v in os.environ.items() if k != "SMPI_PRETEND_CC"}
-    subprocess.run(["smpicc", "-O2", f"-I{lib / 'include'}", "-o", str(exe), str(SOURCE), f"-L{lib}",
-                    "-Wl,--whole-archive", "-lrankwise_coll", "-Wl,--no-whole-archive"], check=True,
-                   capture_output=True, text=True, env=env)
-    return exe
+    return build_linked(SOURCE, tmp / "coll_times")
 
 
 def hostfile(plat, nodes: int, rpn: int, path: Path) -> Path:

@@ -42,10 +42,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise import paths
 from rankwise.predict import PredictNetwork, _options, _simulate, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
+from smpi_link import build_linked
 
 SOURCE = Path(__file__).resolve().parents[1] / "tests" / "engine" / "mpi" / "alltoall_times.c"
 # SMPI 3.32's all-to-alls that run with one rank per node (pair and rdb want a power of two)
@@ -57,13 +57,7 @@ LIBRARY = ("pairwise", "symmetric")
 
 
 def build(tmp: Path) -> Path:
-    exe = tmp / "alltoall_times"
-    lib = paths.PACKAGE_DIR / "_lib" / "smpi"
-    env = {k: v for k, v in os.environ.items() if k != "SMPI_PRETEND_CC"}
-    subprocess.run(["smpicc", "-O2", f"-I{lib / 'include'}", "-o", str(exe), str(SOURCE), f"-L{lib}",
-                    "-Wl,--whole-archive", "-lrankwise_coll", "-Wl,--no-whole-archive"], check=True,
-                   capture_output=True, text=True, env=env)
-    return exe
+    return build_linked(SOURCE, tmp / "alltoall_times")
 
 
 def hostfile(plat, n: int, path: Path) -> Path:

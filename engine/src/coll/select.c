@@ -450,6 +450,17 @@ static rw_status copy_tree(const rw_tree *t, rw_tree **out)
 
 #define MAX_CANDIDATES 8
 
+/* The library's triple trinary trees from root (bcast, reduce): three trees
+ * at once, so no one rw_tree, in the library's own segments. */
+static double trinary_time(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                           const rw_tune_options *o)
+{
+    rw_coll_options c = rw_tune_coll_options(o);
+    rw_sim_result r;
+    c.root = root;
+    return rw_predict_library(net, op, "trinary", bytes, &c, RW_SIM_SHARED, &r) == RW_OK ? r.time : INFINITY;
+}
+
 /* Ranks in the largest subtree below t's root: a scatter sends that many
  * blocks in its largest message. */
 static int32_t largest_subtree(const rw_tree *t)
@@ -562,15 +573,8 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
             goto fail;
         add(d, "tree", "volume", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     }
-    if (!strcmp(op, "reduce") && bytes >= (double)o.eager_limit) {
-        /* The library's triple trinary trees reversed (three trees at once: no one rw_tree). */
-        rw_coll_options c = rw_tune_coll_options(&o);
-        rw_sim_result r;
-        c.root = root;
-        add(d, "trinary", "trinary", 0,
-            rw_predict_library(net, "reduce", "trinary", bytes, &c, RW_SIM_SHARED, &r) == RW_OK ? r.time : INFINITY,
-            NULL);
-    }
+    if (!strcmp(op, "reduce") && bytes >= (double)o.eager_limit) /* the trinary trees reversed */
+        add(d, "trinary", "trinary", 0, trinary_time(net, op, root, bytes, &o), NULL);
     if (!strcmp(op, "bcast") && bytes >= (double)o.eager_limit) {
         rw_status (*build[2])(const rw_pnet *, int32_t, rw_tree **) = {rw_model_tree_chain, rw_model_tree_binary};
         const char *name[2] = {"chain", "binary"};
@@ -588,13 +592,7 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
                 goto fail;
             add(d, "tree", "eager", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
         }
-        /* The library's triple trinary trees (three trees at once: no one rw_tree; its own segments). */
-        rw_coll_options c = rw_tune_coll_options(&o);
-        rw_sim_result r;
-        c.root = root;
-        add(d, "trinary", "trinary", 0,
-            rw_predict_library(net, "bcast", "trinary", bytes, &c, RW_SIM_SHARED, &r) == RW_OK ? r.time : INFINITY,
-            NULL);
+        add(d, "trinary", "trinary", 0, trinary_time(net, op, root, bytes, &o), NULL);
     }
 choose:;
     int32_t best = 0;
