@@ -6,6 +6,7 @@
  * predefined ones, MPI_Finalize); duplicates of it build their own. */
 #include "coll.h"
 #include "internal.h"
+#include "verify.h"
 
 #include <stdlib.h>
 
@@ -26,6 +27,7 @@ void rwc_comm_forget_network(rwc_comm *c)
     c->net_state = 0;
     free(c->ring_order); /* laid on that network */
     c->ring_order = NULL;
+    rwc_verify_forget(c); /* of decisions made from it (and keyed by their trees) */
 }
 
 static void cache_free(rwc_comm *c)

@@ -65,6 +65,7 @@ typedef struct rwc_comm {
     rwc_tree_entry *trees;
     uint64_t generation; /* rwc_model_generation() the network and decisions were made under */
     int32_t *ring_order; /* multiring allgather: the ranks in ring order (allgather_multiring.c), NULL until used */
+    struct rwc_verdict *verdicts; /* decisions verified in the job (verify.c) */
 } rwc_comm;
 
 /* The cache of comm, made on first use (collective: every rank calls it in

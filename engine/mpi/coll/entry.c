@@ -7,6 +7,7 @@
  * defined here: they reach the MPI unchanged. */
 #include "coll.h"
 #include "internal.h"
+#include "verify.h"
 
 #include <stdio.h>
 
@@ -44,8 +45,9 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 }
 
 /* Runs what the decision chose: the algorithm (run) or the tree (tree);
- * *pass = 1 when the MPI's own must run instead. */
-#define DECIDED(op, root, bytes, run, on_tree)                                                         \
+ * *pass = 1 when the MPI's own must run instead. verifiable: whether the
+ * decision's first calls may alternate with the MPI's own (verify.h). */
+#define DECIDED(op, root, bytes, verifiable, run, on_tree)                                             \
     do {                                                                                                \
         rwc_choice ch = rwc_decide_call(op, comm, root, bytes);                                         \
         rw_status st = RW_ERR_STATE;                                                                    \
@@ -56,6 +58,10 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
         if (op == RWC_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&               \
             shape_as_tree(&ch, comm, root, bytes))                                                      \
             ch.alg = RW_COLL_PASSTHROUGH;                                                               \
+        if ((verifiable) && rwc_verify_begin(op, comm, root, bytes, &ch)) { /* a trial or the verdict */ \
+            *pass = 1;                                                                                  \
+            return st;                                                                                  \
+        }                                                                                               \
         rwc_trace_source(ch.source);                                                                    \
         if (ch.tree) {                                                                                  \
             st = on_tree;                                                                               \
@@ -72,7 +78,7 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 static rw_status auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_BCAST, root, bytes, rwc_run_bcast(buf, count, type, root, comm, ch.alg),
+    DECIDED(RWC_BCAST, root, bytes, 1, rwc_run_bcast(buf, count, type, root, comm, ch.alg),
             rw_coll_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
 }
 
@@ -80,7 +86,8 @@ static rw_status auto_reduce(const void *s, void *r, int count, MPI_Datatype typ
                              MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_REDUCE, root, bytes, rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg),
+    DECIDED(RWC_REDUCE, root, bytes, rwc_verify_order_free(op, type),
+            rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg),
             rw_coll_reduce_tree(s, r, count, type, op, ch.tree, comm));
 }
 
@@ -105,7 +112,7 @@ static rw_status auto_gather(const void *s, int sc, MPI_Datatype stype, void *r,
                              int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype);
-    DECIDED(RWC_GATHER, root, bytes, rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+    DECIDED(RWC_GATHER, root, bytes, 1, rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_gather(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
@@ -113,7 +120,7 @@ static rw_status auto_scatter(const void *s, int sc, MPI_Datatype stype, void *r
                               int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_SCATTER, root, bytes, rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+    DECIDED(RWC_SCATTER, root, bytes, 1, rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
@@ -154,7 +161,8 @@ static rw_status auto_allreduce(const void *s, void *r, int count, MPI_Datatype 
                                 int *pass)
 {
     size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_ALLREDUCE, -1, bytes, rwc_run_allreduce(s, r, count, type, op, comm, ch.alg),
+    DECIDED(RWC_ALLREDUCE, -1, bytes, rwc_verify_order_free(op, type),
+            rwc_run_allreduce(s, r, count, type, op, comm, ch.alg),
             tree_allreduce(s, r, count, type, op, comm, ch.tree, ch.segment));
 }
 
@@ -162,7 +170,7 @@ static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void 
                                 MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLGATHER, -1, bytes, rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
+    DECIDED(RWC_ALLGATHER, -1, bytes, 1, rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
             tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
 }
 
@@ -171,7 +179,7 @@ static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *
                                MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLTOALL, -1, bytes, rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg), RW_ERR_STATE);
+    DECIDED(RWC_ALLTOALL, -1, bytes, 1, rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg), RW_ERR_STATE);
 }
 
 /* The MPI entries: the MPI's own when passed (its own return code). */
@@ -179,8 +187,12 @@ static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *
     do {                                                                                                \
         int pass = 0;                                                                                   \
         rw_status st = call;                                                                            \
-        if (pass)                                                                                       \
-            return real;                                                                                \
+        if (pass) {                                                                                     \
+            int real_rc_ = real; /* (a parameter is named rc) */                                        \
+            rwc_verify_end(1);                                                                          \
+            return real_rc_;                                                                            \
+        }                                                                                               \
+        rwc_verify_end(0);                                                                              \
         return st ? failed(st) : MPI_SUCCESS;                                                           \
     } while (0)
 
@@ -190,7 +202,10 @@ static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *
     do {                                                                                                \
         int pass = 0;                                                                                   \
         rw_status st = call;                                                                            \
-        return pass ? rwc_mpi(real, name) : st;                                                         \
+        if (pass)                                                                                       \
+            st = rwc_mpi(real, name);                                                                   \
+        rwc_verify_end(pass);                                                                           \
+        return st;                                                                                      \
     } while (0)
 
 rw_status rwc_auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
