@@ -97,6 +97,40 @@ static void node_terms(int n, const double *d, double *term, double *tmp, double
     }
 }
 
+/* A rack behind a slow uplink shifts the rows of all its nodes as a slow
+ * NIC shifts one node's row: against most columns (the other racks) their
+ * difference from other racks' rows is the uplink's extra latency, which
+ * node_terms then gives each of them as its own. What tells the two apart
+ * is the nearest nodes: a slow NIC is slow to its rack mates too, an
+ * uplink is not. So a node whose nearest nodes (by raw latency, those
+ * before the row's first level gap) all carry a term at least as large as
+ * the smallest of theirs and its own owes that much to what they share,
+ * not to itself: it is taken off. A slow NIC's mates carry no term, so its
+ * own stays. */
+static void shared_terms_off(int n, const double *d, double *term, double *row, double *out)
+{
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i && isfinite(d[i * n + j]))
+                row[k++] = d[i * n + j];
+        qsort(row, (size_t)k, sizeof *row, cmp_double);
+        double cut = NAN;
+        for (int t = 0; t + 1 < k; t++)
+            if (row[t] > 0 && row[t + 1] > LEVEL_GAP * row[t]) {
+                cut = row[t];
+                break;
+            }
+        double least = term[i];
+        for (int j = 0; !isnan(cut) && j < n; j++)
+            if (j != i && isfinite(d[i * n + j]) && d[i * n + j] <= cut && term[j] < least)
+                least = term[j];
+        out[i] = !isnan(cut) && least > 0 ? term[i] - least : term[i];
+    }
+    for (int i = 0; i < n; i++)
+        term[i] = out[i];
+}
+
 /* Each reliable node sorts its corrected row over the reliable columns and
  * names as neighbours the nodes before the first relative gap (none when
  * the row has no gap). */
@@ -354,6 +388,7 @@ int rw_model_groups(const rw_model *m, int32_t *group_of)
         for (int j = 0; j < n; j++)
             d[i * n + j] = i == j ? NAN : distance(m, i, j);
     node_terms(n, d, term, w.tmp, w.row);
+    shared_terms_off(n, d, term, w.row, w.tmp);
     groups = group_once(n, d, term, &w, group_of);
     if (groups > 1) {
         refine_terms(n, d, group_of, w.reliable, term, w.tmp, w.row);

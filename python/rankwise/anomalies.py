@@ -61,6 +61,7 @@ class Findings:
     slow_pairs: list[SlowPair]
     slow_nodes: list[int]
     slow_blocks: list[tuple[int, int]]  # (source group, destination group)
+    slow_uplinks: list[int] = field(default_factory=list)  # groups whose own uplink is slow (their blocks are too)
     node_latency: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s, a_i above the typical node
     node_latency_ratio: np.ndarray = field(default_factory=lambda: np.zeros(0))  # its pairs' alpha / without a_i
     node_bandwidth_ratio: np.ndarray = field(default_factory=lambda: np.zeros(0))  # its pairs' bandwidth / its blocks'
@@ -205,6 +206,38 @@ def _routed_latencies(blat: np.ndarray, inside: np.ndarray, threshold: float) ->
     return routed
 
 
+UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
+
+
+def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float) -> list[int]:
+    """Groups whose own uplink is slow, from the blocks between groups.
+
+    On a tree of racks a block's latency is the sum of its two groups' parts, blat[x, y] ~ u_x +
+    u_y (each u holding half the core), and its bandwidth the narrower of the two uplinks,
+    bbw[x, y] ~ min(U_x, U_y). With three groups or more both are identifiable: u by least
+    squares over the blocks, U_x as the best block through x. A slow uplink then shows as one
+    group's part, not as many slow blocks (with most racks' blocks touching a slow one, the
+    better quartile of the blocks is itself slow and few blocks stand out). Where the sums do
+    not fit (a torus or dragonfly: blocks differ by route) nothing is said."""
+    k = blat.shape[0]
+    between = ~np.eye(k, dtype=bool) & np.isfinite(blat) & np.isfinite(blat.T)
+    rows, cols = np.nonzero(np.triu(between, 1))
+    if k < 3 or len(set(rows) | set(cols)) < k or len(rows) < k:
+        return []
+    lat = (blat[rows, cols] + blat[cols, rows]) / 2
+    a = np.zeros((len(rows), k))
+    a[np.arange(len(rows)), rows] = a[np.arange(len(rows)), cols] = 1
+    u, *_ = np.linalg.lstsq(a, lat, rcond=None)
+    if np.max(np.abs(a @ u - lat) / lat) > UPLINK_FIT:
+        return []
+    healthy = float(np.percentile(u, 25))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cap = np.array([np.nanmax(np.where(between[x], np.minimum(bbw[x], bbw[:, x]), np.nan)) for x in range(k)])
+        wide = float(np.nanpercentile(cap, 75))
+        slow = ((u + healthy) / (2 * healthy) > threshold) | (cap * threshold < wide)
+    return [int(x) for x in np.flatnonzero(slow)]
+
+
 def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     n = model.n_nodes
     g = model.groups().astype(int)
@@ -233,6 +266,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     bbw = _block_median(bw, clean, g, g)
     inside = np.eye(blat.shape[0], dtype=bool)
     slow_blocks = []
+    blat0, bbw0 = blat.copy(), bbw.copy()
     routed = _routed_latencies(blat, inside, threshold)
     for kind in (inside, ~inside):
         ok = kind & np.isfinite(blat)
@@ -245,6 +279,17 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
             if _slowness(blat[x, y], bbw[x, y], ref_lat, hb) > threshold:
                 slow_blocks.append((int(x), int(y)))
                 blat[x, y], bbw[x, y] = hl, hb  # judge its pairs against healthy blocks
+
+    # A group's uplink: every block through it is slow (judged against the other groups' parts).
+    uplinks = _slow_uplinks(blat0, bbw0, threshold)
+    across = ~inside & np.isfinite(blat0)
+    for x in uplinks:
+        hl, hb = np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)
+        for y in range(blat.shape[0]):
+            for block in ((x, y), (y, x)):
+                if x != y and block not in slow_blocks and np.isfinite(blat[block]):
+                    slow_blocks.append(block)
+                    blat[block], bbw[block] = hl, hb
 
     # 3. Pairs.
     bad_node = np.zeros(n, bool)
@@ -264,7 +309,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     slow_pairs.sort(key=lambda p: max(p.latency_ratio, 1 / p.bandwidth_ratio), reverse=True)
 
     findings = Findings(
-        groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks),
+        groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks), slow_uplinks=uplinks,
         node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio,
     )
     _find_variable_links(model, measured, g, findings)

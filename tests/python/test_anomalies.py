@@ -192,3 +192,32 @@ def test_simulated_probe_of_shuffled_racks_with_degraded_nodes(tmp_path, ranks_p
     group = int(np.bincount(f.groups[rack[:40] == varying_rack]).argmax())
     assert f.noisy_groups == [group]
     assert f.noisy_nodes == []
+
+
+@pytest.mark.parametrize("racks,per_rack,seed", [(8, 4, 1), (6, 6, 2), (5, 8, 3), (4, 6, 4)])
+def test_slow_uplinks_are_named_as_uplinks_not_as_slow_nodes(racks, per_rack, seed):
+    """Two rack uplinks at a third of the bandwidth and 3x the latency and one slow NIC, racks dealt in
+    shuffled order: the nodes behind the slow uplinks stay in their racks (every one of them was a slow
+    node in a group of its own: their rows differ from most others' by the uplink's latency, as a slow
+    NIC's would), the two uplinks are named as uplinks and the NIC as the only slow node."""
+    spec = shuffled(racks, per_rack, seed, degraded_share=0)
+    nic = int(np.random.default_rng(seed).integers(racks * per_rack))
+    spec = PlatformSpec(**{**spec.__dict__, "degraded": [
+        Degraded("uplink", 1, bw_factor=1 / 3, lat_factor=3.0), Degraded("uplink", racks - 2, bw_factor=1 / 3,
+                                                                          lat_factor=3.0),
+        Degraded("node", nic, **SLOW_NIC)]})
+    model = synthetic_model(spec)
+    rack = racks_of(spec, model)
+    f = find_slow_links(model)
+    assert adjusted_rand_index(f.groups, rack) == 1.0
+    assert f.slow_nodes == [nic]
+    group_of_rack = {int(rack[i]): int(f.groups[i]) for i in range(model.n_nodes)}
+    assert sorted(f.slow_uplinks) == sorted({group_of_rack[1], group_of_rack[racks - 2]})
+
+
+def test_two_groups_name_no_uplink():
+    """With two groups a slow uplink cannot be told from the other: the block stays a block."""
+    spec = PlatformSpec(racks=2, nodes_per_rack=6, cores=1, seed=1,
+                        degraded=[Degraded("uplink", 1, bw_factor=1 / 3, lat_factor=3.0)])
+    f = find_slow_links(synthetic_model(spec))
+    assert f.slow_uplinks == []

@@ -98,7 +98,8 @@ class Structure:
     shared link (a node's, a group's uplink, a group pair) explaining them."""
 
     slow_nodes: list[SlowNode]
-    slow_blocks: list[str]  # relations ("in g1", "g0-g2") slower than the healthy ones of their kind
+    slow_blocks: list[str]  # relations ("in g1", "g0-g2") slower than the healthy ones of their kind, no slow uplink's
+    slow_uplinks: list[int]  # groups whose own uplink is slow (every relation through it is)
     variable_nodes: list[str]  # nodes whose own link varies over time
     variable_groups: list[int]  # groups whose uplink varies
     variable_blocks: list[str]  # group pairs whose link varies
@@ -378,7 +379,9 @@ def _structure(names: list[str], f) -> Structure:
     alone = [(names[p.src], names[p.dst], p.jitter) for p in f.noisy_pairs if p.scope == "pair"]
     return Structure(
         slow_nodes=slow,
-        slow_blocks=[_relation_text(b) for b in dict.fromkeys(_relation_key(*b) for b in f.slow_blocks)],
+        slow_blocks=[_relation_text(b) for b in dict.fromkeys(_relation_key(*b) for b in f.slow_blocks
+                                                              if not set(b) & set(f.slow_uplinks))],
+        slow_uplinks=list(f.slow_uplinks),
         variable_nodes=[names[i] for i in f.noisy_nodes],
         variable_groups=list(f.noisy_groups),
         variable_blocks=[_relation_text(b) for b in f.noisy_blocks],
@@ -657,9 +660,12 @@ def _render_structure(st: Structure, console) -> None:
                 what.append(f"bandwidth x{r.bandwidth_ratio:.2g}")
             parts.append(f"{r.node}: {', '.join(what)} (in g{r.group})")
         console.print("  [bold red]slow node links[/]: " + escape("; ".join(parts)), highlight=False)
-    if st.slow_blocks:
+    if st.slow_uplinks or st.slow_blocks:
         found = True
-        console.print("  [bold red]slow shared links[/] (all pairs of): " + ", ".join(st.slow_blocks), highlight=False)
+        parts = [f"g{x}'s uplink" for x in st.slow_uplinks]
+        if st.slow_blocks:
+            parts.append("(all pairs of) " + ", ".join(st.slow_blocks))
+        console.print("  [bold red]slow shared links[/]: " + "; ".join(parts), highlight=False)
     shared = ([f"node {escape(x)}'s link" for x in st.variable_nodes] + [f"g{g}'s uplink" for g in st.variable_groups]
               + [f"the link {b}" for b in st.variable_blocks])
     if st.variable_pairs:
