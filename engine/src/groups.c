@@ -165,6 +165,44 @@ static int similar(int n, const unsigned char *near, int i, int j)
     return 2 * both >= either;
 }
 
+/* Nodes i, j join when one names the other and they name mostly the same
+ * nodes (similar: one noisy pair cannot merge two racks); then a node left
+ * alone (its row has no clear gap, or only one side names the other)
+ * joins the group that most of the nodes it names, or that name it,
+ * belong to. Only reliable nodes (NULL: all). parent: the union-find. */
+static void join_alone(int n, const unsigned char *near, const unsigned char *reliable, int *parent, int *label)
+{
+    for (int i = 0; i < n; i++)
+        parent[i] = i;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if ((near[i * n + j] || near[j * n + i]) && similar(n, near, i, j))
+                parent[find(parent, i)] = find(parent, j);
+    for (int i = 0; i < n; i++) {
+        if (reliable && !reliable[i])
+            continue;
+        int root = find(parent, i), alone = 1;
+        for (int j = 0; j < n && alone; j++)
+            alone = j == i || find(parent, j) != root;
+        if (!alone)
+            continue;
+        for (int j = 0; j < n; j++)
+            label[j] = 0;
+        int total = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i && (near[i * n + j] || near[j * n + i])) {
+                label[find(parent, j)]++;
+                total++;
+            }
+        int best = -1;
+        for (int j = 0; j < n; j++)
+            if (label[j] && (best < 0 || label[j] > label[best]))
+                best = j;
+        if (best >= 0 && 2 * label[best] > total)
+            parent[root] = best;
+    }
+}
+
 /* The group a node whose own figures are too noisy to cut its row joins:
  * the one whose columns are, on average, closer to it than the other
  * groups' by a level gap, `level` being the typical distance inside a
@@ -258,38 +296,7 @@ static int group_once(int n, const double *d, const double *term, struct work *w
     /* Two nodes join when one names the other and they name mostly the
      * same nodes (Jaccard index of their neighbourhoods, themselves
      * included, at least 1/2): one noisy pair cannot merge two racks. */
-    for (int i = 0; i < n; i++)
-        parent[i] = i;
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++)
-            if ((near[i * n + j] || near[j * n + i]) && similar(n, near, i, j))
-                parent[find(parent, i)] = find(parent, j);
-    /* A node left alone (its row has no clear gap, or only one side names
-     * the other) joins the group that most of the nodes it names, or that
-     * name it, belong to. */
-    for (int i = 0; i < n; i++) {
-        if (!reliable[i])
-            continue;
-        int root = find(parent, i), alone = 1;
-        for (int j = 0; j < n && alone; j++)
-            alone = j == i || find(parent, j) != root;
-        if (!alone)
-            continue;
-        for (int j = 0; j < n; j++)
-            label[j] = 0;
-        int total = 0;
-        for (int j = 0; j < n; j++)
-            if (j != i && (near[i * n + j] || near[j * n + i])) {
-                label[find(parent, j)]++;
-                total++;
-            }
-        int best = -1;
-        for (int j = 0; j < n; j++)
-            if (label[j] && (best < 0 || label[j] > label[best]))
-                best = j;
-        if (best >= 0 && 2 * label[best] > total)
-            parent[root] = best;
-    }
+    join_alone(n, near, reliable, parent, label);
     /* Number the groups of reliable nodes, then place the others. */
     for (int i = 0; i < n; i++)
         label[i] = -1;
@@ -363,6 +370,58 @@ static void refine_terms(int n, const double *d, const int32_t *group_of, const 
         }
 }
 
+/* Large-message bandwidth i -> j (beta above the knee where there is one),
+ * NaN when not measured. */
+static double bandwidth(const rw_model *m, int i, int j)
+{
+    int p = i * m->n_nodes + j;
+    if (m->pair_state[p] != RW_PAIR_MEASURED)
+        return NAN;
+    double beta = m->beta_large && isfinite(m->beta_large[p]) ? m->beta_large[p] : m->beta[p];
+    return beta > 0 ? 1 / beta : NAN;
+}
+
+/* Groups from bandwidth, where the latencies show none: racks whose
+ * switches add no measurable delay (an emulated cluster without injected
+ * delay, one switch layer) differ only in what their shared uplinks carry
+ * while the concurrent probe runs. A pair inside a rack gets its full
+ * rate in every round; a pair across racks shares the uplink with the
+ * round's other crossing pairs and gets it only in quiet rounds. So each
+ * node names the nodes it reached at 90 % of the rate the two can reach at
+ * best (the better of each one's pairs), and nodes join as above: rack
+ * mates name the same nodes, a few pairs across racks that happened to be
+ * alone on the uplink do not make them similar. A node with a slow NIC
+ * names nobody (every pair at its NIC's rate is below its partners' best)
+ * and stays alone: bandwidth says nothing of where it is. */
+static int group_by_bandwidth(const rw_model *m, struct work *w, int32_t *group_of)
+{
+    int n = m->n_nodes;
+    double *best = w->row;
+    for (int i = 0; i < n; i++) {
+        best[i] = 0;
+        for (int j = 0; j < n; j++) {
+            double b = j == i ? NAN : 0.5 * (bandwidth(m, i, j) + bandwidth(m, j, i));
+            w->x[i * n + j] = b;
+            if (b > best[i])
+                best[i] = b;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            w->near[i * n + j] = j != i && w->x[i * n + j] >= 0.9 * fmax(best[i], best[j]);
+    join_alone(n, w->near, NULL, w->parent, w->label);
+    for (int i = 0; i < n; i++)
+        w->label[i] = -1;
+    int groups = 0;
+    for (int i = 0; i < n; i++) {
+        int r = find(w->parent, i);
+        if (w->label[r] < 0)
+            w->label[r] = groups++;
+        group_of[i] = w->label[r];
+    }
+    return groups;
+}
+
 int rw_model_groups(const rw_model *m, int32_t *group_of)
 {
     int n = m->n_nodes;
@@ -393,6 +452,8 @@ int rw_model_groups(const rw_model *m, int32_t *group_of)
     if (groups > 1) {
         refine_terms(n, d, group_of, w.reliable, term, w.tmp, w.row);
         groups = group_once(n, d, term, &w, group_of);
+    } else if (groups == 1 && n >= 4) {
+        groups = group_by_bandwidth(m, &w, group_of);
     }
 out:
     free(d);

@@ -198,7 +198,7 @@ def _draw(model: Model, marked: list[int]):
     if n_unprobed:
         sub.append(f"{n_unprobed} not probed")
     if len(starts) > 1:
-        sub.append(f"{len(starts)} groups (g0..g{len(starts) - 1}) found from latencies, nodes ordered by group")
+        sub.append(f"{len(starts)} groups (g0..g{len(starts) - 1}) found from the measurements, nodes ordered by group")
     else:
         sub.append("one group: no structure in the latencies")
     if np.isfinite(model.created):

@@ -131,10 +131,89 @@ static void two_unequal_racks(void)
     rw_model_free(m);
 }
 
+/* 8 racks of 4, two of them behind uplinks with 3x the latency, and one
+ * slow NIC: the nodes behind the slow uplinks keep their racks (their rows
+ * differ from most others' by the uplink's latency, as a slow NIC's row
+ * does; they used to be slow nodes in groups of one) and the slow NIC
+ * stays in its rack. */
+static void slow_uplinks_keep_their_racks(void)
+{
+    enum { N = 32 };
+    int rack[N];
+    double a[N];
+    int64_t sizes[1] = {8};
+    rw_model *m;
+    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    srand(11);
+    for (int i = 0; i < N; i++) {
+        rack[i] = (i * 5) % 8; /* racks dealt out of order */
+        a[i] = i == 9 ? 4e-6 : 1e-6;
+    }
+    fill(m, rack, a, 0, 4e-6, 0.02);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            if (i != j && rack[i] != rack[j] && (rack[i] == 2 || rack[j] == 2 || rack[i] == 5 || rack[j] == 5))
+                m->alpha[i * N + j] += 8e-6; /* through a slow uplink: 3x its 4 us */
+    int32_t g[N];
+    CHECK(rw_model_groups(m, g) == 8);
+    CHECK(same_partition(N, g, rack));
+    rw_model_free(m);
+}
+
+/* Latencies without structure (switches that add no delay: an emulated
+ * cluster), 4 racks of 5 behind oversubscribed uplinks: pairs inside a rack
+ * at the full rate, pairs across at a half to a quarter (the uplink shared
+ * in their round) and one in four at the full rate (alone on it). The
+ * racks come from the bandwidths; a node with a slow NIC (every pair at a
+ * third) is placed nowhere; with the same rate everywhere, one group. */
+static void racks_from_bandwidth_when_latency_is_flat(void)
+{
+    enum { N = 20, SLOW = 7 };
+    int rack[N];
+    int64_t sizes[1] = {8};
+    rw_model *m;
+    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    srand(3);
+    for (int i = 0; i < N; i++)
+        rack[i] = (i * 3) % 4;
+    for (int flat = 0; flat < 2; flat++) {
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) {
+                int p = i * N + j;
+                m->pair_state[p] = i == j ? RW_PAIR_UNPROBED : RW_PAIR_MEASURED;
+                m->alpha[p] = 2e-6 * (1 + 0.02 * (2 * uniform() - 1));
+                double rate = 12.5e9 * (1 + 0.01 * (2 * uniform() - 1));
+                if (!flat && rack[i] != rack[j] && rand() % 4)
+                    rate /= 2 + 2 * uniform();
+                if (!flat && (i == SLOW || j == SLOW))
+                    rate = 12.5e9 / 3;
+                m->beta[p] = 1 / rate;
+            }
+        int32_t g[N];
+        int groups = rw_model_groups(m, g);
+        if (flat) {
+            CHECK(groups == 1);
+            break;
+        }
+        CHECK(groups == 5);
+        int alone = 1, same = 1;
+        for (int i = 0; i < N; i++) {
+            alone &= i == SLOW || g[i] != g[SLOW];
+            for (int j = 0; j < N; j++)
+                if (i != SLOW && j != SLOW)
+                    same &= (g[i] == g[j]) == (rack[i] == rack[j]);
+        }
+        CHECK(alone && same);
+    }
+    rw_model_free(m);
+}
+
 int main(void)
 {
     slow_cable_stays_in_its_rack();
     degraded_nodes_keep_the_racks();
     two_unequal_racks();
+    slow_uplinks_keep_their_racks();
+    racks_from_bandwidth_when_latency_is_flat();
     CHECK_DONE();
 }

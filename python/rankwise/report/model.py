@@ -293,7 +293,7 @@ def summarize(model: Model, top: int = 10) -> Summary:
     stamps = model.measured_at[(measured | missing) & np.isfinite(model.measured_at)]
     notes = []
     if n and n_groups == 1 and measured.any():
-        notes.append("no group structure in the latencies: all nodes form one group")
+        notes.append("no group structure in the latencies or bandwidths: all nodes form one group")
     if unprobed.any():
         k = int(unprobed.sum())
         notes.append(f"{k} pair{' was' if k == 1 else 's were'} never probed (partial model)")
@@ -522,7 +522,7 @@ def render(summary: Summary, console) -> None:
         console.print(f"  [dim]note: {escape(note)}[/]", highlight=False)
 
     if s.groups:
-        t = Table(title="Groups of close nodes (from latencies)", title_justify="left", box=box.SIMPLE_HEAD)
+        t = Table(title="Groups of close nodes (from latencies; bandwidths where those are flat)", title_justify="left", box=box.SIMPLE_HEAD)
         t.add_column("group", style="bold")
         t.add_column("nodes", justify="right")
         t.add_column("alpha us", justify="right")
