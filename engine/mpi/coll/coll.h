@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rankwise_coll.h"
 #include "rankwise_coll_rules.h"
@@ -241,6 +242,40 @@ rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t 
 size_t rwc_segment_bytes(void);
 /* k of k-nomial trees (RANKWISE_COLL_KNOMIAL_K, default 4). */
 int rwc_knomial_k(void);
+/* The environment (env.c): one rule of each kind for every variable.
+ * Problems are the job's: rank 0 of MPI_COMM_WORLD prints them, one line
+ * "rankwise-coll: <kind>: <message>" each (rwc_say). */
+int rwc_world_rank0(void);
+void rwc_say(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A value as a message echoes it: its first max characters and "..."
+ * when longer; max is RWC_SHOWN_VALUE for a variable's value,
+ * RWC_SHOWN_PATH for a file's path (buf: RWC_SHOWN_BUF bytes). */
+#define RWC_SHOWN_VALUE 64
+#define RWC_SHOWN_PATH 256
+#define RWC_SHOWN_BUF (RWC_SHOWN_PATH + 4)
+const char *rwc_shown(const char *value, size_t max, char *buf);
+/* A boolean variable: 1, true, yes, on / 0, false, no, off (any case);
+ * unset or empty: 0; anything else: one warning, 0. Read it once. */
+int rwc_env_bool(const char *name);
+/* The caps on the files variables name (docs/collectives.md): a model of
+ * the default probe's 11 sizes takes about 0.6 KB per directed node pair,
+ * so 256 MiB hold about 650 nodes; a rules file about 2 x 7 bytes per rank
+ * per tree rule, so 64 MiB hold a hundred tree rules over 40,000 ranks. */
+#define RWC_MODEL_MAX_BYTES ((size_t)256 << 20)
+#define RWC_RULES_MAX_BYTES ((size_t)64 << 20)
+/* path (named by a variable) as a stream over its bytes in memory, or
+ * NULL with *st and rw_last_error set: it must be a regular file of at
+ * most cap bytes (never blocks on a FIFO, never reads a device); what
+ * names it in messages ("a model"). fclose the stream, then free *mem. */
+FILE *rwc_env_file(const char *path, const char *what, size_t cap, char **mem, rw_status *st);
+/* RANKWISE_MODEL (NULL when unset) and the model it names, read once per
+ * process at the first call; NULL when it cannot be read (then rank 0 of
+ * MPI_COMM_WORLD has said why in one line). */
+const char *rwc_model_path(void);
+const rw_model *rwc_env_model(void);
+/* RANKWISE_COLL_MAX_EVALS (decide.c, with the other variables). */
+int32_t rwc_max_evals(void);
+
 /* RANKWISE_COLL_TRACE=1: one line per handled call on stderr. */
 void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
 /* The same for a call the rules or the network decided: "tree" for a tree,

@@ -30,17 +30,13 @@
 
 static int cfg_read, probe_on;
 static const char *model_path;
-static rw_model *model;
-static int model_state; /* 0 not read, 1 read, -1 failed */
 static int warned;      /* one warning per process */
 
 static void read_cfg(void)
 {
+    model_path = rwc_model_path();
+    probe_on = rwc_env_bool("RANKWISE_COLL_PROBE");
     cfg_read = 1;
-    const char *m = getenv("RANKWISE_MODEL");
-    model_path = m && *m ? m : NULL;
-    const char *p = getenv("RANKWISE_COLL_PROBE");
-    probe_on = p && *p && strcmp(p, "0");
 }
 
 int rwc_net_configured(void)
@@ -56,7 +52,7 @@ int rwc_net_configured(void)
 static const rw_model *current_model(void)
 {
     const rw_model *live = rwc_live_model();
-    return live ? live : model_state > 0 ? model : NULL;
+    return live ? live : model_path ? rwc_env_model() : NULL;
 }
 
 static double wall(void)
@@ -95,20 +91,15 @@ rw_status rwc_model_nodes(const rw_model *m, const char *path, const char *names
     return RW_OK;
 }
 
-/* Rank 0: the network from the model, or why not. */
+/* Rank 0: the network from the model, or why not (RW_ERR_IO: the model
+ * could not be read, which rwc_env_model has reported). */
 static rw_status net_from_model(const char *names, const int *world, int n, rw_pnet **out)
 {
     const rw_model *m = rwc_live_model();
-    const char *path = m ? "(live)" : model_path;
-    if (!m && model_state == 0) {
-        model_state = rw_model_read(model_path, &model) == RW_OK ? 1 : -1;
-        if (model_state < 0)
-            return RW_ERR_IO; /* rw_last_error says path:line */
-    }
-    if (!m && model_state < 0)
-        return rw_fail(RW_ERR_IO, "the model %s could not be read", model_path);
-    if (!m)
-        m = model;
+    char shown[RWC_SHOWN_BUF];
+    const char *path = m ? "(live)" : rwc_shown(model_path, RWC_SHOWN_PATH, shown);
+    if (!m && !(m = rwc_env_model()))
+        return RW_ERR_IO;
     int32_t *node_of = malloc((size_t)n * sizeof *node_of);
     if (!node_of)
         return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", n);
@@ -141,8 +132,8 @@ static void set_up_network(rwc_comm *c)
         if (alloc_ok && rwc_real_gather(mine, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, 0, c->dup) == MPI_SUCCESS &&
             rwc_real_gather(&me, 1, MPI_INT, world, 1, MPI_INT, 0, c->dup) == MPI_SUCCESS && c->rank == 0) {
             rw_status st = net_from_model(names, world, c->size, &c->net);
-            if (st)
-                warn_once(st == RW_ERR_IO ? "error" : "warning", rw_last_error());
+            if (st && st != RW_ERR_IO)
+                warn_once("warning", rw_last_error());
             ok = !st;
         }
         free(names);
@@ -179,28 +170,6 @@ static int size_class(size_t bytes)
     return k;
 }
 
-/* RANKWISE_COLL_MAX_EVALS: predictor runs per local search of a decision
- * (rw_tune_options.max_evals), read once on rank 0; fewer runs make the
- * first call of each size class cheaper, the trees less searched. */
-static int32_t max_evals_of_env(void)
-{
-    static int32_t value = -1;
-    if (value >= 0)
-        return value;
-    value = rw_tune_options_default().max_evals;
-    const char *v = getenv("RANKWISE_COLL_MAX_EVALS");
-    if (v && *v) {
-        char *end;
-        long x = strtol(v, &end, 10);
-        if (*end || x < 0 || x > 1000000)
-            fprintf(stderr, "rankwise-coll: warning: RANKWISE_COLL_MAX_EVALS=%s is not an integer in 0..1000000; "
-                            "%d runs\n", v, (int)value);
-        else
-            value = (int32_t)x;
-    }
-    return value;
-}
-
 /* What rank 0 broadcasts: alg, segment, has tree, seconds; then parents
  * and sibling orders of the tree. */
 enum { H_ALG, H_SEGMENT, H_TREE, H_SECONDS, H_N };
@@ -210,7 +179,7 @@ static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *he
 {
     double t0 = wall();
     rw_tune_options opt = rw_tune_options_default();
-    opt.max_evals = max_evals_of_env();
+    opt.max_evals = rwc_max_evals(); /* RANKWISE_COLL_MAX_EVALS */
     const rw_model *m = current_model();
     if (!strcmp(c->net_source, "model") && m && m->knee > 0)
         opt.eager_limit = m->knee; /* as coll tune does */

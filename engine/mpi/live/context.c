@@ -24,8 +24,7 @@ static int warned;
 
 int live_tracing(void)
 {
-    const char *t = getenv("RANKWISE_COLL_TRACE");
-    return t && !strcmp(t, "1");
+    return rwc_tracing(); /* RANKWISE_COLL_TRACE, parsed once (decide.c) */
 }
 
 static void warn_once(const rw_live *ctx, const char *what)
