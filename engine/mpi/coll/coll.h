@@ -139,6 +139,11 @@ rw_status rwc_allgather_rd(const void *sendbuf, int sc, MPI_Datatype st, void *r
 rw_status rwc_allgather_multiring(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
                                   MPI_Datatype rt, rwc_comm *c);
 
+/* RW_ERR_ARG unless op is user-defined or a predefined operation the MPI
+ * standard defines on the predefined type (op_types.c): anything else
+ * passes through to the MPI, which reports its own error on every rank. */
+rw_status rwc_op_fits(MPI_Op op, MPI_Datatype type);
+
 /* The checks and algorithms behind each collective (api.c): RW_ERR_ARG or
  * RW_ERR_STATE when the case is refused, before anything is sent. */
 rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg);
@@ -263,16 +268,23 @@ int rwc_env_bool(const char *name);
  * per tree rule, so 64 MiB hold a hundred tree rules over 40,000 ranks. */
 #define RWC_MODEL_MAX_BYTES ((size_t)256 << 20)
 #define RWC_RULES_MAX_BYTES ((size_t)64 << 20)
-/* path (named by a variable) as a stream over its bytes in memory, or
- * NULL with *st and rw_last_error set: it must be a regular file of at
- * most cap bytes (never blocks on a FIFO, never reads a device); what
- * names it in messages ("a model"). fclose the stream, then free *mem. */
-FILE *rwc_env_file(const char *path, const char *what, size_t cap, char **mem, rw_status *st);
+/* path (named by a variable or rw_live_init) as a stream over its bytes
+ * in memory, or NULL with *st and rw_last_error set: it must be a regular
+ * file of at most cap bytes (never blocks on a FIFO, never reads a
+ * device); what names it in messages ("a model"). fclose the stream, then
+ * free *mem. */
+FILE *rwc_input_file(const char *path, const char *what, size_t cap, char **mem, rw_status *st);
+/* The model at path through rwc_input_file (RWC_MODEL_MAX_BYTES). */
+rw_status rwc_model_read(const char *path, rw_model **out);
 /* RANKWISE_MODEL (NULL when unset) and the model it names, read once per
  * process at the first call; NULL when it cannot be read (then rank 0 of
  * MPI_COMM_WORLD has said why in one line). */
 const char *rwc_model_path(void);
 const rw_model *rwc_env_model(void);
+/* Whether the MPI runs at MPI_THREAD_MULTIPLE (init.c): then the library
+ * runs nothing of its own (rwc_comm_get refuses with RW_ERR_STATE, the
+ * decision passes through) and has said so once. */
+int rwc_thread_multiple(void);
 /* RANKWISE_COLL_MAX_EVALS (decide.c, with the other variables). */
 int32_t rwc_max_evals(void);
 

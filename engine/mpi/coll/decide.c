@@ -144,6 +144,8 @@ static const rw_coll_rules *rules;
 rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
 {
     rwc_choice ch = {RW_COLL_PASSTHROUGH, NULL, 0, NULL};
+    if (rwc_thread_multiple()) /* before any state: init.c */
+        return ch;
     if (!env_read)
         read_env();
     if (forced[op] != RW_COLL_AUTO) {

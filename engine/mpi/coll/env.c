@@ -6,8 +6,9 @@
  *     path to RWC_SHOWN_PATH);
  *   - booleans: 1/0, true/false, yes/no, on/off in any case; anything
  *     else is one warning and off;
- *   - a file a variable names (RANKWISE_COLL_RULES, RANKWISE_MODEL) is
- *     read only when it is a regular file of at most a cap of bytes:
+ *   - a file a variable names (RANKWISE_COLL_RULES, RANKWISE_MODEL; and
+ *     rw_live_init's model) is read only when it is a regular file of at
+ *     most a cap of bytes:
  *     opened without blocking (a FIFO with no writer would block the job
  *     forever), checked with fstat, read whole into memory (a device such
  *     as /dev/zero never ends) and parsed from there. */
@@ -91,7 +92,7 @@ static const char *not_regular(mode_t mode)
     return "it is not a regular file";
 }
 
-FILE *rwc_env_file(const char *path, const char *what, size_t cap, char **mem, rw_status *st)
+FILE *rwc_input_file(const char *path, const char *what, size_t cap, char **mem, rw_status *st)
 {
     char shown[RWC_SHOWN_BUF];
     const char *name = rwc_shown(path, RWC_SHOWN_PATH, shown);
@@ -162,19 +163,26 @@ const char *rwc_model_path(void)
     return m && *m ? m : NULL;
 }
 
+rw_status rwc_model_read(const char *path, rw_model **out)
+{
+    char *mem = NULL, shown[RWC_SHOWN_BUF];
+    rw_status st = RW_OK;
+    *out = NULL;
+    FILE *f = rwc_input_file(path, "a model", RWC_MODEL_MAX_BYTES, &mem, &st);
+    if (f) {
+        st = rw_model_read_stream(f, rwc_shown(path, RWC_SHOWN_PATH, shown), out);
+        fclose(f);
+    }
+    free(mem);
+    return st;
+}
+
 const rw_model *rwc_env_model(void)
 {
     if (model_state)
         return model_state > 0 ? model : NULL;
     const char *path = rwc_model_path();
-    char *mem = NULL, shown[RWC_SHOWN_BUF];
-    rw_status st = RW_ERR_ARG;
-    FILE *f = path ? rwc_env_file(path, "a model", RWC_MODEL_MAX_BYTES, &mem, &st) : NULL;
-    if (f) {
-        st = rw_model_read_stream(f, rwc_shown(path, RWC_SHOWN_PATH, shown), &model);
-        fclose(f);
-    }
-    free(mem);
+    rw_status st = path ? rwc_model_read(path, &model) : RW_ERR_ARG;
     model_state = st ? -1 : 1;
     if (st && path)
         rwc_say("error", "%s (collectives and topology constructors pass through to the MPI)", rw_last_error());

@@ -24,7 +24,7 @@ void rwc_rules_load(void)
         return;
     char *mem = NULL, shown[RWC_SHOWN_BUF];
     rw_status st = RW_OK;
-    FILE *f = rwc_env_file(path, "a rules file", RWC_RULES_MAX_BYTES, &mem, &st);
+    FILE *f = rwc_input_file(path, "a rules file", RWC_RULES_MAX_BYTES, &mem, &st);
     if (f) {
         st = rw_coll_rules_read_stream(f, rwc_shown(path, RWC_SHOWN_PATH, shown), &rules);
         fclose(f);

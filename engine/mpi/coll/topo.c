@@ -236,8 +236,8 @@ static int plan(MPI_Comm comm, int local_ok, const edges *e, int n_virtual, int 
 static int wanted(MPI_Comm comm, int reorder)
 {
     int inter = 1;
-    return reorder && model_path() && comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS &&
-           !inter;
+    return reorder && model_path() && !rwc_thread_multiple() && comm != MPI_COMM_NULL &&
+           PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 
 /* comm with rank r renumbered new_rank_of[r] (collective). */
