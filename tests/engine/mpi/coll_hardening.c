@@ -89,6 +89,8 @@ typedef struct {
     int salt, bad;
 } job;
 
+static pthread_barrier_t start; /* both threads enter their first call together */
+
 static void *work(void *arg)
 {
     job *j = arg;
@@ -96,6 +98,7 @@ static void *work(void *arg)
     int *v = malloc(sizeof(int) * count), *w = malloc(sizeof(int) * count);
     for (int i = 0; i < count; i++)
         v[i] = me == 0 ? i * j->salt : -1;
+    pthread_barrier_wait(&start);
     MPI_Bcast(v, count, MPI_INT, 0, j->comm);
     for (int i = 0; i < count; i++)
         j->bad |= v[i] != i * j->salt;
@@ -121,6 +124,7 @@ static int threads(int provided)
         return 1;
     }
     int bad = 0;
+    pthread_barrier_init(&start, NULL, 2);
     for (int round = 0; round < ROUNDS; round++) {
         job jobs[2];
         pthread_t t[2];
@@ -136,6 +140,7 @@ static int threads(int provided)
             MPI_Comm_free(&jobs[k].comm);
         }
     }
+    pthread_barrier_destroy(&start);
     return bad;
 }
 
