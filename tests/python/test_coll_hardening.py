@@ -184,10 +184,16 @@ def _error_classes(stdout: str) -> dict[str, list[int]]:
     return {m[0]: [int(x) for x in m[1].split()] for m in re.findall(r"^ops: (.+?): ([\d ]+)$", stdout, re.M)}
 
 
+@pytest.fixture(scope="module")
+def native_ops(progs) -> subprocess.CompletedProcess:
+    """The same program without the library: what the MPI itself answers."""
+    return run_mpi([str(progs["coll_hardening"]), "ops"], 4, {}, timeout=60)
+
+
 @needs_mpi
 @pytest.mark.parametrize("alg", ["binomial", "knomial", "flat", "chain", "hier", "trinary", "model"])
-def test_logical_ops_on_floats_get_the_mpis_own_error_on_every_rank(progs, model_file, alg):
-    native = run_mpi([str(progs["coll_hardening"]), "ops"], 4, {}, timeout=60)
+def test_logical_ops_on_floats_get_the_mpis_own_error_on_every_rank(progs, native_ops, model_file, alg):
+    native = native_ops
     if "coll_hardening: ok" not in native.stdout:
         pytest.skip("this MPI does not answer MPI_ERR_OP on every rank itself: " + native.stdout[-500:])
     variables = {"RANKWISE_MODEL": str(model_file)} if alg == "model" else \
