@@ -109,7 +109,10 @@ rw_status rwc_type_bytes(int count, MPI_Datatype type, size_t *out);
 rw_status rwc_typed_alloc(int count, MPI_Datatype type, void **mem, char **base);
 /* Typed copy src (sc x st) -> dst (rc x rt) through the MPI. */
 rw_status rwc_copy(const void *src, int sc, MPI_Datatype st, void *dst, int rc, MPI_Datatype rt, MPI_Comm comm);
+/* RW_OK, or RW_ERR_MPI saying which call failed and why; rwc_mpi_code()
+ * then gives that call's error code (the thread's last one). */
 rw_status rwc_mpi(int rc, const char *what);
+int rwc_mpi_code(void);
 
 /* The algorithms, on the private duplicate. */
 rw_status rwc_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *t, MPI_Comm dup,
