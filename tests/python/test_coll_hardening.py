@@ -159,7 +159,7 @@ def model_file(tmp_path_factory) -> Path:
 
 
 @needs_mpi
-def test_an_unreadable_model_and_a_bad_budget_are_one_line_each_per_job(progs, model_file, tmp_path):
+def test_an_unreadable_model_a_bad_budget_and_a_missing_node_are_one_line_each_per_job(progs, model_file, tmp_path):
     """coll_check's communicators have different rank 0s (a reversed one,
     splits): each used to print the same line."""
     bad = tmp_path / "bad.rwm"
@@ -175,6 +175,16 @@ def test_an_unreadable_model_and_a_bad_budget_are_one_line_each_per_job(progs, m
     checks_passed(r.stdout)
     assert problems(r.stderr) == ["rankwise-coll: warning: RANKWISE_COLL_MAX_EVALS=lots is not an integer in "
                                   "0..1000000; 1000 runs"]
+    # a model lacking world rank 3's node: the world, the reversed and the odd split communicators meet it
+    import socket
+    three = tmp_path / "three.rwm"
+    synthetic_model([f"{socket.gethostname()}:{r}" for r in range(3)]).save(three)
+    r = run_mpi([str(progs["coll_check"]), "101"], 4, {"RANKWISE_MODEL": str(three)}, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    checks_passed(r.stdout)
+    said = problems(r.stderr)
+    assert len(said) == 1 and f":3') is not in the model {three} (collectives on this communicator pass through)" \
+        in said[0], said
 
 
 # --- item 2b: an operation the datatype does not take ---------------------------------------

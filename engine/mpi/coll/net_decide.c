@@ -37,6 +37,12 @@ static void read_cfg(void)
     model_path = rwc_model_path();
     probe_on = rwc_env_bool("RANKWISE_COLL_PROBE");
     cfg_read = 1;
+    /* Rank 0 of MPI_COMM_WORLD reads the model at its first decision,
+     * whichever communicator that is on, so that a model that cannot be
+     * read is said once per job even when the communicators' rank 0s that
+     * need it are other processes. */
+    if (model_path && rwc_world_rank0())
+        rwc_env_model();
 }
 
 int rwc_net_configured(void)
@@ -62,12 +68,22 @@ static double wall(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void warn_once(const char *kind, const char *what)
+/* Collective on c, after a network could not be set up: rank 0's reason
+ * (why, empty when already said) goes to every rank, and rank 0 of
+ * MPI_COMM_WORLD, when it is one of them, says the first it hears of, so
+ * that a job hears of a problem once however many communicators meet it
+ * (a communicator without it stays silent; MPI_COMM_WORLD holds every rank
+ * a model can lack). */
+#define WHY_LEN 512
+static void tell(rwc_comm *c, char *why, const char *then)
 {
-    if (warned)
+    if (rwc_real_bcast(why, WHY_LEN, MPI_CHAR, 0, c->dup) != MPI_SUCCESS || !why[0] || warned)
         return;
-    warned = 1;
-    fprintf(stderr, "rankwise-coll: %s: %s (collectives on this communicator pass through)\n", kind, what);
+    why[WHY_LEN - 1] = '\0';
+    if (rwc_world_rank0()) {
+        warned = 1;
+        rwc_say("warning", "%s (%s)", why, then);
+    }
 }
 
 #define NAME_LEN RWC_NAME_LEN
@@ -115,6 +131,7 @@ static rw_status net_from_model(const char *names, const int *world, int n, rw_p
 static void set_up_network(rwc_comm *c)
 {
     int ok = 0;
+    char why[WHY_LEN] = "";
     if (model_path || rwc_live_model()) {
         char mine[NAME_LEN] = {0}, *names = NULL;
         int len = 0, me = 0, *world = NULL;
@@ -132,14 +149,17 @@ static void set_up_network(rwc_comm *c)
         if (alloc_ok && rwc_real_gather(mine, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, 0, c->dup) == MPI_SUCCESS &&
             rwc_real_gather(&me, 1, MPI_INT, world, 1, MPI_INT, 0, c->dup) == MPI_SUCCESS && c->rank == 0) {
             rw_status st = net_from_model(names, world, c->size, &c->net);
-            if (st && st != RW_ERR_IO)
-                warn_once("warning", rw_last_error());
+            if (st && st != RW_ERR_IO) /* (an unreadable model is said by rwc_env_model) */
+                snprintf(why, sizeof why, "%s", rw_last_error());
             ok = !st;
         }
         free(names);
         free(world);
         if (rwc_real_bcast(&ok, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
             ok = 0;
+        if (!ok)
+            tell(c, why, probe_on ? "this communicator decides from the in-job measurement"
+                                  : "collectives on this communicator pass through");
         c->net_source = "model";
     }
     if (!ok && probe_on) {
@@ -147,9 +167,11 @@ static void set_up_network(rwc_comm *c)
         rw_status st = rwc_probe_pnet(c, &net);
         ok = !st && net; /* rank 0's outcome decides */
         if (c->rank == 0 && !ok)
-            warn_once("warning", st ? rw_last_error() : "the in-job measurement gave no network");
+            snprintf(why, sizeof why, "%s", st ? rw_last_error() : "the in-job measurement gave no network");
         if (rwc_real_bcast(&ok, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
             ok = 0;
+        if (!ok)
+            tell(c, why, "collectives on this communicator pass through");
         if (ok && c->rank == 0) {
             rw_pnet_free(c->net);
             c->net = net;
