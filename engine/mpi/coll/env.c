@@ -8,10 +8,10 @@
  *     else is one warning and off;
  *   - a file a variable names (RANKWISE_COLL_RULES, RANKWISE_MODEL; and
  *     rw_live_init's model) is read only when it is a regular file of at
- *     most a cap of bytes:
- *     opened without blocking (a FIFO with no writer would block the job
- *     forever), checked with fstat, read whole into memory (a device such
- *     as /dev/zero never ends) and parsed from there. */
+ *     most a cap of bytes: opened without blocking (a FIFO with no writer
+ *     would block the job forever), checked with fstat, read whole into
+ *     memory, never beyond the cap (a device such as /dev/zero never
+ *     ends), and parsed from there. */
 #define _POSIX_C_SOURCE 200809L
 #include "coll.h"
 #include "internal.h"
@@ -149,10 +149,11 @@ FILE *rwc_input_file(const char *path, const char *what, size_t cap, char **mem,
     return f;
 }
 
-/* ---- RANKWISE_MODEL: read once per process, by the first process's
- * first use (rank 0 of a communicator that decides from the network or
- * reorders a topology); a model that cannot be read is one line from rank 0
- * of MPI_COMM_WORLD. */
+/* ---- RANKWISE_MODEL: read once per process, at its first use (rank 0 of
+ * a communicator that decides from the network or reorders a topology;
+ * rank 0 of MPI_COMM_WORLD at its first decision, net_decide.c), shared by
+ * both; a model that cannot be read is one line from rank 0 of
+ * MPI_COMM_WORLD. */
 
 static rw_model *model;
 static int model_state; /* 0 not read, 1 read, -1 failed */
