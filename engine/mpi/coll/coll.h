@@ -266,8 +266,8 @@ const char *rwc_shown(const char *value, size_t max, char *buf);
  * unset or empty: 0; anything else: one warning, 0. Read it once. */
 int rwc_env_bool(const char *name);
 /* The caps on the files variables name (docs/collectives.md): a model of
- * the default probe's 11 sizes takes about 0.6 KB per directed node pair,
- * so 256 MiB hold about 650 nodes; a rules file about 2 x 7 bytes per rank
+ * the default probe's 11 sizes takes about 0.93 KB per directed node pair,
+ * so 256 MiB hold about 530 nodes; a rules file about 2 x 7 bytes per rank
  * per tree rule, so 64 MiB hold a hundred tree rules over 40,000 ranks. */
 #define RWC_MODEL_MAX_BYTES ((size_t)256 << 20)
 #define RWC_RULES_MAX_BYTES ((size_t)64 << 20)
