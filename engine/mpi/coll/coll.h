@@ -288,6 +288,9 @@ const rw_model *rwc_env_model(void);
  * runs nothing of its own (rwc_comm_get refuses with RW_ERR_STATE, the
  * decision passes through) and has said so once. */
 int rwc_thread_multiple(void);
+/* Whether a variable asks the library for anything (an algorithm, rules,
+ * a model, the in-job measurement, tracing); getenv only, any thread. */
+int rwc_env_asks(void);
 /* RANKWISE_COLL_MAX_EVALS (decide.c, with the other variables). */
 int32_t rwc_max_evals(void);
 

@@ -115,6 +115,18 @@ int32_t rwc_max_evals(void)
     return max_evals;
 }
 
+int rwc_env_asks(void)
+{
+    static const char *const more[] = {"RANKWISE_COLL_RULES", "RANKWISE_MODEL", "RANKWISE_COLL_PROBE",
+                                       "RANKWISE_COLL_TRACE"};
+    for (int i = 0; i < RWC_N_OPS + (int)(sizeof more / sizeof *more); i++) {
+        const char *v = getenv(i < RWC_N_OPS ? op_env[i] : more[i - RWC_N_OPS]);
+        if (v && *v)
+            return 1;
+    }
+    return 0;
+}
+
 const char *rwc_op_name(rwc_op op)
 {
     return op_name[op];

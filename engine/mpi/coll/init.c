@@ -20,26 +20,8 @@
  * the lock in the other's. */
 #include "coll.h"
 
-#include <stdlib.h>
-
 static int multiple = -1; /* the MPI's thread level is MPI_THREAD_MULTIPLE; -1 not known yet */
 static int said;
-
-/* Whether a variable asks the library for anything (getenv only: safe
- * from any thread). */
-static int env_asks(void)
-{
-    static const char *const vars[] = {"RANKWISE_COLL_BCAST", "RANKWISE_COLL_REDUCE", "RANKWISE_COLL_GATHER",
-                                       "RANKWISE_COLL_SCATTER", "RANKWISE_COLL_ALLREDUCE", "RANKWISE_COLL_ALLGATHER",
-                                       "RANKWISE_COLL_ALLTOALL", "RANKWISE_COLL_RULES", "RANKWISE_MODEL",
-                                       "RANKWISE_COLL_PROBE", "RANKWISE_COLL_TRACE"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return 1;
-    }
-    return 0;
-}
 
 /* After the MPI's initialisation (or at the first call of a program whose
  * MPI_Init did not come through here). */
@@ -48,7 +30,7 @@ static int note_thread_level(void)
     int level = MPI_THREAD_SINGLE;
     int v = PMPI_Query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE;
     __atomic_store_n(&multiple, v, __ATOMIC_RELEASE);
-    if (v && env_asks() && !__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+    if (v && rwc_env_asks() && !__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
         rwc_say("warning", "MPI_THREAD_MULTIPLE: the library is not thread-safe; every collective goes to the "
                            "MPI's own");
     return v;
@@ -59,6 +41,7 @@ int rwc_thread_multiple(void)
     int v = __atomic_load_n(&multiple, __ATOMIC_ACQUIRE);
     return v >= 0 ? v : note_thread_level();
 }
+
 #ifndef RW_SMPI
 #include <dlfcn.h>
 #include <stdio.h>
