@@ -148,6 +148,12 @@ def test_a_huge_value_is_echoed_cut(progs):
     assert r.returncode == 0 and "coll_app: ok" in r.stdout, r.stdout + r.stderr[-2000:]
     assert problems(r.stderr) == ["rankwise-coll: warning: RANKWISE_COLL_BCAST=" + "x" * 64 + "... is not an "
                                   "algorithm of this collective; the MPI's own runs"]
+    # a number beyond 64 bits is refused, not clamped
+    r = run_mpi([str(progs["coll_app"])], 2, preload(RANKWISE_COLL_BCAST="chain",
+                                                     RANKWISE_COLL_SEGMENT="99999999999999999999"), timeout=60)
+    assert r.returncode == 0 and "coll_app: ok" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert problems(r.stderr) == ["rankwise-coll: warning: RANKWISE_COLL_SEGMENT=99999999999999999999 is not a "
+                                  "number of bytes; broadcasts are not segmented"]
 
 
 @pytest.fixture(scope="module")
