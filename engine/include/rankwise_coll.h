@@ -8,10 +8,12 @@
  *
  * Contract (as rankwise.h): every function returns an rw_status and never
  * exits. RW_OK on success; RW_ERR_ARG for an argument the algorithm cannot
- * take (unknown algorithm, root out of range, a tree of another size);
- * RW_ERR_STATE when the case is not one the algorithm handles (an
- * intercommunicator, a non-commutative operation on a tree that is not in
- * rank order) — nothing was sent, call MPI instead; RW_ERR_MPI when an MPI
+ * take (unknown algorithm, root out of range, a tree of another size, a
+ * predefined operation the MPI standard does not define on the datatype,
+ * such as MPI_LAND on MPI_FLOAT); RW_ERR_STATE when the case is not one the
+ * algorithm handles (an intercommunicator, a non-commutative operation on a
+ * tree that is not in rank order, an MPI running at MPI_THREAD_MULTIPLE) —
+ * nothing was sent, call MPI instead; RW_ERR_MPI when an MPI
  * call failed; RW_ERR_NOMEM. rw_coll_last_error() holds one line saying why.
  * Like the MPI call they replace, these are collective: every rank of comm
  * calls them with the same algorithm (and tree). Buffers, counts, types,

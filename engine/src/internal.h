@@ -77,6 +77,9 @@ FILE *rw_open_text(const char *path, rw_status *st);
  * what rw_*_read/write do around fopen, for the fuzz harnesses
  * (tests/fuzz), which feed memory through fmemopen. */
 rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out);
+/* (rankwise_coll_rules.h's reader; its rw_coll_rules type is opaque here.) */
+struct rw_coll_rules;
+rw_status rw_coll_rules_read_stream(FILE *f, const char *path, struct rw_coll_rules **out);
 rw_status rw_model_write_stream(const rw_model *m, FILE *f, const char *path);
 rw_status rw_matrix_read_stream(FILE *f, const char *path, rw_matrix **out);
 rw_status rw_matrix_write_stream(const rw_matrix *m, FILE *f, const char *path);

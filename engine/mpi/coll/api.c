@@ -90,8 +90,9 @@ static rw_status commutative(MPI_Op op, int *out)
 /* The checks of a call that moves `count` elements of `type`, in the
  * order that creates the communicator's cache (a collective duplicate)
  * only for a call that will run: the bytes it moves; with an operation
- * (op not NULL: reduce, allreduce), whether it commutes, which the trinary
- * trees need (an invalid operation is refused here, before any message). */
+ * (op not NULL: reduce, allreduce), that it is defined on the type
+ * (rwc_op_fits) and whether it commutes, which the trinary trees need (an
+ * invalid operation is refused here, before any message). */
 static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op, int root,
                        int rooted, rwc_comm **c, size_t *bytes, int *commute)
 {
@@ -100,6 +101,8 @@ static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype t
         st = count_ok(count);
     if (!st)
         st = rwc_type_bytes(count, type, bytes);
+    if (!st && op)
+        st = rwc_op_fits(*op, type);
     if (!st && op)
         st = commutative(*op, commute);
     if (!st && alg == RW_COLL_MULTIRING)
@@ -417,6 +420,8 @@ rw_status rw_coll_reduce_tree(const void *s, void *r, int count, MPI_Datatype ty
     rwc_comm *c;
     int commute = 0;
     rw_status st = count_ok(count);
+    if (!st)
+        st = rwc_op_fits(op, type);
     if (!st)
         st = commutative(op, &commute);
     if (!st && !commute && !rw_tree_is_in_order(tree))

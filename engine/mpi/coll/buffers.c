@@ -4,10 +4,18 @@
 
 #include <stdlib.h>
 
+static _Thread_local int last_code = MPI_ERR_OTHER;
+
+int rwc_mpi_code(void)
+{
+    return last_code;
+}
+
 rw_status rwc_mpi(int rc, const char *what)
 {
     if (rc == MPI_SUCCESS)
         return RW_OK;
+    last_code = rc;
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS)

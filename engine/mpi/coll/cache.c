@@ -59,6 +59,8 @@ static int delete_cache(MPI_Comm comm, int key, void *value, void *extra)
 rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out)
 {
     *out = NULL;
+    if (rwc_thread_multiple())
+        return rw_fail(RW_ERR_STATE, "MPI_THREAD_MULTIPLE: the library runs nothing of its own (passed to the MPI)");
     int inter = 0, found = 0;
     rw_status st = rwc_mpi(PMPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
     if (st)

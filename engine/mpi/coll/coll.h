@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rankwise_coll.h"
 #include "rankwise_coll_rules.h"
@@ -109,7 +110,10 @@ rw_status rwc_type_bytes(int count, MPI_Datatype type, size_t *out);
 rw_status rwc_typed_alloc(int count, MPI_Datatype type, void **mem, char **base);
 /* Typed copy src (sc x st) -> dst (rc x rt) through the MPI. */
 rw_status rwc_copy(const void *src, int sc, MPI_Datatype st, void *dst, int rc, MPI_Datatype rt, MPI_Comm comm);
+/* RW_OK, or RW_ERR_MPI saying which call failed and why; rwc_mpi_code()
+ * then gives that call's error code (the thread's last one). */
 rw_status rwc_mpi(int rc, const char *what);
+int rwc_mpi_code(void);
 
 /* The algorithms, on the private duplicate. */
 rw_status rwc_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *t, MPI_Comm dup,
@@ -138,6 +142,11 @@ rw_status rwc_allgather_rd(const void *sendbuf, int sc, MPI_Datatype st, void *r
  * configured, else rank order), all parts at once. Moves MPI_Pack bytes. */
 rw_status rwc_allgather_multiring(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
                                   MPI_Datatype rt, rwc_comm *c);
+
+/* RW_ERR_ARG unless op is user-defined or a predefined operation the MPI
+ * standard defines on the predefined type (op_types.c): anything else
+ * passes through to the MPI, which reports its own error on every rank. */
+rw_status rwc_op_fits(MPI_Op op, MPI_Datatype type);
 
 /* The checks and algorithms behind each collective (api.c): RW_ERR_ARG or
  * RW_ERR_STATE when the case is refused, before anything is sent. */
@@ -242,6 +251,50 @@ rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t 
 size_t rwc_segment_bytes(void);
 /* k of k-nomial trees (RANKWISE_COLL_KNOMIAL_K, default 4). */
 int rwc_knomial_k(void);
+/* The environment (env.c): one rule of each kind for every variable.
+ * Problems are the job's: rank 0 of MPI_COMM_WORLD prints them, one line
+ * "rankwise-coll: <kind>: <message>" each (rwc_say). */
+int rwc_world_rank0(void);
+void rwc_say(const char *kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A value as a message echoes it: its first max characters and "..."
+ * when longer; max is RWC_SHOWN_VALUE for a variable's value,
+ * RWC_SHOWN_PATH for a file's path (buf: RWC_SHOWN_BUF bytes). */
+#define RWC_SHOWN_VALUE 64
+#define RWC_SHOWN_PATH 256
+#define RWC_SHOWN_BUF (RWC_SHOWN_PATH + 4)
+const char *rwc_shown(const char *value, size_t max, char *buf);
+/* A boolean variable: 1, true, yes, on / 0, false, no, off (any case);
+ * unset or empty: 0; anything else: one warning, 0. Read it once. */
+int rwc_env_bool(const char *name);
+/* The caps on the files variables name (docs/collectives.md): a model of
+ * the default probe's 11 sizes takes about 0.93 KB per directed node pair,
+ * so 256 MiB hold about 530 nodes; a rules file about 2 x 7 bytes per rank
+ * per tree rule, so 64 MiB hold a hundred tree rules over 40,000 ranks. */
+#define RWC_MODEL_MAX_BYTES ((size_t)256 << 20)
+#define RWC_RULES_MAX_BYTES ((size_t)64 << 20)
+/* path (named by a variable or rw_live_init) as a stream over its bytes
+ * in memory, or NULL with *st and rw_last_error set: it must be a regular
+ * file of at most cap bytes (never blocks on a FIFO, never reads a
+ * device); what names it in messages ("a model"). fclose the stream, then
+ * free *mem. */
+FILE *rwc_input_file(const char *path, const char *what, size_t cap, char **mem, rw_status *st);
+/* The model at path through rwc_input_file (RWC_MODEL_MAX_BYTES). */
+rw_status rwc_model_read(const char *path, rw_model **out);
+/* RANKWISE_MODEL (NULL when unset) and the model it names, read once per
+ * process at the first call; NULL when it cannot be read (then rank 0 of
+ * MPI_COMM_WORLD has said why in one line). */
+const char *rwc_model_path(void);
+const rw_model *rwc_env_model(void);
+/* Whether the MPI runs at MPI_THREAD_MULTIPLE (init.c): then the library
+ * runs nothing of its own (rwc_comm_get refuses with RW_ERR_STATE, the
+ * decision passes through) and has said so once. */
+int rwc_thread_multiple(void);
+/* Whether a variable asks the library for anything (an algorithm, rules,
+ * a model, the in-job measurement, tracing); getenv only, any thread. */
+int rwc_env_asks(void);
+/* RANKWISE_COLL_MAX_EVALS (decide.c, with the other variables). */
+int32_t rwc_max_evals(void);
+
 /* RANKWISE_COLL_TRACE=1: one line per handled call on stderr. */
 void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
 /* The same for a call the rules or the network decided: "tree" for a tree,

@@ -13,7 +13,9 @@
  * passthrough costs a few nanoseconds. */
 #include "coll.h"
 #include "internal.h"
+#include "rankwise_coll_tune.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@ static int env_read;
 static rw_coll_alg forced[RWC_N_OPS];
 static size_t segment;
 static int knomial_k = 4, trace;
+static int32_t max_evals;
 
 /* ring and recursive doubling exist for allreduce and allgather only */
 static int valid_for(rwc_op op, rw_coll_alg alg)
@@ -44,20 +47,31 @@ static int valid_for(rwc_op op, rw_coll_alg alg)
     return alg != RW_COLL_AUTO;
 }
 
-static void warn(const char *fmt, const char *a, const char *b)
+/* A variable whose value is refused: one line (rank 0 of MPI_COMM_WORLD),
+ * the value cut to RWC_SHOWN_VALUE characters. */
+static void refuse(const char *name, const char *value, const char *why)
 {
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) {
-        fprintf(stderr, "rankwise-coll: warning: ");
-        fprintf(stderr, fmt, a, b);
-        fprintf(stderr, "\n");
-    }
+    char shown[RWC_SHOWN_BUF];
+    rwc_say("warning", "%s=%s %s", name, rwc_shown(value, RWC_SHOWN_VALUE, shown), why);
+}
+
+/* An integer variable in lo..hi; 0 when set and valid (then *out). */
+static int env_int(const char *name, long long lo, long long hi, long long *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return -1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (*end || end == v || errno || x < lo || x > hi)
+        return 1;
+    *out = x;
+    return 0;
 }
 
 static void read_env(void)
 {
-    env_read = 1;
     for (int op = 0; op < RWC_N_OPS; op++) {
         const char *v = getenv(op_env[op]);
         forced[op] = RW_COLL_AUTO;
@@ -65,30 +79,52 @@ static void read_env(void)
             continue;
         rw_coll_alg alg;
         if (rw_coll_alg_parse(v, &alg) || !valid_for((rwc_op)op, alg))
-            warn("%s=%s is not an algorithm of this collective; the MPI's own runs", op_env[op], v);
+            refuse(op_env[op], v, "is not an algorithm of this collective; the MPI's own runs");
         else
             forced[op] = alg;
     }
-    const char *s = getenv("RANKWISE_COLL_SEGMENT");
-    if (s && *s) {
-        char *end;
-        long long v = strtoll(s, &end, 10);
-        if (*end || v < 0)
-            warn("RANKWISE_COLL_SEGMENT=%s is not a number of bytes%s; broadcasts are not segmented", s, "");
-        else
-            segment = (size_t)v;
+    long long x;
+    int sg = env_int("RANKWISE_COLL_SEGMENT", 0, INT64_MAX, &x);
+    if (sg > 0)
+        refuse("RANKWISE_COLL_SEGMENT", getenv("RANKWISE_COLL_SEGMENT"),
+               "is not a number of bytes; broadcasts are not segmented");
+    else if (!sg)
+        segment = (size_t)x;
+    int k = env_int("RANKWISE_COLL_KNOMIAL_K", 2, 1024, &x);
+    if (k > 0)
+        refuse("RANKWISE_COLL_KNOMIAL_K", getenv("RANKWISE_COLL_KNOMIAL_K"), "is not an integer in 2..1024; k = 4");
+    else if (!k)
+        knomial_k = (int)x;
+    max_evals = rw_tune_options_default().max_evals;
+    int e = env_int("RANKWISE_COLL_MAX_EVALS", 0, 1000000, &x);
+    if (e > 0) {
+        char why[96];
+        snprintf(why, sizeof why, "is not an integer in 0..1000000; %d runs", (int)max_evals);
+        refuse("RANKWISE_COLL_MAX_EVALS", getenv("RANKWISE_COLL_MAX_EVALS"), why);
+    } else if (!e) {
+        max_evals = (int32_t)x;
     }
-    const char *k = getenv("RANKWISE_COLL_KNOMIAL_K");
-    if (k && *k) {
-        char *end;
-        long v = strtol(k, &end, 10);
-        if (*end || v < 2 || v > 1024)
-            warn("RANKWISE_COLL_KNOMIAL_K=%s is not an integer in 2..1024%s; k = 4", k, "");
-        else
-            knomial_k = (int)v;
+    trace = rwc_env_bool("RANKWISE_COLL_TRACE");
+    env_read = 1; /* last: the values above are complete */
+}
+
+int32_t rwc_max_evals(void)
+{
+    if (!env_read)
+        read_env();
+    return max_evals;
+}
+
+int rwc_env_asks(void)
+{
+    static const char *const more[] = {"RANKWISE_COLL_RULES", "RANKWISE_MODEL", "RANKWISE_COLL_PROBE",
+                                       "RANKWISE_COLL_TRACE"};
+    for (int i = 0; i < RWC_N_OPS + (int)(sizeof more / sizeof *more); i++) {
+        const char *v = getenv(i < RWC_N_OPS ? op_env[i] : more[i - RWC_N_OPS]);
+        if (v && *v)
+            return 1;
     }
-    const char *t = getenv("RANKWISE_COLL_TRACE");
-    trace = t && *t && strcmp(t, "0");
+    return 0;
 }
 
 const char *rwc_op_name(rwc_op op)
@@ -120,6 +156,8 @@ static const rw_coll_rules *rules;
 rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
 {
     rwc_choice ch = {RW_COLL_PASSTHROUGH, NULL, 0, NULL};
+    if (rwc_thread_multiple()) /* before any state: init.c */
+        return ch;
     if (!env_read)
         read_env();
     if (forced[op] != RW_COLL_AUTO) {

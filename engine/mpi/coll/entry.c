@@ -16,10 +16,14 @@
 /* RW_ERR_ARG and RW_ERR_STATE: nothing sent, the MPI's own runs. */
 #define PASSED(st) ((st) == RW_ERR_ARG || (st) == RW_ERR_STATE)
 
+/* A call the library ran and that failed: one line on this rank, and the
+ * failing MPI call's own code (which that call has already given to the
+ * error handler of the communicator's duplicate, the application's), else
+ * MPI_ERR_OTHER. */
 static int failed(rw_status st)
 {
     fprintf(stderr, "rankwise-coll: error: %s\n", rw_last_error());
-    return MPI_ERR_OTHER;
+    return st == RW_ERR_MPI ? rwc_mpi_code() : MPI_ERR_OTHER;
 }
 
 /* A decided broadcast shape with a segment runs as that shape's tree,

@@ -30,17 +30,19 @@
 
 static int cfg_read, probe_on;
 static const char *model_path;
-static rw_model *model;
-static int model_state; /* 0 not read, 1 read, -1 failed */
 static int warned;      /* one warning per process */
 
 static void read_cfg(void)
 {
+    model_path = rwc_model_path();
+    probe_on = rwc_env_bool("RANKWISE_COLL_PROBE");
     cfg_read = 1;
-    const char *m = getenv("RANKWISE_MODEL");
-    model_path = m && *m ? m : NULL;
-    const char *p = getenv("RANKWISE_COLL_PROBE");
-    probe_on = p && *p && strcmp(p, "0");
+    /* Rank 0 of MPI_COMM_WORLD reads the model at its first decision,
+     * whichever communicator that is on, so that a model that cannot be
+     * read is said once per job even when the communicators' rank 0s that
+     * need it are other processes. */
+    if (model_path && rwc_world_rank0())
+        rwc_env_model();
 }
 
 int rwc_net_configured(void)
@@ -56,7 +58,7 @@ int rwc_net_configured(void)
 static const rw_model *current_model(void)
 {
     const rw_model *live = rwc_live_model();
-    return live ? live : model_state > 0 ? model : NULL;
+    return live ? live : model_path ? rwc_env_model() : NULL;
 }
 
 static double wall(void)
@@ -66,12 +68,22 @@ static double wall(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void warn_once(const char *kind, const char *what)
+/* Collective on c, after a network could not be set up: rank 0's reason
+ * (why, empty when already said) goes to every rank, and rank 0 of
+ * MPI_COMM_WORLD, when it is one of them, says the first it hears of, so
+ * that a job hears of a problem once however many communicators meet it
+ * (a communicator without it stays silent; MPI_COMM_WORLD holds every rank
+ * a model can lack). */
+#define WHY_LEN 512
+static void tell(rwc_comm *c, char *why, const char *then)
 {
-    if (warned)
+    if (rwc_real_bcast(why, WHY_LEN, MPI_CHAR, 0, c->dup) != MPI_SUCCESS || !why[0] || warned)
         return;
-    warned = 1;
-    fprintf(stderr, "rankwise-coll: %s: %s (collectives on this communicator pass through)\n", kind, what);
+    why[WHY_LEN - 1] = '\0';
+    if (rwc_world_rank0()) {
+        warned = 1;
+        rwc_say("warning", "%s (%s)", why, then);
+    }
 }
 
 #define NAME_LEN RWC_NAME_LEN
@@ -95,20 +107,15 @@ rw_status rwc_model_nodes(const rw_model *m, const char *path, const char *names
     return RW_OK;
 }
 
-/* Rank 0: the network from the model, or why not. */
+/* Rank 0: the network from the model, or why not (RW_ERR_IO: the model
+ * could not be read, which rwc_env_model has reported). */
 static rw_status net_from_model(const char *names, const int *world, int n, rw_pnet **out)
 {
     const rw_model *m = rwc_live_model();
-    const char *path = m ? "(live)" : model_path;
-    if (!m && model_state == 0) {
-        model_state = rw_model_read(model_path, &model) == RW_OK ? 1 : -1;
-        if (model_state < 0)
-            return RW_ERR_IO; /* rw_last_error says path:line */
-    }
-    if (!m && model_state < 0)
-        return rw_fail(RW_ERR_IO, "the model %s could not be read", model_path);
-    if (!m)
-        m = model;
+    char shown[RWC_SHOWN_BUF];
+    const char *path = m ? "(live)" : rwc_shown(model_path, RWC_SHOWN_PATH, shown);
+    if (!m && !(m = rwc_env_model()))
+        return RW_ERR_IO;
     int32_t *node_of = malloc((size_t)n * sizeof *node_of);
     if (!node_of)
         return rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks", n);
@@ -124,6 +131,7 @@ static rw_status net_from_model(const char *names, const int *world, int n, rw_p
 static void set_up_network(rwc_comm *c)
 {
     int ok = 0;
+    char why[WHY_LEN] = "";
     if (model_path || rwc_live_model()) {
         char mine[NAME_LEN] = {0}, *names = NULL;
         int len = 0, me = 0, *world = NULL;
@@ -141,14 +149,17 @@ static void set_up_network(rwc_comm *c)
         if (alloc_ok && rwc_real_gather(mine, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, 0, c->dup) == MPI_SUCCESS &&
             rwc_real_gather(&me, 1, MPI_INT, world, 1, MPI_INT, 0, c->dup) == MPI_SUCCESS && c->rank == 0) {
             rw_status st = net_from_model(names, world, c->size, &c->net);
-            if (st)
-                warn_once(st == RW_ERR_IO ? "error" : "warning", rw_last_error());
+            if (st && st != RW_ERR_IO) /* (an unreadable model is said by rwc_env_model) */
+                snprintf(why, sizeof why, "%s", rw_last_error());
             ok = !st;
         }
         free(names);
         free(world);
         if (rwc_real_bcast(&ok, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
             ok = 0;
+        if (!ok)
+            tell(c, why, probe_on ? "this communicator decides from the in-job measurement"
+                                  : "collectives on this communicator pass through");
         c->net_source = "model";
     }
     if (!ok && probe_on) {
@@ -156,9 +167,11 @@ static void set_up_network(rwc_comm *c)
         rw_status st = rwc_probe_pnet(c, &net);
         ok = !st && net; /* rank 0's outcome decides */
         if (c->rank == 0 && !ok)
-            warn_once("warning", st ? rw_last_error() : "the in-job measurement gave no network");
+            snprintf(why, sizeof why, "%s", st ? rw_last_error() : "the in-job measurement gave no network");
         if (rwc_real_bcast(&ok, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
             ok = 0;
+        if (!ok)
+            tell(c, why, "collectives on this communicator pass through");
         if (ok && c->rank == 0) {
             rw_pnet_free(c->net);
             c->net = net;
@@ -179,28 +192,6 @@ static int size_class(size_t bytes)
     return k;
 }
 
-/* RANKWISE_COLL_MAX_EVALS: predictor runs per local search of a decision
- * (rw_tune_options.max_evals), read once on rank 0; fewer runs make the
- * first call of each size class cheaper, the trees less searched. */
-static int32_t max_evals_of_env(void)
-{
-    static int32_t value = -1;
-    if (value >= 0)
-        return value;
-    value = rw_tune_options_default().max_evals;
-    const char *v = getenv("RANKWISE_COLL_MAX_EVALS");
-    if (v && *v) {
-        char *end;
-        long x = strtol(v, &end, 10);
-        if (*end || x < 0 || x > 1000000)
-            fprintf(stderr, "rankwise-coll: warning: RANKWISE_COLL_MAX_EVALS=%s is not an integer in 0..1000000; "
-                            "%d runs\n", v, (int)value);
-        else
-            value = (int32_t)x;
-    }
-    return value;
-}
-
 /* What rank 0 broadcasts: alg, segment, has tree, seconds; then parents
  * and sibling orders of the tree. */
 enum { H_ALG, H_SEGMENT, H_TREE, H_SECONDS, H_N };
@@ -210,7 +201,7 @@ static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *he
 {
     double t0 = wall();
     rw_tune_options opt = rw_tune_options_default();
-    opt.max_evals = max_evals_of_env();
+    opt.max_evals = rwc_max_evals(); /* RANKWISE_COLL_MAX_EVALS */
     const rw_model *m = current_model();
     if (!strcmp(c->net_source, "model") && m && m->knee > 0)
         opt.eager_limit = m->knee; /* as coll tune does */

@@ -318,8 +318,7 @@ rw_status rwc_probe_pnet(rwc_comm *c, rw_pnet **out)
     if (!st)
         st = build(c, n, table, node_index, out);
     if (!st && c->rank == 0) {
-        const char *trace = getenv("RANKWISE_COLL_TRACE");
-        if (trace && !strcmp(trace, "1"))
+        if (rwc_tracing())
             fprintf(stderr, "rankwise-coll: in-job measurement (nodes %d, ranks %d): %.6f s\n", n, c->size,
                     PMPI_Wtime() - t0);
     }

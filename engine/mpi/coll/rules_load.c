@@ -5,6 +5,7 @@
  * world's group in the world's order; on any other communicator a rank
  * number would name another process. */
 #include "coll.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,15 +13,6 @@
 
 static int loaded, broken;
 static rw_coll_rules *rules;
-
-static int world_rank(void)
-{
-    int rank = 0, init = 0;
-    PMPI_Initialized(&init);
-    if (init)
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    return rank;
-}
 
 void rwc_rules_load(void)
 {
@@ -30,19 +22,25 @@ void rwc_rules_load(void)
     const char *path = getenv("RANKWISE_COLL_RULES");
     if (!path || !*path)
         return;
-    if (rw_coll_rules_read(path, &rules) != RW_OK) {
+    char *mem = NULL, shown[RWC_SHOWN_BUF];
+    rw_status st = RW_OK;
+    FILE *f = rwc_input_file(path, "a rules file", RWC_RULES_MAX_BYTES, &mem, &st);
+    if (f) {
+        st = rw_coll_rules_read_stream(f, rwc_shown(path, RWC_SHOWN_PATH, shown), &rules);
+        fclose(f);
+    }
+    free(mem);
+    if (st) {
         rules = NULL;
         broken = 1;
-        if (world_rank() == 0)
-            fprintf(stderr, "rankwise-coll: error: %s (collectives pass through to the MPI)\n", rw_last_error());
+        rwc_say("error", "%s (collectives pass through to the MPI)", rw_last_error());
         return;
     }
-    int size = 0, init = 0;
-    PMPI_Initialized(&init);
-    if (init && !PMPI_Comm_size(MPI_COMM_WORLD, &size) && size != rw_coll_rules_comm_size(rules) &&
-        world_rank() == 0)
-        fprintf(stderr, "rankwise-coll: warning: %s is for %d ranks, MPI_COMM_WORLD has %d: no call will match it\n",
-                path, (int)rw_coll_rules_comm_size(rules), size);
+    int size = 0;
+    if (rwc_world_rank0() && !PMPI_Comm_size(MPI_COMM_WORLD, &size) && size != rw_coll_rules_comm_size(rules))
+        rwc_say("warning", "%s is for %d ranks, MPI_COMM_WORLD has %d: no call will match it",
+                rwc_shown(path, RWC_SHOWN_PATH, shown),
+                (int)rw_coll_rules_comm_size(rules), size);
 }
 
 const rw_coll_rules *rwc_rules(int *is_broken)

@@ -94,14 +94,11 @@ static int real_adjacent(MPI_Comm comm, int indeg, const int *src, const int *sr
  * The plan: new_rank_of[old rank], computed on rank 0
  * ------------------------------------------------------------------- */
 
-static rw_model *model;
-static int model_state; /* 0 not read, 1 read, -1 failed */
 static int warned;
 
 static const char *model_path(void)
 {
-    const char *m = getenv("RANKWISE_MODEL");
-    return m && *m ? m : NULL;
+    return rwc_model_path();
 }
 
 static void warn_once(const char *what)
@@ -163,8 +160,8 @@ static void edges_free(edges *e)
 
 /* Rank 0: new_rank_of[old] for n_virtual vertices with traffic e, on the
  * ranks' model nodes model_node[0..size) (rwc_place_on_model). */
-static rw_status plan_on_root(const edges *e, int n_virtual, const int32_t *model_node, int size,
-                              int *new_rank_of, int *changed)
+static rw_status plan_on_root(const rw_model *model, const edges *e, int n_virtual, const int32_t *model_node,
+                              int size, int *new_rank_of, int *changed)
 {
     rw_matrix *traffic = NULL;
     rwc_placement p = {0};
@@ -212,17 +209,15 @@ static int plan(MPI_Comm comm, int local_ok, const edges *e, int n_virtual, int 
                rwc_real_gather(&me, 1, MPI_INT, world, 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
         outcome = -1;
     } else if (rank == 0) {
-        rw_status st = RW_OK;
-        if (model_state == 0)
-            model_state = rw_model_read(model_path(), &model) == RW_OK ? 1 : -1;
-        if (model_state < 0)
-            st = rw_fail(RW_ERR_IO, "the model %s could not be read", model_path());
+        const rw_model *model = rwc_env_model(); /* NULL: it said why */
+        char shown[RWC_SHOWN_BUF];
+        rw_status st = model ? RW_OK : RW_ERR_IO;
         if (!st)
-            st = rwc_model_nodes(model, model_path(), names, world, size, model_node);
+            st = rwc_model_nodes(model, rwc_shown(model_path(), RWC_SHOWN_PATH, shown), names, world, size, model_node);
         int changed = 0;
         if (!st)
-            st = plan_on_root(e, n_virtual, model_node, size, new_rank_of, &changed);
-        if (st)
+            st = plan_on_root(model, e, n_virtual, model_node, size, new_rank_of, &changed);
+        if (st && model)
             warn_once(rw_last_error());
         outcome = st ? -1 : changed;
     }
@@ -241,8 +236,8 @@ static int plan(MPI_Comm comm, int local_ok, const edges *e, int n_virtual, int 
 static int wanted(MPI_Comm comm, int reorder)
 {
     int inter = 1;
-    return reorder && model_path() && comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS &&
-           !inter;
+    return reorder && model_path() && !rwc_thread_multiple() && comm != MPI_COMM_NULL &&
+           PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 
 /* comm with rank r renumbered new_rank_of[r] (collective). */
@@ -279,9 +274,12 @@ static rw_status cart_weights(int ndims, int *w)
     for (int d = 0; d < ndims; d++) {
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > 1000000 || (*end != ',' && *end != '\0') || (*end == '\0') != (d == ndims - 1))
+        if (end == p || v < 1 || v > 1000000 || (*end != ',' && *end != '\0') ||
+            (*end == '\0') != (d == ndims - 1)) {
+            char shown[RWC_SHOWN_BUF];
             return rw_fail(RW_ERR_ARG, "RANKWISE_CART_WEIGHTS='%s': give %d positive integers, one per dimension",
-                           text, ndims);
+                           rwc_shown(text, RWC_SHOWN_VALUE, shown), ndims);
+        }
         w[d] = (int)v;
         p = end + 1;
     }

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 enum { TRIALS = 7 };            /* calls of each kind; the first untimed */
 static const double MARGIN = 0.02;
@@ -49,7 +48,7 @@ int rwc_verify_enabled(void)
 #endif
         const char *v = getenv("RANKWISE_COLL_VERIFY");
         if (v && *v)
-            enabled = strcmp(v, "0") && strcasecmp(v, "false") && strcasecmp(v, "no") && strcasecmp(v, "off");
+            enabled = rwc_env_bool("RANKWISE_COLL_VERIFY");
     }
     return enabled;
 }

@@ -24,8 +24,7 @@ static int warned;
 
 int live_tracing(void)
 {
-    const char *t = getenv("RANKWISE_COLL_TRACE");
-    return t && !strcmp(t, "1");
+    return rwc_tracing(); /* RANKWISE_COLL_TRACE, parsed once (decide.c) */
 }
 
 static void warn_once(const rw_live *ctx, const char *what)
@@ -184,7 +183,7 @@ static rw_status init(rw_live *ctx, MPI_Comm comm, const char *path)
     int *world = NULL;
     int32_t *model_node = NULL;
     if (!(st = gather_names(ctx, &names, &world))) {
-        st = path ? rw_model_read(path, &ctx->model) : fresh_model(names, ctx->size, &ctx->model);
+        st = path ? rwc_model_read(path, &ctx->model) : fresh_model(names, ctx->size, &ctx->model);
         st = agree(ctx->comm, st, path ? "reading the model" : "making the model");
     }
     if (!st && !(model_node = malloc((size_t)ctx->size * sizeof *model_node)))

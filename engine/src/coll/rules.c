@@ -326,13 +326,18 @@ rw_status rw_coll_rules_read(const char *path, rw_coll_rules **out)
     FILE *f = rw_open_text(path, &st);
     if (!f)
         return st;
-    rw_coll_rules *r = calloc(1, sizeof *r);
-    if (!r) {
-        fclose(f);
-        return rw_fail(RW_ERR_NOMEM, "out of memory");
-    }
-    st = read_stream(f, path, r);
+    st = rw_coll_rules_read_stream(f, path, out);
     fclose(f);
+    return st;
+}
+
+rw_status rw_coll_rules_read_stream(FILE *f, const char *path, rw_coll_rules **out)
+{
+    *out = NULL;
+    rw_coll_rules *r = calloc(1, sizeof *r);
+    if (!r)
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    rw_status st = read_stream(f, path, r);
     if (st != RW_OK) {
         rw_coll_rules_free(r);
         return st;

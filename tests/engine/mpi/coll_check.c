@@ -471,6 +471,13 @@ static void t_api(MPI_Comm comm)
               rw_coll_allreduce(&one, b, 1, MPI_INT, MPI_SUM, comm, RW_COLL_MULTIRING) == RW_ERR_ARG,
           "multiring: allgather only", "api", 0, 1);
     check(rw_coll_alg_parse("multiring", &(rw_coll_alg){0}) == RW_OK, "parse multiring", "api", 0, 0);
+    /* a predefined operation the datatype does not take: refused before anything is sent */
+    float fl[2] = {1.0f, 0.0f}, fr[2];
+    check(rw_coll_reduce(fl, fr, 2, MPI_FLOAT, MPI_LAND, 0, comm, RW_COLL_BINOMIAL) == RW_ERR_ARG &&
+              rw_coll_allreduce(fl, fr, 2, MPI_FLOAT, MPI_LXOR, comm, RW_COLL_RING) == RW_ERR_ARG &&
+              rw_coll_reduce(fl, fr, 1, MPI_FLOAT, MPI_MAXLOC, 0, comm, RW_COLL_TRINARY) == RW_ERR_ARG &&
+              rw_coll_reduce(&one, b, 1, MPI_INT, MPI_LAND, 0, comm, RW_COLL_TRINARY) == RW_OK,
+          "an operation the datatype does not take", "api", 0, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, n, comm, RW_COLL_BINOMIAL) == RW_ERR_ARG, "root out of range", "api", n, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_RING) == RW_ERR_ARG, "ring bcast refused", "api", 0, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, (rw_coll_alg)99) == RW_ERR_ARG &&
