@@ -77,6 +77,9 @@ def validate_command(
     counts = block_counts(ranks, [ranks_per_node] * len(platform_hosts), ranks_per_node, f"{xml}")
     rank_hosts = [h for h, c in zip(platform_hosts, counts) for _ in range(c)]
     if network == "truth":
+        if not (folder / "ground_truth.json").is_file():
+            raise UsageError(f"{folder}: no ground_truth.json beside {xml.name} (a platform of your own?): predict "
+                             f"from a probed model, --model MODEL (rankwise probe --sim {xml} -o MODEL)")
         net = PredictNetwork.from_ground_truth(folder)
     else:
         used = list(dict.fromkeys(rank_hosts))

@@ -239,3 +239,15 @@ def test_validate_refuses_a_missing_platform_and_an_unwritable_plot(tmp_path, sm
     assert r.returncode == 1
     assert_one_line_error(r, "directory")
     assert not (tmp_path / "no-dir").exists()
+
+
+def test_validate_on_a_platform_of_ones_own_asks_for_a_model(tmp_path, small_platform):
+    """A SimGrid platform that rankwise did not generate has no ground truth: the one line says to
+    predict from a probed model, as a user of their own platform would."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "platform.xml").write_text(small_platform.platform_xml.read_text())
+    r = run_cli("validate", "--sim", own, "--op", "bcast", "--ranks", "4", "--sizes", "1K")
+    assert r.returncode == 2
+    assert_one_line_error(r, "no ground_truth.json beside platform.xml (a platform of your own?)")
+    assert "--model" in r.stderr
