@@ -97,6 +97,17 @@ static void node_terms(int n, const double *d, double *term, double *tmp, double
     }
 }
 
+/* The last value before the first relative gap of LEVEL_GAP in row[0..k)
+ * (sorted here): the edge of the nearest level; NaN when there is none. */
+static double first_gap(double *row, int k)
+{
+    qsort(row, (size_t)k, sizeof *row, cmp_double);
+    for (int t = 0; t + 1 < k; t++)
+        if (row[t] > 0 && row[t + 1] > LEVEL_GAP * row[t])
+            return row[t];
+    return NAN;
+}
+
 /* A rack behind a slow uplink shifts the rows of all its nodes as a slow
  * NIC shifts one node's row: against most columns (the other racks) their
  * difference from other racks' rows is the uplink's extra latency, which
@@ -114,14 +125,7 @@ static void shared_terms_off(int n, const double *d, double *term, double *row, 
         for (int j = 0; j < n; j++)
             if (j != i && isfinite(d[i * n + j]))
                 row[k++] = d[i * n + j];
-        qsort(row, (size_t)k, sizeof *row, cmp_double);
-        double cut = NAN;
-        for (int t = 0; t + 1 < k; t++)
-            if (row[t] > 0 && row[t + 1] > LEVEL_GAP * row[t]) {
-                cut = row[t];
-                break;
-            }
-        double least = term[i];
+        double cut = first_gap(row, k), least = term[i];
         for (int j = 0; !isnan(cut) && j < n; j++)
             if (j != i && isfinite(d[i * n + j]) && d[i * n + j] <= cut && term[j] < least)
                 least = term[j];
@@ -141,13 +145,7 @@ static int neighbours(int n, const double *x, const unsigned char *reliable, int
     for (int j = 0; j < n; j++)
         if (j != i && reliable[j] && isfinite(x[i * n + j]))
             row[k++] = x[i * n + j];
-    qsort(row, (size_t)k, sizeof *row, cmp_double);
-    double cut = NAN;
-    for (int t = 0; t + 1 < k; t++)
-        if (row[t] > 0 && row[t + 1] > LEVEL_GAP * row[t]) {
-            cut = row[t];
-            break;
-        }
+    double cut = first_gap(row, k);
     for (int j = 0; j < n; j++)
         near[i * n + j] = !isnan(cut) && j != i && reliable[j] && x[i * n + j] <= cut;
     return !isnan(cut);
