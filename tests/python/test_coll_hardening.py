@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,14 @@ def test_two_threads_making_first_collectives_at_once(progs):
                                    "every collective goes to the MPI's own"], (run, r.stderr[-2000:])
     quiet = run_mpi([str(progs["coll_hardening"]), "threads"], 4, preload(), timeout=30)
     assert quiet.returncode == 0 and "coll_hardening: ok" in quiet.stdout and not lines(quiet.stderr)
+
+
+@needs_mpi
+def test_mutated_environments_small():
+    """12 MPI jobs with damaged library environments (studies/mutate_library.py; the 300-run campaign is
+    in docs/benchmarks.md): no hang, crash, wrong result or repeated warning."""
+    r = subprocess.run([sys.executable, str(ROOT / "studies" / "mutate_library.py"), "--count", "12", "--seed", "5",
+                        "--timeout", "60"], capture_output=True, text=True, timeout=900)
+    assert "mutate_library: 12 MPI runs" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert " 0 hangs, 0 deaths by a signal, 0 wrong results or failed runs, 0 with repeated" in r.stdout, r.stdout
+    assert r.returncode == 0
