@@ -77,10 +77,10 @@ def emulate_up(
     plan = up(spec, out, name)
     where = escape(str(out))
     console.print(f"emulated cluster [bold]{name}[/bold]: {len(plan.hosts)} hosts in {racks} racks on "
-                  f"{plan.subnet}, files in [bold]{where}[/bold]", highlight=False)
+                  f"{plan.subnet}, files in [bold]{where}[/bold]", highlight=False, soft_wrap=True)
     console.print(f"  run:    $(cat {where}/launcher-openmpi) --hostfile {where}/hostfile -np {len(plan.hosts)} APP",
-                  highlight=False)
-    console.print(f"  remove: rankwise emulate down {where}", highlight=False)
+                  highlight=False, soft_wrap=True)
+    console.print(f"  remove: rankwise emulate down {where}", highlight=False, soft_wrap=True)
 
 
 @emulate_app.command("set", no_args_is_help=True)
@@ -95,7 +95,7 @@ def emulate_set(
     kind, index = _link(link)
     bits = parse_rate(rate, "RATE")
     set_rate(cluster, kind, index, bits)
-    console.print(f"{kind} {index} now shaped at {bits / 1e6:g} Mbit/s each way", highlight=False)
+    console.print(f"{kind} {index} now shaped at {bits / 1e6:g} Mbit/s each way", highlight=False, soft_wrap=True)
 
 
 @emulate_app.command("status", no_args_is_help=True)
@@ -107,20 +107,20 @@ def emulate_status(cluster: Path = typer.Argument(..., metavar="DIR", help="The 
     up_hosts = sum(h.present for h in hosts)
     state = "up" if complete and up_hosts == len(hosts) else "incomplete (rankwise emulate down removes it)"
     console.print(f"emulated cluster [bold]{plan.name}[/bold] on {plan.subnet}: {state}, "
-                  f"{up_hosts}/{len(hosts)} hosts", highlight=False)
+                  f"{up_hosts}/{len(hosts)} hosts", highlight=False, soft_wrap=True)
     shaped = {link.name: link for link in plan.links}
     for h in hosts:
         rate = rates.get(h.host)
         shown = "gone" if rate is None else f"{rate / 1e6:g} Mbit/s"
         console.print(f"  {h.host:<9} rack {h.rack}  {h.address:<13} {h.namespace}  NIC {shown}"
-                      f"{'' if h.present else '  (missing)'}  {h.processes} processes", highlight=False)
+                      f"{'' if h.present else '  (missing)'}  {h.processes} processes", highlight=False, soft_wrap=True)
     for link in plan.links:
         if link.kind == "uplink":
             rate = rates.get(link.name)
             shown = "gone" if rate is None else f"{rate / 1e6:g} Mbit/s"
             console.print(f"  uplink of rack {link.index}: {shown}"
                           f"{'' if shaped[link.name].rate_bit == rate else ' (state says ' + format(shaped[link.name].rate_bit / 1e6, 'g') + ' Mbit/s)'}",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
 
 
 @emulate_app.command("down", no_args_is_help=True)
@@ -130,10 +130,10 @@ def emulate_down(cluster: Path = typer.Argument(..., metavar="DIR", help="The cl
 
     removed = down(cluster)
     if removed is None:
-        console.print(f"no emulated cluster in {escape(str(cluster))}: nothing to remove", highlight=False)
+        console.print(f"no emulated cluster in {escape(str(cluster))}: nothing to remove", highlight=False, soft_wrap=True)
         return
     console.print(f"removed {len(removed.namespaces)} namespaces and {len(removed.links)} host-side links",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
     if removed.stuck:
         console.print(f"[yellow]warning:[/yellow] processes in {', '.join(removed.stuck)} would not end: "
-                      "those namespaces live on until they do", highlight=False)
+                      "those namespaces live on until they do", highlight=False, soft_wrap=True)
