@@ -196,7 +196,9 @@ def test_hosts_name_themselves_and_ping_pong_gets_the_shaped_rate(cluster, tmp_p
     model = probe_launcher(cluster.launcher(hosts), tmp_path / "m.rwm",
                            ProbeOptions(sizes="64K,1M", repetitions=3, rounds=2, timeout=60), show_progress=False)
     assert sorted(model.names) == sorted(hosts)
-    bw = model.bandwidth() * 8
+    bw = model.bandwidth * 8
+    print("ping-pong Mbit/s:", {f"{a}-{b}": round(bw[i, j] / 1e6) for i, a in enumerate(model.names)
+                               for j, b in enumerate(model.names) if i != j})
     for i, a in enumerate(model.names):
         for j, b in enumerate(model.names):
             if i != j:
@@ -216,7 +218,7 @@ def test_set_changes_a_rate_under_way(cluster, tmp_path):
         assert truth["bandwidth"][0][1] == pytest.approx(50e6 / 8)
         model = probe_launcher(cluster.launcher(["node-0", "node-1"]), tmp_path / "m.rwm",
                                ProbeOptions(sizes="64K,1M", repetitions=3, rounds=2, timeout=60), show_progress=False)
-        assert 0.75 * 50e6 < model.bandwidth()[0, 1] * 8 < 1.25 * 50e6
+        assert 0.75 * 50e6 < model.bandwidth[0, 1] * 8 < 1.25 * 50e6
     finally:
         assert run_cli("emulate", "set", cluster.path, "node:1", "200M").returncode == 0
 
@@ -233,9 +235,10 @@ def test_probe_over_eight_hosts_names_the_slow_nic(cluster, tmp_path):
     model = Model.load(out)
     assert sorted(model.names) == [f"node-{i}" for i in range(8)]
     slow = [model.names[i] for i in find_slow_links(model).slow_nodes]
-    print(f"probe of 8 emulated hosts: {wall:.0f} s, slow nodes {slow}")
+    bw = np.nanmedian(np.where(np.eye(8, dtype=bool), np.nan, model.bandwidth), axis=1)
+    print(f"probe of 8 emulated hosts: {wall:.0f} s, slow nodes {slow}, median Mbit/s per node "
+          f"{dict(zip(model.names, (round(float(x) * 8e-6) for x in bw)))}")
     assert f"node-{SLOW}" in slow
-    bw = np.nanmedian(np.where(np.eye(8, dtype=bool), np.nan, model.bandwidth()), axis=1)
     assert model.names[int(np.argmin(bw))] == f"node-{SLOW}"
 
 
