@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Optional
@@ -38,14 +39,18 @@ def _link(text: str) -> tuple[str, int]:
 
 
 def _default_name(out: Path) -> str:
-    name = re.sub(r"[^a-z0-9]", "", out.resolve().name.lower())
-    return ("c" + name if not name[:1].isalpha() else name)[:12]
+    """The folder's name (letters and digits, 7 at most) and 4 hex digits of its full path:
+    the same folder gives the same name, two folders named alike on one machine do not."""
+    path = str(out.resolve())
+    name = re.sub(r"[^a-z0-9]", "", Path(path).name.lower())
+    name = ("c" + name if not name[:1].isalpha() else name)[:7]
+    return name + hashlib.sha1(path.encode()).hexdigest()[:4]
 
 
 @emulate_app.command("up", no_args_is_help=True)
 def emulate_up(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for the cluster's state, hostfile, agent, launcher options and ground truth."),
-    name: Optional[str] = typer.Option(None, "--name", help="Cluster name, in its namespaces rw-NAME-* (default: from the folder's name)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Cluster name, in its namespaces rw-NAME-* (default: the folder's name and a hash of its path)."),
     racks: int = typer.Option(2, "--racks", min=1, max=64, help="Racks (bridges under the core)."),
     nodes_per_rack: int = typer.Option(4, "--nodes-per-rack", min=1, max=125, help="Hosts per rack."),
     cores: int = typer.Option(1, "--cores", min=1, max=64, help="Slots per host in the hostfile."),
@@ -78,7 +83,7 @@ def emulate_up(
     where = escape(str(out))
     console.print(f"emulated cluster [bold]{name}[/bold]: {len(plan.hosts)} hosts in {racks} racks on "
                   f"{plan.subnet}, files in [bold]{where}[/bold]", highlight=False, soft_wrap=True)
-    console.print(f"  run:    $(cat {where}/launcher-openmpi) --hostfile {where}/hostfile -np {len(plan.hosts)} APP",
+    console.print(f"  run:    {where}/mpirun --hostfile {where}/hostfile -np {len(plan.hosts)} APP",
                   highlight=False, soft_wrap=True)
     console.print(f"  remove: rankwise emulate down {where}", highlight=False, soft_wrap=True)
 

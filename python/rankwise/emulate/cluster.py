@@ -214,3 +214,5 @@ def write_files(plan: Plan, out: Path) -> None:
     os.chmod(agent, 0o755)
     write_atomic(out / launchers.OPENMPI, launchers.line(launchers.openmpi_options(plan, agent)))
     write_atomic(out / launchers.MPICH, launchers.line(launchers.mpich_options(plan, agent)))
+    write_atomic(out / launchers.WRAPPER, launchers.mpirun_wrapper(plan, agent))
+    os.chmod(out / launchers.WRAPPER, 0o755)

@@ -8,6 +8,7 @@ the cluster through its login link (plan.py)."""
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
 
 from rankwise.emulate.plan import Plan, prefix
@@ -15,6 +16,7 @@ from rankwise.emulate.plan import Plan, prefix
 AGENT = "agent"
 OPENMPI = "launcher-openmpi"
 MPICH = "launcher-mpich"
+WRAPPER = "mpirun"  # DIR/mpirun: Open MPI's mpirun with the cluster's options, for --launcher
 
 
 def agent_script(plan: Plan) -> str:
@@ -48,6 +50,18 @@ def mpich_options(plan: Plan, agent: Path) -> list[str]:
     link's address (the machine's own name resolves to an address the hosts cannot reach)."""
     return ["mpiexec.hydra", "-launcher", "ssh", "-launcher-exec", str(agent), "-localhost", plan.login_address,
             "-iface", "eth0"]
+
+
+def mpirun_wrapper(plan: Plan, agent: Path) -> str:
+    """DIR/mpirun: `--launcher 'DIR/mpirun --hostfile DIR/hostfile -np 8'` without quoting the
+    options; the system's mpirun by its full path (DIR may be on PATH), `--version` passed on
+    so that rankwise still recognises Open MPI."""
+    words = openmpi_options(plan, agent)
+    words[0] = shutil.which("mpirun") or "mpirun"
+    return f"""#!/bin/sh
+# Open MPI's mpirun on the emulated cluster {plan.name} (rankwise emulate); give it the hosts.
+exec {shlex.join(words)} "$@"
+"""
 
 
 def line(words: list[str]) -> str:
