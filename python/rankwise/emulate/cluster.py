@@ -6,7 +6,9 @@ and finishes what a crashed `up` or `down` left."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import os
 import re
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from rankwise.sim.platform import Degraded, PlatformSpec, generate
 # Bytes HTB may send at once: at least a full-size GSO packet of a veth (64 KiB), else 1 ms
 # at the rate. Smaller buckets make HTB undershoot its rate with TCP segmentation offload.
 MIN_BURST = 65536
+LOCK = "/run/lock/rankwise-emulate.lock" if os.path.isdir("/run/lock") else "/tmp/rankwise-emulate.lock"
 
 
 def up(spec: PlatformSpec, cluster_dir: str | PathLike, name: str) -> Plan:
@@ -34,21 +37,33 @@ def up(spec: PlatformSpec, cluster_dir: str | PathLike, name: str) -> Plan:
         raise UsageError(f"-o {out}: not a directory")
     if read_state(out) is not None:
         raise RankwiseError(f"{out} already holds an emulated cluster: 'rankwise emulate down {out}' first")
-    taken = sorted(ns for ns in system.namespaces() if ns.startswith(prefix(name)))
-    if taken or system.link_exists(f"rw-{name}"):
-        raise RankwiseError(f"cluster name '{name}' is in use on this machine ({(taken or [f'rw-{name}'])[0]}); "
-                            "choose another --name or remove that cluster")
-    plan = make_plan(spec, name, _free_subnet())
-    out.mkdir(parents=True, exist_ok=True)
-    write_state(out, plan, complete=False)  # before anything exists: a crash leaves a full list
-    try:
-        _create(plan)
-        write_files(plan, out)
-    except BaseException:
-        down(out)
-        raise
+    with _machine_lock():  # two `up`s at once would pick the same name or subnet
+        taken = sorted(ns for ns in system.namespaces() if ns.startswith(prefix(name)))
+        if taken or system.link_exists(f"rw-{name}"):
+            raise RankwiseError(f"cluster name '{name}' is in use on this machine "
+                                f"({(taken or [f'rw-{name}'])[0]}); choose another --name or remove that cluster")
+        plan = make_plan(spec, name, _free_subnet())
+        out.mkdir(parents=True, exist_ok=True)
+        write_state(out, plan, complete=False)  # before anything exists: a crash leaves a full list
+        try:
+            _create(plan)
+            write_files(plan, out)
+        except BaseException:
+            down(out)
+            raise
     write_state(out, plan, complete=True)
     return plan
+
+
+@contextlib.contextmanager
+def _machine_lock():
+    """One `up` at a time on this machine, between choosing the subnet and routing it."""
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _free_subnet() -> int:

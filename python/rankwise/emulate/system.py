@@ -32,6 +32,12 @@ def check_supported() -> None:
             raise Unsupported(f"an emulated cluster needs '{tool}' (Debian: apt-get install iproute2 util-linux)")
     if not os.path.exists("/proc/self/ns/net"):
         raise Unsupported("this kernel has no network namespaces (/proc/self/ns/net is missing)")
+    # A namespace of this process alone, gone when it ends: can one be made, and shaped by HTB?
+    r = subprocess.run(["unshare", "--net", "tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        why = " ".join(r.stderr.split()) or f"exit code {r.returncode}"
+        raise Unsupported(f"this machine cannot make a network namespace shaped by tc HTB: {why}")
 
 
 def run(*args: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
