@@ -80,10 +80,15 @@ class Cluster:
                            "-np", str(len(hosts))])
 
     def mpirun(self, hosts: list[str], program: list[str], variables: dict[str, str], timeout: float = 120):
-        cmd = shlex.split(self.launcher(hosts))
+        words = shlex.split(self.launcher(hosts))[len(self.options):]
         for k, v in variables.items():
-            cmd += ["-x", f"{k}={v}"]
-        return subprocess.run(cmd + program, capture_output=True, text=True, env=mpi_environment(), timeout=timeout)
+            words += ["-x", f"{k}={v}"]
+        return self.mpirun_words(words, program, timeout)
+
+    def mpirun_words(self, words: list[str], program: list[str], timeout: float = 120):
+        """The cluster's mpirun with these options and this program."""
+        return subprocess.run([*self.options, *words, *program], capture_output=True, text=True,
+                              env=mpi_environment(), timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -223,16 +228,21 @@ def test_set_changes_a_rate_under_way(cluster, tmp_path):
         assert run_cli("emulate", "set", cluster.path, "node:1", "200M").returncode == 0
 
 
-@emulated
-def test_probe_over_eight_hosts_names_the_slow_nic(cluster, tmp_path):
-    """`rankwise probe --launcher` as a user types it (DIR/mpirun), over the 8 hosts of 2 racks."""
-    out = tmp_path / "net.rwm"
+@pytest.fixture(scope="module")
+def probed(cluster, tmp_path_factory) -> tuple[Path, float]:
+    """`rankwise probe --launcher` as a user types it (DIR/mpirun) over the 8 hosts: the
+    model and the probe's wall time."""
+    out, d = tmp_path_factory.mktemp("probed") / "net.rwm", cluster.path
     start = time.monotonic()
-    d = cluster.path
     r = run_cli("probe", "--launcher", f"{d}/mpirun --hostfile {d}/hostfile -np 8",
                 "--sizes", "8,64K,1M", "--repetitions", "3", "--rounds", "2", "-o", out)
-    wall = time.monotonic() - start
     assert r.returncode == 0, r.stderr
+    return out, time.monotonic() - start
+
+
+@emulated
+def test_probe_over_eight_hosts_names_the_slow_nic(probed):
+    out, wall = probed
     model = Model.load(out)
     assert sorted(model.names) == [f"node-{i}" for i in range(8)]
     slow = [model.names[i] for i in find_slow_links(model).slow_nodes]
@@ -241,6 +251,29 @@ def test_probe_over_eight_hosts_names_the_slow_nic(cluster, tmp_path):
           f"{dict(zip(model.names, (round(float(x) * 8e-6) for x in bw)))}")
     assert f"node-{SLOW}" in slow
     assert model.names[int(np.argmin(bw))] == f"node-{SLOW}"
+
+
+@emulated
+def test_optimize_avoids_the_slow_nic_and_its_rankfile_runs_across_hosts(cluster, probed, tmp_path):
+    """6 ranks of an all-to-all on 8 hosts: the default block placement takes node-0..5, slow
+    node-5 included; rankwise's leaves it out, and the interleaved runs show the gain."""
+    d, out = cluster.path, tmp_path / "opt"
+    r = run_cli("optimize", "--launcher", f"{d}/mpirun -np 6", "--hostfile", d / "hostfile", "--model", probed[0],
+                "--pattern", "alltoall:ranks=6,bytes=256K", "--format", "openmpi", "--out", out, "--repeats", "2",
+                "--", "alltoall", "--sizes", "256K", "--iterations", "5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    rankfile = out / "placement.openmpi"
+    hosts = [line.split("=")[1].split()[0] for line in rankfile.read_text().splitlines() if line.startswith("rank")]
+    assert len(hosts) == 6 and f"node-{SLOW}" not in hosts
+    row = (out / "verify.csv").read_text().splitlines()[1].split(",")
+    print(f"optimize on the emulated cluster: {row}")
+    assert float(row[3]) > 1.5  # measured x3.2 (predicted x3.19): 50 against 200 Mbit/s
+    # Open MPI applies the rankfile across the hosts (its slot=0 binds every host's rank to the
+    # machine's core 0: fine for this check, not for timings; docs/emulated-cluster.md)
+    ran = cluster.mpirun_words(["-np", "6", "--rankfile", str(rankfile)],
+                               ["sh", "-c", "echo $OMPI_COMM_WORLD_RANK $(hostname)"])
+    assert ran.returncode == 0, ran.stderr
+    assert [line.split()[1] for line in sorted(ran.stdout.splitlines(), key=lambda x: int(x.split()[0]))] == hosts
 
 
 @pytest.fixture(scope="module")
