@@ -39,9 +39,11 @@ def openmpi_options(plan: Plan, agent: Path) -> list[str]:
     """mpirun and its options; the hosts are the caller's (--hostfile DIR/hostfile, --host, a rankfile).
 
     --bind-to none: each host's daemon sees the whole machine and would bind every host's
-    first rank to the same core. No tree spawn: every daemon is started from mpirun's namespace."""
+    first rank to the same core. No tree spawn: every daemon is started from mpirun's namespace.
+    vader: ranks of one host share memory, as on a node (Open MPI keeps it to ranks of one
+    daemon, so between hosts it is TCP over the shaped links)."""
     return ["mpirun", "--mca", "plm_rsh_agent", str(agent), "--mca", "plm_rsh_no_tree_spawn", "1",
-            "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", plan.subnet,
+            "--mca", "btl", "tcp,vader,self", "--mca", "btl_tcp_if_include", plan.subnet,
             "--mca", "oob_tcp_if_include", plan.subnet, "--mca", "mpi_yield_when_idle", "1", "--bind-to", "none"]
 
 
