@@ -61,7 +61,7 @@ def _name(tag: str) -> str:
 
 
 def _ours(prefix: str) -> tuple[set[str], set[str]]:
-    """This cluster's namespaces and host-side links: other sessions may add or remove theirs
+    """This cluster's namespaces and machine-side links: other sessions may add or remove theirs
     meanwhile, so only names under our prefix are compared."""
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout.split()
@@ -160,7 +160,7 @@ class TestLifecycle:
             assert run_cli("emulate", "up", "-o", path, "--name", name).returncode == 1  # one cluster per folder
         finally:
             down = run_cli("emulate", "down", path)
-        assert down.returncode == 0 and "removed 3 namespaces and 1 host-side links" in down.stdout, down.stderr
+        assert down.returncode == 0 and "removed 3 namespaces and 1 machine-side links" in down.stdout, down.stderr
         assert _ours(name) == before == (set(), set())
         again = run_cli("emulate", "down", path)  # idempotent
         assert again.returncode == 0 and "nothing to remove" in again.stdout

@@ -48,11 +48,21 @@ def up(spec: PlatformSpec, cluster_dir: str | PathLike, name: str) -> Plan:
         try:
             _create(plan)
             write_files(plan, out)
-        except BaseException:
-            down(out)
+        except BaseException as failure:
+            _undo(out, failure)
             raise
     write_state(out, plan, complete=True)
     return plan
+
+
+def _undo(out: Path, failure: BaseException) -> None:
+    """Remove what a failed `up` made; if that fails too, say so with the first failure (the
+    state file stays, so a later `down` can finish)."""
+    try:
+        down(out)
+    except RankwiseError as e:
+        raise RankwiseError(f"{failure}; removing what was made failed too ({e}): "
+                            f"run 'rankwise emulate down {out}'") from failure
 
 
 @contextlib.contextmanager
@@ -67,7 +77,7 @@ def _machine_lock():
 
 
 def _free_subnet() -> int:
-    """The lowest K whose 10.77.K.0/24 no route of the host's namespace touches."""
+    """The lowest K whose 10.77.K.0/24 no route of the machine's own namespace touches."""
     used = set()
     for route in system.root_addresses():
         m = re.match(rf"{re.escape(SUBNET_BASE)}\.(\d+)\.", route)
@@ -86,7 +96,7 @@ def _create(plan: Plan) -> None:
     for bridge in plan.bridges:
         ip("ip", "link", "add", bridge, "type", "bridge", ns=fab)
         ip("ip", "link", "set", bridge, "up", ns=fab)
-    for i, ns in enumerate(plan.host_ns):
+    for ns in plan.host_ns:
         ip("ip", "netns", "add", ns)
         ip("ip", "link", "set", "lo", "up", ns=ns)
     for link in plan.links:
@@ -101,7 +111,7 @@ def _create(plan: Plan) -> None:
         ip("ip", "link", "set", lo.dev, "up", ns=lo.ns)
         for end in (lo, hi):
             _shape(end, link.rate_bit, "replace")
-    # The host namespace's link to the core bridge: mpirun there, its daemons in the hosts.
+    # The machine's own namespace linked to the core bridge: mpirun there, its daemons in the hosts.
     login = plan.login.dev
     ip("ip", "link", "add", login, "type", "veth", "peer", "name", "login", "netns", fab)
     system.disable_ipv6(login)

@@ -2,7 +2,7 @@
 
 The agent does what ssh would (the command's words joined, run by sh) inside the host's network
 namespace and a UTS namespace of its own named after the host, so that MPI_Get_processor_name
-and `hostname` name the emulated host. Launchers run in the host's own namespace and reach
+and `hostname` name the emulated host. Launchers run in the machine's own namespace and reach
 the cluster through its login link (plan.py)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A fat tree of network namespaces: one namespace per host (its `eth0`), and one "
 namespace holding a bridge per rack and a core bridge. Host i's link is a veth pair from its
 `eth0` to port `node-i` of its rack's bridge; rack r's uplink is a veth pair from port `up-r`
 of the rack bridge to port `up-r-core` of the core bridge. Every veth end is shaped by HTB on
-its egress, so the two ends shape the two directions. One unshaped veth joins the host's own
+its egress, so the two ends shape the two directions. One unshaped veth joins the machine's own
 namespace to the core bridge: mpirun runs there and its daemons call back over it.
 
 The plan is pure data (no system call): cluster.py creates it, the state file records it,
@@ -18,14 +18,14 @@ from dataclasses import asdict, dataclass, field
 from rankwise.errors import UsageError
 from rankwise.sim.platform import PlatformSpec, build_links
 
-NAME = re.compile(r"[a-z][a-z0-9]{0,11}")  # 'rw-' + name is the host-side link: 15 characters at most
+NAME = re.compile(r"[a-z][a-z0-9]{0,11}")  # 'rw-' + name is the machine-side link: 15 characters at most
 SUBNET_BASE = "10.77"  # private; the cluster's /24 is 10.77.K.0/24, K free on this machine
-MAX_HOSTS = 250  # .1 .. .250 are hosts, .254 the host namespace's end
+MAX_HOSTS = 250  # .1 .. .250 are hosts, .254 the machine's end
 
 
 @dataclass(frozen=True)
 class End:
-    """One end of a veth pair: its namespace (None: the host's own) and device name."""
+    """One end of a veth pair: its namespace (None: the machine's own) and device name."""
 
     ns: str | None
     dev: str
@@ -56,7 +56,7 @@ class Plan:
     rack_of_host: list[int]
     bridges: list[str]  # in the fabric namespace
     links: list[Shaped]
-    login: End  # the host namespace's end of the unshaped link to the core bridge
+    login: End  # the machine's end of the unshaped link to the core bridge
     login_address: str
     spec: dict = field(default_factory=dict)
 

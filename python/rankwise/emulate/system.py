@@ -1,6 +1,6 @@
 """The kernel's side of an emulated cluster: `ip` and `tc` run, their failures as one line.
 
-Every call names its namespace (`ip -n NS`, `tc -n NS`); None is the host's own namespace,
+Every call names its namespace (`ip -n NS`, `tc -n NS`); None is the machine's own namespace,
 touched only for the one link to the cluster's core bridge (cluster.py)."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def link_exists(dev: str, ns: str | None = None) -> bool:
 
 
 def root_addresses() -> list[str]:
-    """IPv4 networks the host's namespace already reaches (routes), to pick a free subnet."""
+    """IPv4 networks the machine's own namespace already reaches (routes), to pick a free subnet."""
     out = run("ip", "-4", "route", "show", "table", "all").stdout
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
@@ -96,7 +96,7 @@ def _alive(pid: int) -> bool:
 
 def disable_ipv6(dev: str) -> None:
     """No IPv6 on the host-namespace end of the cluster's link: nothing but the subnet's IPv4
-    (no router solicitations, no duplicate-address probes) leaves the host's side."""
+    (no router solicitations, no duplicate-address probes) leaves on the machine's side."""
     path = f"/proc/sys/net/ipv6/conf/{dev}/disable_ipv6"
     if os.path.exists(path):
         with open(path, "w") as f:
