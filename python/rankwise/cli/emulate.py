@@ -115,17 +115,21 @@ def emulate_status(cluster: Path = typer.Argument(..., metavar="DIR", help="The 
                   f"{up_hosts}/{len(hosts)} hosts", highlight=False, soft_wrap=True)
     shaped = {link.name: link for link in plan.links}
     for h in hosts:
-        rate = rates.get(h.host)
-        shown = "gone" if rate is None else f"{rate / 1e6:g} Mbit/s"
-        console.print(f"  {h.host:<9} rack {h.rack}  {h.address:<13} {h.namespace}  NIC {shown}"
-                      f"{'' if h.present else '  (missing)'}  {h.processes} processes", highlight=False, soft_wrap=True)
+        console.print(f"  {h.host:<9} rack {h.rack}  {h.address:<13} {h.namespace}  NIC "
+                      f"{_rate_text(shaped[h.host].rate_bit, rates[h.host])}{'' if h.present else '  (missing)'}  "
+                      f"{h.processes} processes", highlight=False, soft_wrap=True)
     for link in plan.links:
         if link.kind == "uplink":
-            rate = rates.get(link.name)
-            shown = "gone" if rate is None else f"{rate / 1e6:g} Mbit/s"
-            console.print(f"  uplink of rack {link.index}: {shown}"
-                          f"{'' if shaped[link.name].rate_bit == rate else ' (state says ' + format(shaped[link.name].rate_bit / 1e6, 'g') + ' Mbit/s)'}",
+            console.print(f"  uplink of rack {link.index}: {_rate_text(link.rate_bit, rates[link.name])}",
                           highlight=False, soft_wrap=True)
+
+
+def _rate_text(planned: int, measured: int | None) -> str:
+    """tc's rate, and the state's when they differ beyond tc's rounding (someone changed it)."""
+    if measured is None:
+        return "gone"
+    text = f"{measured / 1e6:g} Mbit/s"
+    return text if abs(measured - planned) <= 0.005 * planned else f"{text} (state: {planned / 1e6:g} Mbit/s)"
 
 
 @emulate_app.command("down", no_args_is_help=True)
