@@ -129,14 +129,18 @@ def test_set_and_status_of_a_folder_without_a_cluster(tmp_path):
     assert_one_line_error(r, "expected node:INDEX or uplink:RACK")
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become another user")
-def test_without_root_one_line_and_exit_2(tmp_path):
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to drop privileges")
+@pytest.mark.parametrize("drop,text", [
+    (["--reuid=65534", "--regid=65534", "--clear-groups"], "an emulated cluster needs root"),
+    (["--inh-caps=-sys_admin", "--bounding-set=-sys_admin"], "cannot make a network namespace"),
+], ids=["not-root", "no-cap-sys-admin"])
+def test_without_root_or_namespaces_one_line_and_exit_2(tmp_path, drop, text):
     tmp_path.chmod(0o777)
-    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                        "rankwise", "emulate", "up", "-o", str(tmp_path / "c")],
+    r = subprocess.run(["setpriv", *drop, sys.executable, "-m", "rankwise", "emulate", "up", "-o", str(tmp_path / "c")],
                        capture_output=True, text=True, timeout=60)
-    assert_one_line_error(r, "an emulated cluster needs root")
+    assert_one_line_error(r, text)
     assert r.returncode == 2
+    assert not (tmp_path / "c").exists()
 
 
 # --- on the machine's namespaces -------------------------------------------------------------
