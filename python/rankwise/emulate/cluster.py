@@ -138,10 +138,10 @@ class Removed:
 
 def down(cluster_dir: str | PathLike) -> Removed | None:
     """Remove what DIR's state lists and then the state; None when there was no state."""
-    system.check_supported()
     found = read_state(cluster_dir)
     if found is None:
         return None
+    system.check_supported()
     plan, _ = found
     removed = Removed([], [], [])
     if system.link_exists(plan.login.dev):
@@ -160,9 +160,9 @@ def down(cluster_dir: str | PathLike) -> Removed | None:
 
 def set_rate(cluster_dir: str | PathLike, kind: str, index: int, rate_bit: int) -> Plan:
     """Change one link's rate, both ways, while jobs run (HTB's class changed in place)."""
-    system.check_supported()
     plan = _complete_plan(cluster_dir)
     link = plan.link(kind, index)
+    system.check_supported()
     for end in (link.lower, link.upper):
         _shape(end, rate_bit, "change")
     link.rate_bit = rate_bit
@@ -195,10 +195,10 @@ class HostStatus:
 def status(cluster_dir: str | PathLike) -> tuple[Plan, bool, list[HostStatus], dict[str, int | None]]:
     """The plan, whether `up` completed, each host, and each link's rate as tc reports it
     (None: its qdisc is gone)."""
-    system.check_supported()
     found = read_state(cluster_dir)
     if found is None:
         raise RankwiseError(f"{cluster_dir}: no emulated cluster here (no state.json)")
+    system.check_supported()
     plan, complete = found
     present = system.namespaces()
     hosts = []
