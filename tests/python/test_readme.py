@@ -17,7 +17,10 @@ SKIPPED (with the reason printed in the test's output):
   make test       this test is part of it
 Blocks whose first line is '# real cluster only' need nodes this machine has
 not: each of their commands is parsed (verb, options and values checked, as
-the CLI would) and not run."""
+the CLI would) and not run. Blocks whose first line starts with '# emulated
+cluster (root)' run where network namespaces can be made (root; CI) and are
+parsed only elsewhere; their `rankwise emulate down` runs even when a command
+before it failed, so that a failure leaves no namespace behind."""
 
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ from rankwise.launch import mpi_environment
 README = Path(__file__).resolve().parents[2] / "README.md"
 RANKWISE = Path(sys.executable).parent / "rankwise"  # the CLI installed beside this Python
 REAL_CLUSTER = "# real cluster only"
+EMULATED = "# emulated cluster (root)"
 SUBSTITUTIONS = [("'mpirun -np 4'", "'mpirun -np 4 --oversubscribe'")]
 SKIPPED = {"make demo": "tests/python/cli/test_cli.py runs `rankwise demo` (on 8 nodes)",
            "make test": "this test is part of it"}
@@ -72,8 +76,9 @@ def sh_blocks(text: str) -> list[list[str]]:
         commands, pending = [], ""
         for line in body.splitlines():
             if not pending and line.lstrip().startswith("#"):
-                if not commands and line.startswith(REAL_CLUSTER):
-                    commands.append(REAL_CLUSTER)  # the block's marker
+                for marker in (REAL_CLUSTER, EMULATED):
+                    if not commands and line.startswith(marker):
+                        commands.append(marker)  # the block's marker
                 continue
             pending += line[:-1] + " " if line.endswith("\\") else line
             if line.endswith("\\"):
@@ -115,6 +120,25 @@ def test_real_cluster_commands_parse():
     assert {"probe", "profile", "optimize"} <= verbs
 
 
+def namespaces_work() -> bool:
+    """Can this test make network namespaces (an emulated cluster)?"""
+    if os.geteuid() != 0 or not all(shutil.which(t) for t in ("ip", "tc", "unshare")):
+        return False
+    return subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode == 0
+
+
+def run_emulated(block: list[str], run) -> None:
+    """An emulated-cluster block: its commands in order, its `emulate down` whatever happened."""
+    downs = [c for c in block if c.startswith("rankwise emulate down")]
+    try:
+        for command in block:
+            if command not in downs:
+                run(command)
+    finally:
+        for command in downs:
+            run(command)
+
+
 @pytest.mark.skipif(not (shutil.which("smpicc") and shutil.which("mpirun")), reason="needs SimGrid and Open MPI")
 def test_every_readme_command_runs(tmp_path, capsys):
     (tmp_path / "ring.c").write_text(RING)
@@ -126,8 +150,27 @@ def test_every_readme_command_runs(tmp_path, capsys):
 
     env = {**mpi_environment(), "PATH": f"{RANKWISE.parent}:{os.environ['PATH']}", "COLUMNS": "100"}
     start, ran = time.monotonic(), []
+    parsed = []
+
+    def run(command: str) -> None:
+        for old, new in SUBSTITUTIONS:
+            command = command.replace(old, new)
+        t0 = time.monotonic()
+        r = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=BUDGET_S, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, f"{command}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+        assert "Traceback" not in r.stderr, command
+        ran.append((command, time.monotonic() - t0))
+
     for block in sh_blocks(README.read_text()):
         if block and block[0] == REAL_CLUSTER:
+            continue
+        if block and block[0] == EMULATED:
+            if namespaces_work():
+                run_emulated(block[1:], run)
+            else:
+                print(f"parsed only (no network namespaces here): {block[1:]}")
+                parsed += [parse_only(c) for c in block[1:]]
             continue
         for command in block:
             if command.startswith("#"):
@@ -135,18 +178,12 @@ def test_every_readme_command_runs(tmp_path, capsys):
             if command in SKIPPED:
                 print(f"skipped: {command}: {SKIPPED[command]}")
                 continue
-            for old, new in SUBSTITUTIONS:
-                command = command.replace(old, new)
-            t0 = time.monotonic()
-            r = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=BUDGET_S, stdin=subprocess.DEVNULL)
-            assert r.returncode == 0, f"{command}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
-            assert "Traceback" not in r.stderr, command
-            ran.append((command, time.monotonic() - t0))
+            run(command)
     with capsys.disabled():
         for command, seconds in ran:
             print(f"  {seconds:6.1f} s  {command}")
-    assert len(ran) + len(SKIPPED) == sum(len(b) for b in sh_blocks(README.read_text()) if REAL_CLUSTER not in b)
+    assert len(ran) + len(parsed) + len(SKIPPED) == sum(
+        len([c for c in b if not c.startswith("#")]) for b in sh_blocks(README.read_text()) if REAL_CLUSTER not in b)
     assert time.monotonic() - start < BUDGET_S, ran
     assert (tmp_path / "rankfile").exists() and (tmp_path / "hosts.slurm").exists()
     assert (tmp_path / "opt" / "verify.csv").exists() and (tmp_path / "local.rwm").exists()

@@ -19,6 +19,7 @@ from rankwise.cli.coll import coll_app
 from rankwise.cli.common import err_console
 from rankwise.cli.demo import demo_command
 from rankwise.cli.diff import diff_command
+from rankwise.cli.emulate import emulate_app
 from rankwise.cli.export import export_app
 from rankwise.cli.import_ import import_command
 from rankwise.cli.map import map_command
@@ -57,6 +58,7 @@ app.command("validate", no_args_is_help=True)(validate_command)
 app.command("diff", no_args_is_help=True)(diff_command)
 app.command("watch", no_args_is_help=True)(watch_command)
 app.add_typer(export_app, name="export")
+app.add_typer(emulate_app, name="emulate")
 
 
 def version_text() -> str:

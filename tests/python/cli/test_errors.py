@@ -18,7 +18,8 @@ PATTERNS = ("alltoall", "stencil3d", "stencil2d", "ring", "groups", "fft", "tree
 # and a usage error's exit code. `demo` and `bench` are left out: every option they have has a
 # default, so without arguments they run.
 NO_ARGS = [(), ("probe",), ("show",), ("import",), ("map",), ("optimize",), ("profile",), ("sim",),
-           ("sim", "platform"), ("pattern",), *[("pattern", p) for p in PATTERNS]]
+           ("sim", "platform"), ("pattern",), *[("pattern", p) for p in PATTERNS], ("emulate",),
+           *[("emulate", v) for v in ("up", "set", "status", "down")]]
 
 
 @pytest.mark.parametrize("verb", NO_ARGS, ids=lambda v: " ".join(v) or "rankwise")
@@ -68,6 +69,10 @@ BAD_VALUES = [
     (("pattern", "collective", "-o", "x.rwc", "--ranks", "4", "--bytes", "1K", "--op", "scan"), "--op"),
     (("pattern", "spec", "nope:x=1", "-o", "x.rwc"), "unknown pattern 'nope'"),
     (("pattern", "show", "a.rwc", "b.rwc"), "unexpected extra argument"),
+    (("emulate", "up", "-o", "d", "--nic-rate", "fast"), "--nic-rate 'fast'"),
+    (("emulate", "up", "-o", "d", "--degrade", "uplink:0:0.5:2"), "cannot add latency"),
+    (("emulate", "set", "d", "node:x", "1G"), "link 'node:x'"),
+    (("emulate", "set", "d", "node:0", "1Q"), "RATE '1Q'"),
     (("frobnicate",), "No such command 'frobnicate'"),
 ]
 
