@@ -74,7 +74,7 @@ def _ours(prefix: str) -> tuple[set[str], set[str]]:
 class Cluster:
     def __init__(self, path: Path):
         self.path = path
-        self.options = shlex.split((path / "launcher-openmpi").read_text())
+        self.options = [str(path / "mpirun")]  # launcher-openmpi's line, in the head namespace
 
     @staticmethod
     def hosts(hosts: list[str]) -> list[str]:
@@ -158,7 +158,9 @@ class TestLifecycle:
         try:
             assert r.returncode == 0, r.stderr
             ns, links = _ours(name)
-            assert ns == {f"rw-{name}-fabric", f"rw-{name}-node-0", f"rw-{name}-node-1"} and links == {f"rw-{name}"}
+            # every address is in a namespace up made: the machine's own namespace gains no link
+            assert ns == {f"rw-{name}-fabric", f"rw-{name}-head", f"rw-{name}-node-0", f"rw-{name}-node-1"}
+            assert links == set()
             status = run_cli("emulate", "status", path)
             assert status.returncode == 0 and ": up, 2/2 hosts" in status.stdout, status.stdout + status.stderr
             assert "node-1    rack 1" in status.stdout and "NIC 400 Mbit/s" in status.stdout
@@ -166,7 +168,7 @@ class TestLifecycle:
             assert run_cli("emulate", "up", "-o", path, "--name", name).returncode == 1  # one cluster per folder
         finally:
             down = run_cli("emulate", "down", path)
-        assert down.returncode == 0 and "removed 3 namespaces and 1 machine-side links" in down.stdout, down.stderr
+        assert down.returncode == 0 and "removed 4 namespaces" in down.stdout, down.stderr
         assert _ours(name) == before == (set(), set())
         again = run_cli("emulate", "down", path)  # idempotent
         assert again.returncode == 0 and "nothing to remove" in again.stdout
@@ -193,7 +195,7 @@ class TestLifecycle:
         name = json.loads((cluster.path / "state.json").read_text())["plan"]["name"]
         r = run_cli("emulate", "up", "-o", tmp_path / "other", "--name", name)
         assert_one_line_error(r, f"cluster name '{name}' is in use")
-        assert len(_ours(name)[0]) == 9  # the fixture's cluster untouched
+        assert len(_ours(name)[0]) == 10  # the fixture's cluster untouched (8 hosts, fabric, head)
         assert run_cli("emulate", "down", tmp_path / "other").returncode == 0
 
 

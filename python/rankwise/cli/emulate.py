@@ -141,7 +141,7 @@ def emulate_down(cluster: Path = typer.Argument(..., metavar="DIR", help="The cl
     if removed is None:
         console.print(f"no emulated cluster in {escape(str(cluster))}: nothing to remove", highlight=False, soft_wrap=True)
         return
-    console.print(f"removed {len(removed.namespaces)} namespaces and {len(removed.links)} machine-side links",
+    console.print(f"removed {len(removed.namespaces)} namespaces",
                   highlight=False, soft_wrap=True)
     if removed.stuck:
         console.print(f"[yellow]warning:[/yellow] processes in {', '.join(removed.stuck)} would not end: "

@@ -39,9 +39,9 @@ def up(spec: PlatformSpec, cluster_dir: str | PathLike, name: str) -> Plan:
         raise RankwiseError(f"{out} already holds an emulated cluster: 'rankwise emulate down {out}' first")
     with _machine_lock():  # two `up`s at once would pick the same name or subnet
         taken = sorted(ns for ns in system.namespaces() if ns.startswith(prefix(name)))
-        if taken or system.link_exists(f"rw-{name}"):
+        if taken:
             raise RankwiseError(f"cluster name '{name}' is in use on this machine "
-                                f"({(taken or [f'rw-{name}'])[0]}); choose another --name or remove that cluster")
+                                f"({taken[0]}); choose another --name or remove that cluster")
         plan = make_plan(spec, name, _free_subnet())
         out.mkdir(parents=True, exist_ok=True)
         write_state(out, plan, complete=False)  # before anything exists: a crash leaves a full list
@@ -77,12 +77,15 @@ def _machine_lock():
 
 
 def _free_subnet() -> int:
-    """The lowest K whose 10.77.K.0/24 no route of the machine's own namespace touches."""
+    """The lowest K whose 10.77.K.0/24 no other emulated cluster's head uses. Clusters never
+    meet (each has its own bridges), so this only keeps their addresses apart for people."""
     used = set()
-    for route in system.root_addresses():
-        m = re.match(rf"{re.escape(SUBNET_BASE)}\.(\d+)\.", route)
-        if m:
-            used.add(int(m.group(1)))
+    for ns in system.namespaces():
+        if ns.startswith("rw-") and ns.endswith("-head"):
+            for address in system.addresses(ns):
+                m = re.match(rf"{re.escape(SUBNET_BASE)}\.(\d+)\.", address)
+                if m:
+                    used.add(int(m.group(1)))
     for k in range(1, 255):
         if k not in used:
             return k
@@ -111,12 +114,13 @@ def _create(plan: Plan) -> None:
         ip("ip", "link", "set", lo.dev, "up", ns=lo.ns)
         for end in (lo, hi):
             _shape(end, link.rate_bit, "replace")
-    # The machine's own namespace linked to the core bridge: mpirun there, its daemons in the hosts.
-    login = plan.login.dev
-    ip("ip", "link", "add", login, "type", "veth", "peer", "name", "login", "netns", fab)
-    system.disable_ipv6(login)
-    ip("ip", "addr", "add", f"{plan.login_address}/24", "dev", login)
-    ip("ip", "link", "set", login, "up")
+    # The head linked to the core bridge: mpirun there, its daemons in the hosts.
+    head = plan.head
+    ip("ip", "netns", "add", head)
+    ip("ip", "link", "set", "lo", "up", ns=head)
+    ip("ip", "link", "add", "login", "type", "veth", "peer", "name", plan.login.dev, "netns", head, ns=fab)
+    ip("ip", "addr", "add", f"{plan.login_address}/24", "dev", plan.login.dev, ns=head)
+    ip("ip", "link", "set", plan.login.dev, "up", ns=head)
     ip("ip", "link", "set", "login", "master", "core", "up", ns=fab)
 
 
@@ -132,7 +136,6 @@ def _shape(end: End, rate_bit: int, verb: str) -> None:
 @dataclass
 class Removed:
     namespaces: list[str]
-    links: list[str]
     stuck: list[str]  # namespaces whose processes would not end (they outlive their name)
 
 
@@ -143,12 +146,9 @@ def down(cluster_dir: str | PathLike) -> Removed | None:
         return None
     system.check_supported()
     plan, _ = found
-    removed = Removed([], [], [])
-    if system.link_exists(plan.login.dev):
-        system.run("ip", "link", "del", plan.login.dev)
-        removed.links.append(plan.login.dev)
+    removed = Removed([], [])
     present = system.namespaces()
-    for ns in [*plan.host_ns, plan.fabric]:  # the fabric last: it holds the far ends
+    for ns in [*plan.host_ns, plan.head, plan.fabric]:  # the fabric last: it holds the far ends
         if ns in present:
             if system.end_processes(ns):
                 removed.stuck.append(ns)

@@ -2,8 +2,8 @@
 
 The agent does what ssh would (the command's words joined, run by sh) inside the host's network
 namespace and a UTS namespace of its own named after the host, so that MPI_Get_processor_name
-and `hostname` name the emulated host. Launchers run in the machine's own namespace and reach
-the cluster through its login link (plan.py)."""
+and `hostname` name the emulated host. Launchers run in the cluster's head namespace and reach
+the hosts through its link to the core bridge (plan.py)."""
 
 from __future__ import annotations
 
@@ -39,18 +39,18 @@ def openmpi_options(plan: Plan, agent: Path) -> list[str]:
     """mpirun and its options; the hosts are the caller's (--hostfile DIR/hostfile, --host, a rankfile).
 
     --bind-to none: each host's daemon sees the whole machine and would bind every host's
-    first rank to the same core. No tree spawn: every daemon is started from mpirun's namespace.
-    vader: ranks of one host share memory, as on a node (Open MPI keeps it to ranks of one
-    daemon, so between hosts it is TCP over the shaped links)."""
-    return ["mpirun", "--mca", "plm_rsh_agent", str(agent), "--mca", "plm_rsh_no_tree_spawn", "1",
+    first rank to the same core. No tree spawn: every daemon is started from mpirun's namespace,
+    the head. vader: ranks of one host share memory, as on a node (Open MPI keeps it to ranks of
+    one daemon, so between hosts it is TCP over the shaped links)."""
+    return ["ip", "netns", "exec", plan.head, "mpirun", "--mca", "plm_rsh_agent", str(agent), "--mca", "plm_rsh_no_tree_spawn", "1",
             "--mca", "btl", "tcp,vader,self", "--mca", "btl_tcp_if_include", plan.subnet,
             "--mca", "oob_tcp_if_include", plan.subnet, "--mca", "mpi_yield_when_idle", "1", "--bind-to", "none"]
 
 
 def mpich_options(plan: Plan, agent: Path) -> list[str]:
-    """mpiexec.hydra through the same agent; -localhost: the proxies call back to the login
-    link's address (the machine's own name resolves to an address the hosts cannot reach)."""
-    return ["mpiexec.hydra", "-launcher", "ssh", "-launcher-exec", str(agent), "-localhost", plan.login_address,
+    """mpiexec.hydra in the head through the same agent; -localhost: the proxies call back to the
+    head's address (the machine's name resolves to an address the hosts cannot reach)."""
+    return ["ip", "netns", "exec", plan.head, "mpiexec.hydra", "-launcher", "ssh", "-launcher-exec", str(agent), "-localhost", plan.login_address,
             "-iface", "eth0"]
 
 
@@ -59,7 +59,7 @@ def mpirun_wrapper(plan: Plan, agent: Path) -> str:
     options; the system's mpirun by its full path (DIR may be on PATH), `--version` passed on
     so that rankwise still recognises Open MPI."""
     words = openmpi_options(plan, agent)
-    words[0] = shutil.which("mpirun") or "mpirun"
+    words[words.index("mpirun")] = shutil.which("mpirun") or "mpirun"
     return f"""#!/bin/sh
 # Open MPI's mpirun on the emulated cluster {plan.name} (rankwise emulate); give it the hosts.
 exec {shlex.join(words)} "$@"

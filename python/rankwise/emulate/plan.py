@@ -4,8 +4,10 @@ A fat tree of network namespaces: one namespace per host (its `eth0`), and one "
 namespace holding a bridge per rack and a core bridge. Host i's link is a veth pair from its
 `eth0` to port `node-i` of its rack's bridge; rack r's uplink is a veth pair from port `up-r`
 of the rack bridge to port `up-r-core` of the core bridge. Every veth end is shaped by HTB on
-its egress, so the two ends shape the two directions. One unshaped veth joins the machine's own
-namespace to the core bridge: mpirun runs there and its daemons call back over it.
+its egress, so the two ends shape the two directions. One more namespace, the "head", is joined
+to the core bridge by an unshaped veth: the launchers run there (DIR/mpirun enters it) and the
+hosts' daemons call back to it, so that every address of the cluster lives in a namespace the
+cluster made and the machine's own namespace is left as it was.
 
 The plan is pure data (no system call): cluster.py creates it, the state file records it,
 and `down` removes what it lists."""
@@ -18,14 +20,14 @@ from dataclasses import asdict, dataclass, field
 from rankwise.errors import UsageError
 from rankwise.sim.platform import PlatformSpec, build_links
 
-NAME = re.compile(r"[a-z][a-z0-9]{0,11}")  # 'rw-' + name is the machine-side link: 15 characters at most
+NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
 SUBNET_BASE = "10.77"  # private; the cluster's /24 is 10.77.K.0/24, K free on this machine
-MAX_HOSTS = 250  # .1 .. .250 are hosts, .254 the machine's end
+MAX_HOSTS = 250  # .1 .. .250 are hosts, .254 the head's
 
 
 @dataclass(frozen=True)
 class End:
-    """One end of a veth pair: its namespace (None: the machine's own) and device name."""
+    """One end of a veth pair: its namespace and device name."""
 
     ns: str | None
     dev: str
@@ -50,19 +52,20 @@ class Plan:
     name: str
     subnet: str  # 10.77.K.0/24
     fabric: str  # namespace of the bridges
+    head: str  # namespace the launchers run in
     hosts: list[str]  # host names (the hostfile's, MPI_Get_processor_name's)
     host_ns: list[str]  # namespace of each host
     addresses: list[str]  # IPv4 of each host's eth0
     rack_of_host: list[int]
     bridges: list[str]  # in the fabric namespace
     links: list[Shaped]
-    login: End  # the machine's end of the unshaped link to the core bridge
+    login: End  # the head's end of its unshaped link to the core bridge
     login_address: str
     spec: dict = field(default_factory=dict)
 
     @property
     def namespaces(self) -> list[str]:
-        return [self.fabric, *self.host_ns]
+        return [self.fabric, self.head, *self.host_ns]
 
     def link(self, kind: str, index: int) -> Shaped:
         for link in self.links:
@@ -115,10 +118,10 @@ def make_plan(spec: PlatformSpec, name: str, subnet_index: int) -> Plan:
             lower, upper = End(fabric, link.name), End(fabric, f"{link.name}-core")
         links.append(Shaped(link.name, link.kind, link.index, lower, upper, bit, nominal))
     return Plan(
-        name=name, subnet=f"{net}.0/24", fabric=fabric, hosts=hosts, host_ns=host_ns,
+        name=name, subnet=f"{net}.0/24", fabric=fabric, head=prefix(name) + "head", hosts=hosts, host_ns=host_ns,
         addresses=[f"{net}.{i + 1}" for i in range(n)], rack_of_host=rack,
         bridges=[f"rack-{r}" for r in range(spec.racks)] + ["core"], links=links,
-        login=End(None, f"rw-{name}"), login_address=f"{net}.254", spec=spec.to_dict(),
+        login=End(prefix(name) + "head", "eth0"), login_address=f"{net}.254", spec=spec.to_dict(),
     )
 
 

@@ -31,7 +31,6 @@ def write_state(cluster_dir: str | PathLike, plan: Plan, complete: bool) -> None
         "complete": complete,
         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "namespaces": plan.namespaces,
-        "machine_links": [plan.login.dev],  # in the machine's own namespace
         "bridges": [{"ns": plan.fabric, "dev": b} for b in plan.bridges],
         "links": [{"name": link.name, "ends": [vars(link.lower), vars(link.upper)], "rate_bit": link.rate_bit}
                   for link in plan.links],

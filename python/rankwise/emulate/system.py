@@ -60,10 +60,10 @@ def link_exists(dev: str, ns: str | None = None) -> bool:
     return run("ip", "link", "show", "dev", dev, ns=ns, check=False).returncode == 0
 
 
-def root_addresses() -> list[str]:
-    """IPv4 networks the machine's own namespace already reaches (routes), to pick a free subnet."""
-    out = run("ip", "-4", "route", "show", "table", "all").stdout
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
+def addresses(ns: str) -> list[str]:
+    """IPv4 addresses (with their prefix length) in namespace ns."""
+    out = run("ip", "-4", "-o", "addr", "show", ns=ns, check=False).stdout
+    return [line.split()[3] for line in out.splitlines() if len(line.split()) > 3]
 
 
 def end_processes(ns: str, grace: float = 2.0) -> list[int]:
