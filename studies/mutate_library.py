@@ -14,7 +14,8 @@ directory, a missing path, a rules file for another rank count).
 
 Counted: hangs (no end within the time limit), deaths by a signal, wrong results (a failure
 line or a non-zero exit), and stderr that is not one short line per problem (a line repeated,
-or longer than 300 characters). Exit status 1 when any was found."""
+longer than 300 characters, or holding bytes that are not UTF-8). Exit status 1 when any was
+found."""
 
 from __future__ import annotations
 
@@ -176,8 +177,8 @@ def one_run(k: int, programs: tuple[Path, Path], work: Path, rng: random.Random,
     t.runs += 1
     start = time.monotonic()
     try:
-        r = subprocess.run(cmd + args, capture_output=True, text=True, env=mpi_environment(), timeout=timeout,
-                           stdin=subprocess.DEVNULL, start_new_session=True)
+        r = subprocess.run(cmd + args, capture_output=True, text=True, errors="replace", env=mpi_environment(),
+                           timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True)
     except subprocess.TimeoutExpired:
         subprocess.run(["pkill", "-9", "-f", str(args[0])], capture_output=True)
         t.hangs.append(what)
@@ -193,7 +194,7 @@ def one_run(k: int, programs: tuple[Path, Path], work: Path, rng: random.Random,
     lines = [line for line in r.stderr.splitlines() if line.startswith("rankwise-coll:")
              and ("warning" in line or "error" in line)]
     repeated = [line for line, c in Counter(lines).items() if c > 1]
-    long = [line for line in lines if len(line) > LONG_LINE]
+    long = [line for line in lines if len(line) > LONG_LINE or "\ufffd" in line]  # or bytes that are not text
     if repeated or long:
         t.noisy.append(f"{what}: {(repeated or long)[0][:200]} (x{Counter(lines)[(repeated or long)[0]]})")
 

@@ -35,6 +35,10 @@ rw_status rw_coll_check_members(int32_t n_ranks, int32_t c, const int32_t *ranks
 rw_status rw_coll_check_call(int64_t k, const rw_coll_call *x, int32_t n_comms,
                              const int64_t *comm_start, int32_t n_ranks);
 
+/* Length of the strict UTF-8 sequence at s (at most n bytes), 0 when it is
+ * not one: no overlong form, no surrogate, nothing beyond U+10FFFF. */
+size_t rw_utf8_sequence(const unsigned char *s, size_t n);
+
 /* One rule for the free texts of every file (model source, matrix source
  * and pattern): at most RW_TEXT_MAX bytes of strict UTF-8 (what Python
  * decodes), no control character (U+0000-U+001F and U+007F: no line

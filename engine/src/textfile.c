@@ -62,9 +62,7 @@ rw_status rw_parse_fail(const char *path, long long line, const char *fmt, ...)
     return rw_fail(RW_ERR_PARSE, "%s:%lld: %s", path, line, msg);
 }
 
-/* Length of the strict UTF-8 sequence at s (at most n bytes), 0 when it is
- * not one: no overlong form, no surrogate, nothing beyond U+10FFFF. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
+size_t rw_utf8_sequence(const unsigned char *s, size_t n)
 {
     if (s[0] < 0x80)
         return 1;
@@ -108,7 +106,7 @@ const char *rw_text_problem(const char *text, size_t len)
                      s[k] == '\n' || s[k] == '\r' ? "line break" : "control character", s[k]);
             return why;
         }
-        size_t step = utf8_sequence(s + k, len - k);
+        size_t step = rw_utf8_sequence(s + k, len - k);
         if (!step)
             return "is not valid UTF-8";
         k += step;
@@ -134,7 +132,7 @@ void rw_text_clean(char *text)
     unsigned char *s = (unsigned char *)text;
     size_t len = strlen(text), out = 0;
     for (size_t k = 0; k < len;) {
-        size_t step = s[k] < 0x20 || s[k] == 0x7F ? 0 : utf8_sequence(s + k, len - k);
+        size_t step = s[k] < 0x20 || s[k] == 0x7F ? 0 : rw_utf8_sequence(s + k, len - k);
         size_t take = step ? step : 1;
         if (out + take > RW_TEXT_MAX)
             break;

@@ -425,3 +425,14 @@ def test_scatter_trees_with_a_message_at_the_eager_limit_pass_through(tmp_path):
         d = decide(net, node_of, "scatter", nbytes, 0, TuneOptions())
         assert d.chosen > 0 and d.gain > 0.2
         assert nbytes * largest_subtree(d.choice.parents) < 65536
+
+
+def test_a_message_quoting_bytes_that_are_not_text_stays_printable(tmp_path):
+    """A damaged file's token is quoted with its bytes that are not UTF-8 (or are control
+    characters) as '?': one printable line, for a terminal and for Python (the library printed
+    them raw into the job's stderr)."""
+    path = tmp_path / "rules.rwr"
+    path.write_bytes(b"rankwise-coll-rules 1\ncomm-size 4\nrule op=bcast root=0 bytes=0:10 alg=fa\xb0st\x01\n")
+    with pytest.raises(RankwiseError) as err:
+        Rules(path)
+    assert "rules.rwr:3: unknown algorithm 'fa?st?'" in str(err.value)
