@@ -1,19 +1,21 @@
 /* Decisions verified in the job (verify.h). A decision (operation, root,
- * power-of-two size class, choice) runs its first TRIALS x 2 calls in
- * turn as the choice and as the MPI's own, the first of each untimed
- * (set-up: duplicates, trees, a decision on rank 0). A timed call starts
- * after a barrier on the private duplicate, as OSU's benchmarks time a
- * collective, so a rank's time is the call's latency and not its wait for
- * late ranks; at the last trial one allreduce gives each call's slowest
- * rank (on every rank, at the same call: every rank counts the same
- * calls). The choice is kept only when its median is at least MARGIN
- * below the MPI's own and it was that much faster in all but one of the
- * pairs of neighbouring calls: within the noise the MPI's own stays, so
- * the verdict is the same from run to run on the same network.
- * Measured on 4 ranks of one host (Open MPI 4.1, shared memory): trees
- * chosen from a probed model ran 512 B-4 KiB broadcasts 3-5x slower than
- * the MPI's own, which the predictor, knowing nothing of shared-memory
- * collectives, put faster. */
+ * power-of-two size class, choice) runs its first CALLS calls as trials:
+ * one of the choice and one of the MPI's own, untimed (set-up: the
+ * duplicate, trees, a decision on rank 0), then BLOCKS blocks of BLOCK
+ * calls in turn, the choice's first. A block starts after a barrier on
+ * the private duplicate and its calls follow each other as the
+ * application makes them; a rank counts the time it spends inside them
+ * (not the application's work between calls). At the last trial one
+ * allreduce gives every block's slowest rank, on every rank at the same
+ * call (every rank counts the same calls). The choice is kept only when
+ * each of its blocks beat each of the MPI's own by MARGIN: within the
+ * noise the MPI's own stays, so the verdict is the same from run to run on
+ * the same network. Timing calls one at a time after a barrier, as OSU's
+ * benchmarks do, kept trees that ran a back-to-back loop of 512 B scatters
+ * 5x slower than the MPI's own (4 ranks of one host, Open MPI 4.1); the
+ * unverified trees chosen from a probed model there ran 512 B-4 KiB
+ * broadcasts 3-5x slower than the MPI's own, which the predictor, knowing
+ * nothing of shared-memory collectives, put faster. */
 #include "verify.h"
 
 #include "internal.h"
@@ -22,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TRIALS = 7 };            /* calls of each kind; the first untimed */
+enum { BLOCK = 3, BLOCKS = 4, CALLS = 2 + BLOCK * BLOCKS };
 static const double MARGIN = 0.02;
 
 typedef struct rwc_verdict {
@@ -30,9 +32,9 @@ typedef struct rwc_verdict {
     rw_coll_alg alg;
     const rw_tree *tree;
     size_t segment;
-    int calls;                  /* trial calls made; 2 TRIALS: decided */
+    int calls;                  /* trial calls made; CALLS: decided */
     int keep;                   /* decided: 1 the choice, 0 the MPI's own */
-    double t[2 * TRIALS];       /* this rank's time of each trial call (odd: the MPI's own) */
+    double t[BLOCKS];           /* this rank's seconds inside each block's calls (odd: the MPI's own) */
     struct rwc_verdict *next;
 } rwc_verdict;
 
@@ -94,12 +96,13 @@ int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc
     rwc_verdict *v = find(c, op, root, bytes, ch);
     if (!v)
         return 0; /* out of memory: the choice, unverified */
-    if (v->calls == 2 * TRIALS)
+    if (v->calls == CALLS)
         return !v->keep;
     now.v = v;
     now.c = c;
-    now.kind = v->calls % 2; /* the choice first: its set-up is paid where it is made */
-    if (v->calls >= 2)
+    int block = (v->calls - 2) / BLOCK;
+    now.kind = v->calls < 2 ? v->calls : block % 2; /* the choice first: its set-up is paid where it is made */
+    if (v->calls >= 2 && (v->calls - 2) % BLOCK == 0)
         PMPI_Barrier(c->dup);
     now.t0 = PMPI_Wtime();
     return now.kind;
@@ -136,43 +139,27 @@ static void trace_verdict(const rwc_verdict *v, const double *worst)
             worst[1] * 1e6, v->keep ? alg : "the MPI's own");
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of the timed calls of one kind (odd: the MPI's own) of the
- * slowest ranks' times. */
-static double median(const double *worst, int odd)
-{
-    double x[TRIALS - 1];
-    for (int i = 1; i < TRIALS; i++)
-        x[i - 1] = worst[2 * i + odd];
-    qsort(x, TRIALS - 1, sizeof *x, by_value);
-    int m = (TRIALS - 1) / 2;
-    return (TRIALS - 1) % 2 ? x[m] : (x[m - 1] + x[m]) / 2;
-}
-
 void rwc_verify_end(int ran_mpi)
 {
     rwc_verdict *v = now.v;
     if (!v)
         return;
     now.v = NULL;
-    /* the choice refused the call and the MPI's own ran: time it as never faster */
-    v->t[v->calls] = ran_mpi && !now.kind ? 1e300 : PMPI_Wtime() - now.t0;
-    if (++v->calls < 2 * TRIALS)
+    if (v->calls >= 2) /* the choice refused the call and the MPI's own ran: never faster */
+        v->t[(v->calls - 2) / BLOCK] += ran_mpi && !now.kind ? 1e300 : PMPI_Wtime() - now.t0;
+    if (++v->calls < CALLS)
         return;
-    double worst[2 * TRIALS], times[2] = {1e300, 0};
-    int wins = 0;
-    if (rwc_real_allreduce(v->t, worst, 2 * TRIALS, MPI_DOUBLE, MPI_MAX, now.c->dup) == MPI_SUCCESS) {
-        times[0] = median(worst, 0), times[1] = median(worst, 1);
-        for (int i = 1; i < TRIALS; i++) /* each pair of neighbouring calls: drift cancels */
-            wins += worst[2 * i] < (1 - MARGIN) * worst[2 * i + 1];
-    }
-    v->keep = times[0] < (1 - MARGIN) * times[1] && wins >= TRIALS - 2;
-    trace_verdict(v, times);
+    double worst[BLOCKS], per_call[2] = {0, 0};
+    if (rwc_real_allreduce(v->t, worst, BLOCKS, MPI_DOUBLE, MPI_MAX, now.c->dup) != MPI_SUCCESS)
+        for (int k = 0; k < BLOCKS; k++)
+            worst[k] = k % 2 ? 0 : 1e300; /* no agreement: the MPI's own */
+    v->keep = 1;
+    for (int a = 0; a < BLOCKS; a += 2)
+        for (int b = 1; b < BLOCKS; b += 2)
+            v->keep &= worst[a] < (1 - MARGIN) * worst[b];
+    for (int k = 0; k < BLOCKS; k++)
+        per_call[k % 2] += worst[k] / (BLOCK * BLOCKS / 2);
+    trace_verdict(v, per_call);
 }
 
 void rwc_verify_forget(rwc_comm *c)
