@@ -1,7 +1,7 @@
 """Model fidelity: how faithful a *probed* model is to the network, over many random platforms.
 
-For each seed, rankwise.sim.random_platform draws a platform (a two-level fat tree with racks
-dealt in shuffled order, oversubscribed, slow and congested uplinks; a dragonfly; a 3-D torus;
+For each seed, rankwise.sim.random_platform draws a platform (a two- or three-level fat tree with
+racks dealt in shuffled order, oversubscribed, slow and congested uplinks; a dragonfly; a 3-D torus;
 degraded NICs with varied bandwidth and latency factors; a link whose bandwidth walks over time)
 and writes its ground truth with every fault at its element (faults.json). The platform is probed
 as a user would, `rankwise probe --sim platform.xml --ranks-per-node R --capacities`, and the
@@ -16,8 +16,8 @@ of the truth (median); shared-link capacities within 10 %. Exit status 1 when on
 
 Run: .venv/bin/python studies/model_fidelity.py [--seeds 20] [--first 0] [--nodes 32,48,64,96]
      [--ranks 1,2] [--no-capacities] [--quick] [--out DIR] [--reuse]
-Seed s gets kind KINDS[s % 4] and size nodes[(s // 4) % len(nodes)], so that every kind meets
-every size. --quick: 4 seeds of 16 nodes, 1 rank per node (about a minute). Simulated probes cost
+Seed s gets kind CYCLE[s % 6] (fat-tree, fat-tree3, dragonfly, fat-tree, fat-tree3, torus) and size
+nodes[(s // 6) % len(nodes)], so that every kind meets every size. --quick: 6 seeds of 16 nodes, 1 rank per node (about a minute). Simulated probes cost
 about N^3 in wall time: 32 nodes take 10-30 s each here, 96 nodes several minutes.
 """
 
@@ -42,7 +42,7 @@ from rankwise.model import Model
 from rankwise.sim.faults import crossing_pairs, read_faults
 from rankwise.sim.fidelity import Score, claims_from_findings, score
 from rankwise.sim.platform import load_generated
-from rankwise.sim.random_platform import KINDS, write_random_platform
+from rankwise.sim.random_platform import CYCLE, write_random_platform
 
 ARI_MEDIAN, ARI_MIN = 0.98, 0.95
 BW_GOAL, LAT_GOAL, CAP_GOAL = 0.05, 0.10, 0.10
@@ -205,15 +205,15 @@ def main() -> int:
     ap.add_argument("--nodes", default="32,48,64,96", help="sizes, dealt over the seeds")
     ap.add_argument("--ranks", default="1,2", help="ranks per node to probe with")
     ap.add_argument("--no-capacities", action="store_true", help="probe without the stress test")
-    ap.add_argument("--quick", action="store_true", help="4 seeds of 16 nodes, 1 rank per node")
+    ap.add_argument("--quick", action="store_true", help="6 seeds (every kind) of 16 nodes, 1 rank per node")
     ap.add_argument("--out", type=Path, help="keep platforms, models, logs and results.json here")
     ap.add_argument("--reuse", action="store_true", help="with --out: score the models already there")
     args = ap.parse_args()
     if args.quick:
-        args.seeds, args.nodes, args.ranks = 4, "16", "1"
+        args.seeds, args.first, args.nodes, args.ranks = 6, 0, "16", "1"
     sizes = [int(x) for x in args.nodes.split(",")]
     ranks = [int(x) for x in args.ranks.split(",")]
-    jobs = [(s, sizes[(s // len(KINDS)) % len(sizes)], rpn)
+    jobs = [(s, sizes[(s // len(CYCLE)) % len(sizes)], rpn)
             for s in range(args.first, args.first + args.seeds) for rpn in ranks]
     with tempfile.TemporaryDirectory(prefix="rankwise-fidelity-") as tmp:
         out = args.out or Path(tmp)

@@ -46,7 +46,7 @@ class Fault:
     bw_factor: float  # configured / nominal bandwidth (lowest / nominal for a varying link)
     lat_factor: float  # configured / nominal latency
     lone_pair: bool  # an isolated ping-pong of some pair sees it
-    nodes: tuple[int, ...] = ()  # the nodes behind it: a NIC's node, a fat-tree uplink's rack
+    nodes: tuple[int, ...] = ()  # the nodes behind it: a NIC's node, a fat-tree uplink's rack or pod
 
     @property
     def label(self) -> str:
@@ -75,7 +75,9 @@ def faults_of(gp: GeneratedPlatform, on: np.ndarray | None = None) -> list[Fault
             nodes: tuple[int, ...] = (link.index,)
         elif gp.spec.shape is None:  # a fat-tree uplink: its rack
             nodes = tuple(int(i) for i in np.flatnonzero(gp.rack_of_node == link.index))
-        else:
+        elif hasattr(gp.spec.shape, "behind"):  # fat-tree3: a rack's or a pod's
+            nodes = gp.spec.shape.behind(link.kind, link.index)
+        else:  # a torus or dragonfly link has no nodes of its own behind it
             nodes = ()
         for what in (SLOW, VARYING):
             if what == SLOW and not {"degraded", "congested"} & set(link.reasons):

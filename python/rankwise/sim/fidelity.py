@@ -5,10 +5,11 @@ Ground truth only scores; the model is whatever a probe measured. Figures:
   route's (alpha_ij + alpha_ji) / 2 and bottleneck at time 0, pairs whose route holds a
   varying link left out (their bandwidth of the moment is not the time-0 one);
 - NIC caps (the stress test's inject/eject) against each node's link, varying NICs left out;
-- shared-link capacities (fat trees: `up-G`/`down-G` links) against the uplink of the rack
+- shared-link capacities (fat trees: `up-G`/`down-G` links) against the leaf uplink of the rack
   most of group G's nodes are in, for the uplinks that limit their rack (below 90 % of what
   its nodes send at once), and links the model carries where no uplink limits (not scored on
-  a torus or dragonfly: their router links have no rack to name a group by);
+  a torus or dragonfly: their router links have no rack to name a group by; on a three-level
+  tree the `path-*` and `core` links a pod uplink may give are not scored);
 - groups against racks: adjusted Rand index (Hubert and Arabie 1985), where racks have more
   than one node (a torus has none);
 - faults: what the model names (Claims: a slow or varying NIC, a slow or varying shared link
@@ -182,9 +183,12 @@ def _nic_errors(gp: GeneratedPlatform, model: Model) -> np.ndarray:
 def _capacities(gp: GeneratedPlatform, model: Model):
     """Fat trees: per limiting uplink the worse of its up and down links' errors (inf when the model
     has not both), and the model's links that stand for no limiting uplink."""
-    if gp.spec.shape is not None:  # router links have no rack behind them to name a group by
+    three = gp.spec.topology.startswith("fat-tree3:")
+    if gp.spec.shape is not None and not three:  # router links have no rack behind them to name a group by
         return np.zeros(0), 0, []
     links = {link.name: link.capacity for link in model.links}
+    if three:  # a pod uplink may show as path-A-B or core links: those are not scored
+        links = {name: c for name, c in links.items() if name.startswith(("up-", "down-"))}
     node_bw = {link.index: link.bandwidth for link in gp.links if link.kind == "node"}
     groups = np.asarray(model.group_of)
     errors, used = [], set()
