@@ -104,7 +104,7 @@ def pct(values: np.ndarray, q: float) -> str:
 def table(runs: list[Run]) -> Table:
     t = Table(title="Probed models against the ground truth, one row per platform and ranks per node",
               title_justify="left")
-    for col in ("seed", "platform", "n", "rpn", "lat % med", "p90", "bw % med", "p90", "nic caps", "uplink caps",
+    for col in ("seed", "platform", "n", "rpn", "lat % med", "p90", "bw % med", "p90", "bias", "nic caps", "uplink caps",
                 "ARI", "faults right", "as nodes", "false", "stray pairs", "wall s"):
         t.add_column(col, justify="left" if col == "platform" else "right")
     for r in runs:
@@ -113,7 +113,7 @@ def table(runs: list[Run]) -> Table:
             f"{s.caps_found}/{s.cap_limiting}" + (f" +{len(s.cap_spurious)}" if s.cap_spurious else ""))
         ok_faults = not s.missed and not s.as_nodes
         t.add_row(str(r.seed), r.shape, str(r.nodes), str(r.rpn), pct(s.lat_err, 0.5), pct(s.lat_err, 0.9),
-                  pct(s.bw_err, 0.5), pct(s.bw_err, 0.9),
+                  pct(s.bw_err, 0.5), pct(s.bw_err, 0.9), f"{100 * s.bw_bias:+.1f}",
                   f"{s.nics_found}/{s.nic_err.size}" if s.nic_err.size else "-", caps,
                   "-" if np.isnan(s.ari) else f"{s.ari:.3f}",
                   ("" if ok_faults else "[red]") + f"{len(s.right)}/{s.expected}" + ("" if ok_faults else "[/]"),
@@ -127,7 +127,8 @@ def misses(runs: list[Run]) -> None:
         s = r.score
         parts = [f"missed {f.label} (bw x{f.bw_factor:.2f}, lat x{f.lat_factor:.1f})" for f in s.missed]
         parts += [f"{f.label} named as its nodes" for f in s.as_nodes]
-        parts += [f"false: {', '.join(s.false[:6])}{' ...' if len(s.false) > 6 else ''}"] if s.false else []
+        labels = [c.label for c in s.false]
+        parts += [f"false: {', '.join(labels[:6])}{' ...' if len(labels) > 6 else ''}"] if labels else []
         parts += [f"uplink caps: spurious {', '.join(s.cap_spurious)}"] if s.cap_spurious else []
         if parts:
             console.print(f"  seed {r.seed} rpn {r.rpn}: " + "; ".join(parts))
@@ -172,6 +173,12 @@ def summary(runs: list[Run]) -> bool:
     ok &= line(bool(bw_med.size and np.median(bw_med) <= BW_GOAL),
                f"lone-pair bandwidth: median |error| {pct(bw_med, 0.5)} % (median over probes; target <= "
                f"{100 * BW_GOAL:g} %), worst probe {pct(bw_med, 1.0)} %; all pairs p90 {pct(bw_all, 0.9)} %")
+    over = [r for r in runs if r.score.bw_err.size and np.median(r.score.bw_err) > BW_GOAL]
+    if over:
+        bias = np.array([r.score.bw_bias for r in over])
+        console.print(f"       {len(over)} of {len(runs)} probes above {100 * BW_GOAL:g} % "
+                      f"({', '.join(sorted({r.shape for r in over}))}); their pairs' bandwidth / a lone pair's - 1: "
+                      f"median {100 * np.median(bias):+.1f} %")
     ok &= line(bool(lat_med.size and np.median(lat_med) <= LAT_GOAL),
                f"lone-pair latency: median |error| {pct(lat_med, 0.5)} % (target <= {100 * LAT_GOAL:g} %), "
                f"worst probe {pct(lat_med, 1.0)} %; all pairs p90 {pct(lat_all, 0.9)} %")
@@ -181,6 +188,25 @@ def summary(runs: list[Run]) -> bool:
         ok &= line(found == limiting and spurious == 0,
                    f"uplink capacities within {100 * CAP_GOAL:g} %: {found}/{limiting} limiting uplinks; "
                    f"links where none limits: {spurious}")
+    kinds_false: dict[str, int] = {}
+    behind = 0
+    for r in runs:
+        shared_nodes = {i for f in r.score.right + r.score.as_nodes + r.score.missed
+                        if f.what == "slow" and f.where == "shared" for i in f.nodes}
+        for c in r.score.false:
+            key = "varying pairs alone" if c.where == "pairs" else f"{c.what} {c.where}"
+            kinds_false[key] = kinds_false.get(key, 0) + 1
+            behind += c.where == "nic" and c.what == "slow" and c.node in shared_nodes
+    if kinds_false:
+        console.print("       false positives by kind: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds_false.items()))
+                      + f" (slow NICs behind a slow shared link: {behind})")
+    by_shape: dict[str, list[float]] = {}
+    for r in runs:
+        if not np.isnan(r.score.ari):
+            by_shape.setdefault(r.shape.split(":")[0].split(" ")[0], []).append(r.score.ari)
+    if by_shape:
+        console.print("       ARI by shape (min / median): " + ", ".join(
+            f"{k} {min(v):.3f} / {np.median(v):.3f}" for k, v in sorted(by_shape.items())))
     if nics.size:
         console.print(f"       NIC caps within {100 * CAP_GOAL:g} %: {int((nics <= CAP_GOAL).sum())}/{nics.size} "
                       f"(median |error| {pct(nics, 0.5)} %, worst {pct(nics, 1.0)} %)")
@@ -192,7 +218,8 @@ def save(runs: list[Run], path: Path) -> None:
                  lat_median=float(np.median(r.score.lat_err)) if r.score.lat_err.size else None,
                  bw_median=float(np.median(r.score.bw_err)) if r.score.bw_err.size else None,
                  right=[f.label for f in r.score.right], as_nodes=[f.label for f in r.score.as_nodes],
-                 missed=[f.label for f in r.score.missed], false=r.score.false, stray_pairs=r.score.stray_pairs,
+                 missed=[f.label for f in r.score.missed], false=[c.label for c in r.score.false],
+                 bw_bias=r.score.bw_bias, stray_pairs=r.score.stray_pairs,
                  cap_err=r.score.cap_err.tolist(), cap_spurious=r.score.cap_spurious,
                  nic_err=r.score.nic_err.tolist()) for r in runs]
     path.write_text(json.dumps(rows, indent=1, default=lambda x: None if x != x else x) + "\n")

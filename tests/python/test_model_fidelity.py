@@ -119,7 +119,7 @@ def tree(tmp_path_factory):
 def test_truth_scores_perfectly(tree, tmp_path):
     gp, faults, on = tree
     s = score(gp, faults, truth_model(gp), gp.rack_of_node, claims_from_faults(gp, faults, on), on)
-    assert s.lat_err.size and s.lat_err.max() < 1e-12 and s.bw_err.max() < 1e-12
+    assert s.lat_err.size and s.lat_err.max() < 1e-12 and s.bw_err.max() < 1e-12 and s.bw_bias == 0
     assert s.ari == 1.0
     assert s.nics_found == s.nic_err.size > 0
     assert s.cap_limiting == gp.spec.racks and s.caps_found == s.cap_limiting and not s.cap_spurious
@@ -144,7 +144,7 @@ def test_wrong_model_penalised(tree):
     bad.links = bad.links[2:] + [Link("core", 1e9)]
     groups = np.zeros(n, int)  # everything one group
     s = score(gp, faults, bad, groups, good, on)
-    assert np.median(s.lat_err) == pytest.approx(0.3) and np.median(s.bw_err) > 0.05
+    assert np.median(s.lat_err) == pytest.approx(0.3) and np.median(s.bw_err) > 0.05 and s.bw_bias < -0.05
     assert s.ari < 0.5
     assert s.nics_found == s.nic_err.size // 2  # eject still right, inject half
     assert s.caps_found == s.cap_limiting - 1 and s.cap_spurious == ["core"]
@@ -159,7 +159,7 @@ def test_wrong_model_penalised(tree):
     claims += [Claim(SLOW, NIC, node=healthy, label=f"slow nic {healthy}")]
     s = score(gp, faults, truth_model(gp), gp.rack_of_node, claims, on)
     assert s.as_nodes == [uplink] and s.missed == [nic] and len(s.right) == s.expected - 2
-    assert sorted(s.false) == sorted(f"slow nic {i}" for i in (*uplink.nodes, healthy))
+    assert sorted(c.label for c in s.false) == sorted(f"slow nic {i}" for i in (*uplink.nodes, healthy))
 
     # A shared claim about pairs that cross no faulty link; varying pairs far from the varying link.
     quiet = np.zeros((n, n), bool)
@@ -170,7 +170,7 @@ def test_wrong_model_penalised(tree):
     claims = good + [Claim(SLOW, SHARED, pairs=quiet, label="slow elsewhere"),
                      Claim(VARYING, "pairs", pairs=quiet, label="5 varying pairs alone")]
     s = score(gp, faults, truth_model(gp), gp.rack_of_node, claims, on)
-    assert sorted(s.false) == ["5 varying pairs alone", "slow elsewhere"] and s.stray_pairs == 5
+    assert sorted(c.label for c in s.false) == ["5 varying pairs alone", "slow elsewhere"] and s.stray_pairs == 5
     # No claims at all: every fault missed.
     s = score(gp, faults, truth_model(gp), gp.rack_of_node, [], on)
     assert not s.right and len(s.missed) + len(s.as_nodes) == s.expected > 0

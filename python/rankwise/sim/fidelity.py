@@ -61,6 +61,7 @@ class Claim:
 class Score:
     lat_err: np.ndarray  # |alpha / truth - 1| per scored pair
     bw_err: np.ndarray  # |bandwidth / truth - 1| per scored pair
+    bw_bias: float  # median of bandwidth / truth - 1 (< 0: the model's pairs are slower than alone)
     ari: float  # NaN where racks are single nodes
     nic_err: np.ndarray  # |cap / link - 1| per scored cap (inject and eject), empty without caps
     cap_err: np.ndarray  # per limiting uplink found: worst of |up / link - 1|, |down / link - 1|
@@ -69,7 +70,7 @@ class Score:
     right: list[Fault] = field(default_factory=list)
     as_nodes: list[Fault] = field(default_factory=list)
     missed: list[Fault] = field(default_factory=list)
-    false: list[str] = field(default_factory=list)  # labels of the claims on no fault
+    false: list[Claim] = field(default_factory=list)  # the claims that lie on no fault
     stray_pairs: int = 0  # varying pairs no link explains
     unscored: list[Fault] = field(default_factory=list)  # varying faults no lone pair can see
 
@@ -147,10 +148,10 @@ def score(gp: GeneratedPlatform, faults: list[Fault], model: Model, groups: np.n
     if list(model.names) != list(gp.nodes):
         raise ValueError("the model's nodes are not the platform's, in its order")
     on = crossing_pairs(gp) if on is None else on
-    lat_err, bw_err = _pair_errors(gp, model, on)
+    lat_err, bw_err, bw_bias = _pair_errors(gp, model, on)
     nic_err = _nic_errors(gp, model)
     cap_err, limiting, spurious = _capacities(gp, model)
-    s = Score(lat_err=lat_err, bw_err=bw_err, ari=ari(groups, gp.rack_of_node), nic_err=nic_err,
+    s = Score(lat_err=lat_err, bw_err=bw_err, bw_bias=bw_bias, ari=ari(groups, gp.rack_of_node), nic_err=nic_err,
               cap_err=cap_err, cap_limiting=limiting, cap_spurious=spurious)
     _match(gp, faults, claims, on, s)
     return s
@@ -163,8 +164,9 @@ def _pair_errors(gp: GeneratedPlatform, model: Model, on: np.ndarray):
     truth_alpha = (gp.alpha + gp.alpha.T) / 2
     with np.errstate(divide="ignore", invalid="ignore"):
         lat = np.abs(model.alpha[ok] / truth_alpha[ok] - 1)
-        bw = np.abs(model.bandwidth[ok] / gp.bandwidth[ok] - 1)
-    return lat[np.isfinite(lat)], bw[np.isfinite(bw)]
+        bw = model.bandwidth[ok] / gp.bandwidth[ok] - 1
+    bw = bw[np.isfinite(bw)]
+    return lat[np.isfinite(lat)], np.abs(bw), float(np.median(bw)) if bw.size else float("nan")
 
 
 def _nic_errors(gp: GeneratedPlatform, model: Model) -> np.ndarray:
@@ -252,4 +254,4 @@ def _match(gp: GeneratedPlatform, faults: list[Fault], claims: list[Claim], on: 
         # A claim on a fault no lone pair can see is not false (the concurrent probe may see it).
         if any(_lies_on(c, f, on, k_of) for f in s.unscored):
             continue
-        s.false.append(c.label)
+        s.false.append(c)

@@ -103,8 +103,8 @@ def shape_of(topology: str, nics: int = 1, deal_seed: int | None = None) -> Shap
             raise UsageError("invalid platform spec: a fat-tree3 node has one NIC (nics must be 1)")
         return FatTree3(*parse_dims(params, "fat-tree3", 3, "P,R,N (pods, racks per pod, nodes per rack)"),
                         deal_seed=deal_seed)
-    raise UsageError(f"invalid topology '{topology}': expected fat-tree, fat-tree3:P,R,N, torus:X,Y,Z or "
-                     "dragonfly:G,R,N")
+    raise UsageError(f"invalid topology '{topology}': expected fat-tree, torus:X,Y,Z or dragonfly:G,R,N "
+                     "or fat-tree3:P,R,N")
 
 
 def route_arrays(shape: Shape, lat: np.ndarray, bw: np.ndarray, bw_min: np.ndarray, altered: np.ndarray):
