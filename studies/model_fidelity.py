@@ -16,9 +16,10 @@ of the truth (median); shared-link capacities within 10 %. Exit status 1 when on
 
 Run: .venv/bin/python studies/model_fidelity.py [--seeds 20] [--first 0] [--nodes 32,48,64,96]
      [--ranks 1,2] [--no-capacities] [--quick] [--out DIR] [--reuse]
-Seed s gets kind CYCLE[s % 6] (fat-tree, fat-tree3, dragonfly, fat-tree, fat-tree3, torus) and size
-nodes[(s // 6) % len(nodes)], so that every kind meets every size. --quick: 6 seeds of 16 nodes, 1 rank per node (about a minute). Simulated probes cost
-about N^3 in wall time: 32 nodes take 10-30 s each here, 96 nodes several minutes.
+Seed s gets kind CYCLE[s % 6] (fat-tree, fat-tree3, dragonfly, fat-tree, fat-tree3, torus) and
+size nodes[(s // 6) % len(nodes)], so that every kind meets every size. --quick: 6 seeds of 16
+nodes, 1 rank per node (about 20 s). Simulated probes cost about N^3 in wall time: 32 nodes take
+8-20 s each here, 64 nodes about a minute, 96 nodes several minutes (10 at 2 ranks per node).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ ARI_MEDIAN, ARI_MIN = 0.98, 0.95
 BW_GOAL, LAT_GOAL, CAP_GOAL = 0.05, 0.10, 0.10
 MAX_FALSE = 1
 
-console = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+console = Console(width=None if sys.stdout.isatty() else 200, highlight=False)
 
 
 @dataclass
@@ -62,10 +63,10 @@ class Run:
 
 
 def shape_label(spec) -> str:
-    if spec.shape is not None:
-        return spec.topology
-    extra = (" shuffled" if spec.shuffle_racks else "") + (f" {spec.oversubscription:g}:1" if spec.oversubscription != 1 else "")
-    return f"fat-tree {spec.racks}x{spec.nodes_per_rack}{extra}"
+    """'fat-tree 4x8 shuffled 2:1', 'fat-tree3:2,2,8 shuffled', 'torus:4,4,2 2:1'."""
+    shape = spec.topology if spec.shape is not None else f"fat-tree {spec.racks}x{spec.nodes_per_rack}"
+    over = f" {spec.oversubscription:g}:1" if spec.oversubscription != 1 else ""
+    return shape + (" shuffled" if spec.shuffle_racks else "") + over
 
 
 def probe(platform: Path, model: Path, rpn: int, capacities: bool, log: Path) -> float:
@@ -104,9 +105,9 @@ def pct(values: np.ndarray, q: float) -> str:
 def table(runs: list[Run]) -> Table:
     t = Table(title="Probed models against the ground truth, one row per platform and ranks per node",
               title_justify="left")
-    for col in ("seed", "platform", "n", "rpn", "lat % med", "p90", "bw % med", "p90", "bias", "nic caps", "uplink caps",
-                "ARI", "faults right", "as nodes", "false", "stray pairs", "wall s"):
-        t.add_column(col, justify="left" if col == "platform" else "right")
+    for col in ("seed", "platform", "n", "rpn", "lat % med", "p90", "bw % med", "p90", "bias", "nic caps",
+                "uplink caps", "ARI", "faults right", "as nodes", "false", "stray pairs", "wall s"):
+        t.add_column(col, justify="left" if col == "platform" else "right", no_wrap=col == "platform")
     for r in runs:
         s = r.score
         caps = "-" if not s.cap_limiting and not s.cap_spurious else (
@@ -246,8 +247,8 @@ def main() -> int:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
         runs: list[Run] = []
-        columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[jobs]}"), TimeElapsedColumn(),
-                   TextColumn("left"), TimeRemainingColumn())
+        columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[jobs]}"),
+                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn())
         # Wall grows as N^3: weigh each job by it so that the estimate holds for mixed sizes.
         with Progress(*columns, console=console, transient=True) as bar:
             task = bar.add_task("probing", total=sum((n / 32) ** 3 for _, n, _ in jobs),
