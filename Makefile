@@ -51,7 +51,8 @@ check-readme: build
 bench: build
 	$(RANKWISE) bench --out rankwise-bench
 
-# Studies of rankwise itself: probe accuracy and cost, real-MPI probe, mapping quality.
+# Studies of rankwise itself: probe accuracy and cost, real-MPI probe, mapping quality, and the
+# probed model's fidelity over random platforms (last: it misses issue 21's targets today).
 studies: build
 	$(PY) studies/probe_accuracy.py
 	$(PY) studies/probe_cost.py
@@ -59,6 +60,7 @@ studies: build
 	$(PY) studies/map_quality.py
 	$(PY) studies/capacity_accuracy.py
 	$(PY) studies/torus_mapping.py
+	$(PY) studies/model_fidelity.py --out rankwise-fidelity
 
 build: $(VENV)/.installed
 

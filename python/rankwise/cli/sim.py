@@ -19,12 +19,12 @@ sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid
 @sim_app.command("platform")
 def sim_platform(
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write platform.xml, hostfile, ground_truth.json into."),
-    topology: str = typer.Option("fat-tree", "--topology", help="fat-tree (racks of nodes), torus:X,Y,Z or dragonfly:G,R,N (groups, routers per group, nodes per router)."),
+    topology: str = typer.Option("fat-tree", "--topology", help="fat-tree (racks of nodes), fat-tree3:P,R,N (pods, racks per pod, nodes per rack), torus:X,Y,Z or dragonfly:G,R,N (groups, routers per group, nodes per router)."),
     nics: Optional[int] = typer.Option(None, "--nics", help="NICs per node (torus only; default 1)."),
     racks: Optional[int] = typer.Option(None, help="Number of racks (leaf switches)."),
     nodes_per_rack: Optional[int] = typer.Option(None, "--nodes-per-rack", help="Nodes under each leaf switch."),
     cores: Optional[int] = typer.Option(None, help="Cores per node."),
-    degrade: list[str] = typer.Option([], "--degrade", help="KIND:INDEX:BW_FACTOR:LAT_FACTOR, KIND node or uplink (torus: node, x, y, z; dragonfly: node, local, global) (repeatable)."),
+    degrade: list[str] = typer.Option([], "--degrade", help="KIND:INDEX:BW_FACTOR:LAT_FACTOR, KIND node or uplink (fat-tree3: node, uplink, pod; torus: node, x, y, z; dragonfly: node, local, global) (repeatable)."),
     vary: list[str] = typer.Option([], "--vary", help="KIND:INDEX: that link's bandwidth varies over time (repeatable)."),
     unreachable: list[int] = typer.Option([], "--unreachable", help="A node that does not answer (repeatable)."),
     oversubscription: Optional[float] = typer.Option(None, help="Rack uplink oversubscription (1 = non-blocking; torus, dragonfly: router links at 1/F)."),
@@ -37,7 +37,7 @@ def sim_platform(
     degrade_at: Optional[float] = typer.Option(None, "--degrade-at", help="The --degrade links change at this simulated time (s), not from the start (SimGrid profiles)."),
     node_synthetic: Optional[str] = typer.Option(None, "--node-synthetic", metavar="DESC", help="Nodes with memory domains, built like this hwloc synthetic node (e.g. 'pack:2 numa:2 core:4 pu:1'): one host per NUMA domain, links between the domains (fat tree only)."),
 ):
-    """Generate a SimGrid platform (a two-level fat tree, a torus or a dragonfly) with what its topology does not show."""
+    """Generate a SimGrid platform (a two- or three-level fat tree, a torus or a dragonfly) with what its topology does not show."""
     from rankwise.cli.sim_options import spec_from_options
     from rankwise.sim.platform import generate
 
@@ -53,8 +53,8 @@ def sim_platform(
         protocol_switch=protocol_switch, send_overhead=send_overhead, recv_overhead=recv_overhead, topology=topology, nics=nics,
     )
     if shuffle:
-        if topology != "fat-tree":
-            raise UsageError("--shuffle deals the fat tree's racks; a torus or dragonfly has none to deal")
+        if topology != "fat-tree" and not topology.startswith("fat-tree3:"):
+            raise UsageError("--shuffle deals the fat tree's racks (fat-tree, fat-tree3); a torus or dragonfly has none to deal")
         spec = dataclasses.replace(spec, shuffle_racks=True)
     if node_synthetic is not None:
         _domains_platform(spec, out, node_synthetic, cores=cores, later=later, shuffle=shuffle)

@@ -8,15 +8,15 @@ from rankwise.errors import UsageError
 from rankwise.patterns import parse_size
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, default_spec
 
-KINDS = ("node", "uplink")  # the fat tree's; a torus has node, x, y, z and a dragonfly node, local, global
-ALL_KINDS = ("node", "uplink", "x", "y", "z", "local", "global")
+KINDS = ("node", "uplink")  # the fat tree's; fat-tree3 adds pod, a torus has node, x, y, z, a dragonfly node, local, global
+ALL_KINDS = ("node", "uplink", "pod", "x", "y", "z", "local", "global")
 
 
 def _fields(text: str, option: str, count: tuple[int, ...]) -> list[str]:
     parts = text.split(":")
     if len(parts) not in count or parts[0] not in ALL_KINDS:
         raise UsageError(f"{option} '{text}': expected KIND:INDEX{'' if count == (2,) else ':BW_FACTOR[:LAT_FACTOR]'}, "
-                         f"KIND {'|'.join(KINDS)} (torus: node|x|y|z, dragonfly: node|local|global)")
+                         f"KIND {'|'.join(KINDS)} (torus: node|x|y|z, dragonfly: node|local|global, fat-tree3: node|uplink|pod)")
     return parts
 
 

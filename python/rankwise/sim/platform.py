@@ -112,8 +112,9 @@ class PlatformSpec:
     rendezvous_lat_factor: float = 3.0
     send_overhead: float = 0.0  # s a blocking MPI_Send keeps its sender busy (SMPI's smpi/os)
     recv_overhead: float = 0.0  # s a received message keeps its receiver busy (SMPI's smpi/or)
-    # The network's shape: "fat-tree" (racks, nodes_per_rack), "torus:X,Y,Z" or "dragonfly:G,R,N"
-    # (these ignore racks and nodes_per_rack; uplink_lat is their router-to-router latency).
+    # The network's shape: "fat-tree" (racks, nodes_per_rack), "fat-tree3:P,R,N", "torus:X,Y,Z" or
+    # "dragonfly:G,R,N" (these ignore racks and nodes_per_rack; uplink_lat is their router-to-router
+    # latency).
     topology: str = FAT_TREE
     nics: int = 1  # NICs per node (torus only)
 
@@ -126,8 +127,8 @@ class PlatformSpec:
 
     @property
     def shape(self) -> Shape | None:
-        """The torus or dragonfly this spec describes; None for the fat tree."""
-        return shape_of(self.topology, self.nics)
+        """The torus, dragonfly or three-level fat tree this spec describes; None for the fat tree."""
+        return shape_of(self.topology, self.nics, self.seed if self.shuffle_racks else None)
 
     @property
     def n_nodes(self) -> int:
@@ -138,7 +139,7 @@ class PlatformSpec:
     def rack_of_node(self) -> np.ndarray:
         """Rack of each node: in blocks of nodes_per_rack, or dealt in a seeded shuffled order
         (host names then say nothing of the topology, as on many real allocations).
-        Other shapes: the router each node hangs off."""
+        Other shapes: the router each node hangs off (fat-tree3: its leaf, dealt likewise)."""
         if self.shape is not None:
             return self.shape.rack_of_node()
         rack = np.arange(self.n_nodes) // self.nodes_per_rack
@@ -168,7 +169,8 @@ class PlatformSpec:
         _require(isinstance(self.topology, str), "topology must be a string")
         _require(1 <= self.nics <= 16, "nics must be between 1 and 16")
         if self.shape is not None:
-            _require(not self.shuffle_racks, f"shuffle_racks applies to the fat tree, not {self.topology}")
+            _require(not self.shuffle_racks or self.topology.startswith("fat-tree3:"),
+                     f"shuffle_racks applies to the fat trees, not {self.topology}")
             _require(not self.congested, f"congested names fat-tree uplinks; on {self.topology} "
                                          "degrade a link's bandwidth instead")
             _require(self.n_nodes >= 2, f"{self.topology} has fewer than 2 nodes")

@@ -1,8 +1,8 @@
 """Shapes of a generated cluster besides the fat tree: what links it has and which of them a
 message from one node to another crosses, in which direction.
 
-A shape is named by `PlatformSpec.topology`: "fat-tree" (sim/platform.py's own), "torus:X,Y,Z"
-(sim/torus.py) or "dragonfly:G,R,N" (sim/dragonfly.py). The generator builds one link table
+A shape is named by `PlatformSpec.topology`: "fat-tree" (sim/platform.py's own), "fat-tree3:P,R,N"
+(sim/fat_tree3.py), "torus:X,Y,Z" (sim/torus.py) or "dragonfly:G,R,N" (sim/dragonfly.py). The generator builds one link table
 from the shape's slots and writes an explicit route for every ordered pair of nodes, so that
 the ground truth follows the routes SimGrid uses exactly (docs/simulation.md, "Other shapes").
 """
@@ -79,9 +79,12 @@ def parse_dims(text: str, what: str, count: int, names: str) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=32)
-def shape_of(topology: str, nics: int = 1) -> Shape | None:
-    """The shape a topology string names; None for the fat tree (sim/platform.py draws it)."""
+def shape_of(topology: str, nics: int = 1, deal_seed: int | None = None) -> Shape | None:
+    """The shape a topology string names; None for the fat tree (sim/platform.py draws it).
+    deal_seed: deal the racks of a shape that has racks (fat-tree3) to hosts in that seed's
+    shuffled order (PlatformSpec.shuffle_racks); the other shapes have none and ignore it."""
     from rankwise.sim.dragonfly import Dragonfly
+    from rankwise.sim.fat_tree3 import FatTree3
     from rankwise.sim.torus import Torus
 
     if topology == FAT_TREE:
@@ -95,7 +98,13 @@ def shape_of(topology: str, nics: int = 1) -> Shape | None:
         if nics != 1:
             raise UsageError("invalid platform spec: a dragonfly node has one NIC (nics must be 1)")
         return Dragonfly(*parse_dims(params, "dragonfly", 3, "G,R,N (groups, routers per group, nodes per router)"))
-    raise UsageError(f"invalid topology '{topology}': expected fat-tree, torus:X,Y,Z or dragonfly:G,R,N")
+    if kind == "fat-tree3":
+        if nics != 1:
+            raise UsageError("invalid platform spec: a fat-tree3 node has one NIC (nics must be 1)")
+        return FatTree3(*parse_dims(params, "fat-tree3", 3, "P,R,N (pods, racks per pod, nodes per rack)"),
+                        deal_seed=deal_seed)
+    raise UsageError(f"invalid topology '{topology}': expected fat-tree, torus:X,Y,Z or dragonfly:G,R,N "
+                     "or fat-tree3:P,R,N")
 
 
 def route_arrays(shape: Shape, lat: np.ndarray, bw: np.ndarray, bw_min: np.ndarray, altered: np.ndarray):

@@ -1,0 +1,257 @@
+"""How faithful a model is to the platform it was measured on: the fidelity score (issue 21).
+
+Ground truth only scores; the model is whatever a probe measured. Figures:
+- lone-pair latency and bandwidth: the model's alpha and bandwidth per ordered pair against the
+  route's (alpha_ij + alpha_ji) / 2 and bottleneck at time 0, pairs whose route holds a
+  varying link left out (their bandwidth of the moment is not the time-0 one);
+- NIC caps (the stress test's inject/eject) against each node's link, varying NICs left out;
+- shared-link capacities (fat trees: `up-G`/`down-G` links) against the leaf uplink of the rack
+  most of group G's nodes are in, for the uplinks that limit their rack (below 90 % of what
+  its nodes send at once), and links the model carries where no uplink limits (not scored on
+  a torus or dragonfly: their router links have no rack to name a group by; on a three-level
+  tree the `path-*` and `core` links a pod uplink may give are not scored);
+- groups against racks: adjusted Rand index (Hubert and Arabie 1985), where racks have more
+  than one node (a torus has none);
+- faults: what the model names (Claims: a slow or varying NIC, a slow or varying shared link
+  given as the node pairs that cross it, varying pairs left unexplained) against
+  sim/faults.py's Faults. A fault is named right when a claim of the same kind (what, where) lies
+  on it: the NIC's node, or a shared claim at least half of whose pairs cross the link. A slow
+  shared fault not named but whose healthy nodes are named as slow NICs is "as nodes" (the probe
+  took an uplink for its rack's NICs). Every claim that lies on no fault of its kind is a false
+  positive; unexplained varying pairs count as one (the model reports them as one line), unless
+  most of them cross a varying link.
+
+`claims_from_findings` reads the claims of rankwise.anomalies.find_slow_links; `score` is the
+rest and takes groups and claims as given, so that a model built from the ground truth scores
+perfectly and a wrong one does not (tests/python/test_model_fidelity.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rankwise.anomalies import Findings
+from rankwise.model import MEASURED, Model
+from rankwise.sim.faults import NIC, SHARED, SLOW, VARYING, Fault, crossing_pairs
+from rankwise.sim.platform import GeneratedPlatform
+from rankwise.sim.synthetic import adjusted_rand_index
+
+__all__ = ["Claim", "Score", "claims_from_findings", "claims_from_faults", "score", "ari"]
+
+PAIRS = "pairs"  # where of the claim "these pairs vary, no link explains them"
+CAP_TOLERANCE = 0.10  # a capacity within 10 % counts as found
+LIMITS = 0.9  # an uplink limits its rack below 90 % of what its nodes send at once
+ON_LINK = 0.5  # a shared claim lies on a link when half of its pairs cross it
+
+
+@dataclass(eq=False)
+class Claim:
+    """One thing the model says is wrong with the network."""
+
+    what: str  # "slow" or "varying"
+    where: str  # "nic", "shared" or "pairs"
+    node: int = -1  # a NIC claim's node
+    pairs: np.ndarray | None = None  # n x n: the pairs a shared (or pairs) claim is about
+    label: str = ""
+
+
+@dataclass
+class Score:
+    lat_err: np.ndarray  # |alpha / truth - 1| per scored pair
+    bw_err: np.ndarray  # |bandwidth / truth - 1| per scored pair
+    bw_bias: float  # median of bandwidth / truth - 1 (< 0: the model's pairs are slower than alone)
+    ari: float  # NaN where racks are single nodes
+    nic_err: np.ndarray  # |cap / link - 1| per scored cap (inject and eject), empty without caps
+    cap_err: np.ndarray  # per limiting uplink found: worst of |up / link - 1|, |down / link - 1|
+    cap_limiting: int  # uplinks that limit their rack (fat trees)
+    cap_spurious: list[str]  # model links where no uplink limits
+    right: list[Fault] = field(default_factory=list)
+    as_nodes: list[Fault] = field(default_factory=list)
+    missed: list[Fault] = field(default_factory=list)
+    false: list[Claim] = field(default_factory=list)  # the claims that lie on no fault
+    stray_pairs: int = 0  # varying pairs no link explains
+    unscored: list[Fault] = field(default_factory=list)  # varying faults no lone pair can see
+
+    @property
+    def expected(self) -> int:
+        return len(self.right) + len(self.as_nodes) + len(self.missed)
+
+    @property
+    def caps_found(self) -> int:
+        return int((self.cap_err <= CAP_TOLERANCE).sum())
+
+    @property
+    def nics_found(self) -> int:
+        return int((self.nic_err <= CAP_TOLERANCE).sum())
+
+
+def ari(groups: np.ndarray, racks: np.ndarray) -> float:
+    """Adjusted Rand index of groups against racks; NaN when every rack is one node."""
+    if len(np.unique(racks)) == len(racks):
+        return float("nan")
+    return float(adjusted_rand_index(groups, racks))
+
+
+# --- claims ---------------------------------------------------------------------------------
+
+
+def claims_from_findings(f: Findings) -> list[Claim]:
+    """What find_slow_links names: slow and varying NICs, slow relations between groups (one claim
+    per unordered pair of groups, as `rankwise show` prints them), varying uplinks and blocks, and
+    the varying pairs left alone."""
+    g = np.asarray(f.groups)
+    out = [Claim(SLOW, NIC, node=int(i), label=f"slow nic {i}") for i in f.slow_nodes]
+    for a, b in dict.fromkeys(tuple(sorted(x)) for x in f.slow_blocks):
+        out.append(Claim(SLOW, SHARED, pairs=_between(g, a, b), label=f"slow g{a}-g{b}"))
+    out += [Claim(VARYING, NIC, node=int(i), label=f"varying nic {i}") for i in f.noisy_nodes]
+    for x in f.noisy_groups:
+        out.append(Claim(VARYING, SHARED, pairs=(g[:, None] == x) ^ (g[None, :] == x), label=f"varying up g{x}"))
+    for a, b in f.noisy_blocks:
+        out.append(Claim(VARYING, SHARED, pairs=_between(g, a, b), label=f"varying g{a}-g{b}"))
+    alone = [p for p in f.noisy_pairs if p.scope == "pair"]
+    if alone:
+        mask = np.zeros((len(g), len(g)), dtype=bool)
+        for p in alone:
+            mask[p.src, p.dst] = True
+        out.append(Claim(VARYING, PAIRS, pairs=mask, label=f"{len(alone)} varying pairs alone"))
+    return out
+
+
+def claims_from_faults(gp: GeneratedPlatform, faults: list[Fault], on: np.ndarray | None = None) -> list[Claim]:
+    """The claims a perfect model would make: every fault at its element."""
+    on = crossing_pairs(gp) if on is None else on
+    k_of = {link.name: k for k, link in enumerate(gp.links)}
+    out = []
+    for f in faults:
+        if f.where == NIC:
+            out.append(Claim(f.what, NIC, node=f.index, label=f.label))
+        else:
+            out.append(Claim(f.what, SHARED, pairs=on[k_of[f.link]], label=f.label))
+    return out
+
+
+def _between(g: np.ndarray, a: int, b: int) -> np.ndarray:
+    ga, gb = g == a, g == b
+    m = (ga[:, None] & gb[None, :]) | (gb[:, None] & ga[None, :])
+    np.fill_diagonal(m, False)
+    return m
+
+
+# --- the score ------------------------------------------------------------------------------
+
+
+def score(gp: GeneratedPlatform, faults: list[Fault], model: Model, groups: np.ndarray,
+          claims: list[Claim], on: np.ndarray | None = None) -> Score:
+    """Score model (its nodes in the platform's order), its groups and its claims against gp."""
+    if list(model.names) != list(gp.nodes):
+        raise ValueError("the model's nodes are not the platform's, in its order")
+    on = crossing_pairs(gp) if on is None else on
+    lat_err, bw_err, bw_bias = _pair_errors(gp, model, on)
+    nic_err = _nic_errors(gp, model)
+    cap_err, limiting, spurious = _capacities(gp, model)
+    s = Score(lat_err=lat_err, bw_err=bw_err, bw_bias=bw_bias, ari=ari(groups, gp.rack_of_node), nic_err=nic_err,
+              cap_err=cap_err, cap_limiting=limiting, cap_spurious=spurious)
+    _match(gp, faults, claims, on, s)
+    return s
+
+
+def _pair_errors(gp: GeneratedPlatform, model: Model, on: np.ndarray):
+    varying = np.array(["varying" in link.reasons for link in gp.links])
+    through_varying = on[varying].any(axis=0) if varying.any() else np.zeros_like(on[0])
+    ok = (model.state == MEASURED) & ~np.eye(model.n_nodes, dtype=bool) & ~through_varying
+    truth_alpha = (gp.alpha + gp.alpha.T) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lat = np.abs(model.alpha[ok] / truth_alpha[ok] - 1)
+        bw = model.bandwidth[ok] / gp.bandwidth[ok] - 1
+    bw = bw[np.isfinite(bw)]
+    return lat[np.isfinite(lat)], np.abs(bw), float(np.median(bw)) if bw.size else float("nan")
+
+
+def _nic_errors(gp: GeneratedPlatform, model: Model) -> np.ndarray:
+    out = []
+    seen = set()
+    for link in gp.links:
+        if link.kind != "node" or "varying" in link.reasons or link.index in seen:
+            continue
+        seen.add(link.index)
+        for cap in (model.inject[link.index], model.eject[link.index]):
+            if np.isfinite(cap):
+                out.append(abs(cap / link.bandwidth - 1))
+    return np.array(out)
+
+
+def _capacities(gp: GeneratedPlatform, model: Model):
+    """Fat trees: per limiting uplink the worse of its up and down links' errors (inf when the model
+    has not both), and the model's links that stand for no limiting uplink."""
+    three = gp.spec.topology.startswith("fat-tree3:")
+    if gp.spec.shape is not None and not three:  # router links have no rack behind them to name a group by
+        return np.zeros(0), 0, []
+    links = {link.name: link.capacity for link in model.links}
+    if three:  # a pod uplink may show as path-A-B or core links: those are not scored
+        links = {name: c for name, c in links.items() if name.startswith(("up-", "down-"))}
+    node_bw = {link.index: link.bandwidth for link in gp.links if link.kind == "node"}
+    groups = np.asarray(model.group_of)
+    errors, used = [], set()
+    limiting = 0
+    for link in gp.links:
+        if link.kind != "uplink":
+            continue
+        members = np.flatnonzero(gp.rack_of_node == link.index)
+        if link.bandwidth_min >= LIMITS * sum(node_bw[i] for i in members):
+            continue
+        limiting += 1
+        g = groups[members]
+        g = g[g >= 0]
+        if not g.size:
+            errors.append(np.inf)
+            continue
+        major = int(np.bincount(g).argmax())
+        names = (f"up-{major}", f"down-{major}")
+        used.update(names)
+        found = [links.get(name) for name in names]
+        errors.append(max(abs(c / link.bandwidth - 1) if c else np.inf for c in found))
+    return np.array(errors), limiting, sorted(set(links) - used)
+
+
+def _lies_on(claim: Claim, fault: Fault, on: np.ndarray, k_of: dict[str, int]) -> bool:
+    if claim.what != fault.what or claim.where != fault.where:
+        return False
+    if fault.where == NIC:
+        return claim.node == fault.index
+    pairs = claim.pairs
+    return bool(pairs.any()) and on[k_of[fault.link]][pairs].mean() >= ON_LINK
+
+
+def _match(gp: GeneratedPlatform, faults: list[Fault], claims: list[Claim], on: np.ndarray, s: Score) -> None:
+    k_of = {link.name: k for k, link in enumerate(gp.links)}
+    used = set()
+    slow_nic_claims = {c.node for c in claims if c.what == SLOW and c.where == NIC}
+    for f in faults:
+        if f.what == VARYING and not f.lone_pair:
+            s.unscored.append(f)
+            continue
+        hits = [k for k, c in enumerate(claims) if _lies_on(c, f, on, k_of)]
+        used.update(hits)
+        if hits:
+            s.right.append(f)
+        elif f.what == SLOW and f.where == SHARED and slow_nic_claims & set(f.nodes):
+            s.as_nodes.append(f)
+        else:
+            s.missed.append(f)
+    varying_on = np.zeros_like(on[0])
+    for f in faults:
+        if f.what == VARYING:
+            varying_on |= on[k_of[f.link]]
+    for k, c in enumerate(claims):
+        if k in used:
+            continue
+        if c.where == PAIRS:
+            s.stray_pairs = int(c.pairs.sum())
+            if varying_on[c.pairs].mean() >= ON_LINK:
+                continue  # on the varying link, not localised: not named, not false either
+        # A claim on a fault no lone pair can see is not false (the concurrent probe may see it).
+        if any(_lies_on(c, f, on, k_of) for f in s.unscored):
+            continue
+        s.false.append(c)
