@@ -98,13 +98,17 @@ def ari(groups: np.ndarray, racks: np.ndarray) -> float:
 
 
 def claims_from_findings(f: Findings) -> list[Claim]:
-    """What find_slow_links names: slow and varying NICs, slow relations between groups (one claim
-    per unordered pair of groups, as `rankwise show` prints them), varying uplinks and blocks, and
-    the varying pairs left alone."""
+    """What find_slow_links names: slow and varying NICs, slow uplinks of groups and the other slow
+    relations between groups (one claim per unordered pair of groups, as `rankwise show` prints
+    them), varying uplinks and blocks, and the varying pairs left alone."""
     g = np.asarray(f.groups)
     out = [Claim(SLOW, NIC, node=int(i), label=f"slow nic {i}") for i in f.slow_nodes]
+    uplinks = set(f.slow_uplinks)
+    for x in sorted(uplinks):
+        out.append(Claim(SLOW, SHARED, pairs=(g[:, None] == x) ^ (g[None, :] == x), label=f"slow up g{x}"))
     for a, b in dict.fromkeys(tuple(sorted(x)) for x in f.slow_blocks):
-        out.append(Claim(SLOW, SHARED, pairs=_between(g, a, b), label=f"slow g{a}-g{b}"))
+        if not {a, b} & uplinks:
+            out.append(Claim(SLOW, SHARED, pairs=_between(g, a, b), label=f"slow g{a}-g{b}"))
     out += [Claim(VARYING, NIC, node=int(i), label=f"varying nic {i}") for i in f.noisy_nodes]
     for x in f.noisy_groups:
         out.append(Claim(VARYING, SHARED, pairs=(g[:, None] == x) ^ (g[None, :] == x), label=f"varying up g{x}"))
