@@ -56,6 +56,16 @@ static int delete_cache(MPI_Comm comm, int key, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
+rwc_comm *rwc_comm_cached(MPI_Comm comm)
+{
+    rwc_comm *c = NULL;
+    int found = 0;
+    if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+        PMPI_Comm_get_attr(comm, keyval, &c, &found) != MPI_SUCCESS || !found)
+        return NULL;
+    return c;
+}
+
 rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out)
 {
     *out = NULL;

@@ -72,6 +72,9 @@ typedef struct rwc_comm {
 /* The cache of comm, made on first use (collective: every rank calls it in
  * the same collective). RW_ERR_STATE for an intercommunicator. */
 rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out);
+/* The cache of comm when it is made already, else NULL: one attribute
+ * lookup, for the calls after the first (local). */
+rwc_comm *rwc_comm_cached(MPI_Comm comm);
 /* Drop c's network and decisions (made under an older model); the next
  * decision sets them up again. */
 void rwc_comm_forget_network(rwc_comm *c);

@@ -138,7 +138,12 @@ const char *rwc_op_name(rwc_op op)
 static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root, const rw_coll_rules *with)
 {
     int inter = 1, size = 0;
-    rwc_comm *c = NULL;
+    rwc_comm *c = rwc_comm_cached(comm); /* made: an intracommunicator, its size known */
+    if (c && !rwc_thread_multiple()) {
+        if (op <= RWC_SCATTER && (root < 0 || root >= c->size))
+            return NULL;
+        return rwc_net_configured() || c->size == rw_coll_rules_comm_size(with) ? c : NULL;
+    }
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
         PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return NULL;

@@ -90,8 +90,8 @@ static rwc_verdict *find(rwc_comm *c, rwc_op op, int root, size_t bytes, const r
 int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch)
 {
     now.v = NULL;
-    rwc_comm *c;
-    if (!rwc_verify_enabled() || !ch->source || !strcmp(ch->source, "env") || rwc_comm_get(comm, &c))
+    rwc_comm *c; /* made by the decision */
+    if (!rwc_verify_enabled() || !ch->source || !strcmp(ch->source, "env") || !(c = rwc_comm_cached(comm)))
         return 0;
     rwc_verdict *v = find(c, op, root, bytes, ch);
     if (!v)
