@@ -221,7 +221,7 @@ class CommMatrix:
             _check_text("pattern", self.pattern)
         except RankwiseError as exc:
             raise RankwiseError(f"{fspath(path)}: cannot write: {exc}") from None
-        prepare_output(path)
+        path = prepare_output(path)  # a link: the file it points to
         if _is_npz(path):
             _save_npz(self, path)
             return

@@ -337,7 +337,7 @@ class Model:
         """Write atomically (the engine renames a complete temporary file);
         refused, naming the file, when the model breaks a rule of the format
         (rw_model_check: the file would not read back)."""
-        prepare_output(path)
+        path = prepare_output(path)  # a link: the file it points to
         try:
             ptr = self._to_c()
         except RankwiseError as exc:

@@ -229,6 +229,10 @@ def coll_predict_command(
                          f"(choose from {', '.join(CONSTRUCTIONS[op])})")
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
+    if plot is not None:
+        from rankwise.plots import png_target
+
+        png_target(plot)  # before any prediction: the PNG follows every output's rules
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
                                                     overhead, allow_missing, recv_overhead)
     if not 0 <= root < ranks:

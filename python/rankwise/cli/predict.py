@@ -142,10 +142,12 @@ def parse_switch(text: Optional[str]) -> Optional[dict]:
         key, eq, value = item.partition("=")
         if not eq or key not in SWITCH_KEYS:
             raise UsageError(f"--switch: '{item}' is not one of {'=, '.join(SWITCH_KEYS)}= (e.g. radix=16)")
+        from rankwise.numbers import bounded_int, finite_float, shown
+
         try:
-            values[key] = SWITCH_KEYS[key](value)
-        except ValueError:
-            raise UsageError(f"--switch: {key}={value} is not a number") from None
+            values[key] = finite_float(value) if SWITCH_KEYS[key] is float else bounded_int(value, 1 << 20)
+        except ValueError as exc:
+            raise UsageError(f"--switch: {key}={shown(value)} is {exc}") from None
     missing = [k for k in SWITCH_KEYS if k not in values]
     if missing:
         raise UsageError(f"--switch lacks {', '.join(missing)} (radix, hops, packet, cycle, load are needed)")
@@ -278,6 +280,10 @@ def predict_command(
         raise UsageError(f"--iterations must be > 0, got {iterations:g}")
     if switch is not None and traffic_given:
         raise UsageError("--switch is for a collective's formulas (--op alltoall)")
+    if output is not None:
+        from rankwise.files import prepare_output
+
+        prepare_output(output)  # before any prediction: a table that cannot be written costs nothing
     if traffic_given:
         _predict_traffic(model_path, hostfile, matrix, pattern, ranks, ranks_per_node, placement_file,
                          iterations, allow_missing, output)

@@ -63,6 +63,10 @@ def validate_command(
         from rankwise.plots import png_target
 
         png_target(plot)  # a PNG that cannot be written must not cost a simulation first
+    if output is not None:
+        from rankwise.files import prepare_output
+
+        prepare_output(output)  # nor a CSV
 
     from rankwise.model import Model
     from rankwise.report.prediction import print_validation

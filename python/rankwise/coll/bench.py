@@ -487,9 +487,7 @@ def plot_op(points: Sequence[Point], op: str, path: Path, title: str) -> Path:
         ax.set_title(f"vs {name}", fontsize="medium")
         ax.legend(fontsize="x-small")
     fig.suptitle(title, fontsize="medium")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path)
-    return path
+    return save_figure(fig, path)
 
 
 def quick_or_full(quick: bool) -> tuple[list[tuple[int, int]], list[int]]:
