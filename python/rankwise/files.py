@@ -110,9 +110,10 @@ _ANY_TEMP = re.compile(r"(.+)\.tmp\.([0-9]{1,10})"  # NAME.tmp.PID
                        r"|\.(.+)\.([0-9]{1,10})\.[0-9]+\.tmp")  # .NAME.PID.N.tmp: plots before 0.x
 
 
-def remove_stale_temporaries_in(folder: str | PathLike) -> list[Path]:
-    """Every temporary of a dead writer in `folder` (a folder rankwise owns, as a
-    watch series): NAME.tmp.PID, and the .NAME.PID.N.tmp of earlier plots."""
+def remove_stale_temporaries_in(folder: str | PathLike, owned: Callable[[str], bool]) -> list[Path]:
+    """The temporaries of dead writers in `folder` whose NAME `owned` accepts (a watch
+    series' models, heatmaps and index): NAME.tmp.PID, and the .NAME.PID.N.tmp of
+    earlier plots."""
     removed = []
     try:
         entries = list(os.scandir(folder))
@@ -120,7 +121,7 @@ def remove_stale_temporaries_in(folder: str | PathLike) -> list[Path]:
         return removed
     for entry in entries:
         m = _ANY_TEMP.fullmatch(entry.name)
-        if not m or _running(int(m.group(2) or m.group(4))):
+        if not m or not owned(m.group(1) or m.group(3)) or _running(int(m.group(2) or m.group(4))):
             continue
         try:
             if entry.is_file(follow_symlinks=False):

@@ -105,6 +105,25 @@ def _pick_nodes(all_names: list[str], hostfile: Optional[Path], nodes: Optional[
     return hosts
 
 
+# The predictor's time grows faster than the square of the ranks (4,096 ranks: ~2 min per size on
+# one core): beyond these a prediction would run for hours, uninterruptible inside the engine.
+MAX_RANKS = 4096
+MAX_RANKS_PER_NODE = 1024
+
+
+def check_ranks(ranks: Optional[int], nodes: Optional[int] = None) -> None:
+    """--ranks of coll predict and tune: 1..MAX_RANKS, and at most MAX_RANKS_PER_NODE on each of
+    the allocation's `nodes` (when known)."""
+    if ranks is None or ranks < 1:
+        raise UsageError(f"--ranks must be >= 1, got {ranks}")
+    if ranks > MAX_RANKS:
+        raise UsageError(f"--ranks {ranks}: at most {MAX_RANKS} ranks (the prediction's time grows with the "
+                         "square of the ranks)")
+    if nodes is not None and ranks > nodes * MAX_RANKS_PER_NODE:
+        raise UsageError(f"--ranks {ranks}: the allocation's {nodes} node(s) hold at most "
+                         f"{nodes * MAX_RANKS_PER_NODE} ranks ({MAX_RANKS_PER_NODE} per node)")
+
+
 def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: Optional[Path],
                 nodes: Optional[str], ranks: int, ranks_per_node: Optional[int], overhead: Optional[float],
                 allow_missing: bool, recv_overhead: Optional[float] = None):
@@ -116,8 +135,7 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
     if (model_path is None) == (platform is None):
         raise UsageError("give the network as --model FILE (measured) or --platform DIR (a generated "
                          "platform's ground truth)")
-    if ranks is None or ranks < 1:
-        raise UsageError(f"--ranks must be >= 1, got {ranks}")
+    check_ranks(ranks)
     for flag, value in (("--overhead", overhead), ("--recv-overhead", recv_overhead)):
         if value is not None and not (0 <= value < 1):
             raise UsageError(f"{flag} must be in [0, 1) seconds, got {value:g}")
@@ -133,6 +151,7 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
         hosts = _pick_nodes(list(model.names), hostfile, nodes, f"the model {model_path}")
         knee = int(model.knee or 0)
         label = model_path.name
+    check_ranks(ranks, len(hosts))
     even = math.ceil(ranks / len(hosts))
     slots = [s if s is not None else even for _, s in hosts]
     counts = block_counts(ranks, slots, ranks_per_node, f"the allocation ({len(hosts)} nodes)")
@@ -283,7 +302,8 @@ def coll_tune_command(
     op_list = _parse_ops(ops)
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)
-    root_list = _parse_roots(roots, ranks) if ranks and ranks > 0 else [0]
+    check_ranks(ranks)
+    root_list = _parse_roots(roots, ranks)
     prepare_output(output)
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
                                                     overhead, allow_missing, recv_overhead)
