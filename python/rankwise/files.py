@@ -72,7 +72,25 @@ def prepare_output(path: str | PathLike, suffixes: Iterable[str] | None = None) 
     except OSError as exc:
         raise RankwiseError(f"{path.parent}: cannot create the folder: {exc.strerror}") from None
     remove_stale_temporaries(path)
+    _check_writable(path)
     return path
+
+
+def _check_writable(path: Path) -> None:
+    """Create and remove the temporary the write will use: a read-only mount, a folder
+    without write permission or a full inode table is found before any work, not after."""
+    tmp = temporary_name(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # this process is writing it already
+    except OSError as exc:
+        raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def temporary_name(path: str | PathLike) -> Path:
