@@ -17,6 +17,7 @@ time (`rankwise sim platform --degrade-at`) is seen degrading."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import tempfile
 import time
@@ -80,12 +81,15 @@ def read_index(folder: Path) -> list[Entry]:
     """The entries of folder/index.tsv ([] when there is none); a damaged
     index is an error naming its line, never silently restarted."""
     path = folder / INDEX
-    if not path.exists():
+    if not os.path.lexists(path):
         return []
+    from rankwise.inputs import read_input
+
+    data = read_input(path)  # a regular file (or a pipe): a FIFO or a directory is refused, never waited on
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise file_error(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise file_error(path, None, f"not a text file (byte {exc.start} is not UTF-8)") from None
     if not lines or lines[0].strip() != HEADER:
         raise file_error(path, 1, f"not a watch index (expected '{HEADER}')")
     entries: list[Entry] = []

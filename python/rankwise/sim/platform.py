@@ -189,7 +189,8 @@ class PlatformSpec:
         for name in ("host_speed", "node_bw", "loopback_bw", "unreachable_lat"):
             _require(getattr(self, name) > 0, f"{name} must be positive")
         for name in ("oversubscription", "eager_bw_factor", "rendezvous_lat_factor"):
-            _require(_factor(getattr(self, name)), f"{name} must be in {FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
+            _require(_factor(getattr(self, name)), f"{name} must be a positive number in "
+                                                       f"{FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
         for name in ("send_overhead", "recv_overhead"):
             _require(getattr(self, name) < 1, f"{name} must be below 1 s")
         for name in ("node_lat", "uplink_lat", "loopback_lat", "jitter_sigma", "send_overhead",
@@ -198,10 +199,11 @@ class PlatformSpec:
         for d in self.degraded:
             self._check_link(d.kind, d.index)
             _require(_factor(d.bw_factor) and _factor(d.lat_factor),
-                     f"degraded {d.kind} {d.index}: factors must be in {FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
+                     f"degraded {d.kind} {d.index}: factors must be positive numbers in "
+                     f"{FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
         for c in self.congested:
             self._check_link(UPLINK, c.rack)
-            _require(_factor(c.bw_factor), f"congested rack {c.rack}: bw_factor must be in "
+            _require(_factor(c.bw_factor), f"congested rack {c.rack}: bw_factor must be a positive number in "
                                            f"{FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
         seen = set()
         for v in self.varying:
