@@ -155,6 +155,11 @@ def _checked(fn, synthetic: str | None, xml: str | PathLike | None, *rest) -> No
         raise UsageError("give a synthetic topology or an XML file, not both")
     if synthetic is not None and (not synthetic.strip() or "\0" in synthetic):
         raise UsageError(f"synthetic topology {synthetic!r} is empty or holds a NUL character")
+    if synthetic is not None and not (synthetic.isascii() and synthetic.isprintable()):
+        from rankwise.numbers import shown
+
+        raise UsageError(f"synthetic topology '{shown(synthetic, 60)}' holds characters hwloc's syntax has not "
+                         "(e.g. 'pack:2 numa:2 core:4 pu:1')")
     if synthetic is not None and synthetic_size(synthetic) > MAX_PUS:
         from rankwise.numbers import shown
 
