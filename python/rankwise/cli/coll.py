@@ -258,7 +258,10 @@ def coll_predict_command(
         raise UsageError(f"--root: rank {root} is not one of the {ranks} ranks")
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    decisions = decide_sizes(net, node_of, op, size_list, root, opts)
+    from rankwise.engine import interruptible
+
+    with interruptible():  # minutes at thousands of ranks, inside the engine
+        decisions = decide_sizes(net, node_of, op, size_list, root, opts)
     if algorithm is not None:
         decisions = [restrict(d, algorithm, opts.min_gain) for d in decisions]
     rpn = f", {ranks_per_node} per node" if ranks_per_node else ""
@@ -309,7 +312,9 @@ def coll_tune_command(
                                                     overhead, allow_missing, recv_overhead)
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    with console.status("deciding") as status:
+    from rankwise.engine import interruptible
+
+    with console.status("deciding") as status, interruptible():  # nothing written yet: a stop loses nothing
         rules = tune_allocation(net, node_of, op_list, size_list, root_list, opts,
                                 progress=lambda what: status.update(f"deciding {what}"))
     rpn = sorted(set(counts))

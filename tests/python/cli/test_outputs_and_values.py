@@ -343,3 +343,23 @@ def test_found_by_the_corpus(tmp_path, model_file):
     r = subprocess.run([sys.executable, "-W", "error", "-m", "rankwise", "show", tmp_path / "j.rwm"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "Warning" not in r.stderr, r.stderr
+
+
+def test_a_long_prediction_ends_on_sigterm(model_file, tmp_path):
+    """coll predict at 4,096 ranks runs minutes inside the engine: SIGTERM still ends it at once."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "rankwise", "coll", "predict", "--model", str(model_file),
+                             "--op", "bcast", "--ranks", "4096", "--sizes", "8"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(4)  # into the engine's search
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    finally:
+        proc.kill()
+    assert time.monotonic() - start < 20
+    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
+    assert b"Traceback" not in proc.stderr.read()
