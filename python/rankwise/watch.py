@@ -313,7 +313,7 @@ def sim_probe(platform: Path, options, nodes: int | None = None, hostfile: Path 
     def probe(pairs, update, output, start):
         with tempfile.TemporaryDirectory(prefix="rankwise-watch-") as tmp:
             shifted = platform_at(platform, start, tmp)
-            opts = dataclasses.replace(options, pairs=pairs, update=update)
+            opts = dataclasses.replace(options, pairs=pairs, update=update, same_nodes=True)
             model = probe_sim(shifted, output, opts, nodes=nodes, hostfile=hostfile, show_progress=show_progress)
         model.source = f"smpi:{Path(platform).resolve()} at simulated {start:.6g} s"  # not the temporary copy
         model.save(output)
@@ -329,7 +329,7 @@ def launcher_probe(launcher: str, options, hostfile: Path | None = None,
     from rankwise.probe import probe_launcher
 
     def probe(pairs, update, output, start):
-        opts = dataclasses.replace(options, pairs=pairs, update=update)
+        opts = dataclasses.replace(options, pairs=pairs, update=update, same_nodes=True)
         return probe_launcher(launcher, output, opts, hostfile=hostfile, show_progress=show_progress)
 
     return probe

@@ -363,3 +363,22 @@ def test_a_long_prediction_ends_on_sigterm(model_file, tmp_path):
     assert time.monotonic() - start < 20
     assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
     assert b"Traceback" not in proc.stderr.read()
+
+
+def test_the_probe_itself_refuses_another_node_set(tmp_path):
+    """What `watch --launcher` relies on (its nodes are known only once the job runs): the probe,
+    given --update MODEL --same-nodes, refuses a job on other nodes before writing anything."""
+    import dataclasses
+
+    from rankwise.errors import RankwiseError
+    from rankwise.probe import ProbeOptions, probe_sim
+
+    gen = generate(PlatformSpec(racks=2, nodes_per_rack=3, cores=1), tmp_path / "p6")
+    opts = ProbeOptions(sizes="8,64K", repetitions=2, rounds=2)
+    probe_sim(gen.platform_xml, tmp_path / "six.rwm", opts, show_progress=False)
+    same = dataclasses.replace(opts, update=tmp_path / "six.rwm", same_nodes=True)
+    with pytest.raises(RankwiseError, match="the job runs on 4 of the 6 nodes"):
+        probe_sim(gen.platform_xml, tmp_path / "four.rwm", same, nodes=4, show_progress=False)
+    assert not (tmp_path / "four.rwm").exists()
+    assert probe_sim(gen.platform_xml, tmp_path / "again.rwm", same, show_progress=False).n_nodes == 6
+    assert "--same-nodes" not in ProbeOptions(same_nodes=True).args()  # only with --update
