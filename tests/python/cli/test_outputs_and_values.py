@@ -382,3 +382,12 @@ def test_the_probe_itself_refuses_another_node_set(tmp_path):
     assert not (tmp_path / "four.rwm").exists()
     assert probe_sim(gen.platform_xml, tmp_path / "again.rwm", same, show_progress=False).n_nodes == 6
     assert "--same-nodes" not in ProbeOptions(same_nodes=True).args()  # only with --update
+
+
+def test_a_one_rank_prediction_plots_without_a_warning(model_file, tmp_path):
+    """Every predicted time is 0 on one rank: no log scale, no matplotlib warning (the corpus found it)."""
+    r = subprocess.run([sys.executable, "-W", "error", "-m", "rankwise", "coll", "predict", "--model", model_file,
+                        "--op", "bcast", "--sizes", "8", "--ranks", "1", "--plot", tmp_path / "one.png"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Warning" not in r.stderr, r.stderr
+    assert (tmp_path / "one.png").read_bytes()[:4] == b"\x89PNG"
