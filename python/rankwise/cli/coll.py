@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.cli.predict import MAX_RANKS, MAX_RANKS_PER_NODE, check_ranks  # noqa: F401  one rule, every predicting verb
 from rankwise.errors import RankwiseError, UsageError
 
 coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
@@ -103,25 +104,6 @@ def _pick_nodes(all_names: list[str], hostfile: Optional[Path], nodes: Optional[
     if unknown:
         raise RankwiseError(f"node '{unknown[0]}' is not in {where}")
     return hosts
-
-
-# The predictor's time grows faster than the square of the ranks (4,096 ranks: ~2 min per size on
-# one core): beyond these a prediction would run for hours, uninterruptible inside the engine.
-MAX_RANKS = 4096
-MAX_RANKS_PER_NODE = 1024
-
-
-def check_ranks(ranks: Optional[int], nodes: Optional[int] = None) -> None:
-    """--ranks of coll predict and tune: 1..MAX_RANKS, and at most MAX_RANKS_PER_NODE on each of
-    the allocation's `nodes` (when known)."""
-    if ranks is None or ranks < 1:
-        raise UsageError(f"--ranks must be >= 1, got {ranks}")
-    if ranks > MAX_RANKS:
-        raise UsageError(f"--ranks {ranks}: at most {MAX_RANKS} ranks (the prediction's time grows with the "
-                         "square of the ranks)")
-    if nodes is not None and ranks > nodes * MAX_RANKS_PER_NODE:
-        raise UsageError(f"--ranks {ranks}: the allocation's {nodes} node(s) hold at most "
-                         f"{nodes * MAX_RANKS_PER_NODE} ranks ({MAX_RANKS_PER_NODE} per node)")
 
 
 def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: Optional[Path],

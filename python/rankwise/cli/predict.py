@@ -76,6 +76,25 @@ def check_operation(op: str, algorithm: Optional[str]) -> list[str]:
     return [algorithm]
 
 
+# The predictor's time grows faster than the square of the ranks (4,096 ranks: ~2 min per size on
+# one core): beyond these a prediction would run for hours, uninterruptible inside the engine.
+MAX_RANKS = 4096
+MAX_RANKS_PER_NODE = 1024
+
+
+def check_ranks(ranks: Optional[int], nodes: Optional[int] = None) -> None:
+    """--ranks of predict --op, coll predict and coll tune: 1..MAX_RANKS, and at most MAX_RANKS_PER_NODE on each of
+    the allocation's `nodes` (when known)."""
+    if ranks is None or ranks < 1:
+        raise UsageError(f"--ranks must be >= 1, got {ranks}")
+    if ranks > MAX_RANKS:
+        raise UsageError(f"--ranks {ranks}: at most {MAX_RANKS} ranks (the prediction's time grows with the "
+                         "square of the ranks)")
+    if nodes is not None and ranks > nodes * MAX_RANKS_PER_NODE:
+        raise UsageError(f"--ranks {ranks}: the allocation's {nodes} node(s) hold at most "
+                         f"{nodes * MAX_RANKS_PER_NODE} ranks ({MAX_RANKS_PER_NODE} per node)")
+
+
 def block_counts(ranks: int, slots: list[int], ranks_per_node: Optional[int], where: str) -> list[int]:
     """Ranks per node of a block placement, in allocation order: ranks_per_node
     on each node (the last one may hold fewer), or the nodes' slots filled in
@@ -293,14 +312,19 @@ def predict_command(
     switch_figures = parse_switch(switch)
     if ranks is None:
         raise UsageError("--op needs --ranks (the job size)")
+    check_ranks(ranks)
     model, hosts, counts = load_allocation(model_path, hostfile, ranks, ranks_per_node)
+    check_ranks(ranks, len(counts))
     net = network_of(model, hosts[: len(counts)], allow_missing)
     from rankwise.predict import placement
     from rankwise.report.prediction import print_collective
 
     node_of = placement(counts)
-    rows = predict_collective_rows(net, op, algs, size_list, node_of, strict=algorithm is not None,
-                                   switch=switch_figures)
+    from rankwise.engine import interruptible
+
+    with interruptible():  # minutes at thousands of ranks, inside the engine; nothing written yet
+        rows = predict_collective_rows(net, op, algs, size_list, node_of, strict=algorithm is not None,
+                                       switch=switch_figures)
     if not any(r.predicted is not None for r in rows):
         raise RankwiseError(f"no {op} algorithm applies to {ranks} ranks: {rows[0].note}")
     shape = f"{len(counts)} nodes" + (f", {ranks_per_node} per node" if ranks_per_node else "")

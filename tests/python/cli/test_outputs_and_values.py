@@ -215,7 +215,8 @@ def test_sizes_beyond_the_caps_are_refused_at_once(args, text, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("verb", [("coll", "predict", "--op", "bcast"), ("coll", "tune", "-o", "r.rules")])
+@pytest.mark.parametrize("verb", [("coll", "predict", "--op", "bcast"), ("coll", "tune", "-o", "r.rules"),
+                                  ("predict", "--op", "alltoall")])
 @pytest.mark.parametrize("ranks,text", [("100000", "at most 4096 ranks"), ("2147483648", "at most 4096 ranks"),
                                         ("0", "--ranks must be >= 1")])
 def test_coll_ranks_are_bounded(verb, ranks, text, model_file, tmp_path):
