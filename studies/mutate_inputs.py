@@ -49,6 +49,8 @@ os.environ.setdefault("COLUMNS", "200")
 import numpy as np  # noqa: E402
 
 SENTINEL = b"previous content of the output\n"
+WATCH_MODEL = "model-0001-20260101T000000Z.rwm"  # the models the watch-index seed lists
+WATCH_MODEL2 = "model-0002-20260101T000100Z.rwm"
 SEED_DIR_NAME = "seeds"
 
 
@@ -170,6 +172,21 @@ def make_seeds(folder: Path) -> dict[str, bytes]:
     seeds["slots.arg"] = b"2"
     seeds["ranks.arg"] = b"4"
     seeds["top.arg"] = b"10"
+    # issue 25: the verbs and options added since, and the files they read
+    seeds["rules.rwr"] = (b"rankwise-coll-rules 1\ncomm-size 4\nranks-per-node 1\neager-limit 65536\n"
+                          b"trinary-order 0,2,1,3\n"
+                          b"rule op=bcast root=0 bytes=0:1023 alg=tree parents=-1,0,0,1 segment=0 predicted=1e-6\n"
+                          b"rule op=bcast root=0 bytes=1024:1048576 alg=trinary segment=8192\n"
+                          b"rule op=reduce root=* bytes=0:65536 alg=binomial\n"
+                          b"rule op=allreduce root=* bytes=0:100 alg=ring gain=0.2\n"
+                          b"rule op=alltoall root=* bytes=0:100 alg=pairwise\n")
+    seeds["index.tsv"] = (b"rankwise-watch 1\n# seq\ttime\tmodel\tpairs\tchanged\tlinks\tnodes\tsim_start\tsim_end\n"
+                          b"1\t2026-01-01T00:00:00Z\t" + WATCH_MODEL.encode() + b"\t12\t-\t-\t-\t0\t0.0125\n"
+                          b"2\t2026-01-01T00:01:00Z\t" + WATCH_MODEL2.encode() + b"\t6\t0\t-\t-\t1.0125\t1.02\n")
+    seeds["switch.arg"] = b"radix=16,hops=3,packet=32,cycle=3.2e-9,load=0.8"
+    seeds["degrade.arg"] = b"node:1:0.25:2"
+    seeds["synthetic.arg"] = b"pack:2 numa:2 core:4 pu:1"
+    seeds["gamma.arg"] = b"1e-9"
     return seeds
 
 
@@ -426,6 +443,23 @@ TARGETS = [
     Target("optimize --pattern", "pattern2.arg", ["optimize", "--sim", "{good_platform}", "--model",
                                                   "{good_model}", "--max-age", "1e12", "--no-verify", "--out",
                                                   "{folder}/opt", "--pattern={arg}"]),
+    # issue 25: every --plot by the -o rules, bounded --ranks, finite numbers, synthetic nodes, rules files,
+    # watch indexes
+    Target("show --plot", "model.rwm", ["show", "{in}", "--plot", "{out}"], ".png"),
+    Target("diff --plot", "model.rwm", ["diff", "{in}", "{good_model}", "--plot", "{out}"], ".png"),
+    Target("coll predict --ranks", "ranks.arg", ["coll", "predict", "--model", "{good_model}", "--op", "bcast",
+                                                 "--sizes", "8", "--ranks={arg}", "--plot", "{out}"], ".png"),
+    Target("coll tune --ranks", "ranks.arg", ["coll", "tune", "--model", "{good_model}", "--ops", "bcast",
+                                              "--sizes", "8", "--ranks={arg}", "-o", "{out}"], ".rwr"),
+    Target("coll predict --gamma", "gamma.arg", ["coll", "predict", "--model", "{good_model}", "--op", "reduce",
+                                                 "--sizes", "8", "--ranks", "4", "--gamma={arg}"]),
+    Target("predict --switch", "switch.arg", ["predict", "--model", "{good_model}", "--op", "alltoall", "--ranks", "4",
+                                              "--sizes", "1K", "--switch={arg}", "-o", "{out}"], ".csv"),
+    Target("sim platform --degrade", "degrade.arg", ["sim", "platform", "--racks", "1", "--nodes-per-rack", "2",
+                                                     "--cores", "1", "--degrade={arg}", "-o", "{folder}/plat"]),
+    Target("node show --synthetic", "synthetic.arg", ["node", "show", "--synthetic={arg}"]),
+    Target("coll rules", "rules.rwr", [], reader="rules"),
+    Target("watch index", "index.tsv", [], reader="watch"),
     Target("platform xml", "platform.xml", [], reader="platform"),
     Target("platform xml cluster", "cluster.xml", [], reader="platform"),
     *[Target(f"launcher {fmt}", f"launcher.{fmt}", [], reader=f"launcher:{fmt}")
@@ -433,7 +467,8 @@ TARGETS = [
 ]
 
 SPECIAL_INPUTS = ("empty", "directory", "fifo", "absent", "devnull", "symlink-loop")
-OUTPUT_KINDS = ("absent", "absent", "existing", "existing", "directory", "fifo", "missing-folder")
+OUTPUT_KINDS = ("absent", "absent", "existing", "existing", "directory", "fifo", "missing-folder", "link",
+                "devlink")
 
 
 @dataclass
@@ -527,9 +562,15 @@ def _prepare(case: Case, folder: Path) -> tuple[list[str], Path | None, Path]:
             os.mkfifo(out)
         elif case.output == "missing-folder":
             out = folder / "new" / "deeper" / ("out" + target.out_ext)
+        elif case.output == "link":  # followed: the target written, the link kept
+            (folder / ("target" + target.out_ext)).write_bytes(SENTINEL)
+            out.symlink_to("target" + target.out_ext)
+        elif case.output == "devlink":  # a link to a device: refused as the device (never /dev/null itself)
+            out.symlink_to("/dev/null")
     words = {"{in}": str(inp), "{dir}": str(inp.parent), "{arg}": arg, "{out}": str(out),
              "{good_rwc}": str(seeds / "matrix.rwc"), "{good_model}": str(seeds / "model.rwm"),
-             "{good_platform}": str(seeds / "platform" / "platform.xml"), "{folder}/opt": str(folder / "opt")}
+             "{good_platform}": str(seeds / "platform" / "platform.xml"), "{folder}/opt": str(folder / "opt"),
+             "{folder}/plat": str(folder / "plat")}
     # '--nodelist={arg}': an argument starting with '-' stays a value, as a careful user would write it
     argv = [words.get(w, w) if "{arg}" not in w or w == "{arg}" else w.replace("{arg}", arg) for w in target.argv]
     (folder / "argv").write_text(repr(["rankwise", *argv]) + "\n")  # to run a finding again by hand
@@ -566,6 +607,16 @@ def _child(target: Target, argv: list[str], inp: Path, folder: Path) -> None:
                     from rankwise.sim.platform_file import read_platform
 
                     read_platform(inp)
+                elif target.reader == "rules":
+                    from rankwise.coll.binding import Rules
+
+                    Rules(inp).close()
+                elif target.reader == "watch":
+                    from rankwise.watch import read_index
+
+                    for name in (WATCH_MODEL, WATCH_MODEL2):
+                        shutil.copyfile(_STATE["seed_dir"] / "model.rwm", inp.parent / name)
+                    read_index(inp.parent)
                 else:
                     from rankwise.launcher_files import read_placement
 
@@ -645,6 +696,12 @@ def _judge(o: Outcome, out: Path | None, folder: Path) -> None:
             o.findings.append("half-written (a FIFO replaced)")
         if kind in ("directory", "fifo") and not failed:
             o.findings.append("half-written (wrote to a directory or FIFO and succeeded)")
+        if kind in ("link", "devlink") and not out.is_symlink():
+            o.findings.append("half-written (a symbolic link replaced instead of followed)")
+        if kind == "link" and failed and (out.parent / ("target" + out.suffix)).read_bytes() != SENTINEL:
+            o.findings.append("half-written (a link's target changed by a failure)")
+        if kind == "devlink" and not failed:
+            o.findings.append("half-written (wrote through a link to a device and succeeded)")
     temps = [p for p in folder.rglob("*") if re.search(r"\.tmp(\.|$)", p.name) or p.name.startswith(".rankwise-")]
     if temps:
         o.findings.append(f"half-written (temporary left: {temps[0].name})")

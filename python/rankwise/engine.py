@@ -3,6 +3,7 @@ implementation of the model file, fitting and grouping."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes as C
 from functools import lru_cache
 
@@ -219,3 +220,28 @@ def matrix_lib() -> C.CDLL:
     so.rw_coll_op_name.restype = C.c_char_p
     so.rw_coll_op_from_name.argtypes = [C.c_char_p]
     return so
+
+
+@contextlib.contextmanager
+def interruptible():
+    """Inside: SIGINT and SIGTERM end the process at once, as they would any program. Python runs
+    its handlers only between bytecodes, so a prediction minutes long inside the engine would
+    ignore them; for pure computation (no file being written, no job launched) the default
+    action loses nothing. Outside (and in other threads): the handlers as they were."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        current = signal.getsignal(signum)
+        if current is not signal.SIG_IGN:  # nohup and background jobs keep ignoring them
+            saved[signum] = current
+            signal.signal(signum, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)

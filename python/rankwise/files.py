@@ -10,8 +10,15 @@ Before writing, prepare_output() makes the rules the same for every verb's
   a FIFO or a socket is refused, never replaced by a regular file (renaming
   over a device node would destroy it, and writing into a FIFO would wait
   for a reader that may never come);
+- a symbolic link is followed: the file it points to is written (atomically,
+  in the target's folder) and the link stays, as a shell's ``>`` would; a
+  link to a directory or a device is refused like the directory or device;
 - temporaries ``NAME.tmp.PID`` left by a writer that was killed (PID no
   longer running on this machine) are removed: they can be 150 MB.
+
+Every writer, plots included, goes through prepare_output() and then
+write_through_temporary() (or the engine's own NAME.tmp.PID writer) with
+the path prepare_output() returned.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ _KINDS = (
 def prepare_output(path: str | PathLike, suffixes: Iterable[str] | None = None) -> Path:
     """Check that `path` may be written as a new regular file, create its
     folder, and clean up stale temporaries of earlier writes to it.
+    Returns the path to write: `path`, or the file a symbolic link points to.
     With `suffixes` (e.g. ('.rwc', '.npz')), any other extension is refused:
     a file format is never chosen silently for a name that says another."""
     path = Path(path)
@@ -57,12 +65,32 @@ def prepare_output(path: str | PathLike, suffixes: Iterable[str] | None = None) 
     if mode is not None and not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         raise UsageError(f"{path}: is {kind}; rankwise writes only regular files (give a file name)")
+    if path.is_symlink():  # followed (a dangling link: its target is created)
+        path = Path(os.path.realpath(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise RankwiseError(f"{path.parent}: cannot create the folder: {exc.strerror}") from None
     remove_stale_temporaries(path)
+    _check_writable(path)
     return path
+
+
+def _check_writable(path: Path) -> None:
+    """Create and remove the temporary the write will use: a read-only mount, a folder
+    without write permission or a full inode table is found before any work, not after."""
+    tmp = temporary_name(path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # this process is writing it already
+    except OSError as exc:
+        raise RankwiseError(f"{path}: cannot write: {exc.strerror}") from None
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def temporary_name(path: str | PathLike) -> Path:
@@ -93,6 +121,32 @@ def remove_stale_temporaries(path: str | PathLike) -> list[Path]:
                 removed.append(Path(entry.path))
         except OSError:
             pass  # not ours to remove after all (permissions): leave it
+    return removed
+
+
+_ANY_TEMP = re.compile(r"(.+)\.tmp\.([0-9]{1,10})"  # NAME.tmp.PID
+                       r"|\.(.+)\.([0-9]{1,10})\.[0-9]+\.tmp")  # .NAME.PID.N.tmp: plots before 0.x
+
+
+def remove_stale_temporaries_in(folder: str | PathLike, owned: Callable[[str], bool]) -> list[Path]:
+    """The temporaries of dead writers in `folder` whose NAME `owned` accepts (a watch
+    series' models, heatmaps and index): NAME.tmp.PID, and the .NAME.PID.N.tmp of
+    earlier plots."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _ANY_TEMP.fullmatch(entry.name)
+        if not m or not owned(m.group(1) or m.group(3)) or _running(int(m.group(2) or m.group(4))):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            pass
     return removed
 
 

@@ -221,7 +221,7 @@ class CommMatrix:
             _check_text("pattern", self.pattern)
         except RankwiseError as exc:
             raise RankwiseError(f"{fspath(path)}: cannot write: {exc}") from None
-        prepare_output(path)
+        path = prepare_output(path)  # a link: the file it points to
         if _is_npz(path):
             _save_npz(self, path)
             return
@@ -429,6 +429,9 @@ def _load_npz(path) -> CommMatrix:
         raise RankwiseError(f"{path}: not a numpy .npz file ({type(exc).__name__}: {_first_line(exc)})") from None
     if not isinstance(data, dict):
         raise RankwiseError(f"{path}: a single numpy array (.npy), not a rankwise .npz matrix")
+    odd = next((k for k, v in data.items() if not isinstance(v, np.ndarray)), None)
+    if odd is not None:  # numpy hands a member that is not a .npy back as its raw bytes
+        raise RankwiseError(f"{path}: member '{shown(odd)}' is not a numpy array (.npy): not a rankwise .npz matrix")
     fmt = _npz_text(path, data, "format")
     kind, _, version = fmt.partition(" ")
     try:

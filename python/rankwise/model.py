@@ -168,7 +168,12 @@ class Model:
         out = np.full(self.state.shape, np.nan)
         ok = self.state == MEASURED
         if ok.any():
-            out[ok] = np.nanmedian(self.jitter[ok], axis=-1)
+            jitter = self.jitter[ok]
+            known = ~np.isnan(jitter).all(axis=-1)  # a measured pair may lack every jitter (nan in the file)
+            picked = np.full(jitter.shape[0], np.nan)
+            if known.any():
+                picked[known] = np.nanmedian(jitter[known], axis=-1)
+            out[ok] = picked
         return out
 
     def missing_pairs(self) -> list[tuple[int, int]]:
@@ -337,7 +342,7 @@ class Model:
         """Write atomically (the engine renames a complete temporary file);
         refused, naming the file, when the model breaks a rule of the format
         (rw_model_check: the file would not read back)."""
-        prepare_output(path)
+        path = prepare_output(path)  # a link: the file it points to
         try:
             ptr = self._to_c()
         except RankwiseError as exc:

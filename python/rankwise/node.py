@@ -121,6 +121,33 @@ class NodeCosts:
         return c
 
 
+# PUs of a synthetic node: hwloc and the flattening take 2 s at 4,096, 15 s at 8,192 and minutes
+# and GBs past 60,000; real nodes have at most a few thousand.
+MAX_PUS = 4096
+
+
+def synthetic_size(synthetic: str) -> int:
+    """The PUs (leaves) a synthetic description makes: the product of its levels' arities
+    ('pack:2 numa:2 core:4 pu:1' -> 16; attributes '(...)' and memory children '[...]' aside).
+    hwloc builds every object before anything can be counted: 'pack:64 numa:64 core:64 pu:1'
+    took 10 GB, so the size is known, and capped, before hwloc sees it."""
+    import re
+
+    from rankwise.numbers import bounded_int
+
+    text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", synthetic)
+    size = 1
+    for token in text.split():
+        arity = token.rsplit(":", 1)[-1]
+        if arity.isascii() and arity.isdigit():
+            try:
+                size *= bounded_int(arity, MAX_PUS + 1)
+            except ValueError:
+                size = MAX_PUS + 1
+            size = min(size, MAX_PUS + 1)  # past the cap: the product need not be known
+    return size
+
+
 def _checked(fn, synthetic: str | None, xml: str | PathLike | None, *rest) -> None:
     """fn(synthetic, xml, *rest) from the engine, its sources checked first: a
     synthetic description hwloc refuses is a usage error (the user's option)."""
@@ -128,6 +155,16 @@ def _checked(fn, synthetic: str | None, xml: str | PathLike | None, *rest) -> No
         raise UsageError("give a synthetic topology or an XML file, not both")
     if synthetic is not None and (not synthetic.strip() or "\0" in synthetic):
         raise UsageError(f"synthetic topology {synthetic!r} is empty or holds a NUL character")
+    if synthetic is not None and not (synthetic.isascii() and synthetic.isprintable()):
+        from rankwise.numbers import shown
+
+        raise UsageError(f"synthetic topology '{shown(synthetic, 60)}' holds characters hwloc's syntax has not "
+                         "(e.g. 'pack:2 numa:2 core:4 pu:1')")
+    if synthetic is not None and synthetic_size(synthetic) > MAX_PUS:
+        from rankwise.numbers import shown
+
+        raise UsageError(f"synthetic topology '{shown(synthetic, 60)}' makes more than {MAX_PUS} PUs "
+                         "(the largest synthetic node rankwise builds)")
     if xml is not None:
         check_input(xml)  # a FIFO or a directory is refused, never waited on
     status = fn(synthetic.encode() if synthetic is not None else None,

@@ -7,6 +7,7 @@ number is refused by its length before any conversion."""
 
 from __future__ import annotations
 
+import math
 import re
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")  # int() alone would also take '1_0' and non-ASCII digits
@@ -36,3 +37,27 @@ def shown(text: str, width: int = 24) -> str:
     if cut.isprintable():
         return cut
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
+
+
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,4})?")  # no nan, inf, 1_0, 0x1p3
+
+
+def finite_float(text: str) -> float:
+    """float(text) for a finite decimal number (as users write them: 3.2e-9, .5);
+    ValueError 'not a finite number' for nan, inf, 1e999 and anything else.
+    The one reader of real numbers from users' text (options, specs, files)."""
+    t = text.strip()
+    if not _FLOAT.fullmatch(t):
+        raise ValueError("not a finite number")
+    value = float(t)
+    if not math.isfinite(value):
+        raise ValueError("not a finite number")
+    return value
+
+
+def check_finite(value: float) -> float:
+    """`value` itself when finite (an option typer parsed, a number from a file's
+    JSON); ValueError 'not a finite number' for NaN and infinities."""
+    if not math.isfinite(value):
+        raise ValueError("not a finite number")
+    return value

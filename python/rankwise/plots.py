@@ -14,7 +14,6 @@ process, and no display is needed.
 from __future__ import annotations
 
 import math
-import os
 import time
 from os import PathLike
 from pathlib import Path
@@ -36,15 +35,12 @@ ANNOTATE_MAX = 16  # up to this many nodes, each cell shows its value  # max / m
 
 
 def png_target(path: str | PathLike) -> Path:
-    """The PNG path checked before any work is done: its folder exists and it is no
-    directory (rankwise's plots go through here, then save_figure)."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise RankwiseError(f"{path}: directory {parent} does not exist")
-    if path.is_dir():
-        raise RankwiseError(f"{path}: is a directory, expected a PNG file name")
-    return path
+    """The PNG path checked before any work is done, by the rules of every output
+    (rankwise.files.prepare_output: no directory, device, FIFO or socket; a link
+    followed; its folder made); rankwise's plots go through here, then save_figure."""
+    from rankwise.files import prepare_output
+
+    return prepare_output(path)
 
 
 MATRIX_CELLS = 512  # larger jobs are drawn in blocks of consecutive ranks
@@ -324,25 +320,15 @@ def short_names(names: list[str], width: int = 18) -> list[str]:
 # ------------------------------------------------------------------ writing
 
 
-def save_figure(fig, path: Path) -> None:
-    """Write the figure to a temporary file next to ``path``, then rename over it: a failed
-    plot never leaves a half-written PNG."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=DPI)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise RankwiseError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        if tmp.exists():
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+def save_figure(fig, path: str | PathLike) -> Path:
+    """Write the figure as every output is written (rankwise.files): checked, then a
+    complete NAME.tmp.PID renamed over the file; a failed plot never leaves a
+    half-written PNG, and a killed one leaves a temporary the next write removes."""
+    from rankwise.files import prepare_output, write_through_temporary
+
+    path = prepare_output(path)
+    write_through_temporary(path, lambda fh: fig.savefig(fh, format="png", dpi=DPI))
+    return path
 
 
 __all__ = ["plot_model", "FIGSIZE", "DPI"]

@@ -37,6 +37,7 @@ class ProbeOptions:
     pairs: list[tuple[str, str]] | None = None  # partial re-probe
     update: Path | None = None  # merge into this model
     capacities: str | None = None  # "after" the ping-pong or "only" (on update's pairs): the stress test
+    same_nodes: bool = False  # with update: the job must run on update's nodes (a watch series continued)
 
     def args(self) -> list[str]:
         out: list[str] = []
@@ -55,6 +56,8 @@ class ProbeOptions:
                 out += [flag, str(value)]
         if not self.intra:
             out.append("--no-intra")
+        if self.same_nodes and self.update is not None:
+            out.append("--same-nodes")
         if self.capacities is not None:
             out.append({"after": "--capacities", "only": "--capacities-only"}[self.capacities])
         if self.pairs:

@@ -461,7 +461,7 @@ def test_list_without_messages_and_with_header(tmp_path):
     ("0 1 2.5\n", 1, "bytes 2.5 is not a whole number", {}),
     ("0 1 10 -1\n", 1, "message count -1 is negative", {}),
     ("0 1.5 10\n", 1, "destination rank '1.5' is not a whole number", {}),
-    ("0 -1 10\n", 1, "destination rank '-1' is not a whole number", {}),
+    ("0 -1 10\n", 1, "destination rank -1 is below 0", {}),
     ("0 1 10 1\n1 0 10\n", 2, "3 fields where the first line has 4", {}),
     ("0 1\n", 1, "expected 'SRC DST BYTES [MSGS]', got 2 fields", {}),
     ("from to weight colour\n0 1 1 1\n", 1, "unknown column 'colour' in the header line", {}),

@@ -103,14 +103,21 @@ def test_bad_highlight_index(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
-def test_missing_directory_is_a_one_line_error(tmp_path):
+def test_missing_folders_are_made_as_for_every_output(tmp_path):
+    """A plot follows the -o rules of every output (rankwise.files.prepare_output)."""
     path = tmp_path / "no" / "such" / "dir" / "heat.png"
+    plot_model(rack_model(racks=2, per_rack=2, missing=()), path)
+    assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_folder_that_cannot_be_made_is_a_one_line_error(tmp_path):
+    (tmp_path / "file").write_text("x")
+    path = tmp_path / "file" / "heat.png"
     with pytest.raises(RankwiseError) as err:
         plot_model(rack_model(racks=2, per_rack=2, missing=()), path)
     text = str(err.value)
     assert "\n" not in text
-    assert str(path) in text and "does not exist" in text
-    assert not path.parent.exists()
+    assert str(path) in text and "Not a directory" in text
 
 
 def test_directory_as_path_is_an_error(tmp_path):

@@ -18,6 +18,7 @@ static const char usage[] =
     "usage: rankwise-probe --output MODEL [options]\n"
     "  -o, --output PATH        model file to write (atomically)\n"
     "      --update MODEL       merge the measured pairs into MODEL, write to --output\n"
+    "      --same-nodes         with --update: the job must run on MODEL's nodes, no other\n"
     "      --sizes LIST         message sizes, e.g. 8,1K,64K,4M (default 8 B..4 MiB)\n"
     "      --repetitions N      timed ping-pongs per pair, size and round (default 5)\n"
     "      --rounds N           times the whole schedule is repeated (default 3)\n"
@@ -42,6 +43,7 @@ typedef struct args {
     char **pair_src, **pair_dst;
     char *pair_text;
     int progress;
+    int same_nodes;
 } args;
 
 static int fail(int rank, const char *fmt, const char *what)
@@ -137,7 +139,7 @@ static int parse_pairs(const char *text, args *a)
 static int parse_args(int argc, char **argv, int rank, args *a)
 {
     enum { O_UPDATE = 256, O_SIZES, O_REPS, O_ROUNDS, O_WARMUP, O_MODE, O_TIMEOUT, O_BUDGET,
-           O_GROUP, O_NOINTRA, O_PAIRS, O_SOURCE, O_PROGRESS, O_CAP, O_CAPONLY };
+           O_GROUP, O_NOINTRA, O_PAIRS, O_SOURCE, O_PROGRESS, O_CAP, O_CAPONLY, O_SAME };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"update", required_argument, 0, O_UPDATE},
         {"sizes", required_argument, 0, O_SIZES}, {"repetitions", required_argument, 0, O_REPS},
@@ -148,7 +150,7 @@ static int parse_args(int argc, char **argv, int rank, args *a)
         {"pairs", required_argument, 0, O_PAIRS}, {"source", required_argument, 0, O_SOURCE},
         {"progress", no_argument, 0, O_PROGRESS}, {"help", no_argument, 0, 'h'},
         {"capacities", no_argument, 0, O_CAP}, {"capacities-only", no_argument, 0, O_CAPONLY},
-        {0, 0, 0, 0}};
+        {"same-nodes", no_argument, 0, O_SAME}, {0, 0, 0, 0}};
     rw_probe_options_default(&a->opt);
     rw_probe_settings *s = &a->opt.settings;
     opterr = 0;
@@ -159,6 +161,7 @@ static int parse_args(int argc, char **argv, int rank, args *a)
         case O_UPDATE: a->update = optarg; break;
         case O_SOURCE: a->source = optarg; break;
         case O_PROGRESS: a->progress = 1; break;
+        case O_SAME: a->same_nodes = 1; break;
         case O_NOINTRA: a->opt.measure_intra = 0; break;
         case O_CAP: a->opt.capacities = RW_CAPACITIES_AFTER; break;
         case O_CAPONLY: a->opt.capacities = RW_CAPACITIES_ONLY; break;
@@ -235,6 +238,20 @@ static void print_progress(int done, int total, void *arg)
     fflush(stderr);
 }
 
+/* The job's nodes are the model's, no more and no fewer (--same-nodes). */
+static rw_status same_nodes(const rw_model *base, const rw_model *m, const char *path)
+{
+    for (int i = 0; i < m->n_nodes; i++)
+        if (rw_model_find_node(base, m->node_names[i]) < 0)
+            return rw_fail(RW_ERR_ARG, "the job runs on node '%s', which %s was not measured on (%d node(s) "
+                           "there, %d in the job): a series continues on its own nodes",
+                           m->node_names[i], path, (int)base->n_nodes, (int)m->n_nodes);
+    if (m->n_nodes != base->n_nodes)
+        return rw_fail(RW_ERR_ARG, "the job runs on %d of the %d nodes %s was measured on: a series "
+                       "continues on its own nodes", (int)m->n_nodes, (int)base->n_nodes, path);
+    return RW_OK;
+}
+
 /* Rank 0: merge into the existing model if asked, then write. */
 static rw_status write_model(const args *a, rw_model *m)
 {
@@ -246,6 +263,8 @@ static rw_status write_model(const args *a, rw_model *m)
         return rw_model_write(m, a->output);
     rw_model *base;
     rw_status st = rw_model_read(a->update, &base);
+    if (!st && a->same_nodes) /* a series continued (rankwise watch): one network's pairs only */
+        st = same_nodes(base, m, a->update);
     if (!st) {
         rw_probe_settings pairs_settings = base->settings;
         st = rw_model_merge(base, m);

@@ -142,6 +142,8 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
     ru->lo = -1;
     char *parents = NULL, *order = NULL;
     char *save = NULL;
+    const char *seen[32];
+    int n_seen = 0;
     for (char *f = strtok_r(rest, " \t", &save); f; f = strtok_r(NULL, " \t", &save)) {
         char *eq = strchr(f, '=');
         if (!eq || eq == f)
@@ -149,6 +151,13 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         *eq = '\0';
         const char *key = f, *val = eq + 1;
         int64_t v;
+        /* A key given twice is its own error ("alg=tree alg=binomial" is not about parents=). Every
+           distinct key is a known one or refused below, so 32 slots hold them all. */
+        for (int k = 0; k < n_seen; k++)
+            if (!strcmp(seen[k], key))
+                return rw_parse_fail(path, line, "%s= given twice", key);
+        if (n_seen < (int)(sizeof seen / sizeof *seen))
+            seen[n_seen++] = key;
         if (!strcmp(key, "op")) {
             if (!in_list(val, OPS))
                 return rw_parse_fail(path, line, "unknown operation '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",

@@ -87,6 +87,39 @@ def _root(
     """Measure the network an MPI job runs on, and act on what was measured."""
 
 
+def _finite(ctx, param, value):
+    """Every real-valued option of every verb is a finite number (rankwise.numbers):
+    typer takes nan and inf, which then fail, or print 'nan us', later."""
+    from rankwise.numbers import check_finite
+
+    if isinstance(value, float):
+        try:
+            check_finite(value)
+        except ValueError:
+            raise click.exceptions.BadParameter(f"{value!r} is not a finite number", ctx=ctx, param=param) from None
+    return value
+
+
+def _finite_floats(command) -> None:
+    """Give every float option of `command` and its sub-commands the finite-number check."""
+    import typing
+
+    for param in command.params:
+        descriptor = getattr(param, "type_descriptor", None)
+        annotation = getattr(descriptor, "annotation", None)
+        if param.callback is None and float in (annotation, *typing.get_args(annotation)):
+            param.callback = _finite
+    for sub in getattr(command, "commands", {}).values():
+        _finite_floats(sub)
+
+
+def command():
+    """The click command of `rankwise`, as main() runs it."""
+    cmd = typer.main.get_command(app)
+    _finite_floats(cmd)
+    return cmd
+
+
 def _fail(message: str, code: int) -> None:
     # escape(): a message quotes file names and option values as the user typed them.
     err_console.print(f"[bold red]rankwise: error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
@@ -121,7 +154,7 @@ def main() -> None:
             signal.signal(signum, _stopped)
     try:
         # standalone_mode=False: the errors come back here, to be printed as one line.
-        code = app(standalone_mode=False)
+        code = command()(standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError:
         sys.exit(2)  # the help was printed: a verb without its arguments is a usage error
     except click.exceptions.ClickException as exc:

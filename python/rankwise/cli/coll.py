@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.cli.predict import MAX_RANKS, MAX_RANKS_PER_NODE, check_ranks  # noqa: F401  one rule, every predicting verb
 from rankwise.errors import RankwiseError, UsageError
 
 coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
@@ -116,8 +117,7 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
     if (model_path is None) == (platform is None):
         raise UsageError("give the network as --model FILE (measured) or --platform DIR (a generated "
                          "platform's ground truth)")
-    if ranks is None or ranks < 1:
-        raise UsageError(f"--ranks must be >= 1, got {ranks}")
+    check_ranks(ranks)
     for flag, value in (("--overhead", overhead), ("--recv-overhead", recv_overhead)):
         if value is not None and not (0 <= value < 1):
             raise UsageError(f"{flag} must be in [0, 1) seconds, got {value:g}")
@@ -133,6 +133,7 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
         hosts = _pick_nodes(list(model.names), hostfile, nodes, f"the model {model_path}")
         knee = int(model.knee or 0)
         label = model_path.name
+    check_ranks(ranks, len(hosts))
     even = math.ceil(ranks / len(hosts))
     slots = [s if s is not None else even for _, s in hosts]
     counts = block_counts(ranks, slots, ranks_per_node, f"the allocation ({len(hosts)} nodes)")
@@ -229,13 +230,20 @@ def coll_predict_command(
                          f"(choose from {', '.join(CONSTRUCTIONS[op])})")
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
+    if plot is not None:
+        from rankwise.plots import png_target
+
+        png_target(plot)  # before any prediction: the PNG follows every output's rules
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
                                                     overhead, allow_missing, recv_overhead)
     if not 0 <= root < ranks:
         raise UsageError(f"--root: rank {root} is not one of the {ranks} ranks")
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    decisions = decide_sizes(net, node_of, op, size_list, root, opts)
+    from rankwise.engine import interruptible
+
+    with interruptible():  # minutes at thousands of ranks, inside the engine
+        decisions = decide_sizes(net, node_of, op, size_list, root, opts)
     if algorithm is not None:
         decisions = [restrict(d, algorithm, opts.min_gain) for d in decisions]
     rpn = f", {ranks_per_node} per node" if ranks_per_node else ""
@@ -279,13 +287,16 @@ def coll_tune_command(
     op_list = _parse_ops(ops)
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)
-    root_list = _parse_roots(roots, ranks) if ranks and ranks > 0 else [0]
+    check_ranks(ranks)
+    root_list = _parse_roots(roots, ranks)
     prepare_output(output)
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
                                                     overhead, allow_missing, recv_overhead)
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    with console.status("deciding") as status:
+    from rankwise.engine import interruptible
+
+    with console.status("deciding") as status, interruptible():  # nothing written yet: a stop loses nothing
         rules = tune_allocation(net, node_of, op_list, size_list, root_list, opts,
                                 progress=lambda what: status.update(f"deciding {what}"))
     rpn = sorted(set(counts))

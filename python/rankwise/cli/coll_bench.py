@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.cli.common import HOSTFILE_OPTION, console, err_console
 from rankwise.errors import RankwiseError, UsageError
 
 PREDICTION_TOLERANCE = 0.20  # as rankwise bench's rows
@@ -197,6 +197,13 @@ def coll_bench_command(
                 if shapes:
                     results.append((t, cb.measure(t, shapes, op_list, size_list, n_iter, work, out / "rules", step)))
     for t, points in results:
+        wrong = [p for p in points if cb.NOT_AS_ASKED in p.runs]
+        if wrong:
+            w = wrong[0]
+            err_console.print(escape(f"rankwise: warning: {len(wrong)} of {len(points)} rows did not run what the "
+                                     f"rules asked (e.g. {w.op} {w.size} B: {w.runs}); their 'runs' say "
+                                     f"{cb.NOT_AS_ASKED}"), highlight=False, soft_wrap=True)
+            ok = False
         console.rule(f"[bold]{escape(t.label)}[/bold]")
         if t.simulated:
             console.print(escape(f"SMPI, {t.folder}: default = Open MPI's choices (smpi/coll-selector:ompi), "

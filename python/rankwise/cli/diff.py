@@ -30,6 +30,10 @@ def diff_command(
         raise UsageError(f"--threshold must be >= 0, got {threshold:g}")
     if top < 0:
         raise UsageError(f"--top must be >= 0, got {top}")
+    if plot:
+        from rankwise.plots import png_target
+
+        png_target(plot)  # checked before any model is read
     before, after = series_model(before), series_model(after)
     for path in (before, after):
         if path.is_dir():

@@ -87,10 +87,13 @@ def probe_command(
         topology = NodeTopology.load(synthetic=dp.spec.node)
     else:
         topology = NodeTopology.load(synthetic=synthetic, xml=xml)
-    out = None
+    out = base = None
     if output is not None:
         from rankwise.files import prepare_output
+        from rankwise.model import Model
+
         out = prepare_output(output, (".rwm",))
+        base = Model.load(model)  # read before probing: a model that cannot be read costs no probe
     if sim is not None:
         from rankwise.node_probe import run_sim
 
@@ -122,10 +125,8 @@ def probe_command(
                  for a in range(cpus.size) for b in range(cpus.size) if a != b}
         show_domain_pairs(fit_pair_costs(domain, samples), level, console)
     if out is not None:
-        from rankwise.model import Model
-        m = Model.load(model)
-        m.node_alpha, m.node_beta = alpha, beta
-        m.save(out)
+        base.node_alpha, base.node_beta = alpha, beta
+        base.save(out)
         console.print(f"wrote {escape(str(out))}", highlight=False, soft_wrap=True)
 
 

@@ -76,6 +76,25 @@ def check_operation(op: str, algorithm: Optional[str]) -> list[str]:
     return [algorithm]
 
 
+# The predictor's time grows faster than the square of the ranks (4,096 ranks: ~2 min per size on
+# one core): beyond these a prediction would run for hours, uninterruptible inside the engine.
+MAX_RANKS = 4096
+MAX_RANKS_PER_NODE = 1024
+
+
+def check_ranks(ranks: Optional[int], nodes: Optional[int] = None) -> None:
+    """--ranks of predict --op, coll predict and coll tune: 1..MAX_RANKS, and at most MAX_RANKS_PER_NODE on each of
+    the allocation's `nodes` (when known)."""
+    if ranks is None or ranks < 1:
+        raise UsageError(f"--ranks must be >= 1, got {ranks}")
+    if ranks > MAX_RANKS:
+        raise UsageError(f"--ranks {ranks}: at most {MAX_RANKS} ranks (the prediction's time grows with the "
+                         "square of the ranks)")
+    if nodes is not None and ranks > nodes * MAX_RANKS_PER_NODE:
+        raise UsageError(f"--ranks {ranks}: the allocation's {nodes} node(s) hold at most "
+                         f"{nodes * MAX_RANKS_PER_NODE} ranks ({MAX_RANKS_PER_NODE} per node)")
+
+
 def block_counts(ranks: int, slots: list[int], ranks_per_node: Optional[int], where: str) -> list[int]:
     """Ranks per node of a block placement, in allocation order: ranks_per_node
     on each node (the last one may hold fewer), or the nodes' slots filled in
@@ -142,10 +161,12 @@ def parse_switch(text: Optional[str]) -> Optional[dict]:
         key, eq, value = item.partition("=")
         if not eq or key not in SWITCH_KEYS:
             raise UsageError(f"--switch: '{item}' is not one of {'=, '.join(SWITCH_KEYS)}= (e.g. radix=16)")
+        from rankwise.numbers import bounded_int, finite_float, shown
+
         try:
-            values[key] = SWITCH_KEYS[key](value)
-        except ValueError:
-            raise UsageError(f"--switch: {key}={value} is not a number") from None
+            values[key] = finite_float(value) if SWITCH_KEYS[key] is float else bounded_int(value, 1 << 20)
+        except ValueError as exc:
+            raise UsageError(f"--switch: {key}={shown(value)} is {exc}") from None
     missing = [k for k in SWITCH_KEYS if k not in values]
     if missing:
         raise UsageError(f"--switch lacks {', '.join(missing)} (radix, hops, packet, cycle, load are needed)")
@@ -278,6 +299,10 @@ def predict_command(
         raise UsageError(f"--iterations must be > 0, got {iterations:g}")
     if switch is not None and traffic_given:
         raise UsageError("--switch is for a collective's formulas (--op alltoall)")
+    if output is not None:
+        from rankwise.files import prepare_output
+
+        prepare_output(output)  # before any prediction: a table that cannot be written costs nothing
     if traffic_given:
         _predict_traffic(model_path, hostfile, matrix, pattern, ranks, ranks_per_node, placement_file,
                          iterations, allow_missing, output)
@@ -287,14 +312,19 @@ def predict_command(
     switch_figures = parse_switch(switch)
     if ranks is None:
         raise UsageError("--op needs --ranks (the job size)")
+    check_ranks(ranks)
     model, hosts, counts = load_allocation(model_path, hostfile, ranks, ranks_per_node)
+    check_ranks(ranks, len(counts))
     net = network_of(model, hosts[: len(counts)], allow_missing)
     from rankwise.predict import placement
     from rankwise.report.prediction import print_collective
 
     node_of = placement(counts)
-    rows = predict_collective_rows(net, op, algs, size_list, node_of, strict=algorithm is not None,
-                                   switch=switch_figures)
+    from rankwise.engine import interruptible
+
+    with interruptible():  # minutes at thousands of ranks, inside the engine; nothing written yet
+        rows = predict_collective_rows(net, op, algs, size_list, node_of, strict=algorithm is not None,
+                                       switch=switch_figures)
     if not any(r.predicted is not None for r in rows):
         raise RankwiseError(f"no {op} algorithm applies to {ranks} ranks: {rows[0].note}")
     shape = f"{len(counts)} nodes" + (f", {ranks_per_node} per node" if ranks_per_node else "")

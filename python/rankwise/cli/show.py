@@ -30,12 +30,14 @@ def show_command(
 ):
     """Summarise a model (groups of close nodes, slowest and missing pairs) or a traffic matrix."""
     from rankwise.model import Model
-    from rankwise.plots import plot_matrix, plot_model
+    from rankwise.plots import plot_matrix, plot_model, png_target
     from rankwise.report.model import render, summarize
 
     if model_path.is_dir():
         raise RankwiseError(f"{model_path}: is a directory; give a model (.rwm) or a matrix (.rwc, .npz)")
     check_input(model_path)  # before peeking at its first bytes: a FIFO would block
+    if plot:
+        png_target(plot)  # a PNG that cannot be written is refused before the summary
     if _is_matrix(model_path):
         from rankwise.report.matrix import show_summary
         from rankwise.matrix import CommMatrix

@@ -21,10 +21,12 @@ def _fields(text: str, option: str, count: tuple[int, ...]) -> list[str]:
 
 
 def _number(text: str, option: str, what: str, kind=float):
+    from rankwise.numbers import bounded_int, finite_float, shown
+
     try:
-        return kind(text)
-    except ValueError:
-        raise UsageError(f"{option}: {what} '{text}' is not a number") from None
+        return finite_float(text) if kind is float else bounded_int(text, 2**31 - 1)
+    except ValueError as exc:
+        raise UsageError(f"{option}: {what} '{shown(text)}' is {exc}") from None
 
 
 def parse_degrade(text: str) -> Degraded:
@@ -38,6 +40,21 @@ def parse_degrade(text: str) -> Degraded:
 def parse_vary(text: str) -> Varying:
     kind, index = _fields(text, "--vary", (2,))
     return Varying(kind, _number(index, "--vary", "index", int))
+
+
+def _check_default_shape(base: PlatformSpec, racks: int, nodes_per_rack: int) -> None:
+    """--default's faults name nodes and racks of its 4 x 16 shape: a smaller shape given
+    with it is refused for what it is, not as an index out of range."""
+    nodes = racks * nodes_per_rack
+    lost = [f"node {d.index}" for d in (*base.degraded, *base.varying) if d.kind == "node" and d.index >= nodes]
+    lost += [f"rack {c.rack}" for c in base.congested if c.rack >= racks]
+    if lost:
+        given = " ".join(f"{o} {v}" for o, v, d in (("--racks", racks, base.racks),
+                                                    ("--nodes-per-rack", nodes_per_rack, base.nodes_per_rack))
+                         if v != d)
+        raise UsageError(f"--default has faults on {', '.join(lost)}, which {given} leaves out "
+                         f"({nodes} nodes in {racks} racks): drop --default, or keep its {base.racks} racks "
+                         f"of {base.nodes_per_rack} nodes")
 
 
 def spec_from_options(
@@ -63,6 +80,8 @@ def spec_from_options(
         if given:
             raise UsageError(f"{given[0]} describes the fat tree; --topology {topology} sets the shape itself")
     base = default_spec() if default else PlatformSpec()
+    if default and (racks is not None or nodes_per_rack is not None):
+        _check_default_shape(base, racks or base.racks, nodes_per_rack or base.nodes_per_rack)
     changes = {
         k: v
         for k, v in dict(

@@ -55,6 +55,8 @@ def validate_command(
         raise UsageError("--model predicts from the model: drop --network truth")
     if iterations < 1:
         raise UsageError(f"--iterations must be >= 1, got {iterations}")
+    if ranks < 2:  # one rank sends nothing: 0 s simulated, no error to compute
+        raise UsageError(f"--ranks must be >= 2 (a collective on one rank sends nothing), got {ranks}")
     for name, value in (("--os", send_overhead), ("--or", recv_overhead)):
         if not 0 <= value < 1e6:  # NaN fails too
             raise UsageError(f"{name} must be >= 0 and below 1 s (microseconds), got {value}")
@@ -63,6 +65,10 @@ def validate_command(
         from rankwise.plots import png_target
 
         png_target(plot)  # a PNG that cannot be written must not cost a simulation first
+    if output is not None:
+        from rankwise.files import prepare_output
+
+        prepare_output(output)  # nor a CSV
 
     from rankwise.model import Model
     from rankwise.report.prediction import print_validation

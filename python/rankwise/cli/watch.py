@@ -57,14 +57,22 @@ def watch_command(
     if sizes is not None:
         parse_sizes(sizes)
     options = ProbeOptions(sizes=sizes, repetitions=repetitions, rounds=rounds)
+    hosts = None  # the nodes the probes will run on, when known before a launch
     if sim is not None:
+        from rankwise.sim.hosts import rank_hosts
+
         if not sim.is_file():
             raise UsageError(f"--sim {sim}: no such platform file")
+        hosts = list(dict.fromkeys(rank_hosts(sim, hostfile=hostfile, nodes=nodes, min_nodes=2)))
         probe = sim_probe(sim, options, nodes=nodes, hostfile=hostfile)
     else:
         probe = launcher_probe(launcher, options, hostfile=hostfile)
     watch = Watch(output, probe, fraction=pairs_fraction, threshold=threshold, simulated=sim is not None,
-                  plot=not no_plot)
+                  plot=not no_plot, nodes=hosts)
+    if watch.removed:
+        console.print(f"removed {len(watch.removed)} file(s) the series' index does not list (a probe stopped "
+                      f"before it was listed): {escape(', '.join(watch.removed[:4]))}"
+                      f"{', ...' if len(watch.removed) > 4 else ''}", highlight=False)
     if watch.previous is not None:
         options.sizes = ",".join(str(int(s)) for s in watch.previous.sizes)  # merging needs the same sizes
         if sizes is not None and [int(s) for s in watch.previous.sizes] != parse_sizes(sizes):

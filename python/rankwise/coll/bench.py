@@ -148,6 +148,21 @@ def read_choices(path: Path) -> list[tuple[str, int, int, str, float]]:
     return out
 
 
+NOT_AS_ASKED = "NOT AS ASKED"  # the start of a row's 'runs' when the library ran something else
+
+
+def verified(asked: str, ran: set[str]) -> str:
+    """A row's 'runs' from what the rules asked and what the library traced: as asked, or
+    flagged (a rankwise algorithm asked and the MPI's own ran, or the other way round); the
+    flagged rows count as the MPI's own wherever rankwise's runs are counted."""
+    wanted = bool(asked) and not asked.startswith("MPI")
+    if wanted and not ran:
+        return f"MPI: {NOT_AS_ASKED} (rules: {asked})"
+    if not wanted and ran:
+        return f"{'/'.join(sorted(ran))}: {NOT_AS_ASKED} (rules: {asked or 'none'})"
+    return asked
+
+
 def choice_at(choices, op: str, size: int) -> tuple[str, float]:
     """What the rules run for (op, size) and its predicted speed-up."""
     for o, lo, hi, what, speedup in choices:
@@ -188,7 +203,8 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in launch.mpi_environment().items() if not k.startswith("RANKWISE_COLL_")}
 
 
-def _run(cmd: list[str], env: dict[str, str], what: str, simulated: bool, timeout: float = 3600) -> dict[str, Table]:
+def _run(cmd: list[str], env: dict[str, str], what: str, simulated: bool, timeout: float = 3600,
+         stderr: list[str] | None = None) -> dict[str, Table]:
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env, timeout=timeout,
                            stdin=subprocess.DEVNULL, start_new_session=True)
@@ -204,7 +220,44 @@ def _run(cmd: list[str], env: dict[str, str], what: str, simulated: bool, timeou
     result = parse_output(r.stdout, PROGRAM)
     if not result.tables:
         raise RankwiseError(f"{what}: {PROGRAM} printed no table")
+    if stderr is not None:
+        stderr.extend(r.stderr.splitlines())
     return result.tables
+
+
+_TRACE = re.compile(r"rankwise-coll: (\w+) (\w+) (\d+) bytes(?: \(.*\))?")
+
+
+def traced(lines: Sequence[str]) -> dict[tuple[str, int], set[str]]:
+    """What the library says it ran (RANKWISE_COLL_TRACE=1, rank 0): (op, bytes) -> the
+    algorithms of its own that ran; a call the MPI ran itself (passthrough) leaves no line."""
+    out: dict[tuple[str, int], set[str]] = {}
+    for line in lines:
+        m = _TRACE.fullmatch(line.strip())
+        if m:
+            out.setdefault((m.group(1), int(m.group(3))), set()).add(m.group(2))
+    return out
+
+
+def check_rules_file(path: Path, ranks: int | None = None) -> None:
+    """A --rules file read by the library's own reader before anything runs: a file the library
+    would refuse (truncated, another version, binary, empty) or of another job size would make
+    every 'rankwise' row the MPI's own collective, reported as rankwise's."""
+    from rankwise.coll.binding import Rules
+    from rankwise.inputs import check_input
+
+    check_input(path)
+    try:
+        rules = Rules(path)
+    except RankwiseError as exc:
+        text = str(exc)
+        raise RankwiseError(f"--rules: {text if str(path) in text else f'{path}: {text}'}") from None
+    try:
+        if ranks is not None and rules.comm_size != ranks:
+            raise RankwiseError(f"--rules: {path} is for {rules.comm_size} ranks; the job runs {ranks} "
+                                "(the library would pass every call through)")
+    finally:
+        rules.close()
 
 
 class SimTarget:
@@ -290,6 +343,8 @@ class LauncherTarget:
                 raise UsageError(f"{opt}: {p} is not a file")
         if model is not None and rules is not None:
             raise UsageError("give the rules as --rules FILE or a --model FILE to tune them from, not both")
+        if rules is not None:
+            check_rules_file(rules)  # before any run; its size once the job's is known (ranks())
 
     def rules(self, shape: Shape, ops: Sequence[str], sizes: Sequence[int], output: Path) -> Path | None:
         if self.given_rules is not None:
@@ -340,9 +395,30 @@ class LauncherTarget:
             raise RankwiseError(launch.failure_message(PROGRAM, launch.RunResult(r.returncode, log)))
         meta = parse_output(r.stdout, PROGRAM).meta
         try:
-            return int(meta["ranks"])
+            n = int(meta["ranks"])
         except (KeyError, ValueError):
             raise RankwiseError(f"{PROGRAM} did not say how many ranks ran") from None
+        if self.given_rules is not None:
+            check_rules_file(self.given_rules, n)
+        return n
+
+    def trace(self, shape: Shape | None, ops, sizes, rules: Path | None, work: Path) -> dict[tuple[str, int], set[str]]:
+        """What the library ran for each (op, size) with these rules: one untimed call each,
+        traced (RANKWISE_COLL_TRACE=1; the timed runs are not traced, a trace line costs time)."""
+        from rankwise.profile import launcher_command
+
+        lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
+        variables = {"LD_PRELOAD": " ".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p),
+                     **inherited_coll_env(), "RANKWISE_COLL_TRACE": "1"}
+        if rules is not None:
+            variables["RANKWISE_COLL_RULES"] = str(rules)
+        launcher = self.launcher + (f" -hostfile {self.hostfile}" if self.hostfile is not None else "")
+        cmd, env = launcher_command(launcher, str(paths.program(PROGRAM, "mpi")), _program_args(ops, sizes, 1),
+                                    variables)
+        env = {k: v for k, v in env.items() if not k.startswith("RANKWISE_COLL_") or k in variables}
+        lines: list[str] = []
+        _run(cmd, env, f"traced run under {self.launcher}", simulated=False, stderr=lines)
+        return traced(lines)
 
 
 # ----------------------------------------------------------------- run
@@ -368,6 +444,7 @@ def measure(target, shapes: Sequence[Shape], ops: Sequence[str], sizes: Sequence
             tables[variant] = target.run(variant, shape, ops, sizes, iterations, rules, work)
             if progress:
                 progress(f"{tag}: {variant}", run_weight(shape, len(sizes)))
+        ran = target.trace(shape, ops, sizes, rules, work) if hasattr(target, "trace") else None
         for op in ops:
             rows = [tables[v].get(op) for v in VARIANTS]
             if any(t is None for t in rows):
@@ -375,6 +452,8 @@ def measure(target, shapes: Sequence[Shape], ops: Sequence[str], sizes: Sequence
             for size in rows[0].size.tolist():
                 t = [r.at(size) for r in rows]
                 runs, predicted = ("", float("nan")) if choices is None else choice_at(choices, op, size)
+                if ran is not None:
+                    runs = verified(runs, ran.get((op, int(size)), set()))
                 points.append(Point(target.label, shape.ranks, shape.rpn, op, int(size), *t, runs=runs,
                                     predicted=predicted))
     return points
@@ -487,9 +566,7 @@ def plot_op(points: Sequence[Point], op: str, path: Path, title: str) -> Path:
         ax.set_title(f"vs {name}", fontsize="medium")
         ax.legend(fontsize="x-small")
     fig.suptitle(title, fontsize="medium")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path)
-    return path
+    return save_figure(fig, path)
 
 
 def quick_or_full(quick: bool) -> tuple[list[tuple[int, int]], list[int]]:

@@ -117,8 +117,11 @@ def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: s
                 linewidth=2.2 if key == "MPI's own" else 1.2)
     ax.scatter([d.nbytes for d in decisions], [d.choice.time * 1e6 for d in decisions], s=60, facecolors="none",
                edgecolors="black", label="choice", zorder=5)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    # log-log, unless a value cannot be (one rank: every time 0; a size of 0 bytes)
+    if all(d.nbytes > 0 for d in decisions):
+        ax.set_xscale("log", base=2)
+    if all(t > 0 for pts in series.values() for _, t in pts) and all(d.choice.time > 0 for d in decisions):
+        ax.set_yscale("log")
     ax.set_xlabel("bytes")
     ax.set_ylabel("predicted time (us)")
     ax.set_title(title)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rankwise.errors import RankwiseError, UsageError, file_error
 from rankwise.importers import dense, intel, matrix_market, native, openmpi, plain
-from rankwise.importers._common import check_ranks_option, read_bytes, read_lines
+from rankwise.importers._common import TooLarge, check_ranks_option, read_bytes, read_lines
 from rankwise.matrix import CommMatrix
 
 # name -> one-line description (the order is the one shown to users)
@@ -117,6 +117,8 @@ def _detect(path) -> tuple[str, list[str] | None]:
         return "npz", None
     try:
         lines = read_lines(path, data)
+    except TooLarge:
+        raise
     except RankwiseError as exc:
         raise RankwiseError(f"{exc}: cannot tell its format (known: {_known()})") from None
     first = next((line.strip() for line in lines if line.strip()), "")

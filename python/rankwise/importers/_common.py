@@ -7,7 +7,6 @@ Every error names the file and, where there is one, the line:
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 import zlib
@@ -25,6 +24,39 @@ from rankwise.numbers import bounded_int, shown
 INT64_MAX = 2**63 - 1
 MAX_RANKS = 1 << 26  # RW_MATRIX_MAX_RANKS of the engine
 GZIP_MAGIC = b"\x1f\x8b"
+# What a compressed input may expand to: the text of a 1,000-rank job's full traffic (a million
+# rows) is below it; a few hundred KB expanding to GBs (a gzip bomb, a damaged file) is refused
+# while it is read, before its lines cost ~30 times their bytes in memory.
+MAX_DECOMPRESSED = 128 << 20
+
+
+class TooLarge(RankwiseError):
+    """An input past what rankwise reads: its own cause, whatever was being tried."""
+
+
+def decompress(path, data: bytes) -> bytes:
+    """gzip `data` (one member or several, as `cat a.gz b.gz` makes) expanded, refused past
+    MAX_DECOMPRESSED bytes or when damaged: one error naming the file."""
+    out, size = [], 0
+    try:
+        while data:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            chunk = d.decompress(data, MAX_DECOMPRESSED + 1 - size)
+            while True:
+                size += len(chunk)
+                if size > MAX_DECOMPRESSED:
+                    raise TooLarge(str(file_error(path, None, f"expands to more than {MAX_DECOMPRESSED >> 20} "
+                                                              "MiB uncompressed: not an input rankwise reads")))
+                out.append(chunk)
+                if not d.unconsumed_tail:
+                    break
+                chunk = d.decompress(d.unconsumed_tail, MAX_DECOMPRESSED + 1 - size)
+            if not d.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker was reached")
+            data = d.unused_data.lstrip(b"\x00")  # members may be padded with zeros
+    except (OSError, EOFError, zlib.error) as exc:
+        raise file_error(path, None, f"cannot decompress: {exc} (truncated .gz file?)") from None
+    return b"".join(out)
 
 
 # ------------------------------------------------------------------ files
@@ -34,10 +66,7 @@ def read_lines(path: str | PathLike, data: bytes | None = None) -> list[str]:
     `data`: its bytes when already read (a pipe can be read only once)."""
     data = read_bytes(path) if data is None else data
     if data[:2] == GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise file_error(path, None, f"cannot decompress: {exc} (truncated .gz file?)") from None
+        data = decompress(path, data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -62,8 +91,8 @@ def ends_with_newline(path: str | PathLike, data: bytes | None = None) -> bool:
     data = read_bytes(path) if data is None else data
     if data[:2] == GZIP_MAGIC:
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error):
+            data = decompress(path, data)
+        except RankwiseError:
             return False
     return not data or data.endswith((b"\n", b"\r"))
 
@@ -101,19 +130,20 @@ def source_text(kind: str, path: str | PathLike, note: str = "") -> str:
 
 # ---------------------------------------------------------------- numbers
 _INT_RE = re.compile(r"[+]?\d+")
+_SIGNED_RE = re.compile(r"[+-]?\d+")  # a rank: '-1' is a number below 0, refused as such
 
 
 def parse_rank(path, line: int, text: str, what: str = "rank", base: int = 0) -> int:
     """A rank written as decimal digits (base 1 for Matrix Market), as a
     0-based int."""
-    if not _INT_RE.fullmatch(text):
+    if not _SIGNED_RE.fullmatch(text):
         raise file_error(path, line, f"{what} '{shown(text)}' is not a whole number")
     try:
         value = bounded_int(text, MAX_RANKS + base) - base
     except ValueError:
         value = MAX_RANKS  # refused just below, without converting thousands of digits
     if value < 0:
-        raise file_error(path, line, f"{what} {text} is below {base}")
+        raise file_error(path, line, f"{what} {shown(text)} is below {base}")
     if value >= MAX_RANKS:
         raise file_error(path, line, f"{what} {shown(text)} is beyond the {MAX_RANKS} ranks a matrix may hold")
     return value

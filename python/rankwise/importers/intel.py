@@ -46,6 +46,7 @@ import re
 
 from rankwise.errors import file_error
 from rankwise.importers._common import (
+    INT64_MAX,
     Triplets,
     job_size,
     parse_count,
@@ -159,6 +160,8 @@ def load(path, n_ranks: int | None = None, lines: list[str] | None = None) -> Co
                     raise file_error(path, no, f"a row from process {src} in the table of process {current}")
                 mb = parse_float(path, no, row.group(3), "amount (MB)")
                 transfers = parse_count(path, no, row.group(4), "transfer count")
+                if mb * MB > INT64_MAX:  # 1e308 MB: no float to round, and no int64 to hold it
+                    raise file_error(path, no, f"amount {shown(row.group(3))} MB does not fit in 64 bits of bytes")
                 trip.add(path, no, src, dst, transfers, round(mb * MB))
                 sum_mb += mb
                 sum_n += transfers

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
@@ -22,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.sim.platform_file import hostfile_for
-from rankwise.sim.topology import FAT_TREE, Shape, link_pairs, route_arrays, routes_xml, shape_of
+from rankwise.sim.platform_file import MAX_CORES, hostfile_for
+from rankwise.sim.topology import FAT_TREE, MAX_NODES, Shape, link_pairs, route_arrays, routes_xml, shape_of
 from rankwise.files import write_atomic
 from rankwise.hostfile import write_hostfile
 
@@ -177,26 +178,35 @@ class PlatformSpec:
         _require(isinstance(self.shuffle_racks, bool), "shuffle_racks must be true or false")
         for name in ("racks", "nodes_per_rack", "cores"):
             _require(getattr(self, name) >= 1, f"{name} must be at least 1")
+        _require(self.cores <= MAX_CORES, f"cores must be at most {MAX_CORES} per host, got {self.cores}")
+        _require(self.n_nodes <= MAX_NODES, f"{self.n_nodes} nodes: at most {MAX_NODES} "
+                                            "(every pair gets a route of its own)")
+        _require(0 <= self.seed < 2**32, f"seed must be in 0..{2**32 - 1}, got {self.seed}")
         # SimGrid reads a factor's size as a C int; the switch is the first size above it.
         _require(_is_int(self.protocol_switch) and (self.protocol_switch == 0 or 2 <= self.protocol_switch <= 2**30),
                  "protocol_switch must be 0 (none) or a size in bytes between 2 and 1 GiB")
         for f in dataclasses.fields(self):
             if f.type == "float":
                 _require(_is_number(getattr(self, f.name)), f"{f.name} must be a number")
-        for name in ("host_speed", "node_bw", "oversubscription", "loopback_bw", "unreachable_lat"):
+        for name in ("host_speed", "node_bw", "loopback_bw", "unreachable_lat"):
             _require(getattr(self, name) > 0, f"{name} must be positive")
-        for name in ("eager_bw_factor", "rendezvous_lat_factor"):
-            _require(getattr(self, name) > 0, f"{name} must be positive")
+        for name in ("oversubscription", "eager_bw_factor", "rendezvous_lat_factor"):
+            _require(_factor(getattr(self, name)), f"{name} must be a positive number in "
+                                                       f"{FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
+        for name in ("send_overhead", "recv_overhead"):
+            _require(getattr(self, name) < 1, f"{name} must be below 1 s")
         for name in ("node_lat", "uplink_lat", "loopback_lat", "jitter_sigma", "send_overhead",
                      "recv_overhead"):
             _require(getattr(self, name) >= 0, f"{name} must not be negative")
         for d in self.degraded:
             self._check_link(d.kind, d.index)
-            _require(_positive(d.bw_factor) and _positive(d.lat_factor),
-                     f"degraded {d.kind} {d.index}: factors must be positive numbers")
+            _require(_factor(d.bw_factor) and _factor(d.lat_factor),
+                     f"degraded {d.kind} {d.index}: factors must be positive numbers in "
+                     f"{FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
         for c in self.congested:
             self._check_link(UPLINK, c.rack)
-            _require(_positive(c.bw_factor), f"congested rack {c.rack}: bw_factor must be a positive number")
+            _require(_factor(c.bw_factor), f"congested rack {c.rack}: bw_factor must be a positive number in "
+                                           f"{FACTOR_RANGE[0]:g}..{FACTOR_RANGE[1]:g}")
         seen = set()
         for v in self.varying:
             self._check_link(v.kind, v.index)
@@ -232,11 +242,22 @@ def _is_int(x: Any) -> bool:
 
 
 def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+    """A finite number: NaN and infinities reach no platform (they would be written as
+    'infBps' and 'Infinity')."""
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _positive(x: Any) -> bool:
     return _is_number(x) and x > 0
+
+
+# A link's bandwidth or latency multiplied by more than a million (or less than a millionth)
+# is no network SimGrid's solver handles in finite time, and no real link.
+FACTOR_RANGE = (1e-6, 1e6)
+
+
+def _factor(x: Any) -> bool:
+    return _is_number(x) and FACTOR_RANGE[0] <= x <= FACTOR_RANGE[1]
 
 
 def _coerce(cls, item, what: str):

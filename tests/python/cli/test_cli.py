@@ -27,7 +27,9 @@ def test_show_draws_a_traffic_matrix(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "27" in r.stdout and "stencil3d" in r.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert_one_line_error(run_cli("show", mat, "--plot", tmp_path / "no" / "x.png"), "does not exist")
+    assert_one_line_error(run_cli("show", mat, "--plot", tmp_path), "is a directory")
+    assert run_cli("show", mat, "--plot", tmp_path / "no" / "x.png").returncode == 0  # folders made, as for -o
+    assert (tmp_path / "no" / "x.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_relative_paths_work_from_any_directory(small_platform, tmp_path):

@@ -101,3 +101,58 @@ def test_no_shape_fits_is_a_usage_error(tmp_path, small_platform):
                 "--out", tmp_path / "o")
     assert_one_line_error(r, "no job shape fits the platform")
     assert r.returncode == 2
+
+
+# ------------------------------------------------------------ issue 25, item 8: --rules is checked
+BAD_RULES = [
+    ("", "not a rankwise rules file"),
+    ("rankwise-coll-rules 2\ncomm-size 2\n", "rules"),
+    ("rankwise-coll-rules 1\ncomm-size 2\nrule op=bcast root=0 bytes=0:", "bad.rwr:3"),
+    ("\x00\x01\x02binary", "bad.rwr"),
+    ("rankwise-coll-rules 1\ncomm-size 2\nrule op=bcast root=0 bytes=0:10 alg=tree alg=binomial\n",
+     "bad.rwr:3: alg= given twice"),
+]
+
+
+@pytest.mark.parametrize("text,error", BAD_RULES, ids=["empty", "version 2", "truncated", "binary", "alg twice"])
+def test_a_rules_file_the_library_refuses_is_refused_before_any_run(tmp_path, text, error):
+    rules = tmp_path / "bad.rwr"
+    rules.write_bytes(text.encode())
+    r = run_cli("coll", "bench", "--launcher", "mpirun -np 2", "--rules", rules, "--out", tmp_path / "out")
+    assert_one_line_error(r, error)
+    assert "--rules" in r.stderr and not (tmp_path / "out").exists()
+
+
+def test_what_ran_is_checked_against_what_the_rules_asked():
+    from rankwise.coll.bench import NOT_AS_ASKED, traced, verified
+
+    ran = traced(["rankwise-coll: bcast binomial 8 bytes", "noise", "rankwise-coll: bcast binomial 8 bytes (rules)",
+                  "rankwise-coll: reduce knomial 1024 bytes"])
+    assert ran == {("bcast", 8): {"binomial"}, ("reduce", 1024): {"knomial"}}
+    assert verified("binomial", ran[("bcast", 8)]) == "binomial"  # as asked
+    assert verified("MPI", set()) == "MPI"
+    assert verified("binomial", set()).startswith(f"MPI: {NOT_AS_ASKED}")  # asked a tree, the MPI's own ran
+    assert NOT_AS_ASKED in verified("MPI", {"knomial"})  # asked the passthrough, the library's ran
+    assert NOT_AS_ASKED in verified("", {"knomial"})  # no rules, yet the library ran its own
+
+
+@pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun")
+def test_rules_of_another_job_size_are_refused_before_the_timed_runs(tmp_path):
+    rules = tmp_path / "four.rwr"
+    rules.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=bcast root=0 bytes=0:1000 alg=binomial\n")
+    r = run_cli("coll", "bench", "--launcher", "mpirun -np 2 --oversubscribe", "--rules", rules, "--ops", "bcast",
+                "--sizes", "8", "--iterations", "1", "--out", tmp_path / "out", timeout=300)
+    assert_one_line_error(r, "four.rwr is for 4 ranks; the job runs 2")
+    assert not list((tmp_path / "out").glob("*.csv"))
+
+
+@pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun")
+def test_rules_that_run_are_reported_as_run(tmp_path):
+    rules = tmp_path / "two.rwr"
+    rules.write_text("rankwise-coll-rules 1\ncomm-size 2\nrule op=bcast root=0 bytes=0:100 alg=binomial\n")
+    r = run_cli("coll", "bench", "--launcher", "mpirun -np 2 --oversubscribe", "--rules", rules, "--ops", "bcast",
+                "--sizes", "8,4096", "--iterations", "2", "--out", tmp_path / "out", timeout=600)
+    assert r.returncode in (0, 1), r.stderr  # goals may miss on a loaded machine; the rows must be true
+    assert "NOT AS ASKED" not in r.stdout + r.stderr, r.stdout + r.stderr
+    rows = {int(row["size"]): row["runs"] for row in csv.DictReader(open(tmp_path / "out" / "coll-real-mpi.csv"))}
+    assert rows[8] != "" and not rows[8].startswith("MPI") and rows[4096].startswith("MPI"), rows

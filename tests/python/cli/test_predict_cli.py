@@ -219,7 +219,7 @@ VALIDATE_BAD = [
     (("--op", "alltoall", "--ranks", "8", "--sizes", "0"), 2, "--sizes: 0 is out of range"),
     (("--op", "alltoall", "--algorithm", "pair", "--ranks", "6"), 1, "pair needs a power-of-two rank count"),
     (("--op", "bcast", "--ranks", "8", "--os", "-1"), 2, "--os must be >= 0"),
-    (("--op", "bcast", "--ranks", "8", "--or", "nan"), 2, "--or must be >= 0"),
+    (("--op", "bcast", "--ranks", "8", "--or", "nan"), 2, "'--or': nan is not a finite number"),
 ]
 
 
@@ -234,11 +234,13 @@ def test_validate_refuses_a_missing_platform_and_an_unwritable_plot(tmp_path, sm
     r = run_cli("validate", "--sim", tmp_path / "nowhere", "--op", "alltoall", "--ranks", "8")
     assert r.returncode == 1
     assert_one_line_error(r, "no SimGrid platform there")
+    (tmp_path / "file").write_text("x")  # a PNG whose folder cannot be made (a missing one is made, as for -o)
     r = run_cli("validate", "--sim", small_platform.out_dir, "--op", "alltoall", "--ranks", "8",
-                "--plot", tmp_path / "no-dir" / "v.png")
+                "--plot", tmp_path / "file" / "v.png")
     assert r.returncode == 1
-    assert_one_line_error(r, "directory")
-    assert not (tmp_path / "no-dir").exists()
+    assert_one_line_error(r, "Not a directory")
+    assert r.stdout == ""  # refused before any simulation
+
 
 
 def test_validate_on_a_platform_of_ones_own_asks_for_a_model(tmp_path, small_platform):
