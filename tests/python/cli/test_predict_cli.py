@@ -242,7 +242,6 @@ def test_validate_refuses_a_missing_platform_and_an_unwritable_plot(tmp_path, sm
     assert r.stdout == ""  # refused before any simulation
 
 
-
 def test_validate_on_a_platform_of_ones_own_asks_for_a_model(tmp_path, small_platform):
     """A SimGrid platform that rankwise did not generate has no ground truth: the one line says to
     predict from a probed model, as a user of their own platform would."""
