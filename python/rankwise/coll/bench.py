@@ -324,8 +324,12 @@ class SimTarget:
 
 def inherited_coll_env() -> dict[str, str]:
     """RANKWISE_COLL_* of the caller's environment reach the rankwise runs
-    (RANKWISE_COLL_BCAST=knomial to try an algorithm); the CLI says so."""
-    return {k: v for k, v in os.environ.items() if k.startswith("RANKWISE_COLL_") and k != "RANKWISE_COLL_RULES"}
+    (RANKWISE_COLL_BCAST=knomial to try an algorithm); the CLI says so. Verification in the job
+    is off unless the caller sets it: the benchmark measures the rules' choices as written
+    (with it, a decision's first calls alternate with the MPI's own and the faster stays,
+    docs/collectives.md "Verified in the job"; studies/coll_verify_real.py measures that)."""
+    return {"RANKWISE_COLL_VERIFY": "0",
+            **{k: v for k, v in os.environ.items() if k.startswith("RANKWISE_COLL_") and k != "RANKWISE_COLL_RULES"}}
 
 
 class LauncherTarget:
