@@ -60,6 +60,8 @@ studies: build
 	$(PY) studies/map_quality.py
 	$(PY) studies/capacity_accuracy.py
 	$(PY) studies/torus_mapping.py
+	$(PY) studies/mutate_library.py
+	$(PY) studies/coll_verify_real.py
 	$(PY) studies/model_fidelity.py --out rankwise-fidelity
 
 build: $(VENV)/.installed
