@@ -1,4 +1,4 @@
-"""Shared fixtures: small generated platforms and a CLI runner."""
+"""Shared fixtures: small generated platforms, a small valid model and a CLI runner."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from rankwise.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 
@@ -45,3 +47,30 @@ def small_platform(tmp_path_factory):
         seed=3,
     )
     return generate(spec, tmp_path_factory.mktemp("small-platform"))
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory) -> Path:
+    """A valid 4-node model, 2 ranks per node, every pair and intra figure measured (the inputs
+    the hardening tests damage or pass beside bad ones)."""
+    n, sizes = 4, (8, 1024)
+    m = Model.empty([f"n{i}" for i in range(n)], sizes, ranks_per_node=np.full(n, 2))
+    rtt = 2e-6 + np.asarray(sizes, float) / 5e9
+    for arr in (m.rtt_min, m.rtt_median, m.rtt_max):
+        arr[:] = rtt
+    m.jitter[:], m.samples[:] = 0.1, 5
+    m.state[:] = MEASURED
+    np.fill_diagonal(m.state, 0)
+    for arr in (m.rtt_min, m.rtt_median, m.rtt_max, m.jitter):
+        arr[np.arange(n), np.arange(n)] = np.nan
+    m.samples[np.arange(n), np.arange(n)] = 0
+    m.measured_at[m.state != 0] = 1.79e9
+    m.intra_state[:] = MEASURED
+    for arr in (m.intra_min, m.intra_median, m.intra_max):
+        arr[:] = rtt / 10
+    m.intra_jitter[:], m.intra_samples[:] = 0.0, 5
+    m.created = 1.79e9
+    m.refit()
+    path = tmp_path_factory.mktemp("model") / "net.rwm"
+    m.save(path)
+    return path

@@ -26,31 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HUGE = "9" * 4301  # one digit beyond Python's int-conversion limit
 
 
-@pytest.fixture(scope="module")
-def model_file(tmp_path_factory) -> Path:
-    n, sizes = 4, (8, 1024)
-    m = Model.empty([f"n{i}" for i in range(n)], sizes, ranks_per_node=np.full(n, 2))
-    rtt = 2e-6 + np.asarray(sizes, float) / 5e9
-    for arr in (m.rtt_min, m.rtt_median, m.rtt_max):
-        arr[:] = rtt
-    m.jitter[:], m.samples[:] = 0.1, 5
-    m.state[:] = MEASURED
-    np.fill_diagonal(m.state, 0)
-    for arr in (m.rtt_min, m.rtt_median, m.rtt_max, m.jitter):
-        arr[np.arange(n), np.arange(n)] = np.nan
-    m.samples[np.arange(n), np.arange(n)] = 0
-    m.measured_at[m.state != 0] = 1.79e9
-    m.intra_state[:] = MEASURED
-    for arr in (m.intra_min, m.intra_median, m.intra_max):
-        arr[:] = rtt / 10
-    m.intra_jitter[:], m.intra_samples[:] = 0.0, 5
-    m.created = 1.79e9
-    m.refit()
-    path = tmp_path_factory.mktemp("model") / "net.rwm"
-    m.save(path)
-    return path
-
-
 @pytest.fixture
 def ring(tmp_path) -> Path:
     path = tmp_path / "ring.rwc"
