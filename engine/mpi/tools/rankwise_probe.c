@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "probe_end.h"
 #include "rankwise_probe.h"
 #include "stress.h"
