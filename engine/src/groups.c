@@ -389,8 +389,9 @@ static double bandwidth(const rw_model *m, int i, int j)
  * best (the better of each one's pairs), and nodes join as above: rack
  * mates name the same nodes, a few pairs across racks that happened to be
  * alone on the uplink do not make them similar. A node with a slow NIC
- * names nobody (every pair at its NIC's rate is below its partners' best)
- * and stays alone: bandwidth says nothing of where it is. */
+ * names nobody (every pair at its NIC's rate is below its partners' best):
+ * bandwidth says nothing of where it is, and it joins the largest group.
+ * Fewer than two groups of two nodes or more is no structure: one group. */
 static int group_by_bandwidth(const rw_model *m, struct work *w, int32_t *group_of)
 {
     int n = m->n_nodes;
@@ -408,6 +409,26 @@ static int group_by_bandwidth(const rw_model *m, struct work *w, int32_t *group_
         for (int j = 0; j < n; j++)
             w->near[i * n + j] = j != i && w->x[i * n + j] >= 0.9 * fmax(best[i], best[j]);
     join_alone(n, w->near, NULL, w->parent, w->label);
+    /* Sizes by root; a node alone (it named nobody: a slow NIC) joins the largest group, where
+     * its pairs are compared with its mates' and its NIC found slow (alone, it had no mates). */
+    int *size = w->label, largest = -1, groups_of_two = 0;
+    for (int i = 0; i < n; i++)
+        size[i] = 0;
+    for (int i = 0; i < n; i++)
+        size[find(w->parent, i)]++;
+    for (int r = 0; r < n; r++) {
+        groups_of_two += size[r] >= 2;
+        if (size[r] > 0 && (largest < 0 || size[r] > size[largest]))
+            largest = r;
+    }
+    if (groups_of_two < 2) { /* no structure but slow NICs: one group */
+        for (int i = 0; i < n; i++)
+            group_of[i] = 0;
+        return 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (size[find(w->parent, i)] == 1)
+            w->parent[i] = largest;
     for (int i = 0; i < n; i++)
         w->label[i] = -1;
     int groups = 0;
