@@ -253,3 +253,31 @@ def test_reordering_under_address_sanitizer(parity_model_file, tmp_path):
         assert r.returncode == 0 and r.stdout.count("failures 0") == N, r.stdout + r.stderr[-3000:]
         assert "ERROR: AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-3000:]
         assert re.search(r"^order ([\d ]+)$", r.stdout, re.M).group(1) != " ".join(map(str, range(N)))
+
+
+@pytest.fixture(scope="module")
+def dist_graph_program(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist-graph") / "dist_graph_cases"
+    _compile(["mpicc", "-O1", str(MPI_SOURCES / "dist_graph_cases.c"), "-o", str(out)])
+    return out
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [4, 7])
+def test_distributed_graph_constructors_with_a_model_end_and_agree(dist_graph_program, tmp_path, n):
+    """MPICH's distgraph1 hung inside Open MPI's MPI_Dist_graph_create with RANKWISE_MODEL (issue 25, 2c):
+    weighted, MPI_UNWEIGHTED, source-only, empty, NULL and MPI_WEIGHTS_EMPTY graphs with reorder 0, 1
+    and 2, reordered on the parity model, three runs each within a time limit; every result a graph
+    whose edges agree between their ends."""
+    model = tmp_path / "parity.rwm"
+    parity_model([f"{socket.gethostname()}:{r}" for r in range(n)]).save(model)
+    for _ in range(3):
+        try:
+            r = run_mpi([str(dist_graph_program)], n, {"LD_PRELOAD": str(LIB / "librankwise_coll.so"),
+                                                       "RANKWISE_MODEL": str(model), "RANKWISE_COLL_TRACE": "1"},
+                        timeout=90)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{n} ranks: no end within 90 s")
+        assert r.returncode == 0 and "dist_graph_cases: " in r.stdout and " 0 failures" in r.stdout, \
+            r.stdout + r.stderr[-3000:]
+        assert "reordered" in r.stderr  # the library's reordering was exercised, not passed by
