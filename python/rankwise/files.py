@@ -103,25 +103,13 @@ def remove_stale_temporaries(path: str | PathLike) -> list[Path]:
     """Remove NAME.tmp.PID files next to `path` whose PID is not running:
     only our own naming, only regular files, never a live writer's."""
     path = Path(path)
-    removed = []
-    try:
-        entries = list(os.scandir(path.parent))
-    except OSError:
-        return removed
     prefix = path.name
-    for entry in entries:
-        if not entry.name.startswith(prefix):
-            continue
-        m = _TEMP.fullmatch(entry.name[len(prefix):])
-        if not m or _running(int(m.group(1))):
-            continue
-        try:
-            if entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-        except OSError:
-            pass  # not ours to remove after all (permissions): leave it
-    return removed
+
+    def pid_of(name: str) -> int | None:
+        m = _TEMP.fullmatch(name[len(prefix):]) if name.startswith(prefix) else None
+        return int(m.group(1)) if m else None
+
+    return _remove_dead_writers(path.parent, pid_of)
 
 
 _ANY_TEMP = re.compile(r"(.+)\.tmp\.([0-9]{1,10})"  # NAME.tmp.PID
@@ -132,21 +120,31 @@ def remove_stale_temporaries_in(folder: str | PathLike, owned: Callable[[str], b
     """The temporaries of dead writers in `folder` whose NAME `owned` accepts (a watch
     series' models, heatmaps and index): NAME.tmp.PID, and the .NAME.PID.N.tmp of
     earlier plots."""
+    def pid_of(name: str) -> int | None:
+        m = _ANY_TEMP.fullmatch(name)
+        return int(m.group(2) or m.group(4)) if m and owned(m.group(1) or m.group(3)) else None
+
+    return _remove_dead_writers(Path(folder), pid_of)
+
+
+def _remove_dead_writers(folder: Path, pid_of: Callable[[str], int | None]) -> list[Path]:
+    """Remove the regular files of `folder` whose name pid_of gives the PID of a writer that
+    is not running (None: not a temporary of ours)."""
     removed = []
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return removed
     for entry in entries:
-        m = _ANY_TEMP.fullmatch(entry.name)
-        if not m or not owned(m.group(1) or m.group(3)) or _running(int(m.group(2) or m.group(4))):
+        pid = pid_of(entry.name)
+        if pid is None or _running(pid):
             continue
         try:
             if entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
         except OSError:
-            pass
+            pass  # not ours to remove after all (permissions): leave it
     return removed
 
 

@@ -76,14 +76,6 @@ static rw_status symmetric(const blocks *s, const blocks *r, int me, int n, int 
  * changes or the communicator goes. */
 enum { CAP_ENTRY = -2 };
 
-static int size_class(size_t bytes)
-{
-    int k = 0;
-    while (bytes >>= 1)
-        k++;
-    return k;
-}
-
 /* The cap on concurrent sends (collective on c): RANKWISE_COLL_ALLTOALL_CAP
  * when set, else from the network of RANKWISE_MODEL or the in-job probe
  * (rank 0 computes it once per power-of-two size class, at the class's
@@ -105,7 +97,7 @@ static int cap_of(rwc_comm *c, size_t bytes)
         return RW_A2A_DEFAULT_CAP;
     rwc_choice ignored;
     rwc_net_choice(c, RWC_ALLTOALL, -1, bytes, &ignored); /* sets the network up (collective) */
-    int cls = size_class(bytes);
+    int cls = rwc_size_class(bytes);
     for (rwc_decision_entry *e = c->decisions; e; e = e->next)
         if (e->op == RWC_ALLTOALL && e->root == CAP_ENTRY && e->size_class == cls)
             return (int)e->segment;

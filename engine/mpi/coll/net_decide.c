@@ -184,7 +184,7 @@ static void set_up_network(rwc_comm *c)
 }
 
 /* class k holds [2^k, 2^(k+1)) bytes */
-static int size_class(size_t bytes)
+int rwc_size_class(size_t bytes)
 {
     int k = 0;
     while (bytes >>= 1)
@@ -299,7 +299,7 @@ int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *o
         set_up_network(c);
     if (c->net_state < 0 || bytes == 0) /* nothing moves at 0 bytes */
         return 0;
-    int cls = size_class(bytes);
+    int cls = rwc_size_class(bytes);
     rwc_decision_entry *e = c->decisions;
     while (e && !(e->op == (int)op && e->root == root && e->size_class == cls))
         e = e->next;

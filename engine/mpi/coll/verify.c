@@ -55,14 +55,6 @@ int rwc_verify_enabled(void)
     return enabled;
 }
 
-static int size_class(size_t bytes)
-{
-    int k = 0;
-    while (bytes >>= 1)
-        k++;
-    return k;
-}
-
 /* The trial in progress between begin and end (the library is entered by
  * one thread at a time). */
 static struct {
@@ -74,7 +66,7 @@ static struct {
 
 static rwc_verdict *find(rwc_comm *c, rwc_op op, int root, size_t bytes, const rwc_choice *ch)
 {
-    int cls = size_class(bytes);
+    int cls = rwc_size_class(bytes);
     rwc_verdict *v = c->verdicts;
     while (v && !(v->op == (int)op && v->root == root && v->size_class == cls && v->alg == ch->alg &&
                   v->tree == ch->tree && v->segment == ch->segment))
@@ -100,8 +92,8 @@ int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc
         return !v->keep;
     now.v = v;
     now.c = c;
-    int block = (v->calls - 2) / BLOCK;
-    now.kind = v->calls < 2 ? v->calls : block % 2; /* the choice first: its set-up is paid where it is made */
+    /* the choice first: its set-up is paid where it is made */
+    now.kind = v->calls < 2 ? v->calls : (v->calls - 2) / BLOCK % 2;
     if (v->calls >= 2 && (v->calls - 2) % BLOCK == 0)
         PMPI_Barrier(c->dup);
     now.t0 = PMPI_Wtime();
