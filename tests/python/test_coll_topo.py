@@ -130,6 +130,22 @@ def test_reorder_zero_or_no_model_keeps_mpis_order(grid_program, parity_model_fi
 
 
 @needs_mpi
+@pytest.mark.parametrize("kind", ["dist", "adjacent"])
+def test_topo_reorder_off_keeps_mpis_order_with_a_model(grid_program, parity_model_file, kind):
+    """RANKWISE_TOPO_REORDER=0: a code that assumes reorder keeps every rank (MPICH's distgraph1)
+    gets the MPI's own order although the model would reorder (the test above); a value that is no
+    boolean is one warning and counts as off."""
+    for value, warns in (("0", False), ("off", False), ("maybe", True)):
+        kept, err = run_grid(grid_program, kind, 1, {"RANKWISE_MODEL": str(parity_model_file),
+                                                     "RANKWISE_COLL_TRACE": "1", "RANKWISE_TOPO_REORDER": value})
+        assert kept == list(range(N)) and "reordered" not in err, err
+        assert ("RANKWISE_TOPO_REORDER=maybe is not a boolean" in err) == warns, err
+    reordered, err = run_grid(grid_program, kind, 1, {"RANKWISE_MODEL": str(parity_model_file),
+                                                      "RANKWISE_COLL_TRACE": "1", "RANKWISE_TOPO_REORDER": "yes"})
+    assert reordered != list(range(N)) and "reordered" in err
+
+
+@needs_mpi
 def test_a_model_without_the_ranks_warns_once_and_passes_through(grid_program, tmp_path):
     other = tmp_path / "other.rwm"
     parity_model([f"elsewhere:{r}" for r in range(N)]).save(other)

@@ -11,8 +11,9 @@
  * MPI's own constructor with reorder = 0 on the result, so the MPI's
  * topology object exists, in rankwise's order. The mapping replaces the
  * identity only when predicted faster by the mapper's min_gain. reorder =
- * 0, no model, an intercommunicator, or any failure (one warning line on
- * rank 0): the MPI's own constructor with the caller's arguments.
+ * 0, RANKWISE_TOPO_REORDER=0, no model, an intercommunicator, or any
+ * failure (one warning line on rank 0): the MPI's own constructor with the
+ * caller's arguments.
  *
  * A rank's node in the model is found as net_decide.c finds it: its
  * processor name, else "name:<rank in MPI_COMM_WORLD>". */
@@ -233,10 +234,24 @@ static int plan(MPI_Comm comm, int local_ok, const edges *e, int n_virtual, int 
 
 /* Whether this call is ours to reorder: reorder set, a model, an
  * intracommunicator (the same answer on every rank). */
+/* RANKWISE_TOPO_REORDER=0 keeps the MPI's own order while the model still
+ * serves the collectives: for codes that assume reorder keeps every rank
+ * (MPICH's distgraph1 checks neighbour lists against world ranks). Read
+ * once, like every variable of the library. */
+static int reorder_allowed(void)
+{
+    static int allowed = -1;
+    if (allowed < 0) {
+        const char *v = getenv("RANKWISE_TOPO_REORDER");
+        allowed = v && *v ? rwc_env_bool("RANKWISE_TOPO_REORDER") : 1;
+    }
+    return allowed;
+}
+
 static int wanted(MPI_Comm comm, int reorder)
 {
     int inter = 1;
-    return reorder && model_path() && !rwc_thread_multiple() && comm != MPI_COMM_NULL &&
+    return reorder && model_path() && reorder_allowed() && !rwc_thread_multiple() && comm != MPI_COMM_NULL &&
            PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 
