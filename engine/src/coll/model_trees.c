@@ -666,6 +666,10 @@ rw_status rw_model_tree_volume(const rw_pnet *net, const char *op, int32_t root,
     if ((st = work_init(net, root, &w)) != RW_OK)
         return st;
     int32_t m = w.L.m, up = is_up(op);
+    if (m < 1) { /* work_init makes at least one leader */
+        work_free(&w);
+        return rw_fail(RW_ERR_STATE, "a tree needs at least one leader");
+    }
     /* The binomial shape over positions; pos_size: positions in a subtree. */
     ltree_shape(&w.b, m, RW_SHAPE_BINOMIAL, 2);
     int32_t *size = malloc((size_t)m * sizeof *size), *leader_at = malloc((size_t)m * sizeof *leader_at);

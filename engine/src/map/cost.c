@@ -20,7 +20,7 @@ rw_status rw_map_cost(const rw_matrix *traffic, const rw_network *net, rw_object
     int32_t n = traffic->n_ranks;
     double *per_rank = NULL;
     if (objective == RW_OBJ_BOTTLENECK) {
-        per_rank = calloc((size_t)n, sizeof *per_rank);
+        per_rank = calloc((size_t)(n > 0 ? n : 1), sizeof *per_rank);
         if (!per_rank) return rw_fail(RW_ERR_NOMEM, "out of memory");
     }
     double total = 0;

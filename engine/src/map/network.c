@@ -140,7 +140,7 @@ rw_status rw_network_subset(const rw_network *net, int32_t n_keep, const int32_t
                             rw_network **out)
 {
     *out = NULL;
-    int32_t *slots = malloc((size_t)(n_keep > 0 ? n_keep : 1) * sizeof *slots);
+    int32_t *slots = calloc((size_t)(n_keep > 0 ? n_keep : 1), sizeof *slots);
     if (!slots) return rw_fail(RW_ERR_NOMEM, "out of memory");
     for (int32_t k = 0; k < n_keep; k++) {
         if (keep[k] < 0 || keep[k] >= net->n_nodes) {

@@ -103,9 +103,10 @@ rw_status rw_map_select_nodes(const rw_network *net, const rw_matrix *traffic, i
             if (net->slots[a] > 0) keep[(*n_keep)++] = a;
         return RW_OK;
     }
-    double *sum = malloc((size_t)n * sizeof *sum);
-    char *chosen = malloc((size_t)n);
-    int32_t *trial = malloc((size_t)n * sizeof *trial);
+    size_t n_alloc = n > 0 ? (size_t)n : 1;
+    double *sum = malloc(n_alloc * sizeof *sum);
+    char *chosen = malloc(n_alloc);
+    int32_t *trial = malloc(n_alloc * sizeof *trial);
     if (!sum || !chosen || !trial) {
         free(sum), free(chosen), free(trial);
         return rw_fail(RW_ERR_NOMEM, "out of memory");

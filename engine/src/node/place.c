@@ -675,7 +675,7 @@ static rw_status descend(split *s, const rw_node_topology *t, int d, int32_t *se
             core_of[set[i]] = cores[i];
         return RW_OK;
     }
-    int32_t gkey[RW_NODE_MAX_PARTS], cap[RW_NODE_MAX_PARTS], unit_of_part[RW_NODE_MAX_PARTS];
+    int32_t gkey[RW_NODE_MAX_PARTS], cap[RW_NODE_MAX_PARTS] = {0}, unit_of_part[RW_NODE_MAX_PARTS];
     int k = group_cores(t, d == 0 ? unit_key : cache_key, cores, nc, gkey, cap);
     if (k == 1 || k < 0 || (d == 1 && k == nc)) /* one group, too many, or no cache shared */
         return descend(s, t, d + 1, set, ns, cores, nc, core_of);
