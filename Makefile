@@ -8,7 +8,7 @@ VENV      ?= .venv
 PYTHON    ?= python3
 PY        := $(VENV)/bin/python
 RANKWISE  := $(VENV)/bin/rankwise
-APT_PKGS  := build-essential cmake ninja-build python3-venv libmetis-dev \
+APT_PKGS  := build-essential cmake ninja-build python3-venv libmetis-dev mpich libmpich-dev \
              openmpi-bin libopenmpi-dev libsimgrid-dev clang libhwloc-dev
 PY_DEPS   := numpy matplotlib typer rich pytest hypothesis scikit-build-core
 SOURCES   := $(shell find engine python -type f -not -path '*/__pycache__/*') \

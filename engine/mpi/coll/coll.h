@@ -10,6 +10,11 @@
 
 #include "rankwise_coll.h"
 #include "rankwise_coll_rules.h"
+
+/* The MPI functions the library interposes, exported under its hidden
+ * preset whatever mpi.h says: Open MPI marks its prototypes default,
+ * MPICH's carry no visibility (an MPICH build exported none of them). */
+#define RWC_INTERPOSED __attribute__((visibility("default")))
 #include "rankwise_predict.h"
 
 /* The six collectives, for the decision and the environment. */

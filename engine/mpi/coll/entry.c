@@ -253,49 +253,49 @@ rw_status rwc_auto_allgather(const void *s, int sc, MPI_Datatype st_, void *r, i
 #ifndef RW_SMPI
 /* PMPI_ names are the same functions (a profiler above calls them). */
 #define ALSO_PMPI(name) __attribute__((alias(#name)))
-int PMPI_Bcast(void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Bcast);
-int PMPI_Reduce(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm) ALSO_PMPI(MPI_Reduce);
-int PMPI_Gather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Gather);
-int PMPI_Scatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Scatter);
-int PMPI_Allreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) ALSO_PMPI(MPI_Allreduce);
-int PMPI_Allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Allgather);
-int PMPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Alltoall);
+RWC_INTERPOSED int PMPI_Bcast(void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Bcast);
+RWC_INTERPOSED int PMPI_Reduce(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm) ALSO_PMPI(MPI_Reduce);
+RWC_INTERPOSED int PMPI_Gather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Gather);
+RWC_INTERPOSED int PMPI_Scatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Scatter);
+RWC_INTERPOSED int PMPI_Allreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) ALSO_PMPI(MPI_Allreduce);
+RWC_INTERPOSED int PMPI_Allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Allgather);
+RWC_INTERPOSED int PMPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Alltoall);
 #endif
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+RWC_INTERPOSED int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     MPI_ENTRY(auto_bcast(buf, count, type, root, comm, &pass), rwc_real_bcast(buf, count, type, root, comm));
 }
 
-int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+RWC_INTERPOSED int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
 {
     MPI_ENTRY(auto_reduce(s, r, count, type, op, root, comm, &pass), rwc_real_reduce(s, r, count, type, op, root, comm));
 }
 
-int MPI_Gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
+RWC_INTERPOSED int MPI_Gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     MPI_ENTRY(auto_gather(s, sc, stype, r, rc, rtype, root, comm, &pass),
               rwc_real_gather(s, sc, stype, r, rc, rtype, root, comm));
 }
 
-int MPI_Scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
+RWC_INTERPOSED int MPI_Scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     MPI_ENTRY(auto_scatter(s, sc, stype, r, rc, rtype, root, comm, &pass),
               rwc_real_scatter(s, sc, stype, r, rc, rtype, root, comm));
 }
 
-int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+RWC_INTERPOSED int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     MPI_ENTRY(auto_allreduce(s, r, count, type, op, comm, &pass), rwc_real_allreduce(s, r, count, type, op, comm));
 }
 
-int MPI_Allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
+RWC_INTERPOSED int MPI_Allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
 {
     MPI_ENTRY(auto_allgather(s, sc, stype, r, rc, rtype, comm, &pass),
               rwc_real_allgather(s, sc, stype, r, rc, rtype, comm));
 }
 
-int MPI_Alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
+RWC_INTERPOSED int MPI_Alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
 {
     MPI_ENTRY(auto_alltoall(s, sc, stype, r, rc, rtype, comm, &pass), rwc_real_alltoall(s, sc, stype, r, rc, rtype, comm));
 }

@@ -49,8 +49,8 @@ int rwc_thread_multiple(void)
 typedef int (*init_fn)(int *, char ***);
 typedef int (*init_thread_fn)(int *, char ***, int, int *);
 
-int PMPI_Init(int *, char ***) __attribute__((alias("MPI_Init")));
-int PMPI_Init_thread(int *, char ***, int, int *) __attribute__((alias("MPI_Init_thread")));
+RWC_INTERPOSED int PMPI_Init(int *, char ***) __attribute__((alias("MPI_Init")));
+RWC_INTERPOSED int PMPI_Init_thread(int *, char ***, int, int *) __attribute__((alias("MPI_Init_thread")));
 
 /* MPI is not running yet: nothing to abort, say why and fail the call. */
 static void *next(const char *name)
@@ -62,7 +62,7 @@ static void *next(const char *name)
 }
 #endif
 
-int MPI_Init(int *argc, char ***argv)
+RWC_INTERPOSED int MPI_Init(int *argc, char ***argv)
 {
 #ifndef RW_SMPI
     static init_fn real;
@@ -77,7 +77,7 @@ int MPI_Init(int *argc, char ***argv)
     return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+RWC_INTERPOSED int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 #ifndef RW_SMPI
     static init_thread_fn real;

@@ -41,13 +41,13 @@ typedef int (*adjacent_fn)(MPI_Comm, int, const int *, const int *, int, const i
 #ifndef RW_SMPI
 #include <dlfcn.h>
 
-int PMPI_Cart_create(MPI_Comm, int, const int *, const int *, int, MPI_Comm *)
+RWC_INTERPOSED int PMPI_Cart_create(MPI_Comm, int, const int *, const int *, int, MPI_Comm *)
     __attribute__((alias("MPI_Cart_create")));
-int PMPI_Graph_create(MPI_Comm, int, const int *, const int *, int, MPI_Comm *)
+RWC_INTERPOSED int PMPI_Graph_create(MPI_Comm, int, const int *, const int *, int, MPI_Comm *)
     __attribute__((alias("MPI_Graph_create")));
-int PMPI_Dist_graph_create(MPI_Comm, int, const int *, const int *, const int *, const int *, MPI_Info, int,
+RWC_INTERPOSED int PMPI_Dist_graph_create(MPI_Comm, int, const int *, const int *, const int *, const int *, MPI_Info, int,
                            MPI_Comm *) __attribute__((alias("MPI_Dist_graph_create")));
-int PMPI_Dist_graph_create_adjacent(MPI_Comm, int, const int *, const int *, int, const int *, const int *,
+RWC_INTERPOSED int PMPI_Dist_graph_create_adjacent(MPI_Comm, int, const int *, const int *, int, const int *, const int *,
                                     MPI_Info, int, MPI_Comm *) __attribute__((alias("MPI_Dist_graph_create_adjacent")));
 
 /* The MPI's own, the next definition below this library (real.c). */
@@ -330,7 +330,7 @@ static rw_status cart_edges(int ndims, const int *dims, const int *periods, int 
     return st;
 }
 
-int MPI_Cart_create(MPI_Comm comm, int ndims, const int *dims, const int *periods, int reorder, MPI_Comm *out)
+RWC_INTERPOSED int MPI_Cart_create(MPI_Comm comm, int ndims, const int *dims, const int *periods, int reorder, MPI_Comm *out)
 {
     int size = 0, n = 1, ok = wanted(comm, reorder) && ndims > 0 && dims && periods &&
                                 PMPI_Comm_size(comm, &size) == MPI_SUCCESS;
@@ -364,7 +364,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int *dims, const int *period
     return rc;
 }
 
-int MPI_Graph_create(MPI_Comm comm, int nnodes, const int *index, const int *edges_in, int reorder, MPI_Comm *out)
+RWC_INTERPOSED int MPI_Graph_create(MPI_Comm comm, int nnodes, const int *index, const int *edges_in, int reorder, MPI_Comm *out)
 {
     int size = 0, ok = wanted(comm, reorder) && nnodes > 0 && index && edges_in &&
                        PMPI_Comm_size(comm, &size) == MPI_SUCCESS && nnodes <= size;
@@ -439,7 +439,7 @@ out:
     return ok;
 }
 
-int MPI_Dist_graph_create(MPI_Comm comm, int n, const int *sources, const int *degrees, const int *dest,
+RWC_INTERPOSED int MPI_Dist_graph_create(MPI_Comm comm, int n, const int *sources, const int *degrees, const int *dest,
                           const int *weights, MPI_Info info, int reorder, MPI_Comm *out)
 {
     if (!wanted(comm, reorder) || n < 0)
@@ -520,7 +520,7 @@ static int swap_lists(MPI_Comm tmp, int old, int new_rank, const int *new_rank_o
     return 1;
 }
 
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indeg, const int *src, const int *srcw, int outdeg,
+RWC_INTERPOSED int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indeg, const int *src, const int *srcw, int outdeg,
                                    const int *dst, const int *dstw, MPI_Info info, int reorder, MPI_Comm *out)
 {
     if (!wanted(comm, reorder) || indeg < 0 || outdeg < 0)
