@@ -22,6 +22,7 @@ from rankwise.cli.diff import diff_command
 from rankwise.cli.emulate import emulate_app
 from rankwise.cli.export import export_app
 from rankwise.cli.import_ import import_command
+from rankwise.cli.info import info_command
 from rankwise.cli.map import map_command
 from rankwise.cli.node import node_app
 from rankwise.cli.optimize import optimize_command
@@ -58,6 +59,7 @@ app.command("validate", no_args_is_help=True)(validate_command)
 app.command("diff", no_args_is_help=True)(diff_command)
 app.command("watch", no_args_is_help=True)(watch_command)
 app.add_typer(export_app, name="export")
+app.command("info")(info_command)
 app.add_typer(emulate_app, name="emulate")
 
 
