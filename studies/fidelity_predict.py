@@ -18,12 +18,13 @@ Targets (issue 21, item 5): median |error| <= 8 %, 90th percentile <= 20 %; ever
 within 20 % of the measured one. Exit status 1 when one is missed.
 
 Run: .venv/bin/python studies/fidelity_predict.py [--seeds 6] [--first 0] [--nodes 16,32] [--ranks 1,2]
-     [--quick] [--out DIR] [--reuse DIR] [--no-capacities] [--no-decisions]
+     [--quick] [--out DIR] [--reuse DIR] [--no-capacities] [--no-decisions] [--results FILE ...]
 Seed s gets kind CYCLE[s % 6] and size nodes[(s // 6) % len(nodes)], as in model_fidelity.py.
 --reuse DIR: take the platforms and models in DIR (the --out of this study or of model_fidelity.py:
 DIR/seed{s}-n{nodes}/platform, DIR/seed{s}-n{nodes}/rpn{R}.rwm) and probe only those missing, so
 that the study re-runs on models another probe made. --quick: 3 seeds of 16 nodes, 1 rank per node,
-one algorithm per operation, 3 sizes (a few minutes).
+one algorithm per operation, 3 sizes (a few minutes). --results DIR/results.json (repeatable): the
+tables and figures of earlier runs, pooled, without running anything.
 """
 
 from __future__ import annotations
@@ -257,6 +258,16 @@ def summary(coll: list[CollRow], speed: list[SpeedupRow]) -> bool:
     return ok
 
 
+def load_results(paths) -> tuple[list[CollRow], list[SpeedupRow]]:
+    """The rows of results.json files (this study's --out), pooled."""
+    coll, speed = [], []
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        coll += [CollRow(**r) for r in data["collectives"]]
+        speed += [SpeedupRow(**r) for r in data["speedups"]]
+    return coll, speed
+
+
 def cases(seeds: int, first: int, nodes: list[int], ranks: list[int]) -> list[Case]:
     """Seed s: size nodes[(s // 6) % len(nodes)], kind CYCLE[s % 6] (model_fidelity.py's dealing)."""
     from rankwise.sim.random_platform import CYCLE
@@ -276,7 +287,15 @@ def main() -> int:
                                                          "one algorithm per operation")
     ap.add_argument("--out", type=Path, help="keep platforms, models, logs and results.json here")
     ap.add_argument("--reuse", type=Path, help="take platforms and models from this folder (probe the missing)")
+    ap.add_argument("--results", type=Path, action="append", default=[],
+                    help="print the tables and figures of earlier runs' results.json (repeat to pool), run nothing")
     args = ap.parse_args()
+    if args.results:
+        coll, speed = load_results(args.results)
+        console.print(coll_table(coll))
+        if speed:
+            console.print(speedup_table(speed))
+        return 0 if summary(coll, speed) else 1
     sizes, algorithms = SIZES, ALGORITHMS
     if args.quick:
         args.seeds, args.nodes, args.ranks = 3, "16", "1"

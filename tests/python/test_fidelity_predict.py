@@ -63,3 +63,13 @@ def test_reuse_takes_a_model_fidelity_folder(fp, tmp_path):
     got, model, probed = fp.platform_and_model(fp.Case(3, 16, 1), tmp_path / "out", reuse, capacities=False)
     assert model == fp.where(reuse, 3, 16) / "rpn1.rwm" and not probed
     assert got.platform_xml == gp.platform_xml
+
+
+def test_results_round_trip(fp, tmp_path):
+    import json
+    from dataclasses import asdict
+
+    c = fp.CollRow(0, "torus:4,4,2", 1, 32, "bcast", "binomial", 1024, 2.0, 2.5)
+    s = fp.SpeedupRow(0, "torus:4,4,2", 1, "alltoall 16", 1024, 2.0, 1.5)
+    (tmp_path / "r.json").write_text(json.dumps({"collectives": [asdict(c)], "speedups": [asdict(s)]}))
+    assert fp.load_results([tmp_path / "r.json", tmp_path / "r.json"]) == ([c, c], [s, s])
