@@ -221,6 +221,38 @@ def with_bytes(spec: str, key: str = "bytes") -> Callable[[int], str]:
     return lambda size: f"{name}:{','.join([*items, f'{key}={size}'])}"
 
 
+def benchmark_spec(bench: str, args: Sequence[str], n_ranks: int, table: str | None = None) -> str | None:
+    """The pattern a benchmark program's rows stand for, at its first row's
+    size (with_bytes sets each row's): alltoall, and the stencil when one
+    mode is timed (--mode or --table 1d / 2d / 3d); None for the others,
+    whose rows are costed by the profiled traffic as a whole."""
+    from rankwise.patterns import dims_create
+
+    opts = {}
+    for i, word in enumerate(args):
+        if word.startswith("--"):
+            key, eq, value = word.partition("=")
+            opts[key] = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+    if bench == "alltoall":
+        return f"alltoall:ranks={n_ranks},bytes=1K"
+    if bench == "stencil":
+        mode = table or opts.get("--mode", "all")
+        mode = "3d" if mode == "2-2-2" else mode
+        if mode not in ("1d", "2d", "3d") or "--periodic" in args:
+            return None
+        grid = opts.get("--grid") or "x".join(map(str, dims_create(n_ranks, 3)))
+        return f"stencil3d:grid={grid},bytes=1K,mode={mode}"
+    return None
+
+
+def prediction_errors(c: Comparison) -> np.ndarray:
+    """Per row: predicted speed-up / measured speed-up - 1 (NaN where unknown)."""
+    if c.predicted is None:
+        return np.full(c.sizes.size, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(c.predicted, dtype=float) / c.speedup - 1
+
+
 def model_age(model: Model) -> float:
     """Seconds since the model was first written (inf when unknown)."""
     return time.time() - model.created if np.isfinite(model.created) else float("inf")
@@ -306,7 +338,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     """The whole pipeline, printing each stage; returns (plan, comparison or None)."""
     from rankwise import paths
     from rankwise.allocation import read_allocation
-    from rankwise.report.placement import print_comparison, print_prediction
+    from rankwise.report.placement import print_comparison, print_prediction, print_prediction_check
     from rankwise.launcher_files import FORMATS, usage_hint, write_placement
     from rankwise.patterns import generate
     from rankwise.plots import plot_model, plot_speedup
@@ -326,8 +358,16 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     bench = benchmark_name(app) if app else None
     if app and not bench and not Path(app).exists():
         raise RankwiseError(f"application '{app}' not found (a path, or one of {', '.join(PROGRAMS)})")
-    if sim is not None and not Path(sim).exists():
-        raise RankwiseError(f"{sim}: platform file not found")
+    platform_hosts = None
+    if sim is not None:
+        from rankwise.sim.platform_file import read_platform
+        from rankwise.validate import platform_files
+
+        if not Path(sim).exists():
+            raise RankwiseError(f"{sim}: platform file not found")
+        sim, _ = platform_files(sim)  # a folder of rankwise sim platform: its platform.xml
+        known = read_platform(sim)  # hosts in file order (None: a compiled platform)
+        platform_hosts = None if known is None else {h for h, _ in known}
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -353,6 +393,11 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         else:
             model = probe_launcher(launcher, path, ProbeOptions(group_by=group_by), hostfile=hosts)
         written.append(("model", path))
+    if platform_hosts is not None:
+        stray = [h for h in model.names if h not in platform_hosts]
+        if stray:
+            raise RankwiseError(f"{path}: node '{stray[0]}' of the model is not a host of {sim} (a model probed "
+                                "on another platform?)")
     if hosts is not None:
         alloc = read_allocation(hosts)
     else:
@@ -423,15 +468,21 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
             comparison = compare(label, runner, p.before_hosts, p.after_hosts, repeats=repeats,
                                  unit="us" if bench else "s",
                                  progress=lambda t: status.update(f"[bold]4/4 {escape(t)}"))
-        if pattern is not None and bench and "bytes=" in traffic.pattern:
-            # The pattern at each row's size: the predictor's speed-up beside the measured one.
-            comparison.predicted = predicted_rows(p, comparison.sizes, with_bytes(traffic.pattern))
-        elif p.before_hosts == p.after_hosts or not bench:
-            # The default kept (nothing can differ but noise), or one whole-run time.
+        spec = traffic.pattern if pattern is not None and "bytes=" in traffic.pattern else (
+            benchmark_spec(bench, args, traffic.n_ranks, table) if bench else None)
+        whole = False
+        if bench and spec is not None and p.before_hosts != p.after_hosts:
+            # The job's pattern at each row's size: the predictor's speed-up beside the measured one.
+            comparison.predicted = predicted_rows(p, comparison.sizes, with_bytes(spec))
+        else:
+            # The default kept (nothing can differ but noise), one whole-run time, or a benchmark
+            # whose rows have no pattern of their own: the traffic's predicted gain as a whole.
             comparison.predicted = np.full(comparison.sizes.size, p.result.gain)
+            whole = bool(bench) and comparison.sizes.size > 1 and p.before_hosts != p.after_hosts
         console.print(f"[bold]4/4 verified[/bold] ({repeats} interleaved runs each, outliers > "
                       f"{OUTLIER_FACTOR:g}x dropped)", highlight=False)
-        print_comparison(comparison, console, title=f"{label}: default placement vs rankwise")
+        print_comparison(comparison, console, title=f"{label}: default placement vs rankwise", errors=True)
+        print_prediction_check(comparison, console, source=path.name, whole=whole)
         csv = out / "verify.csv"
         from rankwise.files import write_atomic
         write_atomic(csv, comparison.to_csv())

@@ -47,13 +47,14 @@ class Row:
 
 
 def platform_files(sim: str | PathLike) -> tuple[Path, Path]:
-    """(platform.xml, its directory) from either: `rankwise sim platform`
-    writes both the XML and ground_truth.json into one folder."""
+    """(platform XML, its directory) from a SimGrid platform file of any
+    name, or a folder holding platform.xml (`rankwise sim platform` writes
+    it there beside ground_truth.json)."""
     path = Path(sim)
     xml = path / "platform.xml" if path.is_dir() else path
     if not xml.is_file():
-        raise RankwiseError(f"{sim}: no SimGrid platform there (give the folder or the platform.xml "
-                            "`rankwise sim platform` wrote)")
+        raise RankwiseError(f"{sim}: no SimGrid platform there (give a platform XML, or a folder holding "
+                            "platform.xml)")
     return xml, xml.parent
 
 

@@ -3,6 +3,7 @@ collectives and binomial trees, per operation and size (rankwise.coll.bench).
 
     rankwise sim platform --default -o plat
     rankwise coll bench --sim plat --quick
+    rankwise coll bench --sim my/cluster.xml --model net.rwm --quick   # any platform, a probed model
     rankwise coll bench --launcher "mpirun -np 8 --oversubscribe" --model net.rwm
 """
 
@@ -106,9 +107,9 @@ def _print_summary(points, label: str, judged: bool) -> bool:
 
 
 def coll_bench_command(
-    sim: list[Path] = typer.Option([], "--sim", help="A generated platform folder (rankwise sim platform); repeat for several."),
+    sim: list[Path] = typer.Option([], "--sim", help="A SimGrid platform: any platform.xml (with --model), or a folder of rankwise sim platform; repeat for several."),
     launcher: Optional[str] = typer.Option(None, "--launcher", help="Real MPI: the launcher and its arguments, e.g. 'mpirun -np 8'."),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Real MPI: the measured model to tune the rules from (rankwise probe)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help="The probed model to tune the rules from (rankwise probe); --sim: one platform, the one probed (default there: its ground truth)."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Real MPI: a rules file of 'rankwise coll tune' to use as is."),
     hostfile: Optional[Path] = HOSTFILE_OPTION,
     ranks: Optional[str] = typer.Option(None, "--ranks", help="Simulated: rank counts (default 16,32,64,128; --quick 16,32)."),
@@ -135,13 +136,16 @@ def coll_bench_command(
     if not (0 <= overhead < 1):
         raise UsageError(f"--overhead must be in [0, 1) seconds, got {overhead:g}")
     if sim:
-        for opt, value in (("--model", model), ("--rules", rules), ("--hostfile", hostfile)):
+        for opt, value in (("--rules", rules), ("--hostfile", hostfile)):
             if value is not None:
-                raise UsageError(f"{opt} is for --launcher runs; a simulated run tunes its rules from the platform")
+                raise UsageError(f"{opt} is for --launcher runs; a simulated run tunes its rules from --model "
+                                 "or the platform's ground truth, on the platform's hosts in file order")
+        if model is not None and len(sim) > 1:
+            raise UsageError("--model is the probe of one platform: give one --sim with it")
         rank_list = _int_list(ranks, "--ranks", 2) if ranks else sorted({r for r, _ in shapes_default})
         rpn_list = _int_list(ranks_per_node, "--ranks-per-node", 1) if ranks_per_node else sorted(
             {p for _, p in shapes_default})
-        targets = [cb.SimTarget(p, overhead) for p in sim]
+        targets = [cb.SimTarget(p, overhead, model) for p in sim]
         if len({t.label for t in targets}) != len(targets):
             raise UsageError("--sim: two platforms have the same folder name (their files would collide in --out)")
         shape_list = [cb.Shape(r, p) for p in rpn_list for r in rank_list]
@@ -151,6 +155,24 @@ def coll_bench_command(
             raise UsageError("--ranks and --ranks-per-node are for --sim runs; the launcher sets the job's shape")
         targets = [cb.LauncherTarget(launcher, model, rules, hostfile)]
         n_iter = iterations or 20
+    plan = []  # (target, shapes)
+    for t in targets:
+        if t.simulated:
+            fit = []
+            for s in shape_list:
+                why = t.unfit(s)
+                if not why and t.missing(s):
+                    raise RankwiseError(f"--model {model}: host '{t.missing(s)}' of {t.xml} is not in the model "
+                                        f"({s.ranks} ranks at {s.rpn} per node run on it): probe the platform's "
+                                        "hosts, or choose --ranks it covers")
+                if why:
+                    console.print(escape(f"skipped on {t.label}: {s.ranks} ranks at {s.rpn} per node ({why})"),
+                                  highlight=False)
+                else:
+                    fit.append(s)
+            plan.append((t, fit))
+    if sim and not any(shapes for _, shapes in plan):
+        raise UsageError("no job shape fits the platform(s): choose --ranks and --ranks-per-node they can hold")
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / "rules").mkdir(exist_ok=True)
@@ -161,20 +183,6 @@ def coll_bench_command(
         console.print(escape("note: the rankwise runs get " + " ".join(f"{k}={v}" for k, v in inherited.items())
                              + " from the environment"), highlight=False)
 
-    plan = []  # (target, shapes)
-    for t in targets:
-        if t.simulated:
-            fit = []
-            for s in shape_list:
-                why = t.unfit(s)
-                if why:
-                    console.print(escape(f"skipped on {t.label}: {s.ranks} ranks at {s.rpn} per node ({why})"),
-                                  highlight=False)
-                else:
-                    fit.append(s)
-            plan.append((t, fit))
-    if sim and not any(shapes for _, shapes in plan):
-        raise UsageError("no job shape fits the platform(s): choose --ranks and --ranks-per-node they can hold")
     ok = True
     t0 = time.monotonic()
     with cb.workdir() as tmp:
@@ -208,7 +216,7 @@ def coll_bench_command(
         if t.simulated:
             console.print(escape(f"SMPI, {t.folder}: default = Open MPI's choices (smpi/coll-selector:ompi), "
                                  "binomial = SMPI's binomial trees, rankwise = librankwise_coll with the rules of "
-                                 f"'rankwise coll tune'; overheads {overhead * 1e6:g} us per eager message "
+                                 f"'rankwise coll tune' from {t.model or 'the ground truth'}; overheads {overhead * 1e6:g} us per eager message "
                                  "(smpi/os, ois, or); time per call of the slowest rank, all ranks starting at one "
                                  "instant"), highlight=False)
         else:

@@ -261,25 +261,44 @@ def check_rules_file(path: Path, ranks: int | None = None) -> None:
 
 
 class SimTarget:
-    """A generated platform folder (rankwise sim platform): platform.xml,
-    hostfile, ground_truth.json; the first ranks / rpn hosts, block placement."""
+    """A SimGrid platform: a folder of `rankwise sim platform` (platform.xml
+    beside ground_truth.json) or any platform.xml (a user's own), whose
+    hosts come from the XML in file order; the first ranks / rpn hosts,
+    block placement. The rules are tuned from `model` (a probed model) when
+    given, else from the generated platform's ground truth."""
 
     simulated = True
 
-    def __init__(self, folder: Path, overhead: float):
-        self.folder = folder
-        self.xml = folder / "platform.xml"
-        self.label = folder.resolve().name
-        self.overhead = overhead
-        for need in ("platform.xml", "ground_truth.json"):
-            if not (folder / need).is_file():
-                raise UsageError(f"--sim {folder}: not a generated platform folder (no {need}; make one with "
-                                 "'rankwise sim platform')")
+    def __init__(self, path: Path, overhead: float, model: Path | None = None):
         from rankwise.sim.platform_file import read_platform
+        from rankwise.validate import platform_files
 
+        try:
+            self.xml, self.folder = platform_files(path)
+        except RankwiseError as exc:
+            raise UsageError(f"--sim {exc}") from None
+        self.label = (self.folder if Path(path).is_dir() or self.xml.name == "platform.xml"
+                      else self.xml.with_suffix("")).resolve().name
+        self.overhead = overhead
+        self.model = model
+        if model is None and not (self.folder / "ground_truth.json").is_file():
+            raise UsageError(f"--sim {path}: no ground_truth.json beside {self.xml.name} (a platform of your "
+                             f"own?): tune from a probed model, --model MODEL (rankwise probe --sim {self.xml} "
+                             "-o MODEL)")
         self.hosts = read_platform(self.xml) or []
         if not self.hosts:
-            raise RankwiseError(f"{self.xml}: no host to run on")
+            raise RankwiseError(f"{self.xml}: a compiled platform lists no hosts; give its XML")
+        self.modelled: set[str] | None = None
+        if model is not None:
+            from rankwise.model import Model
+
+            self.modelled = set(Model.load(model).names)
+
+    def missing(self, shape: Shape) -> str | None:
+        """The first host the shape runs on that the model lacks, or None."""
+        if self.modelled is None:
+            return None
+        return next((h for h in self.nodes(shape) if h not in self.modelled), None)
 
     def unfit(self, shape: Shape) -> str | None:
         """Why the platform cannot hold the shape, or None."""
@@ -295,7 +314,8 @@ class SimTarget:
         return [name for name, _ in self.hosts[: shape.ranks // shape.rpn]]
 
     def rules(self, shape: Shape, ops: Sequence[str], sizes: Sequence[int], output: Path) -> Path:
-        return run_tune(["--platform", str(self.folder), "--nodes", ",".join(self.nodes(shape)),
+        network = ["--model", str(self.model)] if self.model is not None else ["--platform", str(self.folder)]
+        return run_tune([*network, "--nodes", ",".join(self.nodes(shape)),
                          "--ranks", str(shape.ranks), "--ranks-per-node", str(shape.rpn),
                          "--overhead", repr(self.overhead), "--recv-overhead", repr(self.overhead),
                          "--ops", ",".join(ops),

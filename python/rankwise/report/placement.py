@@ -51,7 +51,9 @@ def print_prediction(traffic, network, result, objective: str, console: Console)
     console.print(table)
 
 
-def print_comparison(cmp, console: Console, title: str | None = None) -> None:
+def print_comparison(cmp, console: Console, title: str | None = None, errors: bool = False) -> None:
+    """The before / after table; with the predictor's speed-up per row when
+    known, and (errors) how far it is from the measured one."""
     from rankwise.patterns import format_size
 
     table = Table(title=escape(title or cmp.label), title_justify="left")  # the user's command line
@@ -63,13 +65,42 @@ def print_comparison(cmp, console: Console, title: str | None = None) -> None:
     table.add_column("speed-up", justify="right")
     if predicted is not None:
         table.add_column("predicted", justify="right")
+        if errors:
+            table.add_column("pred / meas", justify="right")
     for i, (size, before, after, speedup) in enumerate(cmp.rows()):
         colour = "green" if speedup >= 1.05 else "red" if speedup < 0.98 else ""
         shown = f"[{colour}]x{speedup:.2f}[/]" if colour else f"x{speedup:.2f}"
         cells = ["whole" if whole else format_size(size), f"{before:.6g}", f"{after:.6g}", shown]
         if predicted is not None:
             cells.append(f"x{predicted[i]:.2f}")
+            if errors:
+                e = predicted[i] / speedup - 1 if speedup > 0 else float("nan")
+                cells.append(f"{e:+.1%}" if e == e else "-")
         table.add_row(*cells)
     console.print(table)
     for line in cmp.failures:
         console.print(f"[red]failed:[/] {escape(line)}", highlight=False)
+
+
+PREDICTION_TOLERANCE = 0.20  # issue 21: the predicted speed-up within 20 % of the measured one
+
+
+def print_prediction_check(cmp, console: Console, source: str, whole: bool = False) -> None:
+    """One line: in how many rows the predicted speed-up (from the model
+    `source`) is within PREDICTION_TOLERANCE of the measured one, and the worst."""
+    from rankwise.optimize import prediction_errors
+    from rankwise.patterns import format_size
+
+    err = prediction_errors(cmp)
+    known = np.flatnonzero(np.isfinite(err))
+    if known.size == 0:
+        return
+    worst = known[np.argmax(np.abs(err[known]))]
+    close = int(np.sum(np.abs(err[known]) <= PREDICTION_TOLERANCE))
+    where = "whole run" if cmp.unit == "s" else format_size(int(cmp.sizes[worst]))
+    text = (f"predicted (from {source}) vs measured speed-up: within {PREDICTION_TOLERANCE:.0%} in {close}/"
+            f"{known.size} rows, median |error| {np.median(np.abs(err[known])):.1%}, worst {err[worst]:+.1%} "
+            f"({where})")
+    if whole:
+        text += "; every row is predicted from the profiled traffic as a whole (no per-size pattern)"
+    console.print(escape(text), highlight=False, soft_wrap=True)

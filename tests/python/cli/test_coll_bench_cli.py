@@ -38,11 +38,12 @@ def test_bad_arguments_give_one_line(tmp_path, args, text):
 def test_sim_arguments_are_checked(tmp_path, small_platform):
     plat = small_platform.out_dir
     cases = [
-        (["--sim", tmp_path], "not a generated platform folder"),
+        (["--sim", tmp_path], "no SimGrid platform there"),
         (["--sim", plat, "--ranks", "16,x"], "--ranks: 'x' is not a whole number"),
         (["--sim", plat, "--ranks-per-node", "0"], "--ranks-per-node: 0 is below 1"),
         (["--sim", plat, "--overhead", "2"], "--overhead must be in [0, 1)"),
-        (["--sim", plat, "--model", plat / "ground_truth.json"], "--model is for --launcher runs"),
+        (["--sim", plat, "--hostfile", plat / "hostfile"], "--hostfile is for --launcher runs"),
+        (["--sim", plat, "--sim", plat, "--model", plat / "ground_truth.json"], "give one --sim with it"),
     ]
     for args, text in cases:
         r = run_cli("coll", "bench", "--out", tmp_path / "out", *args, cwd=tmp_path)
