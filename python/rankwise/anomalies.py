@@ -172,38 +172,188 @@ def _node_bandwidth_ratios(bw, measured, g):
     return out
 
 
-ROUTE_MATCH = 0.05  # a block's latency within 5 % of a route through other blocks: explained
+CLASS_TOL = 0.2  # a block within 0.2 steps of a lattice point is at that distance...
+CLASS_FIT = (0.9, 0.8, 0.7, 0.6)  # ...the step is the largest placing 90 % of the pairs so (else 80 %, ...)...
+CLASS_SHARE = 0.01  # ...and its farthest class holds 1 % of them (at least 2)
+BANDWIDTH_DROP = 2.0  # a block below half its distance class's median bandwidth is slow
 
 
-def _routed_latencies(blat: np.ndarray, inside: np.ndarray, threshold: float) -> np.ndarray:
-    """Which blocks between groups owe their latency to a longer route, not to a fault.
+@dataclass(frozen=True)
+class DistanceClasses:
+    """Latency levels of the blocks between groups: route latencies are sums of link latencies,
+    so the blocks cluster at base + m * step (a rack's pairs and a cross-rack route on a fat tree;
+    one, two or three router hops on a dragonfly; hop counts on a torus; intra- and cross-pod on
+    a three-level tree). `top` is the farthest class, in steps."""
 
-    On a fat tree every pair of racks is the same distance apart. On a dragonfly (or any
-    direct network) routers are one, two or three hops apart, and a block two hops away is as
-    slow as the two nearer blocks it is routed through, less one pair of end points (a node's
-    own latency: the blocks inside a group): blat[x, y] ~ blat[x, z] + blat[z, y] - base.
-    Such a block is explained. Routes are the near blocks (within `threshold` of the better
-    quartile) and, repeatedly, the explained ones; a block explained by none is no route, so
-    a degraded link, which slows every block routed over it, does not explain its own."""
-    k = blat.shape[0]
-    routed = np.zeros_like(inside)
-    between = ~inside & np.isfinite(blat)
-    diag = blat[inside & np.isfinite(blat)]
-    if k < 3 or diag.size == 0 or not between.any():
-        return routed
-    base = float(np.median(diag))
-    usable = between & (blat <= threshold * np.percentile(blat[between], 25))
-    changed = True
-    while changed:
-        changed = False
-        for x, y in zip(*np.nonzero(between & ~routed)):
-            legs = usable[x, :] & usable[:, y]
-            legs[[x, y]] = False
-            if legs.any():
-                via = float(np.min(blat[x, legs] + blat[legs, y])) - base
-                if abs(blat[x, y] - via) <= ROUTE_MATCH * blat[x, y]:
-                    routed[x, y] = usable[x, y] = changed = True
-    return routed
+    base: float  # s, the nearest class (inside a group where groups have mates)
+    step: float  # s, the smallest gap between two neighbouring classes
+    top: int
+    levels: tuple[float, ...]  # s, the classes' latencies
+
+    def position(self, lat):
+        """Where a latency falls on the lattice, in steps from base."""
+        return (np.asarray(lat) - self.base) / self.step
+
+    def explained(self, lat):
+        """A latency a route of the structure explains: at a lattice point between base and the
+        farthest class (a longer route), not between two points or beyond (a slow link)."""
+        pos = self.position(lat)
+        near = np.round(pos)
+        return (np.abs(pos - near) <= CLASS_TOL) & (near <= self.top) & (near >= 0)
+
+
+def _lattice_window(v: np.ndarray, step: float, tol: float) -> tuple[int, float]:
+    """How many latencies lie within tol steps of the best lattice of this step, and its base."""
+    bins = 50
+    width = int(round(2 * tol * bins))
+    phase = np.mod(v / step, 1.0)
+    hist = np.bincount(np.minimum((phase * bins).astype(int), bins - 1), minlength=bins)
+    window = np.convolve(np.concatenate([hist, hist[:width]]), np.ones(width + 1, int), "valid")[:bins]
+    start = int(np.argmax(window))
+    centre = (start + width / 2) / bins  # the phase the latencies share
+    base0 = float(np.min(v))
+    return int(window[start]), base0 + (np.mod(centre - base0 / step + 0.5, 1.0) - 0.5) * step
+
+
+def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> DistanceClasses | None:
+    """The distance classes of a set of pair latencies (between groups, and inside groups as
+    the nearest class), or None when no lattice explains them.
+
+    The step is the largest that puts 90 % of the latencies within CLASS_TOL steps of a
+    lattice point base + m * step (80 %, 70 % or 60 % when none does: a slow link on a small
+    dragonfly carries a third of the pairs), searched from the whole range down to a twentieth of
+    the median latency, the base at the phase most latencies share; then, among steps down to
+    15 % smaller, the one placing the most, and the lattice refitted by least squares through
+    the latencies within half the tolerance (a looser fit would lean towards the slow ones). A
+    slow shared link moves the pairs that cross it by its extra latency, which is rarely a whole
+    number of steps: they fall between classes. The farthest class is the farthest lattice point
+    holding CLASS_SHARE of the latencies: pairs beyond it are slow too."""
+    inside = lat_inside[np.isfinite(lat_inside)]
+    v = np.concatenate([lat_between[np.isfinite(lat_between)], inside])
+    if v.size < 4 or np.ptp(v) <= 0:
+        return None
+    lo, hi = np.median(v) / 20, np.ptp(v)
+    if hi <= lo:
+        return None
+    steps = np.geomspace(hi, lo, 400)
+    for fit in CLASS_FIT:
+        first = next((k for k, x in enumerate(steps) if _lattice_window(v, x, CLASS_TOL)[0] >= fit * v.size), None)
+        if first is None:
+            continue
+        near_steps = steps[first:][steps[first:] >= 0.85 * steps[first]]
+        scores = [_lattice_window(v, x, CLASS_TOL) for x in near_steps]
+        best = int(np.argmax([c for c, _ in scores]))
+        step, base = float(near_steps[best]), scores[best][1]
+        for _ in range(3):  # least squares through the latencies close to the lattice
+            pos = (v - base) / step
+            near = np.round(pos)
+            close = np.abs(pos - near) <= CLASS_TOL / 2
+            if np.unique(near[close]).size < 2:
+                break
+            step, base = (float(x) for x in np.polyfit(near[close], v[close], 1))
+        pos = (v - base) / step
+        near = np.round(pos)
+        on = np.abs(pos - near) <= CLASS_TOL
+        if not on.any():
+            continue
+        counts = np.bincount((near[on] - near[on].min()).astype(int))
+        filled = np.flatnonzero(counts >= max(2, CLASS_SHARE * v.size)) + int(near[on].min())
+        if filled.size < 2:
+            continue
+        base += float(filled[0]) * step
+        top = int(filled[-1] - filled[0])
+        return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)))
+    return None
+    lo, hi = np.median(v) / 20, np.ptp(v)
+    if hi <= lo:
+        return None
+    bins = 50
+    width = int(round(2 * CLASS_TOL * bins))
+    for fit, step in ((f, x) for f in CLASS_FIT for x in np.geomspace(hi, lo, 400)):
+        phase = np.mod(v / step, 1.0)
+        hist = np.bincount(np.minimum((phase * bins).astype(int), bins - 1), minlength=bins)
+        window = np.convolve(np.concatenate([hist, hist[:width]]), np.ones(width + 1, int), "valid")[:bins]
+        start = int(np.argmax(window))
+        if window[start] < fit * v.size:
+            continue
+        centre = (start + width / 2) / bins  # the phase the latencies share
+        base0 = float(np.min(v))
+        base = base0 + (np.mod(centre - base0 / step + 0.5, 1.0) - 0.5) * step
+        pos = (v - base) / step
+        near = np.round(pos)
+        on = np.abs(pos - near) <= CLASS_TOL
+        # The lattice through the latencies it places, by least squares: v = base + m * step.
+        if np.unique(near[on]).size >= 2:
+            step, base = (float(x) for x in np.polyfit(near[on], v[on], 1))
+            pos = (v - base) / step
+            near = np.round(pos)
+            on = np.abs(pos - near) <= CLASS_TOL
+        counts = np.bincount(near[on].astype(int) - int(near[on].min()))
+        need = max(2, CLASS_SHARE * v.size)
+        filled = np.flatnonzero(counts >= need) + int(near[on].min())
+        if filled.size < 2:
+            continue
+        base += float(filled[0]) * step
+        top = int(filled[-1] - filled[0])
+        levels = tuple(base + m * step for m in range(top + 1))
+        return DistanceClasses(base, float(step), top, levels)
+    return None
+
+
+def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=None):
+    """Relations between groups slower than the structure explains (docs/model-structure.md).
+
+    Pairs' latencies (both directions' mean; slow nodes left out, so a pair's latency is its
+    route's) are placed on the distance classes of all pairs between groups not through a slow
+    uplink. A pair is slow when it falls between two classes or beyond the farthest, or when its
+    bandwidth is below 1/BANDWIDTH_DROP of its class's median (a longer route crosses more links,
+    not narrower ones) and the pair is steady (jitter, as pair_variation gives it, at most
+    JITTER_FLOOR). A relation is slow when most of its pairs are: its median alone would
+    fall between two classes where a group holds nodes at two distances from another (groups
+    on a torus). Returns the slow relations and the nodes alone in their group most of whose
+    pairs are slow (their own link). Without classes (fewer than two latency levels), a relation is judged against
+    the better quartile of all relations, as alterations only make links worse."""
+    n, k = len(g), blat.shape[0]
+    sym = _network_part(lat, np.zeros(n))
+    same = g[:, None] == g[None, :]
+    across = clean & ~same & np.isfinite(sym)
+    up = np.isin(g, uplinks)
+    fit = clean & ~(up[:, None] | up[None, :]) & np.isfinite(sym)
+    classes = distance_classes(sym[fit & ~same], sym[fit & same])
+    out = []
+    if classes is None:
+        ok = ~np.eye(k, dtype=bool) & np.isfinite(blat)
+        if ok.any():
+            hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
+            out = [(int(x), int(y)) for x, y in zip(*np.nonzero(ok))
+                   if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold]
+        return out, []
+    with np.errstate(invalid="ignore"):
+        level = np.where(across, np.round(classes.position(sym)), -1).astype(int)
+        slow = across & ~classes.explained(np.where(across, sym, 0.0))
+        usual = fit & ~same & ~slow
+        fallback = np.median(bw[usual]) if usual.any() else np.nan
+        ref = np.full(level.max() + 2, fallback)
+        for m in np.unique(level[usual]):
+            cell = usual & (level == m)
+            if cell.sum() >= 3:
+                ref[m] = np.median(bw[cell])
+        # A narrow link caps a pair at the same rate in every round; contention in the concurrent
+        # probe, or a link whose load varies, does not: only a steady pair's bandwidth counts.
+        steady = ~(jitter > JITTER_FLOOR) if jitter is not None else True
+        slow |= across & steady & (bw * BANDWIDTH_DROP < ref[level])
+    rows, cols = np.nonzero(across)
+    key = g[rows] * k + g[cols]
+    share = np.bincount(key, weights=slow[rows, cols], minlength=k * k) / np.maximum(
+        np.bincount(key, minlength=k * k), 1)
+    has = np.bincount(key, minlength=k * k) > 0
+    blocks = [(int(c // k), int(c % k)) for c in np.flatnonzero(has & (share > 0.5))]
+    # A node alone in its group whose pairs are mostly slow: its own link (a NIC's extra latency
+    # is small against long routes, so its ratio to its pairs' latency may not show it).
+    alone = np.bincount(g, minlength=k)[g] == 1
+    with np.errstate(invalid="ignore"):
+        mine = (slow.sum(0) + slow.sum(1)) / np.maximum(across.sum(0) + across.sum(1), 1)
+    return blocks, [int(i) for i in np.flatnonzero(alone & (mine > 0.5))]
 
 
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
@@ -238,6 +388,13 @@ def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float) -> list[i
     return [int(x) for x in np.flatnonzero(slow)]
 
 
+def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Per pair, the latency of the network between the two nodes: the mean of both directions
+    less both nodes' own terms."""
+    sym = np.where(np.isfinite(lat) & np.isfinite(lat.T), (lat + lat.T) / 2, np.fmax(lat, lat.T))
+    return sym - a[:, None] - a[None, :]
+
+
 def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     n = model.n_nodes
     g = model.groups().astype(int)
@@ -267,19 +424,15 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     inside = np.eye(blat.shape[0], dtype=bool)
     slow_blocks = []
     blat0, bbw0 = blat.copy(), bbw.copy()
-    routed = _routed_latencies(blat, inside, threshold)
-    for kind in (inside, ~inside):
-        ok = kind & np.isfinite(blat)
-        if not ok.any():
-            continue
-        # Healthy: the better quartile, since alterations only make links worse.
+    # Inside groups: against the better quartile of the blocks inside, as alterations only make
+    # links worse.
+    ok = inside & np.isfinite(blat)
+    if ok.any():
         hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
         for x, y in zip(*np.nonzero(ok)):
-            ref_lat = max(hl, blat[x, y]) if routed[x, y] else hl
-            if _slowness(blat[x, y], bbw[x, y], ref_lat, hb) > threshold:
+            if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold:
                 slow_blocks.append((int(x), int(y)))
                 blat[x, y], bbw[x, y] = hl, hb  # judge its pairs against healthy blocks
-
     # A group's uplink: every block through it is slow (judged against the other groups' parts).
     uplinks = _slow_uplinks(blat0, bbw0, threshold)
     across = ~inside & np.isfinite(blat0)
@@ -290,6 +443,17 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
                 if x != y and block not in slow_blocks and np.isfinite(blat[block]):
                     slow_blocks.append(block)
                     blat[block], bbw[block] = hl, hb
+
+    # Between groups: against the distance classes (a longer route is no fault).
+    hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
+              else (np.nan, np.nan))
+    relations, own = _slow_relations(lat, bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
+    own_groups = {int(g[i]) for i in own}
+    slow_nodes = sorted(set(slow_nodes) | set(own))
+    for block in relations:
+        if block not in slow_blocks and not own_groups & set(block):
+            slow_blocks.append(block)
+            blat[block], bbw[block] = hl, hb
 
     # 3. Pairs.
     bad_node = np.zeros(n, bool)
