@@ -30,11 +30,11 @@ import numpy as np
 from rankwise.model import MEASURED, Model
 
 THRESHOLD = 1.3  # slower than 1.3x the healthy value counts as degraded
-JITTER_RATIO = 3.0  # a pair varying 3x more than the quiet pairs (lower quartile) stands out...
+JITTER_RATIO = 3.0  # a pair of a varying link varying 3x more than the pairs no link explains is listed...
 JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~0 jitter)
-LINK_SHARE = 0.25  # a link explains variable pairs when a quarter of the pairs it carries vary...
-LINK_RATIO = 4.0  # ...4x more often than the pairs it does not carry...
-MIN_PAIRS = 4  # ...and it carries a few pairs
+LINK_RATIO = 2.0  # a link varies when its pairs' median jitter is 2x the other pairs' median...
+MIN_PAIRS = 4  # ...and it carries a few pairs...
+LINK_Z = 4.0  # ...of which more are in the upper quartile than chance gives, by 4 standard errors
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,17 @@ class NoisyPair:
     scope: str  # explained by a "node" link, a "group" uplink, a "block" (group pair) or "pair" alone
 
 
+@dataclass(frozen=True)
+class VaryingLink:
+    """A link whose load varies over time, with the pairs it explains."""
+
+    kind: str  # "node" (a node's own link), "group" (a group's uplink) or "block" (between two groups)
+    where: str  # the node, the group or "a-b"
+    pairs: int  # ordered pairs that cross it (measured, not taken by an earlier link)
+    jitter: float  # their median jitter (pair_variation)
+    low: float  # their bandwidth's low while measured, as a fraction of its best (10th percentile)
+
+
 @dataclass
 class Findings:
     groups: np.ndarray
@@ -70,6 +81,8 @@ class Findings:
     noisy_groups: list[int] = field(default_factory=list)  # a group's uplink varies
     noisy_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b), a <= b: the link between them
     typical_jitter: float = float("nan")
+    varying_links: list[VaryingLink] = field(default_factory=list)  # the links above, in the order found
+    unexplained_jitter: int = 0  # pairs whose jitter stands out but no link explains (contention): not findings
 
     def flagged(self) -> set[tuple[int, int]]:
         return {(p.src, p.dst) for p in self.slow_pairs}
@@ -515,83 +528,133 @@ class _quiet_nanmedian:
 
 
 def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings) -> None:
-    """Pairs whose jitter stands out, and the shared links that explain them."""
+    """The links whose load varies over time, each with the pairs it explains.
+
+    A link explains variable pairs when the median jitter of the pairs that cross it is at least
+    LINK_RATIO times the median of the other pairs (and above JITTER_FLOOR): a varying link is
+    seen by the pairs measured while it was low, and that is most of them. Contention between
+    the pairs of a concurrent round makes every pair vary a little, and no link's pairs more than
+    the others': it explains nothing and is not reported, nor are pairs no link explains. In this
+    order, each taking its pairs: a node's own link (its pairs inside its group vary too, which an
+    uplink would leave alone), a group's uplink (pairs with one end in the group, the most varying
+    first; three groups or more), the link between two groups or inside one (both directions).
+    Pairs through a link found slow (a slow relation, uplink or node) are left out: the jitter
+    of pairs through a narrow link is contention. Many links are tried, so a link's pairs must
+    also be in the upper quartile of all pairs' jitter far more often than a quarter (LINK_Z)."""
     n = model.n_nodes
     var = pair_variation(model)
     ok = measured & np.isfinite(var)
     if not ok.any():
         return
     f.typical_jitter = float(np.median(var[ok]))
-    # Quiet reference: the better quartile, since a varying link only adds
-    # jitter, and one rack uplink of two carries half of all pairs.
-    typical = float(np.percentile(var[ok], 25))
-    with np.errstate(invalid="ignore"):
-        noisy = ok & (var > max(JITTER_RATIO * typical, JITTER_FLOOR))
-    if not noisy.any():
-        return
     same = g[:, None] == g[None, :]
-    unexplained = noisy.copy()
-    scope = np.full((n, n), "pair", dtype=object)
+    k = int(g.max()) + 1
+    # Pairs through a link found slow vary by contention at the narrow link: they are not the
+    # reference a link's pairs are compared with.
+    calm = ok.copy()
+    for x, y in f.slow_blocks:
+        calm &= ~((g[:, None] == x) & (g[None, :] == y))
+    for x in f.slow_uplinks:
+        calm &= ~((g[:, None] == x) ^ (g[None, :] == x))
+    calm[f.slow_nodes, :] = calm[:, f.slow_nodes] = False
+    if not calm.any():
+        calm = ok
+    high = float(np.percentile(var[calm], 75))
+    open_ = ok.copy()  # pairs no link has taken yet
+    slow_nodes = set(f.slow_nodes)
+    slow_groups = set(f.slow_uplinks)
+    slow_blocks = {tuple(sorted(b)) for b in f.slow_blocks}
+    scope = np.full((n, n), "", dtype=object)
+    low = _lowest_bandwidth(model)
 
-    def stands_out(cell: np.ndarray) -> bool:
-        """The pairs a link carries vary far more often than the others: a
-        varying link is seen only by the pairs measured while it was low."""
-        carried, rest = ok & cell, ok & ~cell
+    def stands_out(cell: np.ndarray, rest: np.ndarray | None = None, search: bool = True) -> float:
+        """The median jitter of the open pairs of cell when it stands out against the rest, else 0."""
+        carried = open_ & cell & calm
+        rest = calm & ~cell if rest is None else rest
         if carried.sum() < MIN_PAIRS:
-            return False
-        rate = unexplained[carried].mean()
-        return rate >= LINK_SHARE and rate >= LINK_RATIO * (unexplained[rest].mean() if rest.any() else 0.0)
+            return 0.0
+        mine = float(np.median(var[carried]))
+        others = float(np.median(var[rest])) if rest.any() else 0.0
+        # Many links are tried: a few pairs vary together by chance. The share of the link's
+        # pairs in the upper quartile of all must exceed the quarter expected by LINK_Z standard
+        # errors (8 pairs: 0.86, 62 pairs (a node of 32): 0.47, 384 pairs: 0.34).
+        above = float(np.mean(var[carried] > high)) if high > 0 else 1.0
+        enough = above >= 0.25 + LINK_Z * np.sqrt(0.1875 / carried.sum()) if search else True
+        return mine if enough and mine >= max(JITTER_FLOOR, LINK_RATIO * others) else 0.0
 
-    def explain(cell: np.ndarray, what: str) -> None:
-        scope[unexplained & cell] = what
-        unexplained[cell] = False
+    def take(cell: np.ndarray, what: str, label: str) -> None:
+        carried = open_ & cell
+        lows = low[carried]
+        lows = lows[np.isfinite(lows)]
+        f.varying_links.append(VaryingLink(what, label, int(carried.sum()), float(np.median(var[carried])),
+                                           float(np.percentile(lows, 10)) if lows.size else float("nan")))
+        scope[carried] = what
+        open_[cell] = False
 
-    # A node's own link: its pairs vary, including those inside its group
-    # (an uplink would leave those alone). Greedily from the most varying.
-    def node_rates(mask: np.ndarray) -> np.ndarray:
-        carried = (ok & mask).sum(0) + (ok & mask).sum(1)
-        hit = (unexplained & mask).sum(0) + (unexplained & mask).sum(1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(carried > 0, hit / carried, np.nan)
-
-    rates = node_rates(np.ones((n, n), bool))
-    for i in np.argsort(-np.nan_to_num(rates, nan=-1.0), kind="stable"):
-        if not rates[i] >= LINK_SHARE:
-            break
-        cell = np.zeros((n, n), bool)
-        cell[i, :] = cell[:, i] = True
-        inside = node_rates(same)[i]
-        if stands_out(cell) and not inside < LINK_SHARE:  # NaN: no group mate to tell
-            f.noisy_nodes.append(int(i))
-            explain(cell, "node")
+    # A node's own link: its pairs vary, including those inside its group.
+    ends = [np.zeros((n, n), bool) for _ in range(n)]
+    for i in range(n):
+        ends[i][i, :] = ends[i][:, i] = True
+    order = sorted(range(n), key=lambda i: -np.median(var[ok & ends[i]]) if (ok & ends[i]).any() else 0.0)
+    for i in order:
+        if i in slow_nodes or not stands_out(ends[i]):
+            continue
+        mates = same & ends[i]
+        if (ok & mates).sum() >= 2 and not stands_out(mates, calm & same & ~ends[i], search=False):
+            continue  # its mates do not see it: an uplink's, not the node's
+        f.noisy_nodes.append(int(i))
+        take(ends[i], "node", str(i))
     f.noisy_nodes.sort()
 
-    # A group's uplink: the pairs with one end in the group, greedily from
-    # the most varying. With two groups that is their one block, which
-    # cannot tell which of the two uplinks varies: left to the blocks.
-    k = int(g.max()) + 1
+    # A group's uplink: the pairs with one end in the group. With two groups that is their one
+    # relation, which cannot tell which of the two uplinks varies: left to the relations.
     if k >= 3:
-        group_cells = [(g[:, None] == x) ^ (g[None, :] == x) for x in range(k)]
-        while True:
-            rates = [unexplained[ok & c].mean() if (ok & c).any() and x not in f.noisy_groups else -1.0
-                     for x, c in enumerate(group_cells)]
-            x = int(np.argmax(rates))
-            if rates[x] < 0 or not stands_out(group_cells[x]):
+        cells = {x: (g[:, None] == x) ^ (g[None, :] == x) for x in range(k) if x not in slow_groups}
+        while cells:
+            # The most varying first, over all its pairs (those through slow links included: two
+            # groups may have the same pairs left once those are set aside).
+            scores = {x: np.median(var[open_ & c]) if stands_out(c) else 0.0 for x, c in cells.items()}
+            x = max(scores, key=scores.get)
+            if not scores[x]:
                 break
-            f.noisy_groups.append(x)
-            explain(group_cells[x], "group")
+            f.noisy_groups.append(int(x))
+            take(cells.pop(x), "group", str(x))
         f.noisy_groups.sort()
 
     # The link between two groups (or inside one), both directions together.
     lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
     for x in range(k):
         for y in range(x, k):
+            if (x, y) in slow_blocks:
+                continue
             cell = (lo == x) & (hi == y)
             if stands_out(cell):
                 f.noisy_blocks.append((x, y))
-                explain(cell, "block")
+                take(cell, "block", f"{x}-{y}")
 
-    pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / typical) if typical > 0 else np.inf,
+    explained = scope != ""
+    quiet = ok & ~explained
+    ref = float(np.median(var[quiet])) if quiet.any() else 0.0
+    with np.errstate(invalid="ignore"):
+        noisy = explained & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+        f.unexplained_jitter = int((quiet & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))).sum())
+    pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / ref) if ref > 0 else np.inf,
                        str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
     pairs.sort(key=lambda p: p.jitter, reverse=True)
     f.noisy_pairs = pairs
+
+
+def _lowest_bandwidth(model: Model) -> np.ndarray:
+    """Per pair, its fastest round trip over its slowest at the largest quarter of the sizes
+    (median over those sizes): the fraction of its best bandwidth it fell to while measured.
+    A link whose bandwidth walks down to x0.3 shows as about 0.3 on the pairs it limits."""
+    out = np.full(model.state.shape, np.nan)
+    k = len(model.sizes)
+    ok = model.state == MEASURED
+    if not ok.any() or k == 0:
+        return out
+    quarter = max(k // 4, 1)
+    with np.errstate(all="ignore"), _quiet_nanmedian():
+        ratio = model.rtt_min[ok][:, k - quarter:] / model.rtt_max[ok][:, k - quarter:]
+        out[ok] = np.nanmedian(ratio, axis=-1)
+    return out
