@@ -185,8 +185,10 @@ def _node_bandwidth_ratios(bw, measured, g):
     return out
 
 
-CLASS_TOL = 0.2  # a block within 0.2 steps of a lattice point is at that distance...
-CLASS_FIT = (0.9, 0.8, 0.7, 0.6)  # ...the step is the largest placing 90 % of the pairs so (else 80 %, ...)...
+LEVEL_GAP = 0.03  # sorted pair latencies more than 3 % apart start a new level...
+LEVEL_SHARE = 0.05  # ...and the two lowest levels holding 5 % of them set the distance classes' step
+CLASS_TOL = 0.2  # a pair within 0.2 steps of a lattice point is at that distance...
+CLASS_FIT = 0.6  # ...the lattice must place 60 % of the pairs so...
 CLASS_SHARE = 0.01  # ...and its farthest class holds 1 % of them (at least 2)
 BANDWIDTH_DROP = 2.0  # a block below half its distance class's median bandwidth is slow
 
@@ -208,43 +210,51 @@ class DistanceClasses:
         return (np.asarray(lat) - self.base) / self.step
 
     def explained(self, lat):
-        """A latency a route of the structure explains: at a lattice point between base and the
-        farthest class (a longer route), not between two points or beyond (a slow link)."""
+        """A latency a route of the structure explains: at a lattice point up to the farthest
+        class (a longer route) or nearer than the nearest class, not between two points or beyond
+        (a slow link: faults only add latency)."""
         pos = self.position(lat)
         near = np.round(pos)
-        return (np.abs(pos - near) <= CLASS_TOL) & (near <= self.top) & (near >= 0)
-
-
-def _lattice_window(v: np.ndarray, step: float, tol: float) -> tuple[int, float]:
-    """How many latencies lie within tol steps of the best lattice of this step, and its base."""
-    bins = 50
-    width = int(round(2 * tol * bins))
-    phase = np.mod(v / step, 1.0)
-    hist = np.bincount(np.minimum((phase * bins).astype(int), bins - 1), minlength=bins)
-    window = np.convolve(np.concatenate([hist, hist[:width]]), np.ones(width + 1, int), "valid")[:bins]
-    start = int(np.argmax(window))
-    centre = (start + width / 2) / bins  # the phase the latencies share
-    base0 = float(np.min(v))
-    return int(window[start]), base0 + (np.mod(centre - base0 / step + 0.5, 1.0) - 0.5) * step
+        return (pos <= CLASS_TOL) | ((np.abs(pos - near) <= CLASS_TOL) & (near <= self.top))
 
 
 def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> DistanceClasses | None:
     """The distance classes of a set of pair latencies (between groups, and inside groups as
-    the nearest class), or None when no lattice explains them.
+    the nearest class), or None when they do not lie on one lattice.
 
-    The step is the largest that puts 90 % of the latencies within CLASS_TOL steps of a
-    lattice point base + m * step (80 %, 70 % or 60 % when none does: a slow link on a small
-    dragonfly carries a third of the pairs), searched from the whole range down to a twentieth of
-    the median latency, the base at the phase most latencies share; then, among steps down to
-    15 % smaller, the one placing the most, and the lattice refitted by least squares through
-    the latencies within half the tolerance (a looser fit would lean towards the slow ones). A
-    slow shared link moves the pairs that cross it by its extra latency, which is rarely a whole
-    number of steps: they fall between classes. The farthest class is the farthest lattice point
-    holding CLASS_SHARE of the latencies: pairs beyond it are slow too."""
+    Levels are runs of the sorted latencies with no relative gap above LEVEL_GAP; the two lowest
+    levels holding LEVEL_SHARE of the latencies are the nearest class and the next: their gap is
+    the step, the lattice base + m * step. Slow links only add latency, so they do not make the
+    nearest levels (their pairs are few there), where they can make levels of their own farther
+    out: a global link of a three-group dragonfly carries a third of all pairs. The lattice is
+    refitted by least squares through the latencies within half the tolerance of it, and it must
+    place CLASS_FIT of them. The farthest class is the farthest lattice point holding CLASS_SHARE
+    of the latencies: pairs beyond it, or between two points, are slower than their route."""
     inside = lat_inside[np.isfinite(lat_inside)]
-    v = np.concatenate([lat_between[np.isfinite(lat_between)], inside])
-    if v.size < 4 or np.ptp(v) <= 0:
+    v = np.sort(np.concatenate([lat_between[np.isfinite(lat_between)], inside]))
+    if v.size < 4:
         return None
+    runs = np.split(v, np.flatnonzero(np.diff(v) > LEVEL_GAP * v[:-1]) + 1)
+    levels = [float(np.median(r)) for r in runs if r.size >= max(2, LEVEL_SHARE * v.size)]
+    if len(levels) < 2:
+        return None
+    base, step = levels[0], levels[1] - levels[0]
+    for _ in range(3):  # least squares through the latencies close to the lattice
+        pos = (v - base) / step
+        near = np.round(pos)
+        close = np.abs(pos - near) <= CLASS_TOL / 2
+        if np.unique(near[close]).size < 2:
+            break
+        step, base = (float(x) for x in np.polyfit(near[close], v[close], 1))
+    pos = (v - base) / step
+    near = np.round(pos)
+    on = (np.abs(pos - near) <= CLASS_TOL) & (near >= 0)
+    if (on | (pos <= CLASS_TOL)).mean() < CLASS_FIT:
+        return None
+    counts = np.bincount(near[on].astype(int))
+    filled = np.flatnonzero(counts >= max(2, CLASS_SHARE * v.size))
+    top = int(filled[-1]) if filled.size else 1
+    return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)))
     lo, hi = np.median(v) / 20, np.ptp(v)
     if hi <= lo:
         return None
