@@ -188,6 +188,7 @@ def _node_bandwidth_ratios(bw, measured, g):
 LEVEL_GAP = 0.03  # sorted pair latencies more than 3 % apart start a new level...
 LEVEL_SHARE = 0.05  # ...and the two lowest levels holding 5 % of them set the distance classes' step
 CLASS_TOL = 0.2  # a pair within 0.2 steps of a lattice point is at that distance...
+CLASS_TOL_MAX = 0.3  # ...or within 3 of the latencies' spread, up to 0.3 steps...
 CLASS_FIT = 0.6  # ...the lattice must place 60 % of the pairs so...
 CLASS_SHARE = 0.01  # ...and its farthest class holds 1 % of them (at least 2)
 BANDWIDTH_DROP = 2.0  # a block below half its distance class's median bandwidth is slow
@@ -204,6 +205,13 @@ class DistanceClasses:
     step: float  # s, the smallest gap between two neighbouring classes
     top: int
     levels: tuple[float, ...]  # s, the classes' latencies
+    spread: float = 0.0  # relative spread of latencies about their lattice point (robust sd)
+
+    def tolerance(self, lat):
+        """How far from a lattice point, in steps, a latency still is at it: CLASS_TOL, or 3 of the
+        latencies' own spread where they are noisier (a 2 % noise on a 10 us route is 0.1 step),
+        up to CLASS_TOL_MAX."""
+        return np.clip(3 * self.spread * np.asarray(lat) / self.step, CLASS_TOL, CLASS_TOL_MAX)
 
     def position(self, lat):
         """Where a latency falls on the lattice, in steps from base."""
@@ -215,7 +223,8 @@ class DistanceClasses:
         (a slow link: faults only add latency)."""
         pos = self.position(lat)
         near = np.round(pos)
-        return (pos <= CLASS_TOL) | ((np.abs(pos - near) <= CLASS_TOL) & (near <= self.top))
+        tol = self.tolerance(lat)
+        return (pos <= tol) | ((np.abs(pos - near) <= tol) & (near <= self.top))
 
 
 def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> DistanceClasses | None:
@@ -235,9 +244,13 @@ def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> Distanc
     if v.size < 4:
         return None
     runs = np.split(v, np.flatnonzero(np.diff(v) > LEVEL_GAP * v[:-1]) + 1)
-    levels = [float(np.median(r)) for r in runs if r.size >= max(2, LEVEL_SHARE * v.size)]
+    populous = [r for r in runs if r.size >= max(2, LEVEL_SHARE * v.size)]
+    levels = [float(np.median(r)) for r in populous]
     if len(levels) < 2:
         return None
+    # The latencies' own noise, from the two nearest levels (few slow pairs there).
+    rel = np.concatenate([r / np.median(r) - 1 for r in populous[:2]])
+    spread = float(1.4826 * np.median(np.abs(rel)))
     base, step = levels[0], levels[1] - levels[0]
     for _ in range(3):  # least squares through the latencies close to the lattice
         pos = (v - base) / step
@@ -248,79 +261,15 @@ def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> Distanc
         step, base = (float(x) for x in np.polyfit(near[close], v[close], 1))
     pos = (v - base) / step
     near = np.round(pos)
-    on = (np.abs(pos - near) <= CLASS_TOL) & (near >= 0)
-    if (on | (pos <= CLASS_TOL)).mean() < CLASS_FIT:
+    classes = DistanceClasses(base, step, 1, (), spread)
+    tol = classes.tolerance(v)
+    on = (np.abs(pos - near) <= tol) & (near >= 0)
+    if (on | (pos <= tol)).mean() < CLASS_FIT:
         return None
     counts = np.bincount(near[on].astype(int))
     filled = np.flatnonzero(counts >= max(2, CLASS_SHARE * v.size))
     top = int(filled[-1]) if filled.size else 1
-    return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)))
-    lo, hi = np.median(v) / 20, np.ptp(v)
-    if hi <= lo:
-        return None
-    steps = np.geomspace(hi, lo, 400)
-    for fit in CLASS_FIT:
-        first = next((k for k, x in enumerate(steps) if _lattice_window(v, x, CLASS_TOL)[0] >= fit * v.size), None)
-        if first is None:
-            continue
-        near_steps = steps[first:][steps[first:] >= 0.85 * steps[first]]
-        scores = [_lattice_window(v, x, CLASS_TOL) for x in near_steps]
-        best = int(np.argmax([c for c, _ in scores]))
-        step, base = float(near_steps[best]), scores[best][1]
-        for _ in range(3):  # least squares through the latencies close to the lattice
-            pos = (v - base) / step
-            near = np.round(pos)
-            close = np.abs(pos - near) <= CLASS_TOL / 2
-            if np.unique(near[close]).size < 2:
-                break
-            step, base = (float(x) for x in np.polyfit(near[close], v[close], 1))
-        pos = (v - base) / step
-        near = np.round(pos)
-        on = np.abs(pos - near) <= CLASS_TOL
-        if not on.any():
-            continue
-        counts = np.bincount((near[on] - near[on].min()).astype(int))
-        filled = np.flatnonzero(counts >= max(2, CLASS_SHARE * v.size)) + int(near[on].min())
-        if filled.size < 2:
-            continue
-        base += float(filled[0]) * step
-        top = int(filled[-1] - filled[0])
-        return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)))
-    return None
-    lo, hi = np.median(v) / 20, np.ptp(v)
-    if hi <= lo:
-        return None
-    bins = 50
-    width = int(round(2 * CLASS_TOL * bins))
-    for fit, step in ((f, x) for f in CLASS_FIT for x in np.geomspace(hi, lo, 400)):
-        phase = np.mod(v / step, 1.0)
-        hist = np.bincount(np.minimum((phase * bins).astype(int), bins - 1), minlength=bins)
-        window = np.convolve(np.concatenate([hist, hist[:width]]), np.ones(width + 1, int), "valid")[:bins]
-        start = int(np.argmax(window))
-        if window[start] < fit * v.size:
-            continue
-        centre = (start + width / 2) / bins  # the phase the latencies share
-        base0 = float(np.min(v))
-        base = base0 + (np.mod(centre - base0 / step + 0.5, 1.0) - 0.5) * step
-        pos = (v - base) / step
-        near = np.round(pos)
-        on = np.abs(pos - near) <= CLASS_TOL
-        # The lattice through the latencies it places, by least squares: v = base + m * step.
-        if np.unique(near[on]).size >= 2:
-            step, base = (float(x) for x in np.polyfit(near[on], v[on], 1))
-            pos = (v - base) / step
-            near = np.round(pos)
-            on = np.abs(pos - near) <= CLASS_TOL
-        counts = np.bincount(near[on].astype(int) - int(near[on].min()))
-        need = max(2, CLASS_SHARE * v.size)
-        filled = np.flatnonzero(counts >= need) + int(near[on].min())
-        if filled.size < 2:
-            continue
-        base += float(filled[0]) * step
-        top = int(filled[-1] - filled[0])
-        levels = tuple(base + m * step for m in range(top + 1))
-        return DistanceClasses(base, float(step), top, levels)
-    return None
+    return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)), spread)
 
 
 def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=None):
