@@ -34,7 +34,7 @@ JITTER_RATIO = 3.0  # a pair of a varying link varying 3x more than the pairs no
 JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~0 jitter)
 LINK_RATIO = 2.0  # a link varies when its pairs' median jitter is 2x the other pairs' median...
 MIN_PAIRS = 4  # ...and it carries a few pairs...
-LINK_Z = 4.0  # ...of which more are in the upper quartile than chance gives, by 4 standard errors
+LINK_Z = 6.0  # ...of which more are above the others' upper quartile than chance gives, by 6 standard errors
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,10 @@ class Findings:
     noisy_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b), a <= b: the link between them
     typical_jitter: float = float("nan")
     varying_links: list[VaryingLink] = field(default_factory=list)  # the links above, in the order found
-    unexplained_jitter: int = 0  # pairs whose jitter stands out but no link explains (contention): not findings
+    # (src, dst, jitter) of pairs whose jitter stands out but that no link explains (contention
+    # between concurrent pairs, or a pair's own noise): a note, not a finding
+    unexplained_pairs: list[tuple[int, int, float]] = field(default_factory=list)
+    classes: "DistanceClasses | None" = None  # the distance classes the relations were judged against
 
     def flagged(self) -> set[tuple[int, int]]:
         return {(p.src, p.dst) for p in self.slow_pairs}
@@ -282,8 +285,8 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
     not narrower ones) and the pair is steady (jitter, as pair_variation gives it, at most
     JITTER_FLOOR). A relation is slow when most of its pairs are: its median alone would
     fall between two classes where a group holds nodes at two distances from another (groups
-    on a torus). Returns the slow relations and the nodes alone in their group most of whose
-    pairs are slow (their own link). Without classes (fewer than two latency levels), a relation is judged against
+    on a torus). Returns the slow relations, the nodes alone in their group most of whose
+    pairs are slow (their own link) and the distance classes (None without). Without classes (fewer than two latency levels), a relation is judged against
     the better quartile of all relations, as alterations only make links worse."""
     n, k = len(g), blat.shape[0]
     sym = _network_part(lat, np.zeros(n))
@@ -299,7 +302,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
             hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
             out = [(int(x), int(y)) for x, y in zip(*np.nonzero(ok))
                    if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold]
-        return out, []
+        return out, [], None
     with np.errstate(invalid="ignore"):
         level = np.where(across, np.round(classes.position(sym)), -1).astype(int)
         slow = across & ~classes.explained(np.where(across, sym, 0.0))
@@ -325,7 +328,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
     alone = np.bincount(g, minlength=k)[g] == 1
     with np.errstate(invalid="ignore"):
         mine = (slow.sum(0) + slow.sum(1)) / np.maximum(across.sum(0) + across.sum(1), 1)
-    return blocks, [int(i) for i in np.flatnonzero(alone & (mine > 0.5))]
+    return blocks, [int(i) for i in np.flatnonzero(alone & (mine > 0.5))], classes
 
 
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
@@ -419,7 +422,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     # Between groups: against the distance classes (a longer route is no fault).
     hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
               else (np.nan, np.nan))
-    relations, own = _slow_relations(lat, bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
+    relations, own, classes = _slow_relations(lat, bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
     own_groups = {int(g[i]) for i in own}
     slow_nodes = sorted(set(slow_nodes) | set(own))
     for block in relations:
@@ -446,7 +449,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
 
     findings = Findings(
         groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks), slow_uplinks=uplinks,
-        node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio,
+        node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio, classes=classes,
     )
     _find_variable_links(model, measured, g, findings)
     return findings
@@ -499,7 +502,8 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     first; three groups or more), the link between two groups or inside one (both directions).
     Pairs through a link found slow (a slow relation, uplink or node) are left out: the jitter
     of pairs through a narrow link is contention. Many links are tried, so a link's pairs must
-    also be in the upper quartile of all pairs' jitter far more often than a quarter (LINK_Z)."""
+    also be above the upper quartile of the other pairs' jitter far more often than a quarter
+    of the time (LINK_Z)."""
     n = model.n_nodes
     var = pair_variation(model)
     ok = measured & np.isfinite(var)
@@ -518,7 +522,6 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     calm[f.slow_nodes, :] = calm[:, f.slow_nodes] = False
     if not calm.any():
         calm = ok
-    high = float(np.percentile(var[calm], 75))
     open_ = ok.copy()  # pairs no link has taken yet
     slow_nodes = set(f.slow_nodes)
     slow_groups = set(f.slow_uplinks)
@@ -535,9 +538,10 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
         mine = float(np.median(var[carried]))
         others = float(np.median(var[rest])) if rest.any() else 0.0
         # Many links are tried: a few pairs vary together by chance. The share of the link's
-        # pairs in the upper quartile of all must exceed the quarter expected by LINK_Z standard
-        # errors (8 pairs: 0.86, 62 pairs (a node of 32): 0.47, 384 pairs: 0.34).
-        above = float(np.mean(var[carried] > high)) if high > 0 else 1.0
+        # pairs above the upper quartile of the other pairs must exceed the quarter expected by
+        # LINK_Z standard errors (8 pairs: all of them, 62 pairs (a node of 32): 0.58, 384 pairs: 0.38).
+        high = float(np.percentile(var[rest], 75)) if rest.any() else 0.0
+        above = float(np.mean(var[carried] > high))
         enough = above >= 0.25 + LINK_Z * np.sqrt(0.1875 / carried.sum()) if search else True
         return mine if enough and mine >= max(JITTER_FLOOR, LINK_RATIO * others) else 0.0
 
@@ -582,12 +586,15 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
 
     # The link between two groups (or inside one), both directions together.
     lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
+    touches = [(g[:, None] == x) | (g[None, :] == x) for x in range(k)]
     for x in range(k):
         for y in range(x, k):
             if (x, y) in slow_blocks:
                 continue
             cell = (lo == x) & (hi == y)
-            if stands_out(cell):
+            # Against the other relations of the two groups too: contention near a busy link
+            # raises a neighbourhood of relations, a varying link between two groups only theirs.
+            if stands_out(cell) and stands_out(cell, calm & (touches[x] | touches[y]) & ~cell):
                 f.noisy_blocks.append((x, y))
                 take(cell, "block", f"{x}-{y}")
 
@@ -596,7 +603,9 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     ref = float(np.median(var[quiet])) if quiet.any() else 0.0
     with np.errstate(invalid="ignore"):
         noisy = explained & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
-        f.unexplained_jitter = int((quiet & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))).sum())
+        stray = quiet & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+    f.unexplained_pairs = sorted(((int(i), int(j), float(var[i, j])) for i, j in zip(*np.nonzero(stray))),
+                                 key=lambda p: -p[2])
     pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / ref) if ref > 0 else np.inf,
                        str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
     pairs.sort(key=lambda p: p.jitter, reverse=True)
