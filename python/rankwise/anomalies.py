@@ -539,7 +539,7 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
         others = float(np.median(var[rest])) if rest.any() else 0.0
         # Many links are tried: a few pairs vary together by chance. The share of the link's
         # pairs above the upper quartile of the other pairs must exceed the quarter expected by
-        # LINK_Z standard errors (8 pairs: all of them, 62 pairs (a node of 32): 0.58, 384 pairs: 0.38).
+        # LINK_Z standard errors (62 pairs (a node of 32): 0.58, 384 pairs: 0.38; under 12 pairs: never).
         high = float(np.percentile(var[rest], 75)) if rest.any() else 0.0
         above = float(np.mean(var[carried] > high))
         enough = above >= 0.25 + LINK_Z * np.sqrt(0.1875 / carried.sum()) if search else True
