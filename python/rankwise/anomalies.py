@@ -10,16 +10,18 @@ Questions follow:
   together, and a node whose term makes its pairs slower than typical is
   flagged. Bandwidth is the route's bottleneck, not a sum: a node's pairs
   are compared with the same blocks without it;
-- is a shared link bad (a rack uplink)? a block, cleaned of bad nodes, is
-  slower than the healthy blocks of its kind (inside a group / across);
+- is a shared link bad? a group's uplink: its part of the blocks' latency
+  stands out; between groups: pairs' latencies fall between the distance
+  classes the structure makes (a longer route is a whole number of steps
+  farther, a slow link rarely), or a steady pair's bandwidth is below half
+  its class's; inside a group: slower than the better quartile;
 - which pairs are slow? those against their cleaned block, and every pair
   of a slow block;
 - which links vary over time? the round-to-round jitter of a pair, (max -
-  min) / mean as Luo et al. 2018 define it, against the quiet pairs; a set
-  of variable pairs is explained by a shared link whose pairs vary far more
-  often than the others: a node's link, a group's uplink, or the link
-  between two groups (a varying link is seen only by the pairs measured
-  while it was low, so not by all of them)."""
+  min) / mean as Luo et al. 2018 define it: a link varies when its pairs'
+  median jitter is well above the other pairs' (a node's link, a group's
+  uplink, or the link between two groups); contention makes every pair
+  vary a little and names no link, and pairs no link explains are a note."""
 
 from __future__ import annotations
 
