@@ -287,9 +287,10 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
     not narrower ones) and the pair is steady (jitter, as pair_variation gives it, at most
     JITTER_FLOOR). A relation is slow when most of its pairs are: its median alone would
     fall between two classes where a group holds nodes at two distances from another (groups
-    on a torus). Returns the slow relations, the nodes alone in their group most of whose
-    pairs are slow (their own link) and the distance classes (None without). Without classes (fewer than two latency levels), a relation is judged against
-    the better quartile of all relations, as alterations only make links worse."""
+    on a torus). Without classes (fewer than two latency levels), a relation is judged against
+    the better quartile of all relations, as alterations only make links worse. Returns the
+    slow relations, the nodes alone in their group most of whose pairs are slow (their own
+    link) and the distance classes (None without)."""
     n, k = len(g), blat.shape[0]
     sym = _network_part(lat, np.zeros(n))
     same = g[:, None] == g[None, :]

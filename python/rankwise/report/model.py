@@ -382,7 +382,7 @@ def _structure(names: list[str], f) -> Structure:
     links = []
     for v in f.varying_links:
         if v.kind == "node":
-            what = f"node {names[int(v.where)]}'s link"
+            what = f"{names[int(v.where)]}'s link"
         elif v.kind == "group":
             what = f"g{v.where}'s uplink"
         else:
@@ -687,9 +687,9 @@ def _render_structure(st: Structure, console) -> None:
     if st.variable_links:
         found = True
         k = st.variable_pairs
+        pairs = f"{k} {'pairs' if k != 1 else 'pair'}"
         console.print(f"  [bold yellow]varying over time[/]: {escape('; '.join(st.variable_links))}; "
-                      f"{k} {'pairs' if k != 1 else 'pair'} whose jitter stands out (typical {_pct(st.typical_jitter)})",
-                      highlight=False)
+                      f"{pairs} whose jitter stands out (typical {_pct(st.typical_jitter)})", highlight=False)
     if st.variable_alone:
         shown = ", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in st.variable_alone[:5])
         more = f" ... and {len(st.variable_alone) - 5} more" if len(st.variable_alone) > 5 else ""
