@@ -10,16 +10,18 @@ Questions follow:
   together, and a node whose term makes its pairs slower than typical is
   flagged. Bandwidth is the route's bottleneck, not a sum: a node's pairs
   are compared with the same blocks without it;
-- is a shared link bad (a rack uplink)? a block, cleaned of bad nodes, is
-  slower than the healthy blocks of its kind (inside a group / across);
+- is a shared link bad? a group's uplink: its part of the blocks' latency
+  stands out; between groups: pairs' latencies fall between the distance
+  classes the structure makes (a longer route is a whole number of steps
+  farther, a slow link rarely), or a steady pair's bandwidth is below half
+  its class's; inside a group: slower than the better quartile;
 - which pairs are slow? those against their cleaned block, and every pair
   of a slow block;
 - which links vary over time? the round-to-round jitter of a pair, (max -
-  min) / mean as Luo et al. 2018 define it, against the quiet pairs; a set
-  of variable pairs is explained by a shared link whose pairs vary far more
-  often than the others: a node's link, a group's uplink, or the link
-  between two groups (a varying link is seen only by the pairs measured
-  while it was low, so not by all of them)."""
+  min) / mean as Luo et al. 2018 define it: a link varies when its pairs'
+  median jitter is well above the other pairs' (a node's link, a group's
+  uplink, or the link between two groups); contention makes every pair
+  vary a little and names no link, and pairs no link explains are a note."""
 
 from __future__ import annotations
 
@@ -30,11 +32,11 @@ import numpy as np
 from rankwise.model import MEASURED, Model
 
 THRESHOLD = 1.3  # slower than 1.3x the healthy value counts as degraded
-JITTER_RATIO = 3.0  # a pair varying 3x more than the quiet pairs (lower quartile) stands out...
+JITTER_RATIO = 3.0  # a pair of a varying link varying 3x more than the pairs no link explains is listed...
 JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~0 jitter)
-LINK_SHARE = 0.25  # a link explains variable pairs when a quarter of the pairs it carries vary...
-LINK_RATIO = 4.0  # ...4x more often than the pairs it does not carry...
-MIN_PAIRS = 4  # ...and it carries a few pairs
+LINK_RATIO = 2.0  # a link varies when its pairs' median jitter is 2x the other pairs' median...
+MIN_PAIRS = 4  # ...and it carries a few pairs...
+LINK_Z = 6.0  # ...of which more are above the others' upper quartile than chance gives, by 6 standard errors
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,17 @@ class NoisyPair:
     scope: str  # explained by a "node" link, a "group" uplink, a "block" (group pair) or "pair" alone
 
 
+@dataclass(frozen=True)
+class VaryingLink:
+    """A link whose load varies over time, with the pairs it explains."""
+
+    kind: str  # "node" (a node's own link), "group" (a group's uplink) or "block" (between two groups)
+    where: str  # the node, the group or "a-b"
+    pairs: int  # ordered pairs that cross it (measured, not taken by an earlier link)
+    jitter: float  # their median jitter (pair_variation)
+    low: float  # their bandwidth's low while measured, as a fraction of its best (10th percentile)
+
+
 @dataclass
 class Findings:
     groups: np.ndarray
@@ -70,6 +83,11 @@ class Findings:
     noisy_groups: list[int] = field(default_factory=list)  # a group's uplink varies
     noisy_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b), a <= b: the link between them
     typical_jitter: float = float("nan")
+    varying_links: list[VaryingLink] = field(default_factory=list)  # the links above, in the order found
+    # (src, dst, jitter) of pairs whose jitter stands out but that no link explains (contention
+    # between concurrent pairs, or a pair's own noise): a note, not a finding
+    unexplained_pairs: list[tuple[int, int, float]] = field(default_factory=list)
+    classes: "DistanceClasses | None" = None  # the distance classes the relations were judged against
 
     def flagged(self) -> set[tuple[int, int]]:
         return {(p.src, p.dst) for p in self.slow_pairs}
@@ -172,38 +190,157 @@ def _node_bandwidth_ratios(bw, measured, g):
     return out
 
 
-ROUTE_MATCH = 0.05  # a block's latency within 5 % of a route through other blocks: explained
+LEVEL_GAP = 0.03  # sorted pair latencies more than 3 % apart start a new level...
+LEVEL_SHARE = 0.05  # ...and the two lowest levels holding 5 % of them set the distance classes' step
+CLASS_TOL = 0.2  # a pair within 0.2 steps of a lattice point is at that distance...
+CLASS_TOL_MAX = 0.3  # ...or within 3 of the latencies' spread, up to 0.3 steps...
+CLASS_FIT = 0.6  # ...the lattice must place 60 % of the pairs so...
+CLASS_SHARE = 0.01  # ...and its farthest class holds 1 % of them (at least 2)
+BANDWIDTH_DROP = 2.0  # a block below half its distance class's median bandwidth is slow
 
 
-def _routed_latencies(blat: np.ndarray, inside: np.ndarray, threshold: float) -> np.ndarray:
-    """Which blocks between groups owe their latency to a longer route, not to a fault.
+@dataclass(frozen=True)
+class DistanceClasses:
+    """Latency levels of the blocks between groups: route latencies are sums of link latencies,
+    so the blocks cluster at base + m * step (a rack's pairs and a cross-rack route on a fat tree;
+    one, two or three router hops on a dragonfly; hop counts on a torus; intra- and cross-pod on
+    a three-level tree). `top` is the farthest class, in steps."""
 
-    On a fat tree every pair of racks is the same distance apart. On a dragonfly (or any
-    direct network) routers are one, two or three hops apart, and a block two hops away is as
-    slow as the two nearer blocks it is routed through, less one pair of end points (a node's
-    own latency: the blocks inside a group): blat[x, y] ~ blat[x, z] + blat[z, y] - base.
-    Such a block is explained. Routes are the near blocks (within `threshold` of the better
-    quartile) and, repeatedly, the explained ones; a block explained by none is no route, so
-    a degraded link, which slows every block routed over it, does not explain its own."""
-    k = blat.shape[0]
-    routed = np.zeros_like(inside)
-    between = ~inside & np.isfinite(blat)
-    diag = blat[inside & np.isfinite(blat)]
-    if k < 3 or diag.size == 0 or not between.any():
-        return routed
-    base = float(np.median(diag))
-    usable = between & (blat <= threshold * np.percentile(blat[between], 25))
-    changed = True
-    while changed:
-        changed = False
-        for x, y in zip(*np.nonzero(between & ~routed)):
-            legs = usable[x, :] & usable[:, y]
-            legs[[x, y]] = False
-            if legs.any():
-                via = float(np.min(blat[x, legs] + blat[legs, y])) - base
-                if abs(blat[x, y] - via) <= ROUTE_MATCH * blat[x, y]:
-                    routed[x, y] = usable[x, y] = changed = True
-    return routed
+    base: float  # s, the nearest class (inside a group where groups have mates)
+    step: float  # s, the smallest gap between two neighbouring classes
+    top: int
+    levels: tuple[float, ...]  # s, the classes' latencies
+    spread: float = 0.0  # relative spread of latencies about their lattice point (robust sd)
+
+    def tolerance(self, lat):
+        """How far from a lattice point, in steps, a latency still is at it: CLASS_TOL, or 3 of the
+        latencies' own spread where they are noisier (a 2 % noise on a 10 us route is 0.1 step),
+        up to CLASS_TOL_MAX."""
+        return np.clip(3 * self.spread * np.asarray(lat) / self.step, CLASS_TOL, CLASS_TOL_MAX)
+
+    def position(self, lat):
+        """Where a latency falls on the lattice, in steps from base."""
+        return (np.asarray(lat) - self.base) / self.step
+
+    def explained(self, lat):
+        """A latency a route of the structure explains: at a lattice point up to the farthest
+        class (a longer route) or nearer than the nearest class, not between two points or beyond
+        (a slow link: faults only add latency)."""
+        pos = self.position(lat)
+        near = np.round(pos)
+        tol = self.tolerance(lat)
+        return (pos <= tol) | ((np.abs(pos - near) <= tol) & (near <= self.top))
+
+
+def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> DistanceClasses | None:
+    """The distance classes of a set of pair latencies (between groups, and inside groups as
+    the nearest class), or None when they do not lie on one lattice.
+
+    Levels are runs of the sorted latencies with no relative gap above LEVEL_GAP; the two lowest
+    levels holding LEVEL_SHARE of the latencies are the nearest class and the next: their gap is
+    the step, the lattice base + m * step. Slow links only add latency, so they do not make the
+    nearest levels (their pairs are few there), where they can make levels of their own farther
+    out: a global link of a three-group dragonfly carries a third of all pairs. The lattice is
+    refitted by least squares through the latencies within half the tolerance of it, and it must
+    place CLASS_FIT of them. The farthest class is the farthest lattice point holding CLASS_SHARE
+    of the latencies: pairs beyond it, or between two points, are slower than their route."""
+    inside = lat_inside[np.isfinite(lat_inside)]
+    v = np.sort(np.concatenate([lat_between[np.isfinite(lat_between)], inside]))
+    if v.size < 4:
+        return None
+    runs = np.split(v, np.flatnonzero(np.diff(v) > LEVEL_GAP * v[:-1]) + 1)
+    populous = [r for r in runs if r.size >= max(2, LEVEL_SHARE * v.size)]
+    levels = [float(np.median(r)) for r in populous]
+    if len(levels) < 2:
+        return None
+    # The latencies' own noise, from the two nearest levels (few slow pairs there).
+    rel = np.concatenate([r / np.median(r) - 1 for r in populous[:2]])
+    spread = float(1.4826 * np.median(np.abs(rel)))
+    base, step = levels[0], levels[1] - levels[0]
+    for _ in range(3):  # least squares through the latencies close to the lattice
+        pos = (v - base) / step
+        near = np.round(pos)
+        close = np.abs(pos - near) <= CLASS_TOL / 2
+        if np.unique(near[close]).size < 2:
+            break
+        step, base = (float(x) for x in np.polyfit(near[close], v[close], 1))
+    pos = (v - base) / step
+    near = np.round(pos)
+    classes = DistanceClasses(base, step, 1, (), spread)
+    tol = classes.tolerance(v)
+    on = (np.abs(pos - near) <= tol) & (near >= 0)
+    if (on | (pos <= tol)).mean() < CLASS_FIT:
+        return None
+    counts = np.bincount(near[on].astype(int))
+    filled = np.flatnonzero(counts >= max(2, CLASS_SHARE * v.size))
+    top = int(filled[-1]) if filled.size else 1
+    return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)), spread)
+
+
+def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=None):
+    """Relations between groups slower than the structure explains (docs/model-structure.md).
+
+    Pairs' latencies (both directions' mean; slow nodes left out, so a pair's latency is its
+    route's) are placed on the distance classes of all pairs between groups not through a slow
+    uplink. A pair is slow when it falls between two classes or beyond the farthest, or when its
+    bandwidth is below 1/BANDWIDTH_DROP of its class's median (a longer route crosses more links,
+    not narrower ones) and the pair is steady (jitter, as pair_variation gives it, at most
+    JITTER_FLOOR). A relation is slow when most of its pairs are: its median alone would
+    fall between two classes where a group holds nodes at two distances from another (groups
+    on a torus). Without classes (fewer than two latency levels), a relation is judged against
+    the better quartile of all relations, as alterations only make links worse. Returns the
+    slow relations, the nodes alone in their group most of whose pairs are slow (their own
+    link) and the distance classes (None without)."""
+    n, k = len(g), blat.shape[0]
+    sym = _network_part(lat, np.zeros(n))
+    same = g[:, None] == g[None, :]
+    across = clean & ~same & np.isfinite(sym)
+    up = np.isin(g, uplinks)
+    fit = clean & ~(up[:, None] | up[None, :]) & np.isfinite(sym)
+    classes = distance_classes(sym[fit & ~same], sym[fit & same])
+    out = []
+    if classes is None:
+        ok = ~np.eye(k, dtype=bool) & np.isfinite(blat)
+        if ok.any():
+            hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
+            out = [(int(x), int(y)) for x, y in zip(*np.nonzero(ok))
+                   if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold]
+        return out, [], None
+    with np.errstate(invalid="ignore"):
+        level = np.where(across, np.round(classes.position(sym)), -1).astype(int)
+        slow = across & ~classes.explained(np.where(across, sym, 0.0))
+        usual = fit & ~same & ~slow
+        fallback = np.median(bw[usual]) if usual.any() else np.nan
+        ref = np.full(level.max() + 2, fallback)
+        for m in np.unique(level[usual]):
+            cell = usual & (level == m)
+            if cell.sum() >= 3:
+                ref[m] = np.median(bw[cell])
+        # A narrow link caps a pair at the same rate in every round; contention in the concurrent
+        # probe, or a link whose load varies, does not: only a steady pair's bandwidth counts.
+        steady = ~(jitter > JITTER_FLOOR) if jitter is not None else True
+        slow |= across & steady & (bw * BANDWIDTH_DROP < ref[level])
+    rows, cols = np.nonzero(across)
+    key = g[rows] * k + g[cols]
+    share = np.bincount(key, weights=slow[rows, cols], minlength=k * k) / np.maximum(
+        np.bincount(key, minlength=k * k), 1)
+    has = np.bincount(key, minlength=k * k) > 0
+    blocks = [(int(c // k), int(c % k)) for c in np.flatnonzero(has & (share > 0.5))]
+    # A node alone in its group whose pairs are mostly slow: its own link (a NIC's extra latency
+    # is small against long routes, so its ratio to its pairs' latency may not show it).
+    alone = np.bincount(g, minlength=k)[g] == 1
+    with np.errstate(invalid="ignore"):
+        mine = (slow.sum(0) + slow.sum(1)) / np.maximum(across.sum(0) + across.sum(1), 1)
+        # Or whose nearest pair is a step or more beyond the nearest class, where nearly every
+        # node has one there: its own link adds about a whole step to every pair (a NIC at 3x
+        # latency on a torus of 2 us hops), which the classes alone take for longer routes.
+        pos = np.where(clean & np.isfinite(sym), classes.position(np.where(np.isfinite(sym), sym, 0.0)), np.inf)
+        nearest = np.min(pos, axis=1)
+        seen = np.isfinite(nearest)
+        far = seen & (nearest > 1 - CLASS_TOL)
+        if seen.any() and far.mean() <= 0.1:
+            mine = np.where(far, 1.0, mine)
+    return blocks, [int(i) for i in np.flatnonzero(alone & (mine > 0.5))], classes
 
 
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
@@ -238,6 +375,13 @@ def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float) -> list[i
     return [int(x) for x in np.flatnonzero(slow)]
 
 
+def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Per pair, the latency of the network between the two nodes: the mean of both directions
+    less both nodes' own terms."""
+    sym = np.where(np.isfinite(lat) & np.isfinite(lat.T), (lat + lat.T) / 2, np.fmax(lat, lat.T))
+    return sym - a[:, None] - a[None, :]
+
+
 def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     n = model.n_nodes
     g = model.groups().astype(int)
@@ -267,19 +411,15 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     inside = np.eye(blat.shape[0], dtype=bool)
     slow_blocks = []
     blat0, bbw0 = blat.copy(), bbw.copy()
-    routed = _routed_latencies(blat, inside, threshold)
-    for kind in (inside, ~inside):
-        ok = kind & np.isfinite(blat)
-        if not ok.any():
-            continue
-        # Healthy: the better quartile, since alterations only make links worse.
+    # Inside groups: against the better quartile of the blocks inside, as alterations only make
+    # links worse.
+    ok = inside & np.isfinite(blat)
+    if ok.any():
         hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
         for x, y in zip(*np.nonzero(ok)):
-            ref_lat = max(hl, blat[x, y]) if routed[x, y] else hl
-            if _slowness(blat[x, y], bbw[x, y], ref_lat, hb) > threshold:
+            if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold:
                 slow_blocks.append((int(x), int(y)))
                 blat[x, y], bbw[x, y] = hl, hb  # judge its pairs against healthy blocks
-
     # A group's uplink: every block through it is slow (judged against the other groups' parts).
     uplinks = _slow_uplinks(blat0, bbw0, threshold)
     across = ~inside & np.isfinite(blat0)
@@ -290,6 +430,17 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
                 if x != y and block not in slow_blocks and np.isfinite(blat[block]):
                     slow_blocks.append(block)
                     blat[block], bbw[block] = hl, hb
+
+    # Between groups: against the distance classes (a longer route is no fault).
+    hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
+              else (np.nan, np.nan))
+    relations, own, classes = _slow_relations(lat, bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
+    own_groups = {int(g[i]) for i in own}
+    slow_nodes = sorted(set(slow_nodes) | set(own))
+    for block in relations:
+        if block not in slow_blocks and not own_groups & set(block):
+            slow_blocks.append(block)
+            blat[block], bbw[block] = hl, hb
 
     # 3. Pairs.
     bad_node = np.zeros(n, bool)
@@ -310,7 +461,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
 
     findings = Findings(
         groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks), slow_uplinks=uplinks,
-        node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio,
+        node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio, classes=classes,
     )
     _find_variable_links(model, measured, g, findings)
     return findings
@@ -351,83 +502,139 @@ class _quiet_nanmedian:
 
 
 def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings) -> None:
-    """Pairs whose jitter stands out, and the shared links that explain them."""
+    """The links whose load varies over time, each with the pairs it explains.
+
+    A link explains variable pairs when the median jitter of the pairs that cross it is at least
+    LINK_RATIO times the median of the other pairs (and above JITTER_FLOOR): a varying link is
+    seen by the pairs measured while it was low, and that is most of them. Contention between
+    the pairs of a concurrent round makes every pair vary a little, and no link's pairs more than
+    the others': it explains nothing and is not reported, nor are pairs no link explains. In this
+    order, each taking its pairs: a node's own link (its pairs inside its group vary too, which an
+    uplink would leave alone), a group's uplink (pairs with one end in the group, the most varying
+    first; three groups or more), the link between two groups or inside one (both directions).
+    Pairs through a link found slow (a slow relation, uplink or node) are left out: the jitter
+    of pairs through a narrow link is contention. Many links are tried, so a link's pairs must
+    also be above the upper quartile of the other pairs' jitter far more often than a quarter
+    of the time (LINK_Z)."""
     n = model.n_nodes
     var = pair_variation(model)
     ok = measured & np.isfinite(var)
     if not ok.any():
         return
     f.typical_jitter = float(np.median(var[ok]))
-    # Quiet reference: the better quartile, since a varying link only adds
-    # jitter, and one rack uplink of two carries half of all pairs.
-    typical = float(np.percentile(var[ok], 25))
-    with np.errstate(invalid="ignore"):
-        noisy = ok & (var > max(JITTER_RATIO * typical, JITTER_FLOOR))
-    if not noisy.any():
-        return
     same = g[:, None] == g[None, :]
-    unexplained = noisy.copy()
-    scope = np.full((n, n), "pair", dtype=object)
+    k = int(g.max()) + 1
+    # Pairs through a link found slow vary by contention at the narrow link: they are not the
+    # reference a link's pairs are compared with.
+    calm = ok.copy()
+    for x, y in f.slow_blocks:
+        calm &= ~((g[:, None] == x) & (g[None, :] == y))
+    for x in f.slow_uplinks:
+        calm &= ~((g[:, None] == x) ^ (g[None, :] == x))
+    calm[f.slow_nodes, :] = calm[:, f.slow_nodes] = False
+    if not calm.any():
+        calm = ok
+    open_ = ok.copy()  # pairs no link has taken yet
+    slow_nodes = set(f.slow_nodes)
+    slow_groups = set(f.slow_uplinks)
+    slow_blocks = {tuple(sorted(b)) for b in f.slow_blocks}
+    scope = np.full((n, n), "", dtype=object)
+    low = _lowest_bandwidth(model)
 
-    def stands_out(cell: np.ndarray) -> bool:
-        """The pairs a link carries vary far more often than the others: a
-        varying link is seen only by the pairs measured while it was low."""
-        carried, rest = ok & cell, ok & ~cell
+    def stands_out(cell: np.ndarray, rest: np.ndarray | None = None, search: bool = True) -> float:
+        """The median jitter of the open pairs of cell when it stands out against the rest, else 0."""
+        carried = open_ & cell & calm
+        rest = calm & ~cell if rest is None else rest
         if carried.sum() < MIN_PAIRS:
-            return False
-        rate = unexplained[carried].mean()
-        return rate >= LINK_SHARE and rate >= LINK_RATIO * (unexplained[rest].mean() if rest.any() else 0.0)
+            return 0.0
+        mine = float(np.median(var[carried]))
+        others = float(np.median(var[rest])) if rest.any() else 0.0
+        # Many links are tried: a few pairs vary together by chance. The share of the link's
+        # pairs above the upper quartile of the other pairs must exceed the quarter expected by
+        # LINK_Z standard errors (62 pairs (a node of 32): 0.58, 384 pairs: 0.38; under 12 pairs: never).
+        high = float(np.percentile(var[rest], 75)) if rest.any() else 0.0
+        above = float(np.mean(var[carried] > high))
+        enough = above >= 0.25 + LINK_Z * np.sqrt(0.1875 / carried.sum()) if search else True
+        return mine if enough and mine >= max(JITTER_FLOOR, LINK_RATIO * others) else 0.0
 
-    def explain(cell: np.ndarray, what: str) -> None:
-        scope[unexplained & cell] = what
-        unexplained[cell] = False
+    def take(cell: np.ndarray, what: str, label: str) -> None:
+        carried = open_ & cell
+        lows = low[carried]
+        lows = lows[np.isfinite(lows)]
+        f.varying_links.append(VaryingLink(what, label, int(carried.sum()), float(np.median(var[carried])),
+                                           float(np.percentile(lows, 10)) if lows.size else float("nan")))
+        scope[carried] = what
+        open_[cell] = False
 
-    # A node's own link: its pairs vary, including those inside its group
-    # (an uplink would leave those alone). Greedily from the most varying.
-    def node_rates(mask: np.ndarray) -> np.ndarray:
-        carried = (ok & mask).sum(0) + (ok & mask).sum(1)
-        hit = (unexplained & mask).sum(0) + (unexplained & mask).sum(1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(carried > 0, hit / carried, np.nan)
-
-    rates = node_rates(np.ones((n, n), bool))
-    for i in np.argsort(-np.nan_to_num(rates, nan=-1.0), kind="stable"):
-        if not rates[i] >= LINK_SHARE:
-            break
-        cell = np.zeros((n, n), bool)
-        cell[i, :] = cell[:, i] = True
-        inside = node_rates(same)[i]
-        if stands_out(cell) and not inside < LINK_SHARE:  # NaN: no group mate to tell
-            f.noisy_nodes.append(int(i))
-            explain(cell, "node")
+    # A node's own link: its pairs vary, including those inside its group.
+    ends = [np.zeros((n, n), bool) for _ in range(n)]
+    for i in range(n):
+        ends[i][i, :] = ends[i][:, i] = True
+    order = sorted(range(n), key=lambda i: -np.median(var[ok & ends[i]]) if (ok & ends[i]).any() else 0.0)
+    for i in order:
+        if i in slow_nodes or not stands_out(ends[i]):
+            continue
+        mates = same & ends[i]
+        if (ok & mates).sum() >= 2 and not stands_out(mates, calm & same & ~ends[i], search=False):
+            continue  # its mates do not see it: an uplink's, not the node's
+        f.noisy_nodes.append(int(i))
+        take(ends[i], "node", str(i))
     f.noisy_nodes.sort()
 
-    # A group's uplink: the pairs with one end in the group, greedily from
-    # the most varying. With two groups that is their one block, which
-    # cannot tell which of the two uplinks varies: left to the blocks.
-    k = int(g.max()) + 1
+    # A group's uplink: the pairs with one end in the group. With two groups that is their one
+    # relation, which cannot tell which of the two uplinks varies: left to the relations.
     if k >= 3:
-        group_cells = [(g[:, None] == x) ^ (g[None, :] == x) for x in range(k)]
-        while True:
-            rates = [unexplained[ok & c].mean() if (ok & c).any() and x not in f.noisy_groups else -1.0
-                     for x, c in enumerate(group_cells)]
-            x = int(np.argmax(rates))
-            if rates[x] < 0 or not stands_out(group_cells[x]):
+        cells = {x: (g[:, None] == x) ^ (g[None, :] == x) for x in range(k) if x not in slow_groups}
+        while cells:
+            # The most varying first, over all its pairs (those through slow links included: two
+            # groups may have the same pairs left once those are set aside).
+            scores = {x: np.median(var[open_ & c]) if stands_out(c) else 0.0 for x, c in cells.items()}
+            x = max(scores, key=scores.get)
+            if not scores[x]:
                 break
-            f.noisy_groups.append(x)
-            explain(group_cells[x], "group")
+            f.noisy_groups.append(int(x))
+            take(cells.pop(x), "group", str(x))
         f.noisy_groups.sort()
 
     # The link between two groups (or inside one), both directions together.
     lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
+    touches = [(g[:, None] == x) | (g[None, :] == x) for x in range(k)]
     for x in range(k):
         for y in range(x, k):
+            if (x, y) in slow_blocks:
+                continue
             cell = (lo == x) & (hi == y)
-            if stands_out(cell):
+            # Against the other relations of the two groups too: contention near a busy link
+            # raises a neighbourhood of relations, a varying link between two groups only theirs.
+            if stands_out(cell) and stands_out(cell, calm & (touches[x] | touches[y]) & ~cell):
                 f.noisy_blocks.append((x, y))
-                explain(cell, "block")
+                take(cell, "block", f"{x}-{y}")
 
-    pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / typical) if typical > 0 else np.inf,
+    explained = scope != ""
+    quiet = ok & ~explained
+    ref = float(np.median(var[quiet])) if quiet.any() else 0.0
+    with np.errstate(invalid="ignore"):
+        noisy = explained & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+        stray = quiet & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+    f.unexplained_pairs = sorted(((int(i), int(j), float(var[i, j])) for i, j in zip(*np.nonzero(stray))),
+                                 key=lambda p: -p[2])
+    pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / ref) if ref > 0 else np.inf,
                        str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
     pairs.sort(key=lambda p: p.jitter, reverse=True)
     f.noisy_pairs = pairs
+
+
+def _lowest_bandwidth(model: Model) -> np.ndarray:
+    """Per pair, its fastest round trip over its slowest at the largest quarter of the sizes
+    (median over those sizes): the fraction of its best bandwidth it fell to while measured.
+    A link whose bandwidth walks down to x0.3 shows as about 0.3 on the pairs it limits."""
+    out = np.full(model.state.shape, np.nan)
+    k = len(model.sizes)
+    ok = model.state == MEASURED
+    if not ok.any() or k == 0:
+        return out
+    quarter = max(k // 4, 1)
+    with np.errstate(all="ignore"), _quiet_nanmedian():
+        ratio = model.rtt_min[ok][:, k - quarter:] / model.rtt_max[ok][:, k - quarter:]
+        out[ok] = np.nanmedian(ratio, axis=-1)
+    return out

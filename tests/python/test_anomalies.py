@@ -221,3 +221,83 @@ def test_two_groups_name_no_uplink():
                         degraded=[Degraded("uplink", 1, bw_factor=1 / 3, lat_factor=3.0)])
     f = find_slow_links(synthetic_model(spec))
     assert f.slow_uplinks == []
+
+
+# ------------------------------------- longer routes and slow shared links (issue 21, item 1)
+
+
+ROUTED = ["torus:4,4,2", "dragonfly:3,2,4", "fat-tree3:3,2,6"]
+
+
+@pytest.mark.parametrize("topology", ROUTED)
+def test_longer_routes_are_no_fault(topology):
+    """Hop counts on a torus, two-hop routes on a dragonfly, cross-pod routes on a three-level
+    tree: pairs farther apart are slower by design, in whole steps of the distance classes. A
+    healthy network gives no slow relation, uplink or node (a torus gave hundreds of relations)."""
+    for seed in range(3):
+        f = find_slow_links(synthetic_model(PlatformSpec(topology=topology, seed=seed), seed=seed))
+        assert f.slow_blocks == [] and f.slow_uplinks == [] and f.slow_nodes == [], seed
+
+
+SLOW_LINKS = [("torus:4,4,2", "x", 3), ("dragonfly:3,2,4", "global", 1), ("fat-tree3:3,2,6", "uplink", 2)]
+
+
+@pytest.mark.parametrize("topology,kind,index", SLOW_LINKS)
+def test_a_slow_shared_link_is_named_on_the_pairs_that_cross_it(tmp_path, topology, kind, index):
+    """A router link (or a leaf uplink) at 0.3 of its bandwidth and 2.5x its latency, and a
+    degraded NIC: the NIC is the only slow node, and every slow relation or uplink named lies on
+    the link (most of its pairs cross it), while the longer routes around it stay unnamed."""
+    from rankwise.sim.faults import crossing_pairs
+
+    spec = PlatformSpec(topology=topology, seed=4, degraded=[Degraded(kind, index, 0.3, 2.5),
+                                                             Degraded("node", 5, **SLOW_NIC)])
+    gen = generate(spec, tmp_path / "plat")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.kind == kind and link.index == index]]
+    on = on.any(axis=0)
+    on |= on.T  # a ping-pong crosses the link when either direction's route holds it
+    f = find_slow_links(synthetic_model(spec, seed=4))
+    assert f.slow_nodes == [5]
+    g = f.groups
+    named = [(g[:, None] == a) & (g[None, :] == b) for a, b in f.slow_blocks]
+    named += [(g[:, None] == x) ^ (g[None, :] == x) for x in f.slow_uplinks]
+    assert named, "the slow link is not named"
+    clean = np.ones_like(on)
+    clean[5, :] = clean[:, 5] = False
+    for cell in named:
+        assert on[cell & clean].mean() >= 0.5
+
+
+# ------------------------------------------ time variation localised (issue 21, item 3)
+
+
+def contention(model: Model, seed: int, high: float) -> Model:
+    """Every pair of a concurrent round varies a bit: jitter up to `high` on every pair and size,
+    kept where the model has more (a varying link's pairs)."""
+    rng = np.random.default_rng(seed)
+    model.jitter = np.fmax(model.jitter, rng.uniform(0.0, high, model.jitter.shape))
+    return model
+
+
+def test_contention_jitter_names_no_varying_link():
+    model = contention(synthetic_model(shuffled(6, 8, seed=3, degraded_share=0), seed=3), seed=3, high=0.4)
+    f = find_slow_links(model)
+    assert f.varying_links == [] and f.noisy_pairs == []
+    assert f.noisy_nodes == [] and f.noisy_groups == [] and f.noisy_blocks == []
+
+
+@pytest.mark.parametrize("varying,expect", [(Varying("node", 11, low=0.2), "node"),
+                                            (Varying("uplink", 2, low=0.05), "group")])
+def test_a_varying_link_is_named_among_contention_jitter(varying, expect):
+    """A varying NIC or uplink under contention jitter of up to 15 % on every pair: the link is
+    named, with the pairs it limits, and the pairs that do not cross it are not flagged."""
+    spec = shuffled(6, 8, seed=6, degraded_share=0, varying=[varying])
+    model = contention(synthetic_model(spec, seed=6), seed=6, high=0.15)
+    f = find_slow_links(model)
+    assert [v.kind for v in f.varying_links] == [expect]
+    if expect == "node":
+        assert f.noisy_nodes == [11] and all(11 in (p.src, p.dst) for p in f.noisy_pairs)
+    else:
+        rack = racks_of(spec, model)
+        assert f.noisy_groups == [int(np.bincount(f.groups[rack == 2]).argmax())]
+        assert all((rack[p.src] == 2) != (rack[p.dst] == 2) for p in f.noisy_pairs)
+    assert f.noisy_pairs and {p.scope for p in f.noisy_pairs} == {expect}

@@ -288,7 +288,7 @@ def test_verdict_matches_a_slow_torus_link_through_the_routes_crossing_it(tmp_pa
                          ids=["healthy", "a-global-link-and-a-nic"])
 def test_a_dragonfly_s_longer_routes_are_not_taken_for_slow_blocks(tmp_path, degraded):
     """Routers one, two or three hops apart differ in latency by design: a block as slow as a
-    route through nearer blocks is explained (anomalies._routed_latencies). A healthy
+    whole number of distance-class steps farther is explained (anomalies.distance_classes). A healthy
     dragonfly gives no finding (it gave 18 slow blocks), and the faults are found with no
     false block (16 came with them)."""
     from rankwise.anomalies import find_slow_links

@@ -103,9 +103,11 @@ class Structure:
     variable_nodes: list[str]  # nodes whose own link varies over time
     variable_groups: list[int]  # groups whose uplink varies
     variable_blocks: list[str]  # group pairs whose link varies
-    variable_pairs: int  # ordered pairs whose jitter stands out
-    variable_alone: list[tuple[str, str, float]]  # (src, dst, jitter) explained by no shared link
+    variable_pairs: int  # ordered pairs whose jitter stands out, explained by a varying link
+    variable_alone: list[tuple[str, str, float]]  # (src, dst, jitter) explained by no link: a note, not a finding
     typical_jitter: float  # median over pairs (see rankwise.anomalies.pair_variation)
+    variable_links: list[str] = field(default_factory=list)  # each varying link, with its figures
+    classes: str = ""  # the distance classes relations are judged against ("" without)
 
 
 @dataclass
@@ -376,7 +378,19 @@ def _structure(names: list[str], f) -> Structure:
 
     slow = [SlowNode(names[i], int(f.groups[i]), finite(f.node_latency[i] * 1e6), finite(f.node_latency_ratio[i]),
                      finite(f.node_bandwidth_ratio[i])) for i in f.slow_nodes]
-    alone = [(names[p.src], names[p.dst], p.jitter) for p in f.noisy_pairs if p.scope == "pair"]
+    alone = [(names[i], names[j], v) for i, j, v in f.unexplained_pairs]
+    links = []
+    for v in f.varying_links:
+        if v.kind == "node":
+            what = f"{names[int(v.where)]}'s link"
+        elif v.kind == "group":
+            what = f"g{v.where}'s uplink"
+        else:
+            what = "the link " + _relation_text(tuple(int(x) for x in v.where.split("-")))
+        low = f", bandwidth down to x{v.low:.2g} of its best" if np.isfinite(v.low) else ""
+        links.append(f"{what} ({v.pairs} pairs, jitter {100 * v.jitter:.0f}%{low})")
+    c = f.classes
+    classes = "" if c is None else (f"{c.base * 1e6:.3g} us + m x {c.step * 1e6:.3g} us, m = 0..{c.top}")
     return Structure(
         slow_nodes=slow,
         slow_blocks=[_relation_text(b) for b in dict.fromkeys(_relation_key(*b) for b in f.slow_blocks
@@ -388,6 +402,8 @@ def _structure(names: list[str], f) -> Structure:
         variable_pairs=len(f.noisy_pairs),
         variable_alone=alone,
         typical_jitter=f.typical_jitter,
+        variable_links=links,
+        classes=classes,
     )
 
 
@@ -666,20 +682,21 @@ def _render_structure(st: Structure, console) -> None:
         if st.slow_blocks:
             parts.append("(all pairs of) " + ", ".join(st.slow_blocks))
         console.print("  [bold red]slow shared links[/]: " + "; ".join(parts), highlight=False)
-    shared = ([f"node {escape(x)}'s link" for x in st.variable_nodes] + [f"g{g}'s uplink" for g in st.variable_groups]
-              + [f"the link {b}" for b in st.variable_blocks])
-    if st.variable_pairs:
+    if st.classes:
+        console.print(f"  distance classes (longer routes, not faults): {st.classes}", highlight=False)
+    if st.variable_links:
         found = True
         k = st.variable_pairs
-        line = (f"  [bold yellow]varying over time[/]: {k} {'pairs' if k != 1 else 'pair'} whose jitter stands out "
-                f"(typical {_pct(st.typical_jitter)})")
-        if shared:
-            line += "; explained by " + ", ".join(shared)
-        console.print(line, highlight=False)
-        if st.variable_alone:
-            shown = ", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in st.variable_alone[:5])
-            more = f" ... and {len(st.variable_alone) - 5} more" if len(st.variable_alone) > 5 else ""
-            console.print(escape(f"    pairs alone: {shown}{more}"), highlight=False)
+        pairs = f"{k} {'pairs' if k != 1 else 'pair'}"
+        console.print(f"  [bold yellow]varying over time[/]: {escape('; '.join(st.variable_links))}; "
+                      f"{pairs} whose jitter stands out (typical {_pct(st.typical_jitter)})", highlight=False)
+    if st.variable_alone:
+        shown = ", ".join(f"{a} -> {b} {_pct(v)}" for a, b, v in st.variable_alone[:5])
+        more = f" ... and {len(st.variable_alone) - 5} more" if len(st.variable_alone) > 5 else ""
+        k = len(st.variable_alone)
+        console.print(escape(f"  note: {k} {'pairs vary' if k != 1 else 'pair varies'} with no link in common "
+                             f"(contention between concurrent pairs or noise; not a fault): {shown}{more}"),
+                      highlight=False)
     if not found:
         console.print("  none: no node, shared link or pair stands out", highlight=False)
     console.print()
