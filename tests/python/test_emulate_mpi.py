@@ -204,8 +204,13 @@ def test_collectives_library_decides_from_the_probed_model_across_hosts(cluster,
                        timeout=180)
     assert r.returncode == 0 and "coll_app: ok" in r.stdout, r.stdout + r.stderr[-3000:]
     assert "warning" not in r.stderr, r.stderr[-3000:]
-    ops = set(re.findall(r"^rankwise-coll: (\w+) \w+ \d+ bytes \(model\)$", r.stderr, re.M))
-    assert ops == {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather"}, r.stderr[-3000:]
+    # each collective decided once from the model (Open MPI's own, "passthrough", is a decision too)
+    decided = re.findall(r"^rankwise-coll: decided (\w+) .* on 8 ranks from the model: (\w+)", r.stderr, re.M)
+    assert {op for op, _ in decided} == {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather"}, \
+        r.stderr[-3000:]
+    ran_here = re.findall(r"^rankwise-coll: (\w+) (\w+) \d+ bytes(.*)$", r.stderr, re.M)
+    assert ran_here and all(how == " (model)" for _, _, how in ran_here), ran_here
+    assert {(op, alg) for op, alg, _ in ran_here} == {d for d in decided if d[1] != "passthrough"}
 
 
 @emulated
