@@ -85,7 +85,7 @@ def before_after(out: Path, repeats: int, layouts) -> list[str]:
             "load |", "|---|---|---|---|---|---|---|---|"]
     for k, (label, options, p) in enumerate(layouts):
         d = out / f"layout{k}"
-        name = f"hs{os.getpid() % 10000:x}{k}"[:12]
+        name = f"hes{os.getpid() % 10000:x}{k}"[:12]
         try:
             cli("emulate", "up", "-o", d / "cluster", "--name", name, *options)
             c = d / "cluster"
@@ -124,7 +124,7 @@ def hosts_of(cluster: Path) -> list[str]:
 def probe_repeat(out: Path, probes: int) -> list[str]:
     """The probe figure: groups = racks, slow NIC named, healthy bandwidths against the shaped rates."""
     d = out / "probe"
-    name = f"hp{os.getpid() % 10000:x}"[:12]
+    name = f"hep{os.getpid() % 10000:x}"[:12]
     rows = ["| probe | wall s | groups | racks found | slow nodes named | rack mates Mbit/s (200) | "
             "across Mbit/s (100 shared by 4) | load |", "|---|---|---|---|---|---|---|---|"]
     racks = {f"node-{i}": i // 4 for i in range(8)}
