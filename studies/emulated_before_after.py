@@ -14,8 +14,8 @@ racks, is the slow NIC named, the healthy bandwidths against the shaped rates, t
 
 Run: .venv/bin/python studies/emulated_before_after.py [--repeats 3] [--probes 5] [--quick]
      [--only probe|ab] [--out DIR]
-Needs root and network namespaces (exit 2 with the reason otherwise). Cost: about 20 min on
-2 shared cores (--quick: one layout, 2 repeats, 2 probes). Every cluster is brought down.
+Needs root and network namespaces (exit 2 with the reason otherwise). Cost: 12 min on
+2 shared cores at load 14-19 (--quick: one layout, 2 repeats, 2 probes). Every cluster is brought down.
 """
 
 from __future__ import annotations
