@@ -171,6 +171,7 @@ def run_with_progress(cmd: list[str], label: str, show: bool = True, cwd=None,
 
 _SEPARATOR = re.compile(r"^\s*(-{10,}|={10,})\s*$")
 _OMPI_BOILERPLATE = ("Primary job", "mpirun has exited due to process")
+_REMOTE_DAEMON = re.compile(r"^\s*Remote daemon\s*:.*\bon node (\S+)")
 _TOOL_LINE = re.compile(r"^(ssh|srun|rsh|qrsh|blaunch): ")
 _HYDRA_LINE = re.compile(r"^\[(mpiexec|proxy)[^\]]*\]\s+(?:\S+ \([^)]*\):\s+)?(.*)$")
 
@@ -205,7 +206,13 @@ def _open_mpi_cause(log: list[str]) -> str | None:
     if not blocks:
         return None
     useful = [b for b in blocks if not b[0].strip().startswith(_OMPI_BOILERPLATE)]
-    cause = _first_sentences((useful or blocks)[-1])
+    # A daemon lost (its host died or was cut off) is the cause whatever the ranks said about it
+    # meanwhile, in whichever order; its block names the host after the sentence.
+    lost = [(b, m.group(1)) for b in blocks for m in map(_REMOTE_DAEMON.search, b) if m]
+    if lost:
+        cause = f"{_first_sentences(lost[0][0]).rstrip('.')}: the daemon on {lost[0][1]}"
+    else:
+        cause = _first_sentences((useful or blocks)[-1])
     # Tools mpirun starts (ssh, srun) print their own error outside the blocks.
     tool = next((line.strip() for line in log if _TOOL_LINE.match(line)), None)
     return f"{tool}; {cause}" if tool else cause
