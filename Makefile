@@ -29,7 +29,12 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 FUZZ_SECONDS      ?= 300
 TEST_FUZZ_SECONDS ?= 20
 
-.PHONY: demo test build system clean bench studies fuzz check-readme
+# The demo on real MPI: an emulated cluster of 8 hosts (root and network namespaces; else one
+# line and exit 2), brought up and taken down (docs/emulated-cluster.md).
+demo-real: build
+	$(RANKWISE) demo --emulated --out $(DEMO_OUT)-real
+
+.PHONY: demo demo-real test build system clean bench studies fuzz check-readme
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
