@@ -195,7 +195,8 @@ def run_demo_emulated(out: Path, console: Console | None = None) -> bool:
         comparisons = []
         for title, pattern, (program, *args), tbl, slots in emulated_jobs():
             p = plan(model, generate(pattern), [(h, slots) for h in model.names])
-            runner = benchmark_runner(program, args, launcher=f"{cluster}/mpirun", table=tbl, timeout=300)
+            runner = benchmark_runner(program, args, launcher=f"{cluster}/mpirun -np {len(p.after_hosts)}",
+                                      table=tbl, timeout=300)
             with console.status(f"[bold]{title}[/bold]: running both placements"):
                 c = compare(title, runner, p.before_hosts, p.after_hosts, repeats=1)
             c.predicted = predicted_rows(p, c.sizes, with_bytes(pattern))
