@@ -125,7 +125,8 @@ def test_bad_arguments_are_one_line_errors(tmp_path, args, text):
 
 
 def test_set_and_status_of_a_folder_without_a_cluster(tmp_path):
-    for verb in (["set", tmp_path, "node:0", "1G"], ["status", tmp_path]):
+    for verb in (["set", tmp_path, "node:0", "1G"], ["status", tmp_path], ["slurm", "up", tmp_path],
+                 ["slurm", "down", tmp_path]):
         assert_one_line_error(run_cli("emulate", *verb), "no emulated cluster here")  # before any privilege
     r = run_cli("emulate", "set", tmp_path, "spine:0", "1G")
     assert_one_line_error(r, "expected node:INDEX or uplink:RACK")
