@@ -3,8 +3,8 @@ that host's network namespace (and a UTS namespace naming it), one munged, all f
 DIR/slurm (docs/emulated-cluster.md, "Slurm").
 
 Every daemon runs inside a namespace of the cluster, so `down` ends them with the rest (it ends
-every process left in the cluster's namespaces); `stop` ends only them. What was started is
-recorded in the plan (state.json's "plan"."slurm") before anything starts.
+every process left in the cluster's namespaces); `emulate slurm down` (stop) ends only them.
+What was started is recorded in the plan (state.json's "plan"."slurm") before anything starts.
 
 Why each setting (Debian's slurm-wlm 22.05 on one machine):
 - munged with its own key and socket in DIR/slurm/munge (AuthInfo=socket=...), started with
@@ -119,7 +119,7 @@ def start(cluster_dir: str | PathLike, plan: Plan) -> Plan:
     system.check_supported()
     check_slurm()
     if plan.slurm:
-        raise RankwiseError(f"Slurm already runs on {cluster_dir}: 'rankwise emulate slurm stop {cluster_dir}' first")
+        raise RankwiseError(f"Slurm already runs on {cluster_dir}: 'rankwise emulate slurm down {cluster_dir}' first")
     base = folder(cluster_dir)
     if re.search(r"[\s#=\"'\\]", str(base)):
         raise UsageError(f"{base}: Slurm's configuration files cannot hold a path with spaces, '#', '=', quotes "
