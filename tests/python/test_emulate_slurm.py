@@ -58,16 +58,24 @@ def slurm(cluster: Path, *args: str, timeout: float = 120) -> subprocess.Complet
 
 
 @pytest.fixture(scope="module")
-def probed(cluster, tmp_path_factory) -> Path:
-    """`rankwise probe --launcher 'DIR/srun -N 8 --ntasks-per-node=1'`: the ranks started by
-    the slurmds through PMIx, no mpirun."""
-    out = tmp_path_factory.mktemp("slurm-probe") / "net.rwm"
+def series(cluster, tmp_path_factory) -> Path:
+    """`rankwise watch --launcher 'DIR/srun -N 8 --ntasks-per-node=1'`: two probes (the second of
+    half the pairs), the ranks started by the slurmds through PMIx, no mpirun. One run serves
+    every test (a probe through srun here takes about 40 s)."""
+    out = tmp_path_factory.mktemp("slurm-watch") / "series"
     start = time.monotonic()
-    r = run_cli("probe", "--launcher", f"{cluster}/srun -N 8 --ntasks-per-node=1",
-                "--sizes", "64K,1M", "--repetitions", "3", "--rounds", "2", "--timeout", "120", "-o", out)
+    r = run_cli("watch", "--launcher", f"{cluster}/srun -N 8 --ntasks-per-node=1", "--every", "1s", "--count", "2",
+                "--pairs-fraction", "0.5", "--sizes", "64K,1M", "--repetitions", "3", "--rounds", "2", "--no-plot",
+                "-o", out)
     assert r.returncode == 0, r.stdout + r.stderr
-    print(f"probe through srun: {time.monotonic() - start:.0f} s")
+    print(f"watch through srun, 2 probes: {time.monotonic() - start:.0f} s")
     return out
+
+
+@pytest.fixture(scope="module")
+def probed(series) -> Path:
+    """The series' first model: a full probe through srun (`rankwise probe --launcher` runs the same)."""
+    return sorted(series.glob("model-*.rwm"))[0]
 
 
 def test_every_host_is_an_idle_node_and_status_says_so(cluster):
@@ -128,15 +136,21 @@ def test_slurm_reads_the_measured_topology_and_keeps_a_job_under_one_switch(clus
     assert len(nodes) == n and any(nodes <= set(leaf) for leaf in leaves.values())
 
 
-def test_watch_through_srun_writes_a_series(cluster, tmp_path):
-    out = tmp_path / "series"
-    r = run_cli("watch", "--launcher", f"{cluster}/srun -N 8 --ntasks-per-node=1", "--every", "1s", "--count", "2",
-                "--pairs-fraction", "0.5", "--sizes", "64K,1M", "--repetitions", "3", "--rounds", "2", "--no-plot",
-                "-o", out)
-    assert r.returncode == 0, r.stdout + r.stderr
-    models = sorted(out.glob("model-*.rwm"))
-    assert len(models) == 2 and (out / "index.tsv").exists(), sorted(p.name for p in out.iterdir())
+def test_watch_through_srun_writes_a_series(series):
+    models = sorted(series.glob("model-*.rwm"))
+    assert len(models) == 2 and (series / "index.tsv").exists(), sorted(p.name for p in series.iterdir())
     assert sorted(Model.load(models[-1]).names) == [f"node-{i}" for i in range(8)]
+
+
+def test_probe_through_srun(cluster, tmp_path):
+    """`rankwise probe --launcher 'DIR/srun ...'` itself, on 4 hosts (2 of each rack): quick."""
+    hosts = _racks(cluster)
+    pick = [i for i in range(8) if hosts[i] == 0][:2] + [i for i in range(8) if hosts[i] == 1][:2]
+    nodelist = ",".join(f"node-{i}" for i in pick)
+    r = run_cli("probe", "--launcher", f"{cluster}/srun -w {nodelist} -N 4 --ntasks-per-node=1",
+                "--sizes", "1M", "--repetitions", "2", "--rounds", "1", "--timeout", "60", "-o", tmp_path / "m.rwm")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(Model.load(tmp_path / "m.rwm").names) == sorted(f"node-{i}" for i in pick)
 
 
 def test_slurm_down_ends_the_daemons_and_keeps_the_cluster(cluster, tmp_path):
