@@ -29,12 +29,17 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 FUZZ_SECONDS      ?= 300
 TEST_FUZZ_SECONDS ?= 20
 
-.PHONY: demo test build system clean bench studies fuzz check-readme
+# The demo on real MPI: an emulated cluster of 8 hosts (root and network namespaces; else one
+# line and exit 2), brought up and taken down (docs/emulated-cluster.md).
+demo-real: build
+	$(RANKWISE) demo --emulated --out $(DEMO_OUT)-real
+
+.PHONY: demo demo-real test build system clean bench studies fuzz check-readme
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
 
-test: build $(TESTBUILD)/.built
+test: build $(TESTBUILD)/.built build/.slurm
 	ctest --test-dir $(TESTBUILD) --output-on-failure
 	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) tests/fuzz/run.sh
 	$(PY) -m pytest -q
@@ -68,6 +73,21 @@ studies: build
 build: $(VENV)/.installed
 
 # System packages: only what is missing, and only once.
+# Slurm for the emulated cluster's Slurm tests (tests/python/test_emulate_slurm.py): installed
+# once as root without its recommends; where it cannot be, those tests skip and say why. Debian's
+# packages try to start munge and slurmd services (refused where policy-rc.d says so, as here);
+# the tests run their own daemons from the cluster's folder, never those.
+SLURM_PKGS := slurmctld slurmd slurm-client munge
+build/.slurm:
+	@mkdir -p build
+	@if ! command -v srun >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SLURM_PKGS); } \
+	      || echo "rankwise: Slurm not installed: its emulated-cluster tests will be skipped"; \
+	  else echo "rankwise: no Slurm (apt-get install $(SLURM_PKGS) as root): its tests will be skipped"; fi; \
+	fi
+	@touch $@
+
 build/.system:
 	@mkdir -p build
 	@missing=""; \

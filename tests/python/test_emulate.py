@@ -125,7 +125,8 @@ def test_bad_arguments_are_one_line_errors(tmp_path, args, text):
 
 
 def test_set_and_status_of_a_folder_without_a_cluster(tmp_path):
-    for verb in (["set", tmp_path, "node:0", "1G"], ["status", tmp_path]):
+    for verb in (["set", tmp_path, "node:0", "1G"], ["status", tmp_path], ["slurm", "up", tmp_path],
+                 ["slurm", "down", tmp_path]):
         assert_one_line_error(run_cli("emulate", *verb), "no emulated cluster here")  # before any privilege
     r = run_cli("emulate", "set", tmp_path, "spine:0", "1G")
     assert_one_line_error(r, "expected node:INDEX or uplink:RACK")
@@ -339,3 +340,20 @@ def test_an_unchanged_application_preloaded_across_hosts(cluster, tmp_path):
                        {"LD_PRELOAD": str(LIB / "librankwise_coll.so"), **forced("knomial", "ring")})
     assert r.returncode == 0 and "coll_app: ok" in r.stdout, r.stdout + r.stderr[-3000:]
     assert set(ran(r.stderr)) == {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to drop privileges")
+def test_demo_emulated_without_root_one_line_and_exit_2(tmp_path):
+    """make demo-real where the machine does not allow it: one line, exit 2, nothing made."""
+    tmp_path.chmod(0o777)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "rankwise",
+                        "demo", "--emulated", "--out", str(tmp_path / "d")], capture_output=True, text=True, timeout=60)
+    assert_one_line_error(r, "an emulated cluster needs root")
+    assert r.returncode == 2
+    assert not (tmp_path / "d").exists()
+
+
+def test_demo_emulated_refuses_nodes(tmp_path):
+    r = run_cli("demo", "--emulated", "--nodes", "4", "--out", tmp_path / "d")
+    assert_one_line_error(r, "--nodes is for the simulated cluster")
+    assert r.returncode == 2

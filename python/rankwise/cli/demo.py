@@ -13,8 +13,16 @@ from rankwise.cli.common import console
 def demo_command(
     out: Path = typer.Option(Path("rankwise-demo"), "--out", help="Output folder."),
     nodes: Optional[int] = typer.Option(None, "--nodes", help="Probe only the first N nodes of the default platform."),
+    emulated: bool = typer.Option(False, "--emulated", help="Real MPI instead: an emulated cluster of 8 hosts (network "
+                                                            "namespaces, shaped links; root), brought up and taken down."),
 ):
     """Probe the embedded simulated cluster, then map three jobs and run them before/after."""
-    from rankwise.demo import run_demo
+    from rankwise.demo import run_demo, run_demo_emulated
 
+    if emulated:
+        if nodes is not None:
+            from rankwise.errors import UsageError
+            raise UsageError("--nodes is for the simulated cluster; --emulated always has 8 hosts")
+        run_demo_emulated(out, console=console)
+        return
     run_demo(out, nodes=nodes, console=console)

@@ -59,6 +59,8 @@ def emulate_up(
     degrade: list[str] = typer.Option([], "--degrade", help="node:I:BW_FACTOR or uplink:R:BW_FACTOR: that link at a fraction of its rate (repeatable)."),
     shuffle: bool = typer.Option(False, "--shuffle", help="Deal racks to hosts in a seeded shuffled order."),
     seed: int = typer.Option(1, "--seed", help="Seed of the shuffle."),
+    slurm: bool = typer.Option(False, "--slurm", help="Also start Slurm on it: slurmctld in the head, a slurmd per host, "
+                                                     "munged (as `rankwise emulate slurm up`)."),
 ):
     """Bring up an emulated cluster: hosts as network namespaces, racks as bridges, links shaped by tc HTB."""
     from rankwise.cli.sim_options import parse_degrade
@@ -79,13 +81,61 @@ def emulate_up(
         oversubscription = nic * nodes_per_rack / parse_rate(uplink_rate, "--uplink-rate")
     spec = PlatformSpec(racks=racks, nodes_per_rack=nodes_per_rack, cores=cores, node_bw=nic / 8,
                         oversubscription=oversubscription, degraded=tuple(items), shuffle_racks=shuffle, seed=seed)
+    if slurm:
+        from rankwise.emulate.slurm import check_slurm
+        check_slurm()  # before anything is made
     plan = up(spec, out, name)
     where = escape(str(out))
+    if slurm:
+        from rankwise.emulate import down, slurm_start
+        try:
+            slurm_start(out)
+        except BaseException:
+            down(out)  # --slurm: the cluster and its Slurm, or nothing
+            raise
     console.print(f"emulated cluster [bold]{name}[/bold]: {len(plan.hosts)} hosts in {racks} racks on "
                   f"{plan.subnet}, files in [bold]{where}[/bold]", highlight=False, soft_wrap=True)
     console.print(f"  run:    {where}/mpirun --hostfile {where}/hostfile -np {len(plan.hosts)} APP",
                   highlight=False, soft_wrap=True)
+    if slurm:
+        _slurm_lines(out)
     console.print(f"  remove: rankwise emulate down {where}", highlight=False, soft_wrap=True)
+
+
+def _slurm_lines(out: Path) -> None:
+    where = escape(str(out))
+    console.print(f"  Slurm:  {where}/srun -N 4 APP (MPI ranks through PMIx), {where}/sbatch, {where}/scontrol, "
+                  f"{where}/sinfo; slurm.conf and topology.conf in {where}/slurm", highlight=False, soft_wrap=True)
+
+
+slurm_app = typer.Typer(no_args_is_help=True, help="Slurm on an emulated cluster: slurmctld in its head, a slurmd "
+                                                   "per host (their namespaces), munged; all files in DIR/slurm.")
+emulate_app.add_typer(slurm_app, name="slurm")
+
+
+@slurm_app.command("up", no_args_is_help=True)
+def slurm_up(cluster: Path = typer.Argument(..., metavar="DIR", help="The cluster's folder (up -o).")):
+    """Start Slurm on the cluster and wait until every host is an idle node."""
+    from rankwise.emulate import slurm_start
+
+    plan = slurm_start(cluster)
+    console.print(f"Slurm on emulated cluster [bold]{plan.name}[/bold]: slurmctld in {plan.head}, "
+                  f"{len(plan.hosts)} slurmd, all nodes idle", highlight=False, soft_wrap=True)
+    _slurm_lines(cluster)
+
+
+@slurm_app.command("down", no_args_is_help=True)
+def slurm_down(cluster: Path = typer.Argument(..., metavar="DIR", help="The cluster's folder (up -o).")):
+    """End the cluster's Slurm daemons; the cluster stays (`rankwise emulate down` ends both)."""
+    from rankwise.emulate import slurm_stop
+
+    stuck = slurm_stop(cluster)
+    if stuck is None:
+        console.print(f"no Slurm on {escape(str(cluster))}: nothing to stop", highlight=False, soft_wrap=True)
+        return
+    console.print("Slurm's daemons ended", highlight=False, soft_wrap=True)
+    if stuck:
+        console.print(f"[yellow]warning:[/yellow] {', '.join(stuck)} would not end", highlight=False, soft_wrap=True)
 
 
 @emulate_app.command("set", no_args_is_help=True)
@@ -118,6 +168,12 @@ def emulate_status(cluster: Path = typer.Argument(..., metavar="DIR", help="The 
         console.print(f"  {h.host:<9} rack {h.rack}  {h.address:<13} {h.namespace}  NIC "
                       f"{_rate_text(shaped[h.host].rate_bit, rates[h.host])}{'' if h.present else '  (missing)'}  "
                       f"{h.processes} processes", highlight=False, soft_wrap=True)
+    if plan.slurm:
+        from rankwise.emulate.slurm import running
+        daemons = running(plan)
+        alive = sum(pid is not None for _, _, pid in daemons)
+        console.print(f"  Slurm: {alive}/{len(daemons)} daemons running (munged, slurmctld, slurmd per host); "
+                      f"slurm.conf in {escape(plan.slurm['folder'])}", highlight=False, soft_wrap=True)
     for link in plan.links:
         if link.kind == "uplink":
             console.print(f"  uplink of rack {link.index}: {_rate_text(link.rate_bit, rates[link.name])}",

@@ -171,6 +171,24 @@ def set_rate(cluster_dir: str | PathLike, kind: str, index: int, rate_bit: int) 
     return plan
 
 
+def slurm_start(cluster_dir: str | PathLike) -> Plan:
+    """Slurm on the cluster (slurm.py): munged, slurmctld in the head, a slurmd per host."""
+    from rankwise.emulate import slurm
+
+    return slurm.start(cluster_dir, _complete_plan(cluster_dir))
+
+
+def slurm_stop(cluster_dir: str | PathLike) -> list[str] | None:
+    """End the cluster's Slurm daemons (the cluster stays); None when none were started."""
+    from rankwise.emulate import slurm
+
+    plan = _complete_plan(cluster_dir)
+    if not plan.slurm:
+        return None
+    system.check_supported()
+    return slurm.stop(cluster_dir, plan)
+
+
 def _complete_plan(cluster_dir: str | PathLike) -> Plan:
     found = read_state(cluster_dir)
     if found is None:

@@ -62,6 +62,7 @@ class Plan:
     login: End  # the head's end of its unshaped link to the core bridge
     login_address: str
     spec: dict = field(default_factory=dict)
+    slurm: dict = field(default_factory=dict)  # Slurm's daemons when started (slurm.py), else empty
 
     @property
     def namespaces(self) -> list[str]:

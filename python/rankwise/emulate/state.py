@@ -35,6 +35,7 @@ def write_state(cluster_dir: str | PathLike, plan: Plan, complete: bool) -> None
         "links": [{"name": link.name, "ends": [vars(link.lower), vars(link.upper)], "rate_bit": link.rate_bit}
                   for link in plan.links],
         "qdiscs": [{"ns": e.ns, "dev": e.dev, "kind": "htb", "handle": "1:"} for e in ends],
+        "slurm_daemons": plan.slurm.get("daemons", []),  # started in the namespaces above: down ends them
         "plan": plan.to_dict(),
     }
     write_atomic(state_path(cluster_dir), json.dumps(doc, indent=1) + "\n")
