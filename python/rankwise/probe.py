@@ -38,6 +38,7 @@ class ProbeOptions:
     update: Path | None = None  # merge into this model
     capacities: str | None = None  # "after" the ping-pong or "only" (on update's pairs): the stress test
     same_nodes: bool = False  # with update: the job must run on update's nodes (a watch series continued)
+    references: bool = True  # the reference pass: lone-pair bandwidths across groups (reference.c)
 
     def args(self) -> list[str]:
         out: list[str] = []
@@ -56,6 +57,8 @@ class ProbeOptions:
                 out += [flag, str(value)]
         if not self.intra:
             out.append("--no-intra")
+        if not self.references:
+            out.append("--no-references")
         if self.same_nodes and self.update is not None:
             out.append("--same-nodes")
         if self.capacities is not None:

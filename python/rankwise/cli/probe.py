@@ -84,6 +84,7 @@ def probe_command(
     reprobe: Optional[str] = typer.Option(None, "--reprobe", help="With --update: re-measure every pair touching these nodes (A,B,...)."),
     capacities: bool = typer.Option(False, "--capacities", help="Then run the stress test: shared-link (rack uplink) and NIC capacities."),
     capacities_only: bool = typer.Option(False, "--capacities-only", help="Only the stress test, on the pairs and groups of --update MODEL."),
+    no_references: bool = typer.Option(False, "--no-references", help="No reference pass: pairs across groups keep the bandwidth they got among their round-mates."),
 ):
     """Measure every pair of nodes into a model file."""
     from rankwise.probe import ProbeOptions, pairs_touching, probe_launcher, probe_sim
@@ -119,7 +120,7 @@ def probe_command(
     options = ProbeOptions(
         sizes=sizes, repetitions=repetitions, rounds=rounds, warmup=warmup, mode=mode,
         timeout=timeout, time_budget=time_budget, group_by=group_by, intra=not no_intra,
-        pairs=wanted or None, update=update,
+        pairs=wanted or None, update=update, references=not no_references,
         capacities="only" if capacities_only else "after" if capacities else None,
     )
     costs = []
