@@ -31,12 +31,20 @@ static rw_reference_cost last_cost = {-1, 0, 0, 0, 0};
 
 rw_reference_cost rw_reference_last_cost(void) { return last_cost; }
 
+/* The pair's large-message slope: its large fit when the model has a knee
+ * (the references time sizes from the knee on), else its one fit. */
+static double *slope(rw_model *m, size_t p)
+{
+    return m->knee > 0 && m->beta_large[p] > 0 ? &m->beta_large[p] : &m->beta[p];
+}
+
 static double pair_bw(const rw_model *m, int i, int j)
 {
     size_t p = (size_t)i * m->n_nodes + j;
-    if (i == j || m->pair_state[p] != RW_PAIR_MEASURED || !(m->beta[p] > 0))
+    if (i == j || m->pair_state[p] != RW_PAIR_MEASURED)
         return 0;
-    return 1.0 / m->beta[p];
+    double b = *slope((rw_model *)m, p);
+    return b > 0 ? 1.0 / b : 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -277,6 +285,8 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
         return rw_fail(RW_ERR_NOMEM, "out of memory for the reference pass");
     }
     nic_from_groups(m, of, out, in);
+    for (int i = 0; i < n; i++)
+        m->group_of[i] = of[i]; /* what the references were taken over */
     for (int k = 0; k < G * G; k++)
         ref[k] = 0;
     for (int p = 0; p < pl->n_pairs; p++)
@@ -301,18 +311,16 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
             double lone = fmin(r, fmin(out[i] > 0 ? out[i] : INFINITY, in[j] > 0 ? in[j] : INFINITY));
             if (!(lone > RAISE * bw))
                 continue;
-            /* The round trips lose what the contention added to each size:
-             * (beta - 1/lone) x size; small sizes hardly move. The spread
-             * (min, max) keeps its ratio to the median where the shift
-             * would take it below zero. */
-            double d = m->beta[p] - 1.0 / lone;
+            /* The round trips lose what the contention added to each size
+             * the slope covers: (slope - 1/lone) x size. Its fitted line
+             * moves by as much: the intercepts (latency) stay, the slope is
+             * the lone one. The spread keeps its ratio to the median where
+             * the shift would take it below zero. */
+            double *b = slope(m, p), d = *b - 1.0 / lone;
+            int64_t from = b == &m->beta_large[p] ? m->knee : 0;
             rw_stat *st = m->pair_stats + p * m->n_sizes;
-            double keep[m->n_sizes][3];
             for (int s = 0; s < m->n_sizes; s++) {
-                keep[s][0] = st[s].min;
-                keep[s][1] = st[s].median;
-                keep[s][2] = st[s].max;
-                if (st[s].count <= 0 || !(st[s].median > 0))
+                if (m->sizes[s] < from || st[s].count <= 0 || !(st[s].median > 0))
                     continue;
                 double cut = d * (double)m->sizes[s];
                 double med = fmax(st[s].median - cut, 1e-3 * st[s].median);
@@ -320,28 +328,7 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
                 st[s].max = fmax(med, st[s].max - cut);
                 st[s].median = med;
             }
-            double a0 = m->alpha[p], b0 = m->beta[p], al = m->alpha_large[p], bl = m->beta_large[p];
-            rw_status s2 = rw_model_fit_pair(m, (int)p);
-            if (s2 || !(m->beta[p] >= 0)) {
-                /* A fit that went wrong: the pair as it was measured. */
-                for (int s = 0; s < m->n_sizes; s++) {
-                    st[s].min = keep[s][0];
-                    st[s].median = keep[s][1];
-                    st[s].max = keep[s][2];
-                }
-                m->alpha[p] = a0;
-                m->beta[p] = b0;
-                m->alpha_large[p] = al;
-                m->beta_large[p] = bl;
-                continue; /* not an error of the probe: the pair keeps its figures */
-            }
-            /* A curve that was not a line (contention grows with the size)
-             * stays a little off one after the shift: the slope of the
-             * sizes that carry the bandwidth is the lone one. */
-            if (m->knee > 0 && !isnan(m->beta_large[p]))
-                m->beta_large[p] = 1.0 / lone;
-            else
-                m->beta[p] = 1.0 / lone;
+            *b = 1.0 / lone;
             gains[count++] = lone / bw - 1;
         }
     if (count) {
