@@ -11,12 +11,13 @@ from rankwise.sim.platform import Degraded, PlatformSpec, generate
 SIZES = "8,64K,1M,4M"
 
 
-def ratios(spec, tmp_path, references, **options):
+def ratios(spec, tmp_path, references, costs=None, **options):
     """Model bandwidth over the lone pair's, per ordered pair of the platform's nodes (NaN on the
-    diagonal), and the platform."""
+    diagonal), and the platform. costs: a list the reference pass's cost is appended to."""
     gen = generate(spec, tmp_path / "plat")
     model = probe_sim(gen.platform_xml, tmp_path / f"m{int(references)}.rwm",
-                      ProbeOptions(sizes=SIZES, references=references, **options), show_progress=False)
+                      ProbeOptions(sizes=SIZES, references=references, **options), show_progress=False,
+                      on_reference_cost=None if costs is None else costs.append)
     idx = [model.index(name) for name in gen.nodes]
     r = model.bandwidth[np.ix_(idx, idx)] / gen.bandwidth
     np.fill_diagonal(r, np.nan)
@@ -32,9 +33,15 @@ def test_an_oversubscribed_two_rack_tree_gets_lone_pair_bandwidths(tmp_path):
     # Two racks of 4 behind 4:1 uplinks: one cross pair alone gets the full NIC, the concurrent
     # rounds put up to 4 of them on an uplink.
     spec = PlatformSpec(racks=2, nodes_per_rack=4, cores=1, oversubscription=4.0, shuffle_racks=True, seed=3)
-    before, gen = ratios(spec, tmp_path / "before", references=False)
-    after, _ = ratios(spec, tmp_path / "after", references=True)
+    no_pass, with_pass = [], []
+    before, gen = ratios(spec, tmp_path / "before", references=False, costs=no_pass)
+    after, _ = ratios(spec, tmp_path / "after", references=True, costs=with_pass)
     x = cross(gen)
+    assert no_pass == [] and len(with_pass) == 1
+    # Two groups: one round of the group tournament per sample, 3 samples; pairs raised by more
+    # than 25 % (median).
+    assert with_pass[0].rounds == 3 and with_pass[0].seconds > 0 and with_pass[0].wall >= 0
+    assert with_pass[0].raised > 0 and with_pass[0].gain > 0.25
     assert np.median(before[x]) < 0.8  # contention written as pair bandwidth
     np.testing.assert_allclose(after[x], 1.0, rtol=0.05)
     np.testing.assert_allclose(after[~x & ~np.eye(len(x), dtype=bool)], 1.0, rtol=0.05)
@@ -55,7 +62,9 @@ def test_a_slow_nic_stays_slow_and_nothing_gets_faster_than_alone(tmp_path):
 
 def test_isolated_mode_has_no_reference_pass_and_measures_lone_pairs(tmp_path):
     spec = PlatformSpec(racks=2, nodes_per_rack=3, cores=1, oversubscription=3.0)
-    a, _ = ratios(spec, tmp_path / "a", references=True, mode="isolated")
+    costs = []
+    a, _ = ratios(spec, tmp_path / "a", references=True, costs=costs, mode="isolated")
     b, _ = ratios(spec, tmp_path / "b", references=False, mode="isolated")
+    assert costs == []
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(a[~np.isnan(a)], 1.0, rtol=0.05)

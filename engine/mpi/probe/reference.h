@@ -11,6 +11,7 @@
 typedef struct rw_reference_cost {
     int rounds;     /* rounds run (-1: none) */
     double seconds; /* MPI_Wtime they took (simulated under SMPI) */
+    double wall;    /* the host's seconds they took (the simulation's cost under SMPI) */
     int raised;     /* cross-group pairs rewritten at their lone bandwidth */
     double gain;    /* median bandwidth gain of those pairs (0.25: +25 %) */
     int abandoned;  /* 1: given up on a node; requests may be pending */

@@ -341,8 +341,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "rankwise-probe: error: %s\n", rw_last_error());
     rw_reference_cost ref = rw_reference_last_cost();
     if (!st && rank == 0 && ref.rounds >= 0) {
-        printf("reference pass: %d rounds, %.6g s, %d pairs raised (median +%.1f %%)\n", ref.rounds,
-               ref.seconds, ref.raised, 100 * ref.gain);
+        printf("reference pass: %d rounds, %.6g s (wall %.3f s), %d pairs raised (median +%.1f %%)\n",
+               ref.rounds, ref.seconds, ref.wall, ref.raised, 100 * ref.gain);
         fflush(stdout);
     }
     rw_stress_cost cost = rw_stress_last_cost();

@@ -123,7 +123,7 @@ def probe_command(
         pairs=wanted or None, update=update, references=not no_references,
         capacities="only" if capacities_only else "after" if capacities else None,
     )
-    costs = []
+    costs, refs = [], []
     domains = None
     if sim is not None:
         from rankwise.sim.domains import domains_of_platform
@@ -136,10 +136,15 @@ def probe_command(
                                       hostfile=hostfile, on_stress_cost=costs.append)
     elif sim is not None:
         model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes, hostfile=hostfile,
-                          on_stress_cost=costs.append)
+                          on_stress_cost=costs.append, on_reference_cost=refs.append)
     else:
-        model = probe_launcher(launcher, output, options, hostfile=hostfile, on_stress_cost=costs.append)
+        model = probe_launcher(launcher, output, options, hostfile=hostfile, on_stress_cost=costs.append,
+                               on_reference_cost=refs.append)
     render(summarize(model), console)
+    for ref in refs:
+        clock = " (simulated)" if sim is not None else ""
+        console.print(f"reference pass: {ref.rounds} rounds, {ref.seconds:.3g} s{clock}; {ref.raised} pairs across "
+                      f"groups raised to their lone bandwidth (median +{100 * ref.gain:.1f} %)", highlight=False)
     for cost in costs:
         clock = " (simulated)" if sim is not None else ""
         console.print(f"stress test: {cost.phases} phases, {cost.seconds:.3g} s{clock}", highlight=False)
