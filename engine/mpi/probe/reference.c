@@ -26,6 +26,8 @@
 #define REF_MAX_K 3         /* sample pairs per pair of groups */
 #define HEALTHY 0.8         /* a node's nic >= this x its group's median */
 #define RAISE 1.02          /* rewrite a pair only when lone is this much faster */
+#define MIN_SAMPLES 2       /* a block's reference needs this many samples */
+#define AGREE 1.10          /* ... all within this ratio of each other */
 #define REF_TAG 7340
 
 static rw_reference_cost last_cost = {-1, 0, 0, 0, 0, 0};
@@ -111,7 +113,7 @@ static rw_status make_plan(const rw_model *m, const int32_t *of, int G, int max_
     int T = G >= 2 ? rw_tournament_rounds(G) : 0;
     int k = T > 0 ? max_rounds / T : 0;
     k = k > REF_MAX_K ? REF_MAX_K : k;
-    if (ns == 0 || k < 1)
+    if (ns == 0 || k < MIN_SAMPLES)
         return RW_OK;
     double *out = malloc((size_t)n * sizeof *out), *in = malloc((size_t)n * sizeof *in);
     double *tmp = malloc((size_t)n * sizeof *tmp);
@@ -289,26 +291,33 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
 {
     int n = m->n_nodes, ns = pl->n_sizes;
     double *out = malloc((size_t)n * sizeof *out), *in = malloc((size_t)n * sizeof *in);
-    double *ref = malloc((size_t)G * G * sizeof *ref), *gains = malloc((size_t)n * n * sizeof *gains);
-    if (!out || !in || !ref || !gains) {
+    double *ref = malloc((size_t)G * G * sizeof *ref), *low = malloc((size_t)G * G * sizeof *low);
+    double *gains = malloc((size_t)n * n * sizeof *gains);
+    int *samples = calloc((size_t)G * G, sizeof *samples);
+    if (!out || !in || !ref || !low || !gains || !samples) {
         free(out);
         free(in);
         free(ref);
+        free(low);
         free(gains);
+        free(samples);
         return rw_fail(RW_ERR_NOMEM, "out of memory for the reference pass");
     }
     nic_from_groups(m, of, out, in);
     for (int i = 0; i < n; i++)
         m->group_of[i] = of[i]; /* what the references were taken over */
     for (int k = 0; k < G * G; k++)
-        ref[k] = 0;
+        ref[k] = 0, low[k] = INFINITY;
     for (int p = 0; p < pl->n_pairs; p++)
         for (int d = 0; d < 2; d++) {
             int i = d ? pl->b[p] : pl->a[p], j = d ? pl->a[p] : pl->b[p];
             double bw = ref_bw(m, pl, res + ((size_t)p * 2 + d) * ns);
             if (!(bw > 0) || bw > RW_MODEL_MAX_BANDWIDTH)
                 continue;
-            ref[of[i] * G + of[j]] = fmax(ref[of[i] * G + of[j]], bw);
+            int k = of[i] * G + of[j];
+            ref[k] = fmax(ref[k], bw);
+            low[k] = fmin(low[k], bw);
+            samples[k]++;
             out[i] = fmax(out[i], bw);
             in[j] = fmax(in[j], bw);
         }
@@ -318,8 +327,13 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
             size_t p = (size_t)i * n + j;
             if (i == j || of[i] == of[j] || of[i] < 0 || of[j] < 0 || m->pair_state[p] != RW_PAIR_MEASURED)
                 continue;
-            double r = ref[of[i] * G + of[j]], bw = pair_bw(m, i, j);
-            if (!(r > 0) || !(bw > 0))
+            /* A block is one route only when its samples (different node
+             * pairs) agree: on a torus or a dragonfly pairs of two groups
+             * may take routes of different rates, and one sample's rate is
+             * not the others'. */
+            int k = of[i] * G + of[j];
+            double r = ref[k], bw = pair_bw(m, i, j);
+            if (samples[k] < MIN_SAMPLES || r > AGREE * low[k] || !(r > 0) || !(bw > 0))
                 continue;
             double lone = fmin(r, fmin(out[i] > 0 ? out[i] : INFINITY, in[j] > 0 ? in[j] : INFINITY));
             if (!(lone > RAISE * bw))
@@ -352,7 +366,9 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
     free(out);
     free(in);
     free(ref);
+    free(low);
     free(gains);
+    free(samples);
     return RW_OK;
 }
 
