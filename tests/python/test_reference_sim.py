@@ -68,3 +68,13 @@ def test_isolated_mode_has_no_reference_pass_and_measures_lone_pairs(tmp_path):
     assert costs == []
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(a[~np.isnan(a)], 1.0, rtol=0.05)
+
+
+def test_no_reference_pass_once_the_time_budget_is_spent(tmp_path):
+    # A budget the first rounds already spend: the tournament stops, and the pass does not start.
+    spec = PlatformSpec(racks=2, nodes_per_rack=3, cores=1, oversubscription=3.0)
+    gen = generate(spec, tmp_path / "plat")
+    costs = []
+    probe_sim(gen.platform_xml, tmp_path / "m.rwm", ProbeOptions(sizes=SIZES, time_budget=1e-6),
+              show_progress=False, on_reference_cost=costs.append)
+    assert costs == []
