@@ -240,11 +240,9 @@ static rw_status share_plan(MPI_Comm c, int me, plan *pl, double timeout, int *l
 
 /* One direction of a pair, size by size: the initiator keeps the median
  * round trip per size in res[s]. Returns -1 when the peer did not answer. */
-static int one_way(MPI_Comm c, int me, int from, int to, const rw_model *m0, const plan *pl,
-                   const int64_t *sizes, int reps, int warmup, char *buf, double *samples, double *res,
-                   double timeout)
+static int one_way(MPI_Comm c, int me, int from, int to, const plan *pl, const int64_t *sizes, int reps,
+                   int warmup, char *buf, double *samples, double *res, double timeout)
 {
-    (void)m0;
     for (int q = 0; q < pl->n_sizes; q++) {
         int64_t size = sizes[pl->size[q]];
         for (int k = -warmup; k < reps; k++) {
@@ -431,7 +429,7 @@ rw_status rw_reference_run(MPI_Comm c, rw_model *m, const int64_t *sizes, int re
                 continue;
             for (int d = 0; d < 2 && !failed; d++) {
                 int from = d ? pl.b[p] : pl.a[p], to = d ? pl.a[p] : pl.b[p];
-                failed = one_way(c, me, from, to, m, &pl, sizes, reps, warmup, buf, samples,
+                failed = one_way(c, me, from, to, &pl, sizes, reps, warmup, buf, samples,
                                  res + ((size_t)p * 2 + d) * pl.n_sizes, timeout) != 0;
             }
         }
