@@ -37,6 +37,9 @@ typedef struct rw_probe_options {
      * of it, on the pairs of `base` (rank 0; same sizes as the options). */
     int capacities;
     const rw_model *base;
+    /* 1: no reference pass after the tournament (engine/mpi/probe/
+     * reference.c: lone-pair bandwidths of pairs across groups). */
+    int no_references;
     rw_progress_fn progress;   /* called on rank 0 only, may be NULL */
     void *progress_arg;
 } rw_probe_options;

@@ -441,6 +441,34 @@ static int group_by_bandwidth(const rw_model *m, struct work *w, int32_t *group_
     return groups;
 }
 
+/* The groups the probe stored (`group` lines), when every node has one and
+ * there are two or more: with flat latencies the probe found them from the
+ * contention of its rounds, which its reference pass then took out of the
+ * pairs (engine/mpi/probe/reference.c), so the pairs no longer show them.
+ * Returns their count, 0 when there are none to take. */
+static int stored_groups(const rw_model *m, int32_t *group_of)
+{
+    int n = m->n_nodes, g = 0;
+    if (!m->group_of)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (m->group_of[i] < 0 || m->group_of[i] >= n)
+            return 0;
+        g = m->group_of[i] + 1 > g ? m->group_of[i] + 1 : g;
+    }
+    /* Numbered densely in order of first appearance, as the grouping does. */
+    int32_t map[g];
+    for (int k = 0; k < g; k++)
+        map[k] = -1;
+    int next = 0;
+    for (int i = 0; i < n; i++) {
+        if (map[m->group_of[i]] < 0)
+            map[m->group_of[i]] = next++;
+        group_of[i] = map[m->group_of[i]];
+    }
+    return next >= 2 ? next : 0;
+}
+
 int rw_model_groups(const rw_model *m, int32_t *group_of)
 {
     int n = m->n_nodes;
@@ -472,7 +500,9 @@ int rw_model_groups(const rw_model *m, int32_t *group_of)
         refine_terms(n, d, group_of, w.reliable, term, w.tmp, w.row);
         groups = group_once(n, d, term, &w, group_of);
     } else if (groups == 1 && n >= 4) {
-        groups = group_by_bandwidth(m, &w, group_of);
+        groups = stored_groups(m, group_of);
+        if (groups < 2)
+            groups = group_by_bandwidth(m, &w, group_of);
     }
 out:
     free(d);

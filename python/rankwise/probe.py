@@ -38,6 +38,7 @@ class ProbeOptions:
     update: Path | None = None  # merge into this model
     capacities: str | None = None  # "after" the ping-pong or "only" (on update's pairs): the stress test
     same_nodes: bool = False  # with update: the job must run on update's nodes (a watch series continued)
+    references: bool = True  # the reference pass: lone-pair bandwidths across groups (reference.c)
 
     def args(self) -> list[str]:
         out: list[str] = []
@@ -56,6 +57,8 @@ class ProbeOptions:
                 out += [flag, str(value)]
         if not self.intra:
             out.append("--no-intra")
+        if not self.references:
+            out.append("--no-references")
         if self.same_nodes and self.update is not None:
             out.append("--same-nodes")
         if self.capacities is not None:
@@ -100,10 +103,41 @@ def stress_cost(log: list[str]) -> StressCost | None:
     return None
 
 
-def _report_cost(result: launch.RunResult, on_stress_cost: Callable[[StressCost], None] | None) -> None:
+@dataclass(frozen=True)
+class ReferenceCost:
+    """What the reference pass took (engine/mpi/probe/reference.c): rounds, seconds (simulated
+    under SMPI), wall seconds, pairs across groups raised to their lone bandwidth and their
+    median gain (0.25: +25 %)."""
+
+    rounds: int
+    seconds: float
+    wall: float
+    raised: int
+    gain: float
+
+
+_REFERENCE_LINE = re.compile(r"reference pass: (\d+) rounds, (\S+) s \(wall (\S+) s\), (\d+) pairs raised "
+                             r"\(median \+(\S+) %\)")
+
+
+def reference_cost(log: list[str]) -> ReferenceCost | None:
+    """The reference pass rankwise-probe printed, None when none ran."""
+    for line in log:
+        m = _REFERENCE_LINE.search(line)
+        if m:
+            return ReferenceCost(int(m.group(1)), float(m.group(2)), float(m.group(3)), int(m.group(4)),
+                                 float(m.group(5)) / 100)
+    return None
+
+
+def _report_cost(result: launch.RunResult, on_stress_cost: Callable[[StressCost], None] | None,
+                 on_reference_cost: Callable[[ReferenceCost], None] | None = None) -> None:
     cost = stress_cost(result.log)
     if cost is not None and on_stress_cost is not None:
         on_stress_cost(cost)
+    ref = reference_cost(result.log)
+    if ref is not None and on_reference_cost is not None:
+        on_reference_cost(ref)
 
 
 def _finish(result: launch.RunResult, what: str, output: Path) -> Model:
@@ -123,20 +157,24 @@ def probe_sim(
     show_progress: bool = True,
     hostfile: str | PathLike | None = None,
     on_stress_cost: Callable[[StressCost], None] | None = None,
+    on_reference_cost: Callable[[ReferenceCost], None] | None = None,
 ) -> Model:
     """Probe the simulated cluster described by a SimGrid platform (all its
     hosts, the first `nodes`, or those of a hostfile). on_stress_cost gets
-    the stress test's cost when options ask for it."""
+    the stress test's cost when options ask for it, on_reference_cost the
+    reference pass's when one ran."""
     from rankwise.sim.hosts import rank_hosts  # here: probing a real cluster needs no simulator
 
     # smpirun runs in a temporary directory: every path it is given is absolute.
     platform, output = Path(platform).resolve(), prepare_output(Path(output).resolve())
     lines = rank_hosts(platform, hostfile=hostfile, nodes=nodes, ranks_per_node=ranks_per_node, min_nodes=2)
-    return _run_sim(platform, output, options, lines, len(set(lines)), show_progress, on_stress_cost)
+    return _run_sim(platform, output, options, lines, len(set(lines)), show_progress, on_stress_cost,
+                    on_reference_cost)
 
 
 def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[str], n_hosts: int,
-             show_progress: bool, on_stress_cost: Callable[[StressCost], None] | None = None) -> Model:
+             show_progress: bool, on_stress_cost: Callable[[StressCost], None] | None = None,
+             on_reference_cost: Callable[[ReferenceCost], None] | None = None) -> Model:
     """smpirun the SMPI probe with one rank per hostfile line."""
     from rankwise.sim import smpi
 
@@ -150,7 +188,7 @@ def _run_sim(platform: Path, output: Path, options: ProbeOptions, lines: list[st
     if result.returncode != 0:
         raise RankwiseError(smpi.failure_message("the simulated probe", result.returncode, result.log), exit_code=1)
     model = _finish(result, "the simulated probe", output)
-    _report_cost(result, on_stress_cost)
+    _report_cost(result, on_stress_cost, on_reference_cost)
     return model
 
 
@@ -162,6 +200,7 @@ def probe_launcher(
     hostfile: str | PathLike | None = None,
     warn: Callable[[str], None] | None = None,
     on_stress_cost: Callable[[StressCost], None] | None = None,
+    on_reference_cost: Callable[[ReferenceCost], None] | None = None,
 ) -> Model:
     """Probe a real cluster through an MPI launcher ('mpirun -np 8 ...', 'srun ...').
     A hostfile is checked here, then handed to the launcher as -hostfile.
@@ -182,7 +221,7 @@ def probe_launcher(
             f"the probe ended without writing {output}"
         raise RankwiseError(f"{cause.rstrip('.')}; no model was written", exit_code=1)
     model = Model.load(output)
-    _report_cost(result, on_stress_cost)
+    _report_cost(result, on_stress_cost, on_reference_cost)
     if result.returncode != 0 or result.unfinalized or result.ended_after is not None:
         (warn or _warn_stderr)(_unfinished_job_warning(model, result))
     return model

@@ -211,8 +211,53 @@ static void racks_from_bandwidth_when_latency_is_flat(void)
     rw_model_free(m);
 }
 
+/* Flat latencies and every pair at the same rate, as the reference pass
+ * leaves them (engine/mpi/probe/reference.c: the contention that showed the
+ * racks taken out of the pairs): the groups the probe stored come back,
+ * numbered in order of first appearance. Without stored groups, or with
+ * only one, one group. Latencies with structure decide over stored groups. */
+static void stored_groups_when_latency_is_flat(void)
+{
+    enum { N = 12 };
+    int64_t sizes[1] = {8};
+    rw_model *m;
+    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    srand(5);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            int p = i * N + j;
+            m->pair_state[p] = i == j ? RW_PAIR_UNPROBED : RW_PAIR_MEASURED;
+            m->alpha[p] = 2e-6 * (1 + 0.02 * (2 * uniform() - 1));
+            m->beta[p] = 1 / (12.5e9 * (1 + 0.01 * (2 * uniform() - 1)));
+        }
+    int32_t g[N];
+    CHECK(rw_model_groups(m, g) == 1);
+    for (int i = 0; i < N; i++)
+        m->group_of[i] = 5 + (i % 3); /* not dense: 5, 6, 7 */
+    CHECK(rw_model_groups(m, g) == 3);
+    for (int i = 0; i < N; i++)
+        CHECK(g[i] == i % 3);
+    for (int i = 0; i < N; i++)
+        m->group_of[i] = 2;
+    CHECK(rw_model_groups(m, g) == 1);
+    m->group_of[3] = -1;
+    CHECK(rw_model_groups(m, g) == 1);
+    /* Two racks by latency (i < 6), stored groups otherwise. */
+    int rack[N];
+    double a[N];
+    for (int i = 0; i < N; i++) {
+        rack[i] = i >= 6;
+        a[i] = 1e-6;
+        m->group_of[i] = i % 3;
+    }
+    fill(m, rack, a, 10e-6, 30e-6, 0.02);
+    CHECK(rw_model_groups(m, g) == 2 && same_partition(N, g, rack));
+    rw_model_free(m);
+}
+
 int main(void)
 {
+    stored_groups_when_latency_is_flat();
     slow_cable_stays_in_its_rack();
     degraded_nodes_keep_the_racks();
     two_unequal_racks();

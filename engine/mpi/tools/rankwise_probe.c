@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "probe_end.h"
 #include "rankwise_probe.h"
+#include "reference.h"
 #include "stress.h"
 
 #define MAX_SIZES 40
@@ -30,6 +31,7 @@ static const char usage[] =
     "      --group-by WHAT      host (ranks of one host form a node) or rank\n"
     "      --no-intra           skip rank-to-rank measurement inside nodes\n"
     "      --pairs LIST         only these ordered pairs: SRC:DST,SRC:DST (node names)\n"
+    "      --no-references      no reference pass (lone-pair bandwidths across groups)\n"
     "      --capacities         then the stress test: shared-link and NIC capacities\n"
     "      --capacities-only    only the stress test, on the pairs of --update MODEL\n"
     "      --source TEXT        where the numbers come from, kept in the model\n"
@@ -140,7 +142,7 @@ static int parse_pairs(const char *text, args *a)
 static int parse_args(int argc, char **argv, int rank, args *a)
 {
     enum { O_UPDATE = 256, O_SIZES, O_REPS, O_ROUNDS, O_WARMUP, O_MODE, O_TIMEOUT, O_BUDGET,
-           O_GROUP, O_NOINTRA, O_PAIRS, O_SOURCE, O_PROGRESS, O_CAP, O_CAPONLY, O_SAME };
+           O_GROUP, O_NOINTRA, O_PAIRS, O_SOURCE, O_PROGRESS, O_CAP, O_CAPONLY, O_SAME, O_NOREF };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"update", required_argument, 0, O_UPDATE},
         {"sizes", required_argument, 0, O_SIZES}, {"repetitions", required_argument, 0, O_REPS},
@@ -151,7 +153,8 @@ static int parse_args(int argc, char **argv, int rank, args *a)
         {"pairs", required_argument, 0, O_PAIRS}, {"source", required_argument, 0, O_SOURCE},
         {"progress", no_argument, 0, O_PROGRESS}, {"help", no_argument, 0, 'h'},
         {"capacities", no_argument, 0, O_CAP}, {"capacities-only", no_argument, 0, O_CAPONLY},
-        {"same-nodes", no_argument, 0, O_SAME}, {0, 0, 0, 0}};
+        {"same-nodes", no_argument, 0, O_SAME}, {"no-references", no_argument, 0, O_NOREF},
+        {0, 0, 0, 0}};
     rw_probe_options_default(&a->opt);
     rw_probe_settings *s = &a->opt.settings;
     opterr = 0;
@@ -166,6 +169,7 @@ static int parse_args(int argc, char **argv, int rank, args *a)
         case O_NOINTRA: a->opt.measure_intra = 0; break;
         case O_CAP: a->opt.capacities = RW_CAPACITIES_AFTER; break;
         case O_CAPONLY: a->opt.capacities = RW_CAPACITIES_ONLY; break;
+        case O_NOREF: a->opt.no_references = 1; break;
         case O_SIZES:
             if (parse_sizes(optarg, a->sizes, &a->opt.n_sizes))
                 return fail(rank, "--sizes: '%s' is not a list like 8,1K,4M", optarg);
@@ -335,6 +339,12 @@ int main(int argc, char **argv)
         st = write_model(&a, model);
     if (st && rank == 0)
         fprintf(stderr, "rankwise-probe: error: %s\n", rw_last_error());
+    rw_reference_cost ref = rw_reference_last_cost();
+    if (!st && rank == 0 && ref.rounds >= 0) {
+        printf("reference pass: %d rounds, %.6g s (wall %.3f s), %d pairs raised (median +%.1f %%)\n",
+               ref.rounds, ref.seconds, ref.wall, ref.raised, 100 * ref.gain);
+        fflush(stdout);
+    }
     rw_stress_cost cost = rw_stress_last_cost();
     if (!st && rank == 0 && cost.phases >= 0) {
         printf("stress test: %d phases, %.6g s\n", cost.phases, cost.seconds);

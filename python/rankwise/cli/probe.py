@@ -84,6 +84,7 @@ def probe_command(
     reprobe: Optional[str] = typer.Option(None, "--reprobe", help="With --update: re-measure every pair touching these nodes (A,B,...)."),
     capacities: bool = typer.Option(False, "--capacities", help="Then run the stress test: shared-link (rack uplink) and NIC capacities."),
     capacities_only: bool = typer.Option(False, "--capacities-only", help="Only the stress test, on the pairs and groups of --update MODEL."),
+    no_references: bool = typer.Option(False, "--no-references", help="No reference pass: pairs across groups keep the bandwidth they got among their round-mates."),
 ):
     """Measure every pair of nodes into a model file."""
     from rankwise.probe import ProbeOptions, pairs_touching, probe_launcher, probe_sim
@@ -119,10 +120,10 @@ def probe_command(
     options = ProbeOptions(
         sizes=sizes, repetitions=repetitions, rounds=rounds, warmup=warmup, mode=mode,
         timeout=timeout, time_budget=time_budget, group_by=group_by, intra=not no_intra,
-        pairs=wanted or None, update=update,
+        pairs=wanted or None, update=update, references=not no_references,
         capacities="only" if capacities_only else "after" if capacities else None,
     )
-    costs = []
+    costs, refs = [], []
     domains = None
     if sim is not None:
         from rankwise.sim.domains import domains_of_platform
@@ -135,10 +136,15 @@ def probe_command(
                                       hostfile=hostfile, on_stress_cost=costs.append)
     elif sim is not None:
         model = probe_sim(sim, output, options, ranks_per_node=ranks_per_node, nodes=nodes, hostfile=hostfile,
-                          on_stress_cost=costs.append)
+                          on_stress_cost=costs.append, on_reference_cost=refs.append)
     else:
-        model = probe_launcher(launcher, output, options, hostfile=hostfile, on_stress_cost=costs.append)
+        model = probe_launcher(launcher, output, options, hostfile=hostfile, on_stress_cost=costs.append,
+                               on_reference_cost=refs.append)
     render(summarize(model), console)
+    for ref in refs:
+        clock = " (simulated)" if sim is not None else ""
+        console.print(f"reference pass: {ref.rounds} rounds, {ref.seconds:.3g} s{clock}; {ref.raised} pairs across "
+                      f"groups raised to their lone bandwidth (median +{100 * ref.gain:.1f} %)", highlight=False)
     for cost in costs:
         clock = " (simulated)" if sim is not None else ""
         console.print(f"stress test: {cost.phases} phases, {cost.seconds:.3g} s{clock}", highlight=False)
