@@ -444,7 +444,9 @@ static rw_status collect(probe *p, const rw_stat *intra, uint8_t intra_state, rw
     m->duration = MPI_Wtime() - p->wtime0;
     unpack_row(p, m, 0, mine);
     double *row = mine;
+#ifndef RW_SMPI
     double lost_deadline = 0; /* one timeout for all the nodes known lost */
+#endif
     for (int i = 1; i < p->n; i++) {
         MPI_Request req;
         MPI_Irecv(row, (int)len, MPI_DOUBLE, i, tag, c, &req);
