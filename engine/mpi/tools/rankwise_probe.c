@@ -276,7 +276,10 @@ static rw_status write_model(const args *a, rw_model *m)
         if (a->opt.capacities == RW_CAPACITIES_ONLY)
             base->settings = pairs_settings; /* no pair was measured: they say how base's were */
     }
-    if (!st) /* one knee for the merged pairs, every pair fitted on its sides */
+    /* One knee for the merged pairs, every pair fitted on its sides; with
+     * --capacities only no pair changed, and refitting the file's rounded
+     * medians would move untouched pairs in their last digit. */
+    if (!st && a->opt.capacities != RW_CAPACITIES_ONLY)
         rw_model_fit_knee(base);
     if (!st) {
         if (a->source) {
