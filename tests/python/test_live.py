@@ -173,6 +173,31 @@ def test_a_degraded_link_is_found_at_the_first_probe_after_the_change(live_smpi,
 
 
 @needs_smpi
+def test_a_change_during_a_pairs_measurement_is_found_at_the_next_probe(live_smpi, degrading, tmp_path):
+    """node-2's link falls at 8 instants spread over the probe under way at
+    the change, so some land inside a pair's timed round trips (a sample
+    half fast, half slow, not a change). The probes from that one through
+    the first that starts after the change still name every pair of node-2
+    and no other: an undecided sample does not become the reference."""
+    xml, model, at = degrading
+    r = smpirun(live_smpi, xml, [f"node-{i}" for i in range(4)], ["drift", str(model), str(at)], tmp_path)
+    ok(r)
+    starts = [float(line.split()[2]) for line in r.stdout.splitlines() if line.startswith("probe ")]
+    k = next(i for i in range(1, len(starts)) if starts[i] >= at) - 1  # the probe under way at `at`
+    duration = starts[k + 1] - starts[k]
+    node2 = {f"node-{a}>node-{b}" for a in range(4) for b in range(4) if a != b and 2 in (a, b)}
+    for i in range(8):
+        when = starts[k] + duration * (i + 0.5) / 8
+        folder = tmp_path / f"at{i}"
+        platform = sim_platform(folder, "--degrade", "node:2:0.1", "--degrade-at", f"{when:.9f}")
+        r = smpirun(live_smpi, platform, [f"node-{i}" for i in range(4)], ["drift", str(model), str(when)], folder)
+        ok(r)
+        probes = [line.split() for line in r.stdout.splitlines() if line.startswith("probe ")]
+        named = {pair for p in probes for pair in p[4:p.index("nodes")]}
+        assert named == node2, (when, r.stdout)
+
+
+@needs_smpi
 def test_the_collectives_decide_again_when_the_live_model_changes(live_smpi, degrading, tmp_path):
     """RANKWISE_MODEL: a broadcast is decided from the model once per size
     class; once the live probe has changed the model (a new generation) the

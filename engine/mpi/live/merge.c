@@ -8,9 +8,12 @@
  * (docs/live-model.md). Its change is the ratio of the medians at its
  * most changed such size.
  *
- * The statistics at the measured sizes and the time are always replaced.
- * The fit (alpha, beta, and the large-message fit beyond a knee) changes
- * only for a changed pair, scaled rather than refitted: the latency by the
+ * The time is always replaced; the statistics at the measured sizes and
+ * the fit only for a changed (or new) pair: the statistics stay the
+ * evidence of the figures, so a sample half before and half after a change
+ * (wide, not apart) cannot hide the change from the next probe. The fit
+ * (alpha, beta, and the large-message fit beyond a knee) is scaled rather
+ * than refitted: the latency by the
  * small size's ratio, the per-byte cost by the ratio of the size-dependent
  * parts (large minus small round trip), so the model's fit over all its
  * sizes keeps its shape. A pair never measured before gets the two-size
@@ -114,8 +117,9 @@ rw_status live_merge(rw_live *ctx, const live_sample *samples, int32_t n_samples
             fit(ctx, x->stat, &m->alpha[p], &m->beta[p]);
             *figures_changed = 1;
         }
-        for (int s = 0; s < ctx->n_sizes; s++)
-            m->pair_stats[p * m->n_sizes + ctx->size_index[s]] = x->stat[s];
+        if (changed || !known) /* the evidence of the pair's figures */
+            for (int s = 0; s < ctx->n_sizes; s++)
+                m->pair_stats[p * m->n_sizes + ctx->size_index[s]] = x->stat[s];
         m->pair_state[p] = RW_PAIR_MEASURED;
         m->measured_at[p] = when;
         ctx->pair_call[(size_t)x->src * ctx->n + x->dst] = ctx->call;
