@@ -34,12 +34,12 @@ TEST_FUZZ_SECONDS ?= 20
 demo-real: build
 	$(RANKWISE) demo --emulated --out $(DEMO_OUT)-real
 
-.PHONY: demo demo-real test build system clean bench studies fuzz check-readme
+.PHONY: demo demo-real test build system clean bench studies fuzz check-readme warnings
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
 
-test: build $(TESTBUILD)/.built build/.slurm
+test: build $(TESTBUILD)/.built build/.slurm warnings
 	ctest --test-dir $(TESTBUILD) --output-on-failure
 	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) tests/fuzz/run.sh
 	$(PY) -m pytest -q
@@ -109,6 +109,19 @@ $(VENV)/.deps: build/.system
 # The package with its C engine (scikit-build-core; incremental in build/).
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 	$(PY) -m pip install -q --no-build-isolation --no-deps .
+	@touch $@
+
+# No compiler warnings at -Wall -Wextra in the optimised builds (where GCC's flow analysis
+# warns): the engine with its tests under Open MPI and under MPICH, and the SMPI twin.
+WARNBUILD := build/warnings
+warnings: $(WARNBUILD)/.clean
+$(WARNBUILD)/.clean: build/.system $(SOURCES) $(shell find tests/engine -type f)
+	cmake -S engine -B $(WARNBUILD)/openmpi -G Ninja -DCMAKE_BUILD_TYPE=Release -DRW_ENGINE_TESTS=ON -DRW_WERROR=ON >/dev/null
+	cmake --build $(WARNBUILD)/openmpi
+	cmake -S engine -B $(WARNBUILD)/mpich -G Ninja -DCMAKE_BUILD_TYPE=Release -DMPI_C_COMPILER=mpicc.mpich -DRW_WERROR=ON >/dev/null
+	cmake --build $(WARNBUILD)/mpich
+	SMPI_PRETEND_CC=1 cmake -S engine -B $(WARNBUILD)/smpi -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=smpicc -DRW_SMPI=ON -DRW_WERROR=ON >/dev/null
+	cmake --build $(WARNBUILD)/smpi
 	@touch $@
 
 $(TESTBUILD)/.built: build/.system $(SOURCES) $(shell find tests/engine -type f)

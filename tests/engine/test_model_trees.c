@@ -23,7 +23,7 @@ static double unif(void)
  * Intra-node: 0.2 us, 20 GB/s. rpn ranks per node, block placement. */
 static rw_pnet *network(int n, int rpn, const int *slow, int n_slow, double o)
 {
-    double *al = malloc(sizeof(double) * n * n), *be = malloc(sizeof(double) * n * n);
+    double *al = calloc((size_t)n * n, sizeof(double)), *be = calloc((size_t)n * n, sizeof(double));
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             int same = i / 4 == j / 4;
