@@ -25,6 +25,7 @@ Questions follow:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -375,6 +376,56 @@ def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float) -> list[i
     return [int(x) for x in np.flatnonzero(slow)]
 
 
+def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int]:
+    """Groups (of g) whose uplink the stress test measured slow (docs/model-structure.md, "Shared-link
+    capacity"). An uplink slowed in bandwidth alone, still wider than one NIC, limits no lone pair:
+    ping-pong cannot see it, only many of the group's nodes sending (receiving) at once can. Per
+    node of its group, in each direction: the `up-X` (`down-X`) link's capacity where the stress
+    test kept one, else the nodes' own caps (nothing limited them); slow when below the better
+    quartile of the groups by more than the threshold. Per node, so that a design's
+    oversubscription, the same for every group, is no fault. The stress test's groups (group_of)
+    are mapped to g's where they hold the same nodes."""
+    stored = np.asarray(model.group_of)
+    if not model.links or (stored < 0).all():
+        return []
+    k = int(stored.max()) + 1
+    size = np.bincount(stored[stored >= 0], minlength=k).astype(float)
+    if k < 3 or (size < 2).any():
+        return []
+    best = np.where(model.state == MEASURED, model.bandwidth, np.nan)
+    with warnings.catch_warnings():  # a node without a measured pair: NaN, left out below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out_cap = np.where(np.isfinite(model.inject), model.inject, np.nanmax(best, axis=1))
+        in_cap = np.where(np.isfinite(model.eject), model.eject, np.nanmax(best, axis=0))
+    per_node = np.full((2, k), np.nan)
+    for x in range(k):
+        mine = stored == x
+        per_node[0, x] = np.nansum(out_cap[mine]) / size[x]
+        per_node[1, x] = np.nansum(in_cap[mine]) / size[x]
+    for link in model.links:
+        side = {"up": 0, "down": 1}.get(link.name.split("-")[0])
+        groups = link.from_groups if side == 0 else link.to_groups
+        other = link.to_groups if side == 0 else link.from_groups
+        if side is None or other is not None or groups is None or len(groups) != 1 or groups[0] >= k:
+            continue
+        x = groups[0]
+        per_node[side, x] = min(per_node[side, x], link.capacity / size[x])
+    slow = set()
+    for side in range(2):
+        ok = np.isfinite(per_node[side]) & (per_node[side] > 0)
+        if ok.sum() < 3:
+            continue
+        healthy = np.percentile(per_node[side, ok], 75)
+        slow |= {x for x in np.flatnonzero(ok) if per_node[side, x] * threshold < healthy}
+    found = []
+    for x in sorted(slow):  # the same nodes as one of g's groups, or nothing said
+        mine = stored == x
+        labels = set(g[mine].tolist())
+        if len(labels) == 1 and (g == next(iter(labels))).sum() == mine.sum():
+            found.append(int(next(iter(labels))))
+    return found
+
+
 def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Per pair, the latency of the network between the two nodes: the mean of both directions
     less both nodes' own terms."""
@@ -464,6 +515,10 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
         node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio, classes=classes,
     )
     _find_variable_links(model, measured, g, findings)
+    # Uplinks the stress test alone found slow, unless their pairs' jitter says the link varies:
+    # the stress test then read it at a low moment.
+    by_capacity = set(_capacity_uplinks(model, g, threshold)) - set(uplinks) - set(findings.noisy_groups)
+    findings.slow_uplinks = sorted(set(uplinks) | by_capacity)
     return findings
 
 

@@ -301,3 +301,28 @@ def test_a_varying_link_is_named_among_contention_jitter(varying, expect):
         assert f.noisy_groups == [int(np.bincount(f.groups[rack == 2]).argmax())]
         assert all((rack[p.src] == 2) != (rack[p.dst] == 2) for p in f.noisy_pairs)
     assert f.noisy_pairs and {p.scope for p in f.noisy_pairs} == {expect}
+
+
+# ---------------------------- uplinks slow in bandwidth alone: the stress test's capacities
+
+
+@pytest.mark.parametrize("oversubscription", [1.0, 2.0])
+def test_an_uplink_slow_in_bandwidth_alone_is_named_from_the_stress_test(tmp_path, oversubscription):
+    """4 racks of 4, rack 2's uplink at 0.4 of the others' and no extra latency: still wider than
+    one NIC, so no lone pair sees it and the ping-pong alone names nothing; the stress test's
+    capacity names rack 2's uplink, and a design's oversubscription (2:1, every rack alike) names
+    no other."""
+    spec = PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=3, oversubscription=oversubscription,
+                        degraded=[Degraded("uplink", 2, bw_factor=0.4)])
+    gen = generate(spec, tmp_path / "plat")
+    fast = dict(sizes="8,64K,1M", repetitions=2, rounds=1, mode="isolated")
+    alone = find_slow_links(probe_sim(gen.platform_xml, tmp_path / "a.rwm", ProbeOptions(**fast),
+                                      show_progress=False))
+    assert alone.slow_uplinks == [] and alone.slow_nodes == []
+    model = probe_sim(gen.platform_xml, tmp_path / "b.rwm", ProbeOptions(**fast, capacities="after"),
+                      show_progress=False)
+    f = find_slow_links(model)
+    rack = racks_of(spec, model)
+    assert adjusted_rand_index(f.groups, rack) == 1.0
+    behind = {int(f.groups[i]) for i in np.flatnonzero(rack == 2)}
+    assert f.slow_uplinks == sorted(behind) and f.slow_nodes == []
