@@ -24,9 +24,12 @@
 
 #define STRESS_BYTES (4 << 20) /* per flow: 4 MiB makes latency < 1 % of it */
 #define STRESS_REPS 3           /* repetitions of a phase; the median counts */
+#define PIECES 8                /* a flow is sent in pieces... */
+#define PIECE (STRESS_BYTES / PIECES)
+#define IN_FLIGHT 2             /* ...this many at a time */
+#define T_AT(f, r, p) (((size_t)(f) * STRESS_REPS + (r)) * PIECES + (p))
 #define FAN 4                   /* peers of a node in its nic phases */
 #define LIMITED 0.9             /* below this share of the expected rate: a limit */
-#define CAPPED 0.9              /* a flow this close to its own cap ran at it */
 
 enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE };
 
@@ -312,12 +315,15 @@ static rw_status share_plan(MPI_Comm c, int me, plan *pl, double timeout, int *l
 
 #define STRESS_TAG 7330
 
-/* One repetition r of a phase: the seconds from the common start to the
- * end of each flow this node receives go to t[flow * STRESS_REPS + r].
- * *failed is set when its flows did not end within the timeout; LOST when
- * a leader did not come to the start. */
+/* One repetition r of a phase. Each flow is sent in PIECES pieces, at most
+ * IN_FLIGHT at a time (pieces sent all at once would share the flow's
+ * bandwidth and end together); its receiver notes when each piece arrived,
+ * in seconds from the common start, at t[T_AT(flow, r, piece)]: the flow's
+ * progress over time, not only its end (phase_rate). *failed is set when
+ * its flows did not end within the timeout; LOST when a leader did not
+ * come to the start. req and slot hold max_req entries (stress_requests). */
 static int run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r, char *sbuf, char *rbuf,
-                     MPI_Request *req, int *flow_of, double *t, double timeout, int *failed)
+                     MPI_Request *req, int *slot, double *t, double timeout, int *failed)
 {
 #ifdef RW_SMPI
     /* Flows never fail under SMPI: the phase starts at a barrier, whose
@@ -330,40 +336,64 @@ static int run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r,
     if (*failed)
         return SHARED;
 #endif
-    int nr = 0;
+    int nr = 0, ns = 0;
     double t0 = MPI_Wtime();
+    /* Receives: every piece posted at once (they match in order); slot
+     * holds flow * PIECES + piece. Sends: IN_FLIGHT slots per flow; slot
+     * holds the flow and its next piece is sent[flow slot]. */
     for (int f = ph->first; f < ph->first + ph->count; f++)
         if (pl->dst[f] == me) {
-            MPI_Irecv(rbuf + (size_t)nr * STRESS_BYTES, STRESS_BYTES, MPI_BYTE, pl->src[f], STRESS_TAG, c,
-                      &req[nr]);
-            flow_of[nr++] = f;
+            for (int p = 0; p < PIECES; p++) {
+                MPI_Irecv(rbuf + (size_t)nr * STRESS_BYTES + (size_t)p * PIECE, PIECE, MPI_BYTE, pl->src[f],
+                          STRESS_TAG, c, &req[nr * PIECES + p]);
+                slot[nr * PIECES + p] = f * PIECES + p;
+            }
+            nr++;
         }
-    int ns = 0;
+    int base = nr * PIECES, next[ph->count > 0 ? ph->count : 1];
     for (int f = ph->first; f < ph->first + ph->count; f++)
-        if (pl->src[f] == me)
-            MPI_Isend(sbuf, STRESS_BYTES, MPI_BYTE, pl->dst[f], STRESS_TAG, c, &req[nr + ns++]);
+        if (pl->src[f] == me) {
+            next[ns] = 0;
+            for (int k = 0; k < IN_FLIGHT; k++) {
+                int at = base + ns * IN_FLIGHT + k;
+                req[at] = MPI_REQUEST_NULL;
+                slot[at] = ns;
+                if (next[ns] < PIECES)
+                    MPI_Isend(sbuf + (size_t)next[ns]++ * PIECE, PIECE, MPI_BYTE, pl->dst[f], STRESS_TAG, c,
+                              &req[at]);
+            }
+            next[ns] = next[ns] | (f << 8); /* the flow, beside its next piece */
+            ns++;
+        }
+    int total = base + ns * IN_FLIGHT, pending = nr * PIECES + ns * PIECES;
     double deadline = t0 + timeout;
-    for (int k = 0; k < nr; k++) {
+    while (pending > 0) {
         int which = MPI_UNDEFINED;
 #ifdef RW_SMPI
-        MPI_Waitany(nr, req, &which, MPI_STATUS_IGNORE);
+        MPI_Waitany(total, req, &which, MPI_STATUS_IGNORE);
 #else
         for (int flag = 0; !flag && MPI_Wtime() <= deadline;)
-            MPI_Testany(nr, req, &which, &flag, MPI_STATUS_IGNORE);
+            MPI_Testany(total, req, &which, &flag, MPI_STATUS_IGNORE);
 #endif
         if (which == MPI_UNDEFINED) {
-            for (int q = 0; q < nr; q++)
+            for (int q = 0; q < base; q++)
                 if (req[q] != MPI_REQUEST_NULL)
                     MPI_Cancel(&req[q]);
-            rw_abandon(req, nr + ns);
+            rw_abandon(req, total);
             *failed = 1;
             return SHARED;
         }
-        t[(size_t)flow_of[which] * STRESS_REPS + r] = MPI_Wtime() - t0;
-    }
-    if (rw_wait_all(req + nr, ns, deadline) != 0) {
-        rw_abandon(req + nr, ns);
-        *failed = 1;
+        pending--;
+        if (which < base) {
+            int f = slot[which] / PIECES, p = slot[which] % PIECES;
+            t[T_AT(f, r, p)] = MPI_Wtime() - t0;
+        } else {
+            int k = slot[which], piece = next[k] & 0xff, f = next[k] >> 8;
+            if (piece < PIECES) {
+                MPI_Isend(sbuf + (size_t)piece * PIECE, PIECE, MPI_BYTE, pl->dst[f], STRESS_TAG, c, &req[which]);
+                next[k]++;
+            }
+        }
     }
     return SHARED;
 }
@@ -374,127 +404,88 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* What a node's nic carried in one of its nic phases, from when each of
- * its flows ended (done, seconds from the common start) and what each could
- * carry alone (own: its nodes' caps and its pair's bandwidth). A flow that
- * ran at its own cap (a slow mate) carried at that rate throughout. The
- * others shared the nic, unequally where their routes differ (latency-
- * weighted, as TCP and SimGrid share): the flows with the larger shares end
- * first and the rest then speed up, so the sum of the flows' own average
- * rates exceeds the nic (149 of 860 nic caps more than 10 % high over 12
- * random platforms). By the end of the j-th of them at least j flows'
- * bytes, and the capped flows' share so far, have crossed the nic: each
- * such count over its time is a lower bound of its rate, exact while the
- * nic stays full; the largest is the estimate. Only for one bottleneck that
- * every flow crosses: in a link's phase flows also end at receivers of
- * their own, and the bound falls far below the link (sum_of_rates). */
-static double carried_rate(int nf, const double *done, const double *own)
+/* What a phase's flows carried while all of them ran: from the common
+ * start to the first flow's end, every flow's bytes by then over that
+ * time. times holds nf flows' PIECES arrival times each; a piece is under
+ * way from the arrival of the one IN_FLIGHT before it (its sender then sent
+ * it) to its own arrival. While every flow runs, a bottleneck they share is
+ * full: this is its rate, however unequally they share it (by latency, as
+ * TCP and SimGrid share) and wherever else a flow is held back (a slow NIC
+ * carries what it carried). A sum of the flows' own average rates reads
+ * high where the first to end leave the link to the rest (10-14 % on
+ * three-level trees, up to 45 % on nic caps); bytes by each end read low
+ * once the link is no longer full. The start's latency counts against the
+ * window (-2 % at 4 MiB per flow); from each flow's first piece on instead,
+ * the pieces' interpolation reads unequal shares high (+6-9 %). */
+static double window_rate(int nf, const double *times)
 {
-    double capped_rate = 0, best = 0;
-    int order[nf], k = 0;
+    double cut = INFINITY;
     for (int f = 0; f < nf; f++) {
-        if (!(done[f] > 0))
-            return NAN;
-        if (STRESS_BYTES / done[f] >= CAPPED * own[f])
-            capped_rate += STRESS_BYTES / done[f];
-        else
-            order[k++] = f;
-    }
-    if (k == 0)
-        return capped_rate;
-    for (int a = 1; a < k; a++) /* by end time; k is a phase's flow count */
-        for (int b = a; b > 0 && done[order[b]] < done[order[b - 1]]; b--) {
-            int x = order[b];
-            order[b] = order[b - 1];
-            order[b - 1] = x;
+        double end = 0;
+        for (int p = 0; p < PIECES; p++) {
+            if (!(times[f * PIECES + p] > 0))
+                return NAN;
+            end = fmax(end, times[f * PIECES + p]);
         }
-    for (int j = 0; j < k; j++) {
-        double at = done[order[j]], bytes = (double)(j + 1) * STRESS_BYTES;
-        for (int f = 0; f < nf; f++)
-            if (STRESS_BYTES / done[f] >= CAPPED * own[f])
-                bytes += fmin(1.0, at / done[f]) * STRESS_BYTES;
-        best = fmax(best, bytes / at);
+        cut = fmin(cut, end);
     }
-    return best;
-}
-
-/* What each flow of the plan could carry alone: the sender's nic cap out
- * (else its best pair), the receiver's in, their pair's bandwidth. */
-static void flow_caps(const rw_model *m, const plan *pl, double *own)
-{
-    int n = m->n_nodes;
-    double out[n], in[n];
-    for (int i = 0; i < n; i++) {
-        double best_out = 0, best_in = 0;
-        for (int j = 0; j < n; j++) {
-            best_out = fmax(best_out, pair_bw(m, i, j));
-            best_in = fmax(best_in, pair_bw(m, j, i));
+    double bytes = 0;
+    for (int f = 0; f < nf; f++) {
+        double at[PIECES];
+        memcpy(at, times + f * PIECES, PIECES * sizeof *at);
+        qsort(at, PIECES, sizeof *at, cmp_double);
+        /* A piece is under way from the arrival of the one IN_FLIGHT
+         * before it (its sender then sent it) to its own arrival. */
+        for (int p = 0; p < PIECES; p++) {
+            double from = p >= IN_FLIGHT ? at[p - IN_FLIGHT] : 0;
+            bytes += PIECE * (at[p] <= cut ? 1 : at[p] > from ? fmax(cut - from, 0) / (at[p] - from) : 0);
         }
-        out[i] = isnan(m->inject[i]) ? best_out : m->inject[i];
-        in[i] = isnan(m->eject[i]) ? best_in : m->eject[i];
     }
-    for (int f = 0; f < pl->n_flows; f++) {
-        double bw = pair_bw(m, pl->src[f], pl->dst[f]);
-        own[f] = fmin(fmin(out[pl->src[f]], in[pl->dst[f]]), bw > 0 ? bw : INFINITY);
-    }
+    return cut > 0 ? bytes / cut : NAN;
 }
 
-/* What a link's phase carried: the sum of the flows' own rates (bytes
- * over the time each took). With flows sharing a link this is the link's
- * rate when they end together, and a flow slowed elsewhere (a slow NIC)
- * counts for what it carried; where they share it unequally and the rest
- * speed up, it reads high (docs/benchmarks.md, "Capacities"). */
-static double sum_of_rates(int nf, const double *done)
-{
-    double sum = 0;
-    for (int f = 0; f < nf; f++)
-        sum += done[f] > 0 ? STRESS_BYTES / done[f] : NAN;
-    return sum;
-}
-
-/* What phase q carried (carried_rate for a nic phase, else sum_of_rates),
- * the median over repetitions. t
- * holds the seconds of every flow of the plan, per repetition; own their
- * caps (flow_caps). src/dst >= 0: only the flows from/to that node. */
-static double phase_rate_of(const plan *pl, int q, const double *t, const double *own, int src, int dst)
+/* What phase q carried (window_rate), the median over repetitions. t holds
+ * the arrival times of every piece of every flow of the plan (T_AT).
+ * src/dst >= 0: only the flows from/to that node. */
+static double phase_rate_of(const plan *pl, int q, const double *t, int src, int dst)
 {
     const phase *ph = &pl->phases[q];
-    double rate[STRESS_REPS], done[ph->count > 0 ? ph->count : 1], caps[ph->count > 0 ? ph->count : 1];
+    int cap = ph->count > 0 ? ph->count : 1;
+    double rate[STRESS_REPS], *times = malloc((size_t)cap * PIECES * sizeof *times);
     int flows = 0;
+    if (!times)
+        return NAN;
     for (int r = 0; r < STRESS_REPS; r++) {
         flows = 0;
         for (int f = ph->first; f < ph->first + ph->count; f++) {
             if ((src >= 0 && pl->src[f] != src) || (dst >= 0 && pl->dst[f] != dst))
                 continue;
-            done[flows] = t[(size_t)f * STRESS_REPS + r];
-            caps[flows++] = own[f];
+            memcpy(times + (size_t)flows++ * PIECES, t + T_AT(f, r, 0), PIECES * sizeof *times);
         }
-        int nic = ph->kind == PH_INJECT || ph->kind == PH_EJECT;
-        rate[r] = flows == 0 ? NAN : nic ? carried_rate(flows, done, caps) : sum_of_rates(flows, done);
+        rate[r] = flows > 0 ? window_rate(flows, times) : NAN;
     }
+    free(times);
     qsort(rate, STRESS_REPS, sizeof *rate, cmp_double);
     return flows > 0 ? rate[STRESS_REPS / 2] : NAN;
 }
 
-static double phase_rate(const plan *pl, int q, const double *t, const double *own)
-{
-    return phase_rate_of(pl, q, t, own, -1, -1);
-}
+static double phase_rate(const plan *pl, int q, const double *t) { return phase_rate_of(pl, q, t, -1, -1); }
 
 /* What phase_rate would read for the flows of a phase if the only limits
  * were each node's nic (as its nic phases found, else its best pair) and
  * the up/down links in cap_up/cap_down (per group, NAN none) and the paths
- * in cap_path (per ordered pair of groups, a * G + b): the flows
- * share them max-min fairly (progressive filling), and when one ends the
- * others speed up. Comparing with this, not with a plain sum of caps, keeps
- * flows of unequal bottlenecks from looking like a link of their own. */
+ * in cap_path (per ordered pair of groups, a * G + b): the flows share
+ * them max-min fairly (progressive filling), and what they carry while all
+ * run is the sum of their rates. Comparing with this, not with a plain sum
+ * of caps, keeps flows of unequal bottlenecks from looking like a link of
+ * their own. */
 static double expected_rate(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
                             const double *cap_up, const double *cap_down, const double *cap_path)
 {
     int n = gr->n, G = gr->g, nf = ph->count, nres = 2 * n + 2 * G + G * G;
     if (nf == 0)
         return NAN;
-    double cap[nres], left[nf], rate[nf], done_at[nf], used[nres];
+    double cap[nres], rate[nf], used[nres];
     int res[nf][5], unfrozen[nres];
     for (int i = 0; i < n; i++) {
         double best_out = 0, best_in = 0;
@@ -519,57 +510,39 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
         res[k][2] = cross ? 2 * n + gr->of[s] : -1;
         res[k][3] = cross ? 2 * n + G + gr->of[d] : -1;
         res[k][4] = cross ? 2 * n + 2 * G + gr->of[s] * G + gr->of[d] : -1;
-        left[k] = STRESS_BYTES;
-        done_at[k] = -1;
+        rate[k] = -1;
     }
-    double now = 0;
-    for (int active = nf; active > 0;) {
-        /* Progressive filling: the resource with the smallest fair share
-         * fixes its flows' rate, until every active flow has one. */
+    /* Progressive filling: the resource with the smallest fair share fixes
+     * its flows' rate, until every flow has one. */
+    for (;;) {
+        memset(used, 0, sizeof used);
+        memset(unfrozen, 0, sizeof unfrozen);
         for (int k = 0; k < nf; k++)
-            rate[k] = done_at[k] >= 0 ? 0 : -1;
-        for (;;) {
-            memset(used, 0, sizeof used);
-            memset(unfrozen, 0, sizeof unfrozen);
-            for (int k = 0; k < nf; k++)
-                for (int x = 0; x < 5; x++)
-                    if (res[k][x] >= 0) {
-                        if (rate[k] < 0)
-                            unfrozen[res[k][x]]++;
-                        else
-                            used[res[k][x]] += rate[k];
-                    }
-            int best = -1;
-            double share = INFINITY;
-            for (int r = 0; r < nres; r++)
-                if (unfrozen[r] && (cap[r] - used[r]) / unfrozen[r] < share)
-                    share = (cap[r] - used[r]) / unfrozen[r], best = r;
-            if (best < 0)
-                break;
-            if (!(share > 0))
-                return NAN; /* a cap of 0: no figure to compare with */
-            for (int k = 0; k < nf; k++)
-                for (int x = 0; x < 5; x++)
-                    if (rate[k] < 0 && res[k][x] == best)
-                        rate[k] = share;
-        }
-        double dt = INFINITY;
-        for (int k = 0; k < nf; k++)
-            if (done_at[k] < 0 && rate[k] > 0)
-                dt = fmin(dt, left[k] / rate[k]);
-        if (!isfinite(dt))
-            return NAN;
-        now += dt;
-        for (int k = 0; k < nf; k++)
-            if (done_at[k] < 0) {
-                left[k] -= rate[k] * dt;
-                if (left[k] <= 1e-9 * STRESS_BYTES) {
-                    done_at[k] = now;
-                    active--;
+            for (int x = 0; x < 5; x++)
+                if (res[k][x] >= 0) {
+                    if (rate[k] < 0)
+                        unfrozen[res[k][x]]++;
+                    else
+                        used[res[k][x]] += rate[k];
                 }
-            }
+        int best = -1;
+        double share = INFINITY;
+        for (int r = 0; r < nres; r++)
+            if (unfrozen[r] && (cap[r] - used[r]) / unfrozen[r] < share)
+                share = (cap[r] - used[r]) / unfrozen[r], best = r;
+        if (best < 0)
+            break;
+        if (!(share > 0) || !isfinite(share))
+            return NAN; /* a cap of 0: no figure to compare with */
+        for (int k = 0; k < nf; k++)
+            for (int x = 0; x < 5; x++)
+                if (rate[k] < 0 && res[k][x] == best)
+                    rate[k] = share;
     }
-    return sum_of_rates(nf, done_at);
+    double sum = 0;
+    for (int k = 0; k < nf; k++)
+        sum += rate[k];
+    return sum;
 }
 
 static rw_status add_link(rw_model *m, const char *name, double cap, int from, int to)
@@ -583,10 +556,6 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
 {
     int n = gr->n, G = gr->g;
     double up[G], down[G];
-    double *own = malloc((size_t)(pl->n_flows > 0 ? pl->n_flows : 1) * sizeof *own);
-    if (!own)
-        return rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's %d flows", pl->n_flows);
-    flow_caps(m, pl, own);
     for (int g = 0; g < G; g++)
         up[g] = down[g] = NAN;
     for (int i = 0; i < n; i++)
@@ -600,8 +569,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
             int v = ph->kind == PH_INJECT ? pl->src[f] : pl->dst[f];
             if (f > ph->first && v == (ph->kind == PH_INJECT ? pl->src[f - 1] : pl->dst[f - 1]))
                 continue; /* its flows are consecutive: done */
-            double r = ph->kind == PH_INJECT ? phase_rate_of(pl, q, t, own, v, -1)
-                                             : phase_rate_of(pl, q, t, own, -1, v);
+            double r = ph->kind == PH_INJECT ? phase_rate_of(pl, q, t, v, -1) : phase_rate_of(pl, q, t, -1, v);
             if (r > 0 && r <= RW_MODEL_MAX_BANDWIDTH)
                 (ph->kind == PH_INJECT ? m->inject : m->eject)[v] = r;
         }
@@ -611,7 +579,6 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
      * path candidates against the nic caps alone; an up (down) link where
      * the candidates do not explain its phase; a path where the up and down
      * links found do not explain its phase; the core given all of those. */
-    flow_caps(m, pl, own); /* with the nic caps just found */
     double path[G * G], cand[G * G];
     for (int k = 0; k < G * G; k++)
         path[k] = cand[k] = NAN;
@@ -619,7 +586,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         const phase *ph = &pl->phases[q];
         if (ph->kind != PH_PATH)
             continue;
-        double r = phase_rate(pl, q, t, own);
+        double r = phase_rate(pl, q, t);
         if (r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, NULL))
             cand[ph->a * G + ph->b] = r;
     }
@@ -629,7 +596,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         const phase *ph = &pl->phases[q];
         if (ph->kind != PH_UP && ph->kind != PH_DOWN)
             continue;
-        double r = phase_rate(pl, q, t, own);
+        double r = phase_rate(pl, q, t);
         if (!(r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, cand)))
             continue;
         (ph->kind == PH_UP ? up : down)[ph->a] = r;
@@ -640,7 +607,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         const phase *ph = &pl->phases[q];
         if (ph->kind != PH_PATH)
             continue;
-        double r = phase_rate(pl, q, t, own);
+        double r = phase_rate(pl, q, t);
         if (!(r < LIMITED * expected_rate(m, gr, pl, ph, up, down, NULL)))
             continue;
         path[ph->a * G + ph->b] = r;
@@ -649,11 +616,10 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     }
     for (int q = 0; q < pl->n_phases && !st; q++) {
         const phase *ph = &pl->phases[q];
-        double r = ph->kind == PH_CORE ? phase_rate(pl, q, t, own) : NAN;
+        double r = ph->kind == PH_CORE ? phase_rate(pl, q, t) : NAN;
         if (ph->kind == PH_CORE && r < LIMITED * expected_rate(m, gr, pl, ph, up, down, path))
             st = add_link(m, "core", r, -1, -1);
     }
-    free(own);
     return st;
 }
 
@@ -723,17 +689,17 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base, double ti
         const phase *ph = &pl.phases[q];
         for (int f = ph->first; f < ph->first + ph->count; f++) {
             in += pl.dst[f] == me;
-            all += pl.dst[f] == me || pl.src[f] == me;
+            all += (pl.dst[f] == me) * PIECES + (pl.src[f] == me) * IN_FLIGHT;
         }
         max_in = in > max_in ? in : max_in;
         max_req = all > max_req ? all : max_req;
     }
     char *sbuf = rw_payload_alloc(STRESS_BYTES), *rbuf = rw_payload_alloc((size_t)max_in * STRESS_BYTES);
     MPI_Request *req = malloc((size_t)max_req * sizeof *req);
-    int *flow_of = malloc((size_t)max_req * sizeof *flow_of);
-    size_t nt = (size_t)(pl.n_flows + 1) * STRESS_REPS;
+    int *slot = malloc((size_t)max_req * sizeof *slot);
+    size_t nt = T_AT(pl.n_flows + 1, 0, 0);
     double *mine = calloc(nt, sizeof *mine), *all = me == 0 ? malloc(nt * sizeof *all) : NULL;
-    int failed = !(sbuf && rbuf && req && flow_of && mine && (me != 0 || all));
+    int failed = !(sbuf && rbuf && req && slot && mine && (me != 0 || all));
     lost = step_sync(c, &failed, timeout) == LOST;
     if (!lost && failed)
         st = rw_fail(RW_ERR_NOMEM, "out of memory for the stress test's buffers");
@@ -742,7 +708,7 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base, double ti
      * start makes the remaining steps empty), so their collectives match. */
     for (int q = 0; q < pl.n_phases && !st && !lost; q++)
         for (int r = 0; r < STRESS_REPS && !lost; r++)
-            lost = run_phase(c, me, &pl, &pl.phases[q], r, sbuf, rbuf, req, flow_of, mine, timeout, &failed) ==
+            lost = run_phase(c, me, &pl, &pl.phases[q], r, sbuf, rbuf, req, slot, mine, timeout, &failed) ==
                    LOST;
     /* The last phase's end, and whether every node's flows ended. */
 #ifdef RW_SMPI
@@ -768,7 +734,7 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base, double ti
         last_cost = (rw_stress_cost){-1, 0, 1};
         return st;
     }
-    free(flow_of);
+    free(slot);
     rw_payload_free(sbuf);
     rw_payload_free(rbuf);
     free(req);
