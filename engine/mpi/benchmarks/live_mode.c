@@ -8,7 +8,10 @@
  * re-probe after it (0 between re-probes), REMAP_US of the remap and the
  * data's move (0 when the model did not change); PAIRS the pairs the
  * probe measured, CHANGED those that changed beyond their noise; REMAPPED
- * 1 when the ranks moved, GAIN the predicted fraction saved. A probe that
+ * 1 when the ranks moved, GAIN the predicted fraction saved. With
+ * --live-keep the re-probes run and merge as usual but no remap is tried
+ * (REMAP_US, REMAPPED and GAIN stay 0): the kept placement, timed with the
+ * same probes, to compare a remapped run with. A probe that
  * gives up (an MPI error, a timeout) is reported once, and the iterations
  * go on without probes. */
 #include "live_mode.h"
@@ -67,7 +70,7 @@ enum { C_START, C_OP, C_PROBE, C_REMAP, C_PAIRS, C_CHANGED, C_REMAPPED, C_GAIN, 
 int rw_live_check(rw_bench *b, const rw_live_opts *o)
 {
     if (!o->every)
-        return 0;
+        return o->keep ? rw_bench_fail(b, "--live-keep needs --live K") : 0;
 #ifdef RW_BENCH_NO_LIVE
     return rw_bench_fail(b, "--live: this program is built without the live model (under SMPI: %s-coll)",
                          b->program);
@@ -108,7 +111,7 @@ int rw_live_mode_move(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm
 
 /* Probe, and remap when the model changed since the last try. */
 static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const rw_matrix *traffic, double budget,
-                     int iteration, MPI_Comm given, uint64_t *tried, int *gave_up, double *row)
+                     int iteration, MPI_Comm given, int keep, uint64_t *tried, int *gave_up, double *row)
 {
     rw_live_report rep;
     double t0 = MPI_Wtime();
@@ -122,7 +125,7 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     }
     row[C_PAIRS] = rep.pairs;
     row[C_CHANGED] = rep.changed;
-    if (rep.generation == *tried || rep.passthrough)
+    if (rep.generation == *tried || rep.passthrough || keep)
         return 0;
     *tried = rep.generation;
     double t1 = MPI_Wtime();
@@ -178,8 +181,9 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         rw_matrix_free(traffic);
         return rw_bench_fail(b, "--live: %s", rw_live_last_error());
     }
-    rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, model %s", o->every,
-                  budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->model ? o->model : "none");
+    rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, model %s%s", o->every,
+                  budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->model ? o->model : "none",
+                  o->keep ? ", never remapped (--live-keep)" : "");
     if (b->rank == 0)
         printf("# table live\n# iteration  start_s  op_us  probe_us  remap_us  pairs  changed  remapped  gain\n");
     int bad = 0, gave_up = 0, rc = 0;
@@ -196,7 +200,7 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         bad |= app->op(app->ctx, size, i) != 0;
         row[C_OP] = MPI_Wtime() - t0;
         if (!gave_up && (i + 1) % o->every == 0)
-            rc = live_step(b, live, app, traffic, budget, i, given, &tried, &gave_up, row);
+            rc = live_step(b, live, app, traffic, budget, i, given, o->keep, &tried, &gave_up, row);
     }
     b->timed = 0;
     if (!rw_bench_all_ok(b, rc == 0)) {
