@@ -105,7 +105,7 @@ def live_rows(stdout: str) -> np.ndarray:
 # --- --emulated: real Open MPI on an emulated cluster -----------------------------------------------------------
 
 EMU_RACKS, EMU_PER_RACK = 3, 3  # the middle rack's uplink is slowed: a chain crosses it twice
-EMU_NIC, EMU_UPLINK = 200_000_000, 200_000_000
+EMU_NIC = 200_000_000
 EMU_SLOW_RACK = 1
 
 
@@ -144,7 +144,7 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
             time.sleep(0.005)
         if proc.poll() is None:
             t0 = time.monotonic()
-            set_rate(cluster, "uplink", EMU_SLOW_RACK, int(EMU_UPLINK * a.slow))
+            set_rate(cluster, "uplink", EMU_SLOW_RACK, a.slow_to * 1_000_000)
             changed = (t0, time.monotonic())
         stdout = proc.stdout.read()  # stderr is the reader's
         proc.wait(timeout=900)
@@ -153,7 +153,7 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-        set_rate(cluster, "uplink", EMU_SLOW_RACK, EMU_UPLINK)
+        set_rate(cluster, "uplink", EMU_SLOW_RACK, a.uplink * 1_000_000)
     if proc.returncode != 0 or changed is None:
         sys.exit(f"live_remap: the {'kept' if keep else 'live'} run failed (exit {proc.returncode}"
                  f"{', ended before the change' if changed is None else ''}): {''.join(errors)[-1500:]}")
@@ -227,11 +227,11 @@ def emulated_figures(run: dict) -> dict:
 
 def emulated_live(a) -> int:
     """Kept against live on the emulated cluster: EMU_RACKS racks of EMU_PER_RACK hosts, one rank
-    per host, NICs and uplinks at EMU_NIC and EMU_UPLINK; the chain stencil in the hostfile's
+    per host, NICs at EMU_NIC, uplinks at a.uplink Mbit/s; the chain stencil in the hostfile's
     (rack) order, which crosses the middle rack's uplink twice. A model probed before (`rankwise
     probe`, sizes 8, 128 KiB and 1 MiB: the re-probes measure 8 B and 128 KiB). Then a.repeats
     pairs of runs, interleaved kept/live (the pair's order alternating), each with the middle
-    uplink slowed to a.slow of its rate after the a.after_probe-th re-probe. A remap that puts the
+    uplink slowed to a.slow_to Mbit/s after the a.after_probe-th re-probe. A remap that puts the
     middle rack at an end of the chain crosses it once."""
     try:
         check_supported()
@@ -240,7 +240,6 @@ def emulated_live(a) -> int:
         return 2
     a.every = a.every or 5
     a.iterations = a.iterations or 40
-    console = Console()
     with tempfile.TemporaryDirectory() as tmp:
         folder = a.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
@@ -249,14 +248,15 @@ def emulated_live(a) -> int:
         try:
             run([RANKWISE, "emulate", "up", "-o", cluster, "--name", f"lr{os.getpid() % 100000}",
                  "--racks", EMU_RACKS, "--nodes-per-rack", EMU_PER_RACK, "--nic-rate", EMU_NIC,
-                 "--uplink-rate", EMU_UPLINK])
+                 "--uplink-rate", f"{a.uplink}M"])
             model = folder / "before.rwm"
             t0 = time.monotonic()
             load = loadavg()
             run([RANKWISE, "probe", "--launcher", f"{cluster}/mpirun --hostfile {cluster}/hostfile -np {hosts}",
-                 "--sizes", "8,128K,1M", "--repetitions", "3", "--rounds", "2", "-o", model],
+                 "--sizes", "8,128K,1M", "--repetitions", "3", "--rounds", "2", "-o", model,
+                 *(["--no-references"] if a.no_references else [])],
                 env=mpi_environment())
-            console.print(f"model probed in {time.monotonic() - t0:.0f} s (load {load})")
+            print(f"model probed in {time.monotonic() - t0:.0f} s (load {load})", flush=True)
             results = []
             for k in range(a.repeats):
                 pair = {}
@@ -266,7 +266,7 @@ def emulated_live(a) -> int:
                     name = "kept" if keep else "live"
                     (folder / f"{name}-{k}.out").write_text(r["out"])
                     pair[name] = r
-                    console.print(f"  {k + 1} {name}: change during iteration {r['during']} ({1e3 * r['set_s']:.0f} "
+                    print(f"  {k + 1} {name}: change during iteration {r['during']} ({1e3 * r['set_s']:.0f} "
                                   f"ms to set), first re-probe after it at {r['first']}: {r['changed']} of "
                                   f"{r['pairs']} pairs changed, {r['crossing']} crossing the uplink x2 slower "
                                   f"or more, {r['noise_first']} others; before the change {r['noise_before']} "
@@ -275,35 +275,40 @@ def emulated_live(a) -> int:
                                   f"{r['rest']:.2f} s over {r['rest_iterations']} iterations "
                                   f"(op {1e3 * r['after_op']:.0f} ms/iter); before "
                                   f"{1e3 * r['before']:.0f} ms/iter; re-probe {1e3 * r['probe']:.0f} ms; "
-                                  f"load {r['load']}")
+                                  f"load {r['load']}", flush=True)
                 results.append(pair)
         finally:
             subprocess.run([str(RANKWISE), "emulate", "down", str(cluster)], capture_output=True)
     gains = [p["kept"]["rest"] / p["live"]["rest"] for p in results]
     gains_change = [p["kept"]["from_change"] / p["live"]["from_change"] for p in results]
     detected = [p[n]["detected"] for p in results for n in ("kept", "live")]
-    table = Table(title=f"chain stencil of {hosts} ranks on {EMU_RACKS} racks x {EMU_PER_RACK} hosts, "
-                        f"{a.block} blocks, re-probe every {a.every}; uplink {EMU_SLOW_RACK} to x{a.slow} "
-                        f"after re-probe {a.after_probe}")
-    for col in ("pair", "change in iteration (kept, live)", "first re-probe after: crossing / other pairs "
-                "named x2 (kept; live)", "live remaps: iteration (predicted gain)",
-                "live: chain edges through the slowed uplink (start, after each remap)", "kept / live, rest of the run",
-                "from the change", "load (kept; live)"):
-        table.add_column(col)
+    lines = [f"chain stencil of {hosts} ranks on {EMU_RACKS} racks x {EMU_PER_RACK} hosts, {a.block} blocks, "
+             f"{a.iterations} iterations, re-probe every {a.every} (budget {a.budget or 'default'}); uplink "
+             f"{EMU_SLOW_RACK} from {a.uplink} to {a.slow_to} Mbit/s after re-probe {a.after_probe}; start model "
+             f"{'without' if a.no_references else 'with'} the reference pass", "",
+             "| pair | change in iteration (kept, live) | first re-probe after it: pairs named x2 slower, "
+             "crossing / other (kept; live) | named x2 slower before the change (kept; live) | live remaps: "
+             "iteration (predicted gain) | live: chain edges through the slowed uplink (start, after each remap) | "
+             "s/iteration after the first re-probe (kept; live) | kept / live, rest of the run | from the change | "
+             "load (kept; live) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for k, p in enumerate(results):
         kept, live = p["kept"], p["live"]
-        table.add_row(str(k + 1), f"{kept['during']}, {live['during']}",
-                      f"{kept['crossing']} / {kept['noise_first']}; {live['crossing']} / {live['noise_first']}",
-                      " ".join(f"{i} ({100 * g:.0f} %)" for i, g in live["remaps"]) or "none",
-                      " ".join(map(str, live["crossings"])),
-                      f"x{gains[k]:.2f}", f"x{gains_change[k]:.2f}", f"{kept['load']}; {live['load']}")
-    console.print(table)
-    console.print(f"detected at the first re-probe after the change: {sum(detected)} of {len(detected)} runs; "
-                  f"remapped run against kept for the rest of the run: x{np.median(gains):.2f} "
-                  f"({min(gains):.2f}-{max(gains):.2f}), goal >= 1.2x; from the change: "
-                  f"x{np.median(gains_change):.2f} ({min(gains_change):.2f}-{max(gains_change):.2f})")
+        lines.append(
+            f"| {k + 1} | {kept['during']}, {live['during']} | {kept['crossing']} / {kept['noise_first']}; "
+            f"{live['crossing']} / {live['noise_first']} | {kept['noise_before']}; {live['noise_before']} | "
+            + (" ".join(f"{i} ({100 * g:.0f} %)" for i, g in live["remaps"]) or "none")
+            + f" | {' '.join(map(str, live['crossings']))} | {kept['rest'] / kept['rest_iterations']:.3f}; "
+            f"{live['rest'] / live['rest_iterations']:.3f} | x{gains[k]:.2f} | x{gains_change[k]:.2f} | "
+            f"{kept['load']}; {live['load']} |")
+    lines += ["", f"detected at the first re-probe after the change (a pair through the slowed uplink named x2 "
+                  f"slower or more): {sum(detected)} of {len(detected)} runs; remapped against kept for the rest of "
+                  f"the run: x{np.median(gains):.2f} ({min(gains):.2f}-{max(gains):.2f}), goal >= 1.2x; from the "
+                  f"change: x{np.median(gains_change):.2f} ({min(gains_change):.2f}-{max(gains_change):.2f})"]
+    print("\n".join(lines))
+    if a.keep:
+        (a.keep / "results.md").write_text("\n".join(lines) + "\n")
     goals = [all(detected), min(gains) >= 1.2]
-    console.print("goals: " + ("all met" if all(goals) else "MISSED"))
+    print("goals: " + ("all met" if all(goals) else "MISSED"))
     return 0 if all(goals) else 1
 
 
@@ -318,7 +323,11 @@ def main() -> int:
     ap.add_argument("--after-probe", type=int, default=2,
                     help="emulated: slow the uplink when the N-th re-probe has ended (default 2)")
     ap.add_argument("--block", default="1M", help="emulated: the stencil's block (default 1M)")
-    ap.add_argument("--slow", type=float, default=0.25, help="emulated: the uplink's new rate, times its rate")
+    ap.add_argument("--uplink", type=int, default=600,
+                    help="emulated: rack uplinks, Mbit/s (default 600: the rack's 3 NICs of 200, non-blocking)")
+    ap.add_argument("--slow-to", type=int, default=50, help="emulated: the slowed uplink's rate, Mbit/s (default 50)")
+    ap.add_argument("--no-references", action="store_true",
+                    help="emulated: the start model probed with --no-references (every pair as its round measured it)")
     ap.add_argument("--budget", help="emulated: --live-budget S (default the library's: one round per re-probe "
                                      "here; 100: a whole cycle per re-probe)")
     a = ap.parse_args()
