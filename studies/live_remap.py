@@ -123,7 +123,8 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
            "-x", f"LD_PRELOAD={paths.PACKAGE_DIR / '_lib' / 'librankwise_coll.so'}", "-x", "RANKWISE_COLL_TRACE=1",
            program("rankwise-bench-stencil", "mpi"), "--grid", f"{hosts}x1x1", "--mode", "1d", "--sizes", a.block,
            "--iterations", a.iterations, "--warmup", "2", "--live", a.every, "--live-model", model,
-           *(["--live-keep"] if keep else []), *(["--live-budget", a.budget] if a.budget else [])]
+           *(["--live-keep"] if keep else []), *(["--live-budget", a.budget] if a.budget else []),
+           *(["--live-min-gain", a.min_gain] if a.min_gain else [])]
     proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=mpi_environment(), stdin=subprocess.DEVNULL)
     traces: list[tuple[float, str]] = []  # (arrival, line) of each re-probe, rank 0's trace
@@ -283,7 +284,8 @@ def emulated_live(a) -> int:
     gains_change = [p["kept"]["from_change"] / p["live"]["from_change"] for p in results]
     detected = [p[n]["detected"] for p in results for n in ("kept", "live")]
     lines = [f"chain stencil of {hosts} ranks on {EMU_RACKS} racks x {EMU_PER_RACK} hosts, {a.block} blocks, "
-             f"{a.iterations} iterations, re-probe every {a.every} (budget {a.budget or 'default'}); uplink "
+             f"{a.iterations} iterations, re-probe every {a.every} (budget {a.budget or 'default'}, min gain "
+             f"{a.min_gain or 'default'}); uplink "
              f"{EMU_SLOW_RACK} from {a.uplink} to {a.slow_to} Mbit/s after re-probe {a.after_probe}; start model "
              f"{'without' if a.no_references else 'with'} the reference pass", "",
              "| pair | change in iteration (kept, live) | first re-probe after it: pairs named x2 slower, "
@@ -328,6 +330,7 @@ def main() -> int:
     ap.add_argument("--slow-to", type=int, default=50, help="emulated: the slowed uplink's rate, Mbit/s (default 50)")
     ap.add_argument("--no-references", action="store_true",
                     help="emulated: the start model probed with --no-references (every pair as its round measured it)")
+    ap.add_argument("--min-gain", help="emulated: --live-min-gain F (default the library's, 0.10)")
     ap.add_argument("--budget", help="emulated: --live-budget S (default the library's: one round per re-probe "
                                      "here; 100: a whole cycle per re-probe)")
     a = ap.parse_args()

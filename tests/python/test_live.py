@@ -277,7 +277,8 @@ def test_live_mode_options_are_checked(tmp_path):
     for args, message in ((["--sizes", "1K,2K", "--live", "5"], "--live takes one size"),
                           (["--sizes", "1K", "--live", "5", "--live-budget", "-1"], "--live-budget must be"),
                           (["--sizes", "1K", "--live", "5", "--live-model", str(tmp_path / "no.rwm")], "--live:"),
-                          (["--sizes", "1K", "--live-keep"], "--live-keep needs --live K")):
+                          (["--sizes", "1K", "--live-keep"], "--live-keep needs --live K"),
+                          (["--sizes", "1K", "--live", "5", "--live-min-gain", "1"], "--live-min-gain must be")):
         r = smpirun(SMPI_BIN / "rankwise-bench-alltoall-coll", xml, ["node-0", "node-1"], args, tmp_path)
         assert r.returncode != 0 and message in r.stderr, r.stderr[-2000:]
         assert "Traceback" not in r.stderr

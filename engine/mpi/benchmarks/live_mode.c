@@ -40,6 +40,7 @@ static struct {
     rw_status (*probe)(rw_live *, double, rw_live_report *);
     rw_status (*remap)(rw_live *, const rw_matrix *, MPI_Comm *, double *);
     rw_status (*move)(const void *, void *, int, MPI_Datatype, MPI_Comm, MPI_Comm);
+    rw_status (*set_min_gain)(rw_live *, double);
     uint64_t (*generation)(void);
     const char *(*last_error)(void);
 } api;
@@ -52,15 +53,20 @@ static int find_api(void)
     *(void **)&api.probe = dlsym(RTLD_DEFAULT, "rw_live_probe");
     *(void **)&api.remap = dlsym(RTLD_DEFAULT, "rw_live_remap");
     *(void **)&api.move = dlsym(RTLD_DEFAULT, "rw_live_move");
+    *(void **)&api.set_min_gain = dlsym(RTLD_DEFAULT, "rw_live_set_min_gain");
     *(void **)&api.generation = dlsym(RTLD_DEFAULT, "rw_live_generation");
     *(void **)&api.last_error = dlsym(RTLD_DEFAULT, "rw_live_last_error");
-    return api.init && api.free && api.probe && api.remap && api.move && api.generation && api.last_error ? 0 : -1;
+    return api.init && api.free && api.probe && api.remap && api.move && api.set_min_gain && api.generation &&
+                   api.last_error
+               ? 0
+               : -1;
 }
 #define rw_live_init api.init
 #define rw_live_free api.free
 #define rw_live_probe api.probe
 #define rw_live_remap api.remap
 #define rw_live_move api.move
+#define rw_live_set_min_gain api.set_min_gain
 #define rw_live_generation api.generation
 #define rw_live_last_error api.last_error
 #endif
@@ -87,6 +93,12 @@ int rw_live_check(rw_bench *b, const rw_live_opts *o)
         double x = strtod(o->budget, &end);
         if (end == o->budget || *end || !(x >= 0) || !isfinite(x))
             return rw_bench_fail(b, "--live-budget must be seconds >= 0, got '%s'", o->budget);
+    }
+    if (o->min_gain) {
+        char *end = NULL;
+        double x = strtod(o->min_gain, &end);
+        if (end == o->min_gain || *end || !(x >= 0 && x < 1))
+            return rw_bench_fail(b, "--live-min-gain must be in [0, 1), got '%s'", o->min_gain);
     }
     return 0;
 }
@@ -181,8 +193,15 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         rw_matrix_free(traffic);
         return rw_bench_fail(b, "--live: %s", rw_live_last_error());
     }
-    rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, model %s%s", o->every,
-                  budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->model ? o->model : "none",
+    if (o->min_gain && rw_live_set_min_gain(live, strtod(o->min_gain, NULL)) != RW_OK) {
+        rw_live_free(&live);
+        free(rows);
+        rw_matrix_free(traffic);
+        return rw_bench_fail(b, "--live-min-gain: %s", rw_live_last_error());
+    }
+    rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, min gain %s, model %s%s", o->every,
+                  budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->min_gain ? o->min_gain : "the library's",
+                  o->model ? o->model : "none",
                   o->keep ? ", never remapped (--live-keep)" : "");
     if (b->rank == 0)
         printf("# table live\n# iteration  start_s  op_us  probe_us  remap_us  pairs  changed  remapped  gain\n");
