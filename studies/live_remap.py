@@ -213,8 +213,8 @@ def emulated_figures(run: dict) -> dict:
     from_change = float(rows[during:, 2:5].sum())
     before = rows[:during]
     placed = placements(run["out"], EMU_RACKS * EMU_PER_RACK)
-    return {"crossings": [uplink_crossings(n) for _, n in placed],
-            "crossings_at_end": uplink_crossings(placed[-1][1]), "during": during, "first": first, "detected": bool(named[j][0]), "crossing": len(named[j][0]),
+    return {"crossings": [uplink_crossings(n) for _, n in placed], "during": during, "first": first,
+            "detected": bool(named[j][0]), "crossing": len(named[j][0]),
             "noise_first": len(named[j][1]), "noise_before": sum(len(c) + len(o) for c, o in before_probes),
             "probes_before": len(before_probes),
             "remaps_before": int(sum(1 for r in remapped if start[r] + rows[r, 2] < set_start)),
