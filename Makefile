@@ -68,6 +68,7 @@ studies: build
 	$(PY) studies/mutate_library.py
 	$(PY) studies/coll_verify_real.py
 	-$(PY) studies/emulated_before_after.py  # root and network namespaces (exit 2 without)
+	-$(PY) studies/live_remap.py --emulated  # root and network namespaces (exit 2 without)
 	$(PY) studies/model_fidelity.py --out rankwise-fidelity
 
 build: $(VENV)/.installed

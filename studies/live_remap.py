@@ -23,14 +23,22 @@ and the remap's time included (live against static: >= 1.3x faster).
 Run: .venv/bin/python studies/live_remap.py [--every 400] [--iterations 4000] [--at 0.3]
      [--keep DIR]
 Cost: about 10 s on 2 cores. Exit status 1 when a goal is missed.
+
+`--emulated`: the same program under real Open MPI on an emulated cluster (`rankwise emulate`,
+docs/emulated-cluster.md), the library preloaded; see emulated_live() below. Needs root and
+network namespaces (exit 2 with the reason otherwise).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +46,10 @@ from rich.console import Console
 from rich.table import Table
 
 from rankwise import paths
+from rankwise.emulate.cluster import set_rate
+from rankwise.emulate.system import Unsupported, check_supported
+from rankwise.launch import mpi_environment
+from rankwise.paths import program
 from rankwise.sim.smpi import smpirun_command
 
 STENCIL = paths.PACKAGE_DIR / "_bin" / "smpi" / "rankwise-bench-stencil-coll"  # linked with the live model
@@ -77,19 +89,276 @@ def stencil(folder: Path, name: str, hosts: list[str], every: int, iterations: i
     (folder / f"{name}.out").write_text(r.stdout)
     OUTPUTS[name] = r.stdout
     (folder / f"{name}.err").write_text(r.stderr)
-    rows = np.array([[float(x) for x in line.split()] for line in r.stdout.splitlines()
+    return live_rows(r.stdout)
+
+
+def live_rows(stdout: str) -> np.ndarray:
+    """The live table (live_mode.c), times in seconds: iteration, start, op, probe, remap, pairs,
+    changed, remapped, gain."""
+    rows = np.array([[float(x) for x in line.split()] for line in stdout.splitlines()
                      if line and not line.startswith("#")])
     rows[:, 2:5] *= 1e-6
     return rows
 
 
+
+# --- --emulated: real Open MPI on an emulated cluster -----------------------------------------------------------
+
+EMU_RACKS, EMU_PER_RACK = 3, 3  # the middle rack's uplink is slowed: a chain crosses it twice
+EMU_NIC = 200_000_000
+EMU_SLOW_RACK = 1
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
+    """One run of the chain stencil across every host, `--live K` (with `--live-keep`: never
+    remapped); the middle rack's uplink is slowed when the a.after_probe-th re-probe has ended (rank
+    0's trace of it arrived) and restored after the run. Returns the table, the re-probes' trace
+    arrivals and when the change was made (time.monotonic())."""
+    hosts = EMU_RACKS * EMU_PER_RACK
+    cmd = [cluster / "mpirun", "--hostfile", cluster / "hostfile", "-np", hosts,
+           "-x", f"LD_PRELOAD={paths.PACKAGE_DIR / '_lib' / 'librankwise_coll.so'}", "-x", "RANKWISE_COLL_TRACE=1",
+           program("rankwise-bench-stencil", "mpi"), "--grid", f"{hosts}x1x1", "--mode", "1d", "--sizes", a.block,
+           "--iterations", a.iterations, "--warmup", "2", "--live", a.every, "--live-model", model,
+           *(["--live-keep"] if keep else []), *(["--live-budget", a.budget] if a.budget else []),
+           *(["--live-min-gain", a.min_gain] if a.min_gain else [])]
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_environment(), stdin=subprocess.DEVNULL)
+    traces: list[tuple[float, str]] = []  # (arrival, line) of each re-probe, rank 0's trace
+    errors: list[str] = []
+
+    def read():
+        for line in proc.stderr:
+            (traces.append((time.monotonic(), line.strip())) if line.startswith("rankwise-live: probe ")
+             else errors.append(line))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    load = loadavg()
+    changed = None
+    try:
+        deadline = time.monotonic() + 600
+        while len(traces) < a.after_probe and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if proc.poll() is None:
+            t0 = time.monotonic()
+            set_rate(cluster, "uplink", EMU_SLOW_RACK, a.slow_to * 1_000_000)
+            changed = (t0, time.monotonic())
+        stdout = proc.stdout.read()  # stderr is the reader's
+        proc.wait(timeout=900)
+        reader.join(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        set_rate(cluster, "uplink", EMU_SLOW_RACK, a.uplink * 1_000_000)
+    if proc.returncode != 0 or changed is None:
+        sys.exit(f"live_remap: the {'kept' if keep else 'live'} run failed (exit {proc.returncode}"
+                 f"{', ended before the change' if changed is None else ''}): {''.join(errors)[-1500:]}")
+    return {"rows": live_rows(stdout), "out": stdout, "traces": traces, "changed": changed, "load": load}
+
+
+def named_slower(trace: str, at_least: float = 2.0) -> tuple[list[str], list[str]]:
+    """The pairs a re-probe's trace names at least x2 slower: (crossing the slowed uplink, the others)."""
+    rack = {f"node-{i}": i // EMU_PER_RACK for i in range(EMU_RACKS * EMU_PER_RACK)}
+    slower = [(a, b) for a, b, x in re.findall(r"(node-\d+)->(node-\d+) x([\d.]+)", trace) if float(x) >= at_least]
+    crossing = [f"{a}->{b}" for a, b in slower if (rack[a] == EMU_SLOW_RACK) != (rack[b] == EMU_SLOW_RACK)]
+    return crossing, [f"{a}->{b}" for a, b in slower if f"{a}->{b}" not in crossing]
+
+
+def placements(out: str, hosts: int) -> list[tuple[int, list[int]]]:
+    """The node of each rank from the start (the hostfile's order) and after each remap:
+    (iteration, nodes)."""
+    nodes, found = list(range(hosts)), [(-1, list(range(hosts)))]
+    for m in re.finditer(r"# live: remapped after iteration (\d+), the new ranks' old ones: ([\d ]+)", out):
+        nodes = [nodes[int(o)] for o in m.group(2).split()]
+        found.append((int(m.group(1)), nodes))
+    return found
+
+
+def uplink_crossings(nodes: list[int]) -> int:
+    """The chain's edges through the slowed rack's uplink (one end in the rack)."""
+    inside = [n // EMU_PER_RACK == EMU_SLOW_RACK for n in nodes]
+    return sum(a != b for a, b in zip(inside, inside[1:]))
+
+
+def emulated_figures(run: dict) -> dict:
+    """The run's iterations against the change: the iteration during which it was made, the first
+    re-probe that started after it (did it name a change?), the remap, and the time from that
+    re-probe to the end (its probe and the remap included: the rest of the run)."""
+    rows, traces = run["rows"], run["traces"]
+    probed = np.flatnonzero(rows[:, 3] > 0)
+    if len(probed) != len(traces):
+        sys.exit(f"live_remap: {len(probed)} re-probes in the table, {len(traces)} traced")
+    # MPI_Wtime (the table's start) to time.monotonic(): a re-probe's trace arrives as it ends
+    ends = rows[probed, 1] + rows[probed, 2] + rows[probed, 3]
+    offset = float(np.median([t for t, _ in traces] - ends))
+    start = rows[:, 1] + offset
+    set_start, set_end = run["changed"]
+    during = int(np.searchsorted(start, set_end)) - 1  # the iteration under way when the change was made
+    probe_start = start[probed] + rows[probed, 2]
+    after = probed[probe_start >= set_end]
+    if not len(after):
+        sys.exit("live_remap: no re-probe after the change; raise --iterations")
+    first = int(after[0])
+    # what each re-probe named x2 slower or more: pairs crossing the slowed uplink, and the others (noise)
+    named = [named_slower(t) for _, t in traces]
+    j = int(np.flatnonzero(probed == first)[0])
+    before_probes = [n for n, p, d in zip(named, probe_start, rows[probed, 3]) if p + d < set_start]
+    remapped = np.flatnonzero(rows[:, 7] > 0)
+    rest = float(rows[first, 3:5].sum() + rows[first + 1:, 2:5].sum())
+    from_change = float(rows[during:, 2:5].sum())
+    before = rows[:during]
+    placed = placements(run["out"], EMU_RACKS * EMU_PER_RACK)
+    return {"crossings": [uplink_crossings(n) for _, n in placed], "during": during, "first": first,
+            "detected": bool(named[j][0]), "crossing": len(named[j][0]),
+            "noise_first": len(named[j][1]), "noise_before": sum(len(c) + len(o) for c, o in before_probes),
+            "probes_before": len(before_probes),
+            "remaps_before": int(sum(1 for r in remapped if start[r] + rows[r, 2] < set_start)),
+            "pairs": int(rows[first, 5]),
+            "changed": int(rows[first, 6]), "remaps": [(int(r[0]), float(r[8])) for r in rows[remapped]],
+            "rest": rest, "rest_iterations": len(rows) - first - 1, "from_change": from_change,
+            "before": float(before[:, 2:5].sum(axis=1).mean()) if len(before) else float("nan"),
+            "after_op": float(rows[first + 1:, 2].mean()), "probe": float(rows[probed, 3].mean()),
+            "set_s": set_end - set_start}
+
+
+def sum_objective_gain(model: Path, block: int) -> tuple[float, list[int]]:
+    """What the in-job mapper's objective (every message alone: alpha + bytes beta, both ways of
+    each chain edge) gains on the model itself over the hostfile's order, by trying every order:
+    a gain here is in the start model, not in any change. (gain, best order of nodes)"""
+    from itertools import permutations
+
+    from rankwise.model import Model
+
+    m = Model.load(model)
+    c = m.alpha + block * m.beta
+    c = c + c.T
+    n = len(m.names)
+    edges = lambda p: sum(c[p[i], p[i + 1]] for i in range(n - 1))  # noqa: E731
+    best = min(permutations(range(n)), key=edges)
+    return 1 - edges(best) / edges(list(range(n))), list(best)
+
+
+def emulated_live(a) -> int:
+    """Kept against live on the emulated cluster: EMU_RACKS racks of EMU_PER_RACK hosts, one rank
+    per host, NICs at EMU_NIC, uplinks at a.uplink Mbit/s; the chain stencil in the hostfile's
+    (rack) order, which crosses the middle rack's uplink twice. A model probed before (`rankwise
+    probe`, sizes 8, 128 KiB and 1 MiB: the re-probes measure 8 B and 128 KiB). Then a.repeats
+    pairs of runs, interleaved kept/live (the pair's order alternating), each with the middle
+    uplink slowed to a.slow_to Mbit/s after the a.after_probe-th re-probe. A remap that puts the
+    middle rack at an end of the chain crosses it once."""
+    try:
+        check_supported()
+    except Unsupported as e:
+        print(f"live_remap: {e}", file=sys.stderr)
+        return 2
+    a.every = a.every or 5
+    a.iterations = a.iterations or 40
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = a.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        cluster = folder / "cluster"
+        hosts = EMU_RACKS * EMU_PER_RACK
+        try:
+            run([RANKWISE, "emulate", "up", "-o", cluster, "--name", f"lr{os.getpid() % 100000}",
+                 "--racks", EMU_RACKS, "--nodes-per-rack", EMU_PER_RACK, "--nic-rate", EMU_NIC,
+                 "--uplink-rate", f"{a.uplink}M"])
+            model = folder / "before.rwm"
+            t0 = time.monotonic()
+            load = loadavg()
+            run([RANKWISE, "probe", "--launcher", f"{cluster}/mpirun --hostfile {cluster}/hostfile -np {hosts}",
+                 "--sizes", "8,128K,1M", "--repetitions", "3", "--rounds", "2", "-o", model,
+                 *(["--no-references"] if a.no_references else [])],
+                env=mpi_environment())
+            print(f"model probed in {time.monotonic() - t0:.0f} s (load {load})", flush=True)
+            block = int(a.block.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(a.block[-1:], 0)
+            gain, order = sum_objective_gain(model, block)
+            print(f"the mapper's objective on the start model alone: {100 * gain:.1f} % gain, racks in the "
+                  f"order {''.join('ABC'[k // EMU_PER_RACK] for k in order)}", flush=True)
+            results = []
+            for k in range(a.repeats):
+                pair = {}
+                for keep in ((True, False) if k % 2 == 0 else (False, True)):
+                    r = emulated_run(cluster, model, keep, a)
+                    r.update(emulated_figures(r))
+                    name = "kept" if keep else "live"
+                    (folder / f"{name}-{k}.out").write_text(r["out"])
+                    pair[name] = r
+                    print(f"  {k + 1} {name}: change during iteration {r['during']} ({1e3 * r['set_s']:.0f} "
+                                  f"ms to set), first re-probe after it at {r['first']}: {r['changed']} of "
+                                  f"{r['pairs']} pairs changed, {r['crossing']} crossing the uplink x2 slower "
+                                  f"or more, {r['noise_first']} others; before the change {r['noise_before']} "
+                                  f"named x2 slower in {r['probes_before']} re-probes, "
+                                  f"{r['remaps_before']} remaps; remaps {r['remaps']}; rest of the run "
+                                  f"{r['rest']:.2f} s over {r['rest_iterations']} iterations "
+                                  f"(op {1e3 * r['after_op']:.0f} ms/iter); before "
+                                  f"{1e3 * r['before']:.0f} ms/iter; re-probe {1e3 * r['probe']:.0f} ms; "
+                                  f"load {r['load']}", flush=True)
+                results.append(pair)
+        finally:
+            subprocess.run([str(RANKWISE), "emulate", "down", str(cluster)], capture_output=True)
+    gains = [p["kept"]["rest"] / p["live"]["rest"] for p in results]
+    gains_change = [p["kept"]["from_change"] / p["live"]["from_change"] for p in results]
+    detected = [p[n]["detected"] for p in results for n in ("kept", "live")]
+    lines = [f"chain stencil of {hosts} ranks on {EMU_RACKS} racks x {EMU_PER_RACK} hosts, {a.block} blocks, "
+             f"{a.iterations} iterations, re-probe every {a.every} (budget {a.budget or 'default'}, min gain "
+             f"{a.min_gain or 'default'}); uplink "
+             f"{EMU_SLOW_RACK} from {a.uplink} to {a.slow_to} Mbit/s after re-probe {a.after_probe}; start model "
+             f"{'without' if a.no_references else 'with'} the reference pass", "",
+             "| pair | change in iteration (kept, live) | first re-probe after it: pairs named x2 slower, "
+             "crossing / other (kept; live) | named x2 slower before the change (kept; live) | live remaps: "
+             "iteration (predicted gain) | live: chain edges through the slowed uplink (start, after each remap) | "
+             "s/iteration after the first re-probe (kept; live) | kept / live, rest of the run | from the change | "
+             "load (kept; live) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for k, p in enumerate(results):
+        kept, live = p["kept"], p["live"]
+        lines.append(
+            f"| {k + 1} | {kept['during']}, {live['during']} | {kept['crossing']} / {kept['noise_first']}; "
+            f"{live['crossing']} / {live['noise_first']} | {kept['noise_before']}; {live['noise_before']} | "
+            + (" ".join(f"{i} ({100 * g:.0f} %)" for i, g in live["remaps"]) or "none")
+            + f" | {' '.join(map(str, live['crossings']))} | {kept['rest'] / kept['rest_iterations']:.3f}; "
+            f"{live['rest'] / live['rest_iterations']:.3f} | x{gains[k]:.2f} | x{gains_change[k]:.2f} | "
+            f"{kept['load']}; {live['load']} |")
+    lines += ["", f"detected at the first re-probe after the change (a pair through the slowed uplink named x2 "
+                  f"slower or more): {sum(detected)} of {len(detected)} runs; remapped against kept for the rest of "
+                  f"the run: x{np.median(gains):.2f} ({min(gains):.2f}-{max(gains):.2f}), goal >= 1.2x; from the "
+                  f"change: x{np.median(gains_change):.2f} ({min(gains_change):.2f}-{max(gains_change):.2f})"]
+    print("\n".join(lines))
+    if a.keep:
+        (a.keep / "results.md").write_text("\n".join(lines) + "\n")
+    goals = [all(detected), min(gains) >= 1.2]
+    print("goals: " + ("all met" if all(goals) else "MISSED"))
+    return 0 if all(goals) else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--every", type=int, default=400, help="K: re-probe every K iterations (default 400)")
-    ap.add_argument("--iterations", type=int, default=4000)
+    ap.add_argument("--every", type=int, help="K: re-probe every K iterations (default 400; emulated 5)")
+    ap.add_argument("--iterations", type=int, help="default 4000; emulated 40")
     ap.add_argument("--at", type=float, default=0.3, help="simulated time of the change, s (default 0.3)")
     ap.add_argument("--keep", type=Path, help="keep the platform, models and outputs in this folder")
+    ap.add_argument("--emulated", action="store_true", help="real Open MPI on an emulated cluster (root)")
+    ap.add_argument("--repeats", type=int, default=3, help="emulated: kept/live pairs of runs (default 3)")
+    ap.add_argument("--after-probe", type=int, default=2,
+                    help="emulated: slow the uplink when the N-th re-probe has ended (default 2)")
+    ap.add_argument("--block", default="1M", help="emulated: the stencil's block (default 1M)")
+    ap.add_argument("--uplink", type=int, default=600,
+                    help="emulated: rack uplinks, Mbit/s (default 600: the rack's 3 NICs of 200, non-blocking)")
+    ap.add_argument("--slow-to", type=int, default=50, help="emulated: the slowed uplink's rate, Mbit/s (default 50)")
+    ap.add_argument("--no-references", action="store_true",
+                    help="emulated: the start model probed with --no-references (every pair as its round measured it)")
+    ap.add_argument("--min-gain", help="emulated: --live-min-gain F (default the library's, 0.10)")
+    ap.add_argument("--budget", help="emulated: --live-budget S (default the library's: one round per re-probe "
+                                     "here; 100: a whole cycle per re-probe)")
     a = ap.parse_args()
+    if a.emulated:
+        return emulated_live(a)
+    a.every = a.every or 400
+    a.iterations = a.iterations or 4000
     console = Console()
     with tempfile.TemporaryDirectory() as tmp:
         folder = a.keep or Path(tmp)

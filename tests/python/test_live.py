@@ -243,6 +243,22 @@ def test_stencil_live_mode_remaps_and_its_results_stay_correct(degrading, tmp_pa
 
 
 @needs_smpi
+def test_stencil_live_keep_probes_as_live_but_never_remaps(degrading, tmp_path):
+    """--live-keep (the kept placement of studies/live_remap.py --emulated): the same re-probes,
+    the change found after it, and no remap."""
+    xml, model, at = degrading
+    r = smpirun(SMPI_BIN / "rankwise-bench-stencil-coll", xml, [f"node-{i // 2}" for i in range(8)],
+                ["--grid", "8x1x1", "--mode", "1d", "--sizes", "256K", "--iterations", "600", "--live", "100",
+                 "--live-model", str(model), "--live-keep", "--check"], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "never remapped (--live-keep)" in r.stdout
+    rows = [line.split() for line in r.stdout.splitlines() if line and not line.startswith("#")]
+    assert len(rows) == 600 and sum(int(row[5]) > 0 for row in rows) == 6
+    assert any(int(row[6]) > 0 and float(row[1]) >= at for row in rows)
+    assert not any(row[7] == "1" or float(row[4]) > 0 for row in rows)
+
+
+@needs_smpi
 def test_alltoall_live_mode_keeps_its_order_and_results(degrading, tmp_path):
     """All-to-all traffic is the same whatever the order: no remap."""
     xml, model, _ = degrading
@@ -260,7 +276,9 @@ def test_live_mode_options_are_checked(tmp_path):
     xml = sim_platform(tmp_path / "p")
     for args, message in ((["--sizes", "1K,2K", "--live", "5"], "--live takes one size"),
                           (["--sizes", "1K", "--live", "5", "--live-budget", "-1"], "--live-budget must be"),
-                          (["--sizes", "1K", "--live", "5", "--live-model", str(tmp_path / "no.rwm")], "--live:")):
+                          (["--sizes", "1K", "--live", "5", "--live-model", str(tmp_path / "no.rwm")], "--live:"),
+                          (["--sizes", "1K", "--live-keep"], "--live-keep needs --live K"),
+                          (["--sizes", "1K", "--live", "5", "--live-min-gain", "1"], "--live-min-gain must be")):
         r = smpirun(SMPI_BIN / "rankwise-bench-alltoall-coll", xml, ["node-0", "node-1"], args, tmp_path)
         assert r.returncode != 0 and message in r.stderr, r.stderr[-2000:]
         assert "Traceback" not in r.stderr

@@ -8,7 +8,10 @@
  * re-probe after it (0 between re-probes), REMAP_US of the remap and the
  * data's move (0 when the model did not change); PAIRS the pairs the
  * probe measured, CHANGED those that changed beyond their noise; REMAPPED
- * 1 when the ranks moved, GAIN the predicted fraction saved. A probe that
+ * 1 when the ranks moved, GAIN the predicted fraction saved. With
+ * --live-keep the re-probes run and merge as usual but no remap is tried
+ * (REMAP_US, REMAPPED and GAIN stay 0): the kept placement, timed with the
+ * same probes, to compare a remapped run with. A probe that
  * gives up (an MPI error, a timeout) is reported once, and the iterations
  * go on without probes. */
 #include "live_mode.h"
@@ -37,6 +40,7 @@ static struct {
     rw_status (*probe)(rw_live *, double, rw_live_report *);
     rw_status (*remap)(rw_live *, const rw_matrix *, MPI_Comm *, double *);
     rw_status (*move)(const void *, void *, int, MPI_Datatype, MPI_Comm, MPI_Comm);
+    rw_status (*set_min_gain)(rw_live *, double);
     uint64_t (*generation)(void);
     const char *(*last_error)(void);
 } api;
@@ -49,15 +53,20 @@ static int find_api(void)
     *(void **)&api.probe = dlsym(RTLD_DEFAULT, "rw_live_probe");
     *(void **)&api.remap = dlsym(RTLD_DEFAULT, "rw_live_remap");
     *(void **)&api.move = dlsym(RTLD_DEFAULT, "rw_live_move");
+    *(void **)&api.set_min_gain = dlsym(RTLD_DEFAULT, "rw_live_set_min_gain");
     *(void **)&api.generation = dlsym(RTLD_DEFAULT, "rw_live_generation");
     *(void **)&api.last_error = dlsym(RTLD_DEFAULT, "rw_live_last_error");
-    return api.init && api.free && api.probe && api.remap && api.move && api.generation && api.last_error ? 0 : -1;
+    return api.init && api.free && api.probe && api.remap && api.move && api.set_min_gain && api.generation &&
+                   api.last_error
+               ? 0
+               : -1;
 }
 #define rw_live_init api.init
 #define rw_live_free api.free
 #define rw_live_probe api.probe
 #define rw_live_remap api.remap
 #define rw_live_move api.move
+#define rw_live_set_min_gain api.set_min_gain
 #define rw_live_generation api.generation
 #define rw_live_last_error api.last_error
 #endif
@@ -67,7 +76,7 @@ enum { C_START, C_OP, C_PROBE, C_REMAP, C_PAIRS, C_CHANGED, C_REMAPPED, C_GAIN, 
 int rw_live_check(rw_bench *b, const rw_live_opts *o)
 {
     if (!o->every)
-        return 0;
+        return o->keep ? rw_bench_fail(b, "--live-keep needs --live K") : 0;
 #ifdef RW_BENCH_NO_LIVE
     return rw_bench_fail(b, "--live: this program is built without the live model (under SMPI: %s-coll)",
                          b->program);
@@ -84,6 +93,12 @@ int rw_live_check(rw_bench *b, const rw_live_opts *o)
         double x = strtod(o->budget, &end);
         if (end == o->budget || *end || !(x >= 0) || !isfinite(x))
             return rw_bench_fail(b, "--live-budget must be seconds >= 0, got '%s'", o->budget);
+    }
+    if (o->min_gain) {
+        char *end = NULL;
+        double x = strtod(o->min_gain, &end);
+        if (end == o->min_gain || *end || !(x >= 0 && x < 1))
+            return rw_bench_fail(b, "--live-min-gain must be in [0, 1), got '%s'", o->min_gain);
     }
     return 0;
 }
@@ -108,7 +123,7 @@ int rw_live_mode_move(const void *sendbuf, void *recvbuf, size_t bytes, MPI_Comm
 
 /* Probe, and remap when the model changed since the last try. */
 static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const rw_matrix *traffic, double budget,
-                     int iteration, MPI_Comm given, uint64_t *tried, int *gave_up, double *row)
+                     int iteration, MPI_Comm given, int keep, uint64_t *tried, int *gave_up, double *row)
 {
     rw_live_report rep;
     double t0 = MPI_Wtime();
@@ -122,7 +137,7 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     }
     row[C_PAIRS] = rep.pairs;
     row[C_CHANGED] = rep.changed;
-    if (rep.generation == *tried || rep.passthrough)
+    if (rep.generation == *tried || rep.passthrough || keep)
         return 0;
     *tried = rep.generation;
     double t1 = MPI_Wtime();
@@ -178,8 +193,16 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         rw_matrix_free(traffic);
         return rw_bench_fail(b, "--live: %s", rw_live_last_error());
     }
-    rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, model %s", o->every,
-                  budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->model ? o->model : "none");
+    if (o->min_gain && rw_live_set_min_gain(live, strtod(o->min_gain, NULL)) != RW_OK) {
+        rw_live_free(&live);
+        free(rows);
+        rw_matrix_free(traffic);
+        return rw_bench_fail(b, "--live-min-gain: %s", rw_live_last_error());
+    }
+    rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, min gain %s, model %s%s", o->every,
+                  budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->min_gain ? o->min_gain : "the library's",
+                  o->model ? o->model : "none",
+                  o->keep ? ", never remapped (--live-keep)" : "");
     if (b->rank == 0)
         printf("# table live\n# iteration  start_s  op_us  probe_us  remap_us  pairs  changed  remapped  gain\n");
     int bad = 0, gave_up = 0, rc = 0;
@@ -196,7 +219,7 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
         bad |= app->op(app->ctx, size, i) != 0;
         row[C_OP] = MPI_Wtime() - t0;
         if (!gave_up && (i + 1) % o->every == 0)
-            rc = live_step(b, live, app, traffic, budget, i, given, &tried, &gave_up, row);
+            rc = live_step(b, live, app, traffic, budget, i, given, o->keep, &tried, &gave_up, row);
     }
     b->timed = 0;
     if (!rw_bench_all_ok(b, rc == 0)) {

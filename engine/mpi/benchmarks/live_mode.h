@@ -15,12 +15,16 @@ typedef struct rw_live_opts {
     int every;          /* K: 0 = not in live mode */
     const char *budget; /* seconds per probe (text), NULL = the default */
     const char *model;  /* model file, NULL = none (the nodes' names, every pair probed first) */
+    int keep;           /* re-probe but never remap: the kept placement, to compare with */
+    const char *min_gain; /* a remap's minimum predicted gain (text), NULL = the library's */
 } rw_live_opts;
 
 #define RW_LIVE_OPTIONS(o)                                                                              \
     {"live", RW_OPT_INT, &(o).every, 1, "K: re-probe the network every K iterations, remap when worth it"}, \
     {"live-budget", RW_OPT_TEXT, &(o).budget, 0, "S: seconds a re-probe may take (default 0.0005)"},       \
-    {"live-model", RW_OPT_TEXT, &(o).model, 0, "FILE: the model to start from (default: none)"}
+    {"live-model", RW_OPT_TEXT, &(o).model, 0, "FILE: the model to start from (default: none)"},         \
+    {"live-keep", RW_OPT_FLAG, &(o).keep, 0, "re-probe as --live does but never remap (the kept placement)"}, \
+    {"live-min-gain", RW_OPT_TEXT, &(o).min_gain, 0, "F: remap when predicted F faster, 0 <= F < 1 (default 0.10)"}
 
 /* What the program does around a remap. */
 typedef struct rw_live_app {

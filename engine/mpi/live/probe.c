@@ -80,18 +80,21 @@ static rw_status samples_of(const rw_live *ctx, const double *table, int rounds,
     return RW_OK;
 }
 
+/* Changed pairs a trace line names: enough for a round of 16 nodes both ways. */
+#define TRACE_PAIRS 16
+
 static void trace(const rw_live *ctx, const rw_live_report *r)
 {
     if (ctx->rank != 0 || !live_tracing())
         return;
     fprintf(stderr, "rankwise-live: probe %d: %d of %d rounds, %d pairs in %.6f s, %d changed", (int)r->call,
             (int)r->rounds, (int)r->rounds_total, (int)r->pairs, r->seconds, (int)r->changed);
-    for (int32_t k = 0; k < ctx->n_changes && k < 3; k++) {
+    for (int32_t k = 0; k < ctx->n_changes && k < TRACE_PAIRS; k++) {
         const rw_live_pair_change *c = &ctx->changes[k];
         fprintf(stderr, "%s %s->%s x%.2f", k ? "," : ":", rw_live_node_name(ctx, c->src),
                 rw_live_node_name(ctx, c->dst), c->ratio);
     }
-    fprintf(stderr, "%s, generation %llu\n", ctx->n_changes > 3 ? ", ..." : "", (unsigned long long)r->generation);
+    fprintf(stderr, "%s, generation %llu\n", ctx->n_changes > TRACE_PAIRS ? ", ..." : "", (unsigned long long)r->generation);
 }
 
 rw_status rw_live_probe(rw_live *ctx, double budget, rw_live_report *report)
