@@ -41,6 +41,7 @@ struct rw_live {
     int32_t *pair_call;     /* n*n: the call that last measured the pair */
     int complete;           /* every pair of the nodes measured: published for the collectives */
     double threshold, min_gain, timeout;
+    double placed_cost; /* rank 0: the order's predicted cost when last decided (0: never) */
     rw_live_drift_fn on_drift;
     void *on_drift_arg;
     rw_live_pair_change *changes;

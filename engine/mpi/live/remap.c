@@ -34,15 +34,31 @@ static void plan(rw_live *ctx, const rw_matrix *traffic, int *new_rank_of, doubl
     if (!st)
         st = rwc_place_on_model(ctx->model, traffic, model_node, ctx->size, ctx->min_gain, new_rank_of, &p);
     free(model_node);
+    /* After the first decision, only a change of the network moves ranks:
+     * the order's own cost must have risen beyond the drift threshold
+     * since. Re-probes bring noise too, and a mapper rerun on it finds
+     * gains no run would see (docs/live-model.md, "Remap"). */
+    const char *why = p.changed ? "remapped" : "kept";
+    if (!st && ctx->placed_cost > 0 && !(p.identity > ctx->placed_cost * (1 + ctx->threshold))) {
+        if (p.changed)
+            why = "kept: the order's cost has not risen";
+        p.changed = 0;
+        for (int r = 0; r < ctx->size; r++)
+            new_rank_of[r] = r;
+    } else if (!st) {
+        ctx->placed_cost = p.changed ? p.cost : p.identity;
+    }
     out[O_STATUS] = st;
     out[O_CHANGED] = !st && p.changed;
     out[O_GAIN] = !st && p.identity > 0 ? 1 - p.cost / p.identity : 0;
     out[O_IDENTITY] = p.identity;
     out[O_COST] = p.cost;
     if (!st && live_tracing())
-        fprintf(stderr, "rankwise-live: remap of %d ranks on %d nodes: current %.6g s, %s %.6g s (gain %.1f %%): %s\n",
+        fprintf(stderr,
+                "rankwise-live: remap of %d ranks on %d nodes: current %.6g s, %s %.6g s (gain %.1f %%, noise %.1f %%): "
+                "%s\n",
                 ctx->size, (int)p.n_nodes, p.identity, rw_algorithm_name(p.algorithm), p.cost, 100 * out[O_GAIN],
-                p.changed ? "remapped" : "kept");
+                100 * p.noise, why);
 }
 
 /* The context on the new order: its communicator and each rank's node. */
