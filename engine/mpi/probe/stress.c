@@ -366,7 +366,9 @@ static int run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r,
             ns++;
         }
     int total = base + ns * IN_FLIGHT, pending = nr * PIECES + ns * PIECES;
+#ifndef RW_SMPI
     double deadline = t0 + timeout;
+#endif
     while (pending > 0) {
         int which = MPI_UNDEFINED;
 #ifdef RW_SMPI
