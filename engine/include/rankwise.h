@@ -286,8 +286,21 @@ rw_status rw_model_write(const rw_model *m, const char *path);
  * join the group closest to them on average (docs/model-structure.md).
  * group_of[i] receives a group index in [0, n_groups), numbered in order
  * of first node. Returns n_groups (1 when there is no clear gap), or -1
- * on error. */
+ * on error.
+ * Where the latencies show no groups, or are noise (rw_model_latency_noisy),
+ * the groups the probe stored decide, else the bandwidths: nodes whose
+ * pairs (the lesser direction) reach within 1.5x of the lesser of their
+ * two nodes' best rates name each other, and join as above; a node whose
+ * best rate is 1.5x below the typical node's (a slow NIC) joins the group
+ * it reaches best. */
 int rw_model_groups(const rw_model *m, int32_t *group_of);
+
+/* 1 when the round trips of the smallest size spread so much (median over
+ * pairs of their jitter above 25 %, half a latency level gap) that latency
+ * levels and nodes' latency terms are noise: a loaded real stack. 0 when
+ * they are not or no jitter is known (a simulation: 0 %); -1 out of
+ * memory. */
+int rw_model_latency_noisy(const rw_model *m);
 
 /* ---------------------------------------------------------------------
  * Probe schedule: round-robin tournament (circle method)

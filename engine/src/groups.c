@@ -384,61 +384,151 @@ static double bandwidth(const rw_model *m, int i, int j)
  * delay, one switch layer) differ only in what their shared uplinks carry
  * while the concurrent probe runs. A pair inside a rack gets its full
  * rate in every round; a pair across racks shares the uplink with the
- * round's other crossing pairs and gets it only in quiet rounds. So each
- * node names the nodes it reached at 90 % of the rate the two can reach at
- * best (the better of each one's pairs), and nodes join as above: rack
- * mates name the same nodes, a few pairs across racks that happened to be
- * alone on the uplink do not make them similar. A node with a slow NIC
- * names nobody (every pair at its NIC's rate is below its partners' best):
- * bandwidth says nothing of where it is, and it joins the largest group.
- * Fewer than two groups of two nodes or more is no structure: one group. */
+ * round's other crossing pairs and gets it only when alone on it.
+ *
+ * Each pair is read as the lesser of its two directions (a pair across
+ * racks reaches the full rate in both only when alone on the uplink in
+ * both of its rounds), on a log scale, against the lesser of its two
+ * nodes' best rates: near when within a level gap of it (LEVEL_GAP, as
+ * for latencies: noise of the CPU and the stack stays within it, a shared
+ * uplink takes a pair below it). Nodes then join as for latencies: when
+ * one names the other and they name mostly the same nodes, so a few pairs
+ * across racks that happened to be alone on the uplink, or a few rack
+ * mates slowed by the CPU, do not decide. The number of groups is what
+ * that agreement leaves; fewer than two groups of two nodes or more is no
+ * structure: one group.
+ *
+ * A node whose best rate is a level gap below the typical node's (a slow
+ * NIC) caps every one of its pairs: they say little of where it is, so it
+ * names nobody and nobody names it; it joins the group it reaches best
+ * (the highest median of its pairs), where its pairs are compared with its
+ * mates' and its NIC found slow. */
 static int group_by_bandwidth(const rw_model *m, struct work *w, int32_t *group_of)
 {
     int n = m->n_nodes;
-    double *best = w->row;
+    double *best = w->row, *s = w->x, gap = log(LEVEL_GAP);
+    unsigned char *capped = w->reliable;
     for (int i = 0; i < n; i++) {
-        best[i] = 0;
+        best[i] = -INFINITY;
         for (int j = 0; j < n; j++) {
-            double b = j == i ? NAN : 0.5 * (bandwidth(m, i, j) + bandwidth(m, j, i));
-            w->x[i * n + j] = b;
-            if (b > best[i])
-                best[i] = b;
+            double b = j == i ? NAN : fmin(bandwidth(m, i, j), bandwidth(m, j, i));
+            s[i * n + j] = b > 0 ? log(b) : NAN;
+            if (s[i * n + j] > best[i])
+                best[i] = s[i * n + j];
         }
     }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(best[i]))
+            w->tmp[k++] = best[i];
+    if (k < 4) {
+        for (int i = 0; i < n; i++)
+            group_of[i] = 0;
+        return 1;
+    }
+    double typical = rw_median(w->tmp, (size_t)k);
+    for (int i = 0; i < n; i++)
+        capped[i] = !(best[i] >= typical - gap);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
-            w->near[i * n + j] = j != i && w->x[i * n + j] >= 0.9 * fmax(best[i], best[j]);
+            w->near[i * n + j] = j != i && !capped[i] && !capped[j] &&
+                                 s[i * n + j] >= fmin(best[i], best[j]) - gap;
     join_alone(n, w->near, NULL, w->parent, w->label);
-    /* Sizes by root; a node alone (it named nobody: a slow NIC) joins the largest group, where
-     * its pairs are compared with its mates' and its NIC found slow (alone, it had no mates). */
-    int *size = w->label, largest = -1, groups_of_two = 0;
+    /* Sizes by root, over the nodes that are not capped. */
+    double *size = w->tmp;
+    int groups_of_two = 0;
     for (int i = 0; i < n; i++)
         size[i] = 0;
     for (int i = 0; i < n; i++)
-        size[find(w->parent, i)]++;
-    for (int r = 0; r < n; r++) {
+        size[find(w->parent, i)] += !capped[i];
+    for (int r = 0; r < n; r++)
         groups_of_two += size[r] >= 2;
-        if (size[r] > 0 && (largest < 0 || size[r] > size[largest]))
-            largest = r;
-    }
     if (groups_of_two < 2) { /* no structure but slow NICs: one group */
         for (int i = 0; i < n; i++)
             group_of[i] = 0;
         return 1;
     }
-    for (int i = 0; i < n; i++)
-        if (size[find(w->parent, i)] == 1)
-            w->parent[i] = largest;
+    /* Number the groups of two or more; a node alone (it named nobody and
+     * nobody named it) is then placed as a capped node is. */
     for (int i = 0; i < n; i++)
         w->label[i] = -1;
     int groups = 0;
     for (int i = 0; i < n; i++) {
         int r = find(w->parent, i);
-        if (w->label[r] < 0)
-            w->label[r] = groups++;
-        group_of[i] = w->label[r];
+        group_of[i] = -1;
+        if (!capped[i] && size[r] >= 2) {
+            if (w->label[r] < 0)
+                w->label[r] = groups++;
+            group_of[i] = w->label[r];
+        }
+    }
+    int *placed = w->parent; /* the union-find is done with */
+    for (int i = 0; i < n; i++) {
+        placed[i] = group_of[i];
+        if (group_of[i] >= 0)
+            continue;
+        double top = -INFINITY;
+        placed[i] = 0;
+        for (int g = 0; g < groups; g++) {
+            int c = 0;
+            for (int j = 0; j < n; j++)
+                if (j != i && group_of[j] == g && isfinite(s[i * n + j]))
+                    w->tmp[c++] = s[i * n + j];
+            double med = c ? rw_median(w->tmp, (size_t)c) : -INFINITY;
+            if (med > top) {
+                top = med;
+                placed[i] = g;
+            }
+        }
+    }
+    /* Numbered in order of their first node, as the latency grouping does. */
+    for (int g = 0; g < groups; g++)
+        w->label[g] = -1;
+    int next = 0;
+    for (int i = 0; i < n; i++) {
+        if (w->label[placed[i]] < 0)
+            w->label[placed[i]] = next++;
+        group_of[i] = w->label[placed[i]];
     }
     return groups;
+}
+
+/* The median over measured pairs of the jitter of the smallest size's
+ * round trips ((max - min) / mean, rw_stat), 0 when none is known (a
+ * model built from figures alone). v: room for n x n values. */
+static double latency_noise(const rw_model *m, double *v)
+{
+    int n = m->n_nodes;
+    size_t k = 0;
+    if (!m->pair_stats || m->n_sizes < 1)
+        return 0;
+    for (int p = 0; p < n * n; p++) {
+        const rw_stat *st = &m->pair_stats[(size_t)p * m->n_sizes];
+        if (p / n != p % n && m->pair_state[p] == RW_PAIR_MEASURED && st->count > 0 && isfinite(st->jitter))
+            v[k++] = st->jitter;
+    }
+    return k ? rw_median(v, k) : 0;
+}
+
+/* Latency levels are read only where one pair's round trips repeat to
+ * well within a level gap (their median can move by about half their
+ * spread): on a loaded real stack (an emulated cluster: 8-byte round trips
+ * spread 30-400 %, the scheduler's) the gaps are noise. SMPI's are 0. */
+static int noisy(double jitter) { return jitter > 0.5 * (LEVEL_GAP - 1); }
+
+int rw_model_latency_noisy(const rw_model *m)
+{
+    int n = m->n_nodes;
+    if (n < 2)
+        return 0;
+    double *v = malloc((size_t)n * n * sizeof *v);
+    if (!v) {
+        rw_fail(RW_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    int r = noisy(latency_noise(m, v));
+    free(v);
+    return r;
 }
 
 /* The groups the probe stored (`group` lines), when every node has one and
@@ -493,9 +583,18 @@ int rw_model_groups(const rw_model *m, int32_t *group_of)
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             d[i * n + j] = i == j ? NAN : distance(m, i, j);
-    node_terms(n, d, term, w.tmp, w.row);
-    shared_terms_off(n, d, term, w.row, w.tmp);
-    groups = group_once(n, d, term, &w, group_of);
+    /* Latencies too noisy to show levels (noisy()) make no groups: then,
+     * as where latencies are flat, the stored groups or the bandwidths
+     * decide. */
+    if (noisy(latency_noise(m, w.x))) {
+        for (int i = 0; i < n; i++)
+            group_of[i] = 0;
+        groups = 1;
+    } else {
+        node_terms(n, d, term, w.tmp, w.row);
+        shared_terms_off(n, d, term, w.row, w.tmp);
+        groups = group_once(n, d, term, &w, group_of);
+    }
     if (groups > 1) {
         refine_terms(n, d, group_of, w.reliable, term, w.tmp, w.row);
         groups = group_once(n, d, term, &w, group_of);

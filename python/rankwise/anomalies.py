@@ -448,8 +448,11 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
         if mine.size:
             lat_ratio[i] = np.median(mine) / np.median(mine - a[i])
     bw_ratio = _node_bandwidth_ratios(bw, measured, g)
+    # Round trips that spread beyond half a latency level (a loaded real stack) make the
+    # latency terms noise: a node is then slow by its bandwidth alone.
+    by_latency = not model.latency_noisy()
     with np.errstate(invalid="ignore"):
-        slow = (lat_ratio > threshold) | (bw_ratio * threshold < 1)
+        slow = (by_latency & (lat_ratio > threshold)) | (bw_ratio * threshold < 1)
     slow_nodes = [int(i) for i in np.flatnonzero(slow)]
 
     # 2. Blocks, cleaned of slow nodes, against the healthy blocks of their kind.

@@ -124,6 +124,7 @@ def lib() -> C.CDLL:
     so.rw_model_fit_knee.argtypes = [ModelPtr]
     so.rw_model_merge.argtypes = [ModelPtr, ModelPtr]
     so.rw_model_groups.argtypes = [ModelPtr, C.POINTER(C.c_int32)]
+    so.rw_model_latency_noisy.argtypes = [ModelPtr]
     so.rw_model_add_link.argtypes = [ModelPtr, C.c_char_p, C.c_double, C.c_int32, C.POINTER(C.c_int32),
                                      C.c_int32, C.POINTER(C.c_int32)]
     so.rw_fit_hockney.argtypes = [

@@ -380,6 +380,18 @@ class Model:
             engine.check(1)
         return out
 
+    def latency_noisy(self) -> bool:
+        """Whether the smallest size's round trips spread so much that latency levels and
+        nodes' latency terms are noise (C engine: rw_model_latency_noisy)."""
+        ptr = self._to_c()
+        try:
+            noisy = engine.lib().rw_model_latency_noisy(ptr)
+        finally:
+            engine.lib().rw_model_free(ptr)
+        if noisy < 0:
+            engine.check(1)
+        return bool(noisy)
+
     def equals(self, other: "Model", rtol: float = 1e-9) -> bool:
         """Same nodes, sizes, settings and numbers (NaN equal to NaN)."""
         for f in fields(self):

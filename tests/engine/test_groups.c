@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -165,9 +166,9 @@ static void slow_uplinks_keep_their_racks(void)
  * at the full rate, pairs across at a half to a quarter (the uplink shared
  * in their round) and one in four at the full rate (alone on it). The
  * racks come from the bandwidths; a node with a slow NIC (every pair at a
- * third) joins the largest group (nothing says where it is; alone, its NIC
- * could not be found slow); with the same rate everywhere, with or without
- * a slow NIC, one group. */
+ * third, in its rack too: nothing says where it is) joins a group of
+ * others (alone, its NIC could not be found slow); with the same rate
+ * everywhere, with or without a slow NIC, one group. */
 static void racks_from_bandwidth_when_latency_is_flat(void)
 {
     enum { N = 20, SLOW = 7 };
@@ -255,6 +256,62 @@ static void stored_groups_when_latency_is_flat(void)
     rw_model_free(m);
 }
 
+/* A loaded real stack (an emulated cluster on a busy machine): 8-byte round
+ * trips spread 150 % and latencies are the scheduler's (0.05-5 ms, no
+ * structure), rack mates read 0.65-1.2 x the NIC's rate, pairs across two
+ * racks of 4 behind a shared uplink 0.11-0.52 of it (log-uniform), one in five
+ * directions the full rate (alone on the uplink), and one NIC at a quarter
+ * (its pairs across racks slower still when the uplink is shared more).
+ * Latency makes no groups of the noise; the racks come from the bandwidths
+ * and the slow NIC joins its rack. With round trips that repeat (no
+ * jitter), the same latencies are read as they are. */
+static void noisy_stack_groups_by_bandwidth(void)
+{
+    enum { N = 8, SLOW = 2 };
+    int64_t sizes[2] = {8, 1 << 20};
+    rw_model *m;
+    CHECK(rw_model_create(N, NULL, NULL, 2, sizes, &m) == RW_OK);
+    for (int trial = 0; trial < 20; trial++) {
+        srand(100 + trial);
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) {
+                int p = i * N + j;
+                m->pair_state[p] = i == j ? RW_PAIR_UNPROBED : RW_PAIR_MEASURED;
+                if (i == j)
+                    continue;
+                m->alpha[p] = 50e-6 * exp(4.6 * uniform());
+                double rate = 25e6;
+                if (i / 4 == j / 4)
+                    rate *= 0.65 + 0.55 * uniform();
+                else if (rand() % 5)
+                    rate *= 0.11 * pow(4.7, uniform());
+                if (i == SLOW || j == SLOW)
+                    rate = fmin(rate, 25e6 / 4 * (0.9 + 0.1 * uniform()));
+                m->beta[p] = 1 / rate;
+                for (int s = 0; s < 2; s++) {
+                    rw_stat *st = &m->pair_stats[p * 2 + s];
+                    st->median = 2 * m->alpha[p] + m->beta[p] * (double)sizes[s];
+                    st->min = 0.5 * st->median;
+                    st->max = 2 * st->median;
+                    st->jitter = 1.5;
+                    st->count = 6;
+                }
+            }
+        int32_t g[N];
+        CHECK(rw_model_latency_noisy(m) == 1);
+        CHECK(rw_model_groups(m, g) == 2);
+        for (int i = 0; i < N; i++)
+            CHECK((g[i] == g[0]) == (i < 4));
+    }
+    /* The same latencies from round trips that repeat: read as they are (noise groups). */
+    for (int p = 0; p < N * N; p++)
+        m->pair_stats[p * 2].jitter = 0.01;
+    CHECK(rw_model_latency_noisy(m) == 0);
+    int32_t g[N];
+    CHECK(rw_model_groups(m, g) != 2 || g[0] != g[1] || g[4] != g[5] || g[0] == g[4]);
+    rw_model_free(m);
+}
+
 int main(void)
 {
     stored_groups_when_latency_is_flat();
@@ -263,5 +320,6 @@ int main(void)
     two_unequal_racks();
     slow_uplinks_keep_their_racks();
     racks_from_bandwidth_when_latency_is_flat();
+    noisy_stack_groups_by_bandwidth();
     CHECK_DONE();
 }

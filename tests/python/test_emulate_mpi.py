@@ -103,21 +103,25 @@ def test_probe_one_rank_per_host_names_hosts_racks_and_the_slow_nic(probed):
     inside, across = _median_bw(model, _healthy_pairs(True)), _median_bw(model, _healthy_pairs(False))
     print(f"slow nodes {slow}; groups {model.groups().tolist()}; Mbit/s inside racks {inside / 1e6:.0f}, "
           f"across {across / 1e6:.0f}; per node {np.round(bw / 1e6).tolist()}")
-    assert SLOW_NIC in slow
+    # named alone: the latency terms, noise on this stack, name no node
+    assert slow == [SLOW_NIC]
     # the racks are in the measured bandwidths: 200 inside, at most 100 shared across
     assert inside > 1.5 * across
 
 
 @emulated
-@pytest.mark.xfail(strict=False, reason="groups from latency find noise groups and the bandwidth grouping's "
-                   "90 % rule misses rack mates under CPU load (docs/benchmarks.md, 'Real MPI on an emulated "
-                   "cluster')")
 def test_probe_groups_are_the_racks(probed):
+    """Latencies here are the scheduler's (8-byte round trips spread 100-250 %): the groups come
+    from the bandwidths, where rack mates reach their NICs' rate and pairs across share the
+    uplink; the slow NIC's pairs say little of where it is, it joins the rack it reaches best."""
     model = Model.load(probed)
+    assert model.latency_noisy()
     groups = dict(zip(model.names, model.groups().tolist()))
+    print(f"groups {[groups[h] for h in HOSTS]}")
     healthy = [h for h in HOSTS if h != SLOW_NIC]
     assert len({groups[h] for h in healthy}) == 2
     assert all((groups[a] == groups[b]) == (RACK[a] == RACK[b]) for a in healthy for b in healthy)
+    assert groups[SLOW_NIC] == groups["node-0"]
 
 
 @emulated

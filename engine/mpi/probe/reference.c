@@ -283,6 +283,26 @@ static double ref_bw(const rw_model *m, const plan *pl, const double *rtt)
     return 1.0 / beta;
 }
 
+/* Rank 0: how far a block's samples may differ and still be one route:
+ * AGREE, or on a stack whose small round trips are noise (a loaded real
+ * one, rw_model_latency_noisy) the median spread of the pairs' round trips
+ * at the largest size timed (lone cross-rack pairs of an emulated cluster:
+ * 89-100 Mbit/s through a 100 Mbit/s uplink, 12 % apart). Under SMPI round
+ * trips of the smallest size do not spread and AGREE stays. */
+static double agreement(const rw_model *m, const plan *pl, double *tmp)
+{
+    if (rw_model_latency_noisy(m) != 1 || pl->n_sizes < 1)
+        return AGREE;
+    int n = m->n_nodes, s = pl->size[pl->n_sizes - 1];
+    size_t k = 0;
+    for (int p = 0; p < n * n; p++) {
+        const rw_stat *st = &m->pair_stats[(size_t)p * m->n_sizes + s];
+        if (p / n != p % n && m->pair_state[p] == RW_PAIR_MEASURED && st->count > 0 && isfinite(st->jitter))
+            tmp[k++] = st->jitter;
+    }
+    return k ? fmax(AGREE, 1 + rw_median(tmp, k)) : AGREE;
+}
+
 /* Rank 0: the lone-pair bandwidths from the references; rewrites pairs. */
 static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, const double *res, int *raised,
                        double *gain)
@@ -319,6 +339,7 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
             out[i] = fmax(out[i], bw);
             in[j] = fmax(in[j], bw);
         }
+    double agree = agreement(m, pl, gains);
     int count = 0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
@@ -331,7 +352,7 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
              * not the others'. */
             int k = of[i] * G + of[j];
             double r = ref[k], bw = pair_bw(m, i, j);
-            if (samples[k] < MIN_SAMPLES || r > AGREE * low[k] || !(r > 0) || !(bw > 0))
+            if (samples[k] < MIN_SAMPLES || r > agree * low[k] || !(r > 0) || !(bw > 0))
                 continue;
             double lone = fmin(r, fmin(out[i] > 0 ? out[i] : INFINITY, in[j] > 0 ? in[j] : INFINITY));
             if (!(lone > RAISE * bw))

@@ -1,5 +1,6 @@
 /* rw_network: the dense node-to-node costs an allocation offers. */
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,25 @@ rw_status rw_network_from_model(const rw_model *m, int32_t n_nodes, const int32_
         if (m->beta[p] > worst_beta) worst_beta = m->beta[p];
         any = 1;
     }
+    /* Latencies that are noise (a loaded real stack: 8-byte round trips
+     * spread beyond half a level gap, rw_model_latency_noisy) say nothing of
+     * the pair: each measured pair takes the median of the measured pairs'
+     * latency, and the bandwidths place the ranks (on an emulated cluster,
+     * alphas of 0.01-5 ms at random outweighed the 64 KiB messages' rack
+     * difference and MPI_Cart_create's reorder put more neighbours across). */
+    int noisy = any ? rw_model_latency_noisy(m) : 0;
+    if (noisy < 0) return RW_ERR_NOMEM;
+    double common = NAN;
+    if (noisy) {
+        double *v = malloc((size_t)m->n_nodes * m->n_nodes * sizeof *v);
+        if (!v) return rw_fail(RW_ERR_NOMEM, "out of memory");
+        size_t k = 0;
+        for (int64_t p = 0; p < (int64_t)m->n_nodes * m->n_nodes; p++)
+            if (p / m->n_nodes != p % m->n_nodes && m->pair_state[p] == RW_PAIR_MEASURED)
+                v[k++] = m->alpha[p];
+        common = rw_median(v, k);
+        free(v);
+    }
     rw_status st = rw_network_create(n_nodes, slots, out);
     if (st) return st;
     rw_network *net = *out;
@@ -92,7 +112,7 @@ rw_status rw_network_from_model(const rw_model *m, int32_t n_nodes, const int32_
             } else {
                 size_t p = (size_t)i * m->n_nodes + j;
                 known = m->pair_state[p] == RW_PAIR_MEASURED;
-                al = m->alpha[p];
+                al = noisy ? common : m->alpha[p];
                 be = m->beta[p];
             }
             if (!known) {

@@ -538,7 +538,7 @@ def render(summary: Summary, console) -> None:
         console.print(f"  [dim]note: {escape(note)}[/]", highlight=False)
 
     if s.groups:
-        t = Table(title="Groups of close nodes (from latencies; bandwidths where those are flat)", title_justify="left", box=box.SIMPLE_HEAD)
+        t = Table(title="Groups of close nodes (from latencies; bandwidths where those are flat or noise)", title_justify="left", box=box.SIMPLE_HEAD)
         t.add_column("group", style="bold")
         t.add_column("nodes", justify="right")
         t.add_column("alpha us", justify="right")
