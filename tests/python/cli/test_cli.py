@@ -122,3 +122,24 @@ def test_bad_probe_options(small_platform, tmp_path):
     assert not out.exists()
     r = run_cli("probe", "--frobnicate")
     assert r.returncode == 2 and "No such option" in r.stderr
+
+
+def test_probe_strict_tells_a_degraded_model_from_a_whole_one(small_platform, tmp_path):
+    """--strict: exit 0 when every pair was measured; exit 3 and one line naming what is missing
+    when a node never answered, the model written all the same (without --strict: exit 0)."""
+    fast = ["--sizes", "8,64K", "--repetitions", "2", "--rounds", "1", "--timeout", "0.5", "--no-intra"]
+    whole = run_cli("probe", "--sim", small_platform.platform_xml, "--nodes", "4", *fast, "--strict",
+                    "-o", tmp_path / "whole.rwm")
+    assert whole.returncode == 0, whole.stderr
+    silent = tmp_path / "silent"
+    r = run_cli("sim", "platform", "-o", silent, "--racks", "1", "--nodes-per-rack", "4", "--cores", "1",
+                "--unreachable", "3")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "degraded.rwm"
+    loose = run_cli("probe", "--sim", silent / "platform.xml", *fast, "-o", out)
+    assert loose.returncode == 0, loose.stderr
+    strict = run_cli("probe", "--sim", silent / "platform.xml", *fast, "--strict", "-o", out)
+    assert strict.returncode == 3, strict.stderr
+    lines = [line for line in strict.stderr.splitlines() if line.strip()]
+    assert lines[-1] == "rankwise: degraded: node-3 stopped answering; 6 pair(s) missing (--strict)", strict.stderr
+    assert Model.load(out).missing_pairs()
