@@ -54,6 +54,25 @@ def show_summary(matrix, path: Path, console: Console) -> None:
         console.print(f"[bold]{key:<{width}}[/bold]  {escape(value)}", highlight=False, soft_wrap=True)
 
 
+def matrix_summary(matrix) -> dict:
+    """What show_summary prints, as numbers (rankwise show --json)."""
+    import numpy as np
+
+    def spread(values) -> dict:
+        v = np.asarray(values, dtype=float)
+        return {"min": float(v.min()), "median": float(np.median(v)), "max": float(v.max())} if v.size else {}
+
+    out = {"pattern": matrix.pattern or None, "source": matrix.source or None, "ranks": int(matrix.n_ranks),
+           "nonzeros": int(matrix.nnz), "messages": int(matrix.total_msgs), "bytes": int(matrix.total_bytes),
+           "out_degree": spread(matrix.out_degree()), "in_degree": spread(matrix.in_degree()),
+           "sent_bytes_per_rank": spread(matrix.sent_bytes()), "heaviest_pair": None}
+    if matrix.nnz:
+        k = int(np.argmax(matrix.bytes))
+        out["heaviest_pair"] = {"src": int(matrix.src[k]), "dst": int(matrix.dst[k]), "messages": int(matrix.msgs[k]),
+                                "bytes": int(matrix.bytes[k])}
+    return out
+
+
 def summary_line(matrix, source, output) -> str:
     """One line: ranks, nonzeros, messages, total bytes, where from."""
     return (f"{output}: {matrix.n_ranks} ranks, {matrix.nnz} nonzeros, {matrix.total_msgs} messages, "

@@ -143,3 +143,46 @@ def test_probe_strict_tells_a_degraded_model_from_a_whole_one(small_platform, tm
     lines = [line for line in strict.stderr.splitlines() if line.strip()]
     assert lines[-1] == "rankwise: degraded: node-3 stopped answering; 6 pair(s) missing (--strict)", strict.stderr
     assert Model.load(out).missing_pairs()
+
+
+def test_show_json_and_csv_give_the_models_figures(small_platform, tmp_path):
+    """--json: one JSON document with the summary's figures (counts, groups, typical bandwidth);
+    --csv DIR: alpha, bandwidth and jitter as node x node tables equal to the model's; a
+    matrix's --json its totals. A --csv folder that is a file, or --csv on a matrix: one line."""
+    import csv
+    import json
+
+    import numpy as np
+
+    out = tmp_path / "m.rwm"
+    r = run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--sizes", "8,64K",
+                "--repetitions", "2", "--rounds", "1", "--nodes", "4")
+    assert r.returncode == 0, r.stderr
+    model = Model.load(out)
+    r = run_cli("show", out, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "rankwise-model-summary/1"
+    s = doc["summary"]
+    assert s["names"] == model.names and s["measured"] == 12 and s["missing"] == 0
+    assert sorted(n for g in s["groups"] for n in g) == sorted(model.names)
+    bw = model.bandwidth[model.state == 1]
+    assert abs(s["typical_bandwidth_gbps"] - np.median(bw) / 1e9) < 1e-6 * s["typical_bandwidth_gbps"]
+    folder = tmp_path / "csv"
+    r = run_cli("show", out, "--csv", folder)
+    assert r.returncode == 0, r.stderr
+    for name, values in (("alpha", model.alpha), ("bandwidth", model.bandwidth), ("jitter", model.jitter[:, :, -1])):
+        rows = list(csv.reader((folder / f"{name}.csv").open()))
+        assert rows[0] == ["node", *model.names]
+        for i, row in enumerate(rows[1:]):
+            assert row[0] == model.names[i] and row[1 + i] == ""
+            for j, cell in enumerate(row[1:]):
+                if i != j:
+                    assert abs(float(cell) - values[i, j]) <= 1e-5 * abs(values[i, j]) + 1e-300, (name, i, j)
+    mat = tmp_path / "s.rwc"
+    assert run_cli("pattern", "stencil3d", "--ranks", "8", "--bytes", "1K", "-o", mat).returncode == 0
+    r = run_cli("show", mat, "--json")
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "rankwise-matrix-summary/1" and doc["ranks"] == 8 and doc["bytes"] == 24 * 1024
+    assert_one_line_error(run_cli("show", out, "--csv", out), "not a folder")
+    assert_one_line_error(run_cli("show", mat, "--csv", folder), "--csv")
