@@ -122,3 +122,23 @@ def test_regrouped_nodes_are_reported():
     d = diff_models(a, b)
     assert [gc.before for gc in d.groups] == [("node-0", "node-1", "node-2", "node-3"),
                                               ("node-4", "node-5", "node-6", "node-7")]
+
+
+def test_diff_json_names_what_the_tables_name(tmp_path):
+    """`rankwise diff --json`: one JSON document with the same changed node and pairs as
+    diff_models, ratios as numbers."""
+    import json
+
+    from conftest import run_cli
+
+    before, after = model_of(SPEC, 1), model_of(degraded(Degraded("node", 6, bw_factor=0.3, lat_factor=3)), 2)
+    before.save(tmp_path / "a.rwm")
+    after.save(tmp_path / "b.rwm")
+    r = run_cli("diff", tmp_path / "a.rwm", tmp_path / "b.rwm", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "rankwise-model-diff/1"
+    assert [n["name"] for n in doc["nodes"]] == ["node-6"] and doc["links"] == []
+    d = diff_models(before, after)
+    assert [(p["src"], p["dst"]) for p in doc["pairs"]] == [(p.src, p.dst) for p in d.pairs]
+    assert all(p["ratio"] > 1 for p in doc["pairs"])

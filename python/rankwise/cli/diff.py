@@ -18,6 +18,7 @@ def diff_command(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw the heatmap of the change into this PNG."),
     threshold: float = typer.Option(0.10, "--threshold", help="Smallest relative change of a median that counts (0.10 = 10 %)."),
     top: int = typer.Option(10, "--top", help="How many of the most changed pairs to list."),
+    as_json: bool = typer.Option(False, "--json", help="Print the change as one JSON object instead (docs/formats.md)."),
 ):
     """What changed between two models: pairs, nodes, shared links and groups, beyond the measured noise."""
     from rankwise.diff_plot import plot_diff
@@ -42,7 +43,18 @@ def diff_command(
     diff = diff_models(a, b, threshold=threshold)
     if not diff.names:
         raise RankwiseError(f"{before} and {after} have no node in common: they are not models of one network")
-    render(diff, console, top=top)
+    if as_json:
+        from dataclasses import fields
+
+        from rankwise.report.jsonable import dumps
+
+        # every changed pair, node, link and group; the n x n arrays stay out (the CSVs of show)
+        lists = {f.name: getattr(diff, f.name) for f in fields(diff)
+                 if f.name not in ("compared", "ratio", "changed", "group_of")}
+        print(dumps("model-diff", {"before": str(before), "after": str(after), **lists}))
+    else:
+        render(diff, console, top=top)
     if plot:
         plot_diff(diff, plot, title=f"{before.name} -> {after.name}")
-        console.print(f"heatmap of the change written to [bold]{escape(str(plot))}[/bold]", highlight=False)
+        if not as_json:
+            console.print(f"heatmap of the change written to [bold]{escape(str(plot))}[/bold]", highlight=False)
