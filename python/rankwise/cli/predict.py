@@ -286,6 +286,7 @@ def predict_command(
     switch: Optional[str] = typer.Option(None, "--switch", help="Luo et al. 2018 eq. 4 for all-to-all: radix=16,hops=3,packet=32,cycle=3.2e-9,load=0.8."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair instead of failing."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the table as CSV."),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as one JSON object instead (docs/formats.md)."),
 ):
     """Predict a collective's time per size and algorithm, or an application's traffic per placement."""
     traffic_given = matrix is not None or pattern is not None
@@ -305,7 +306,7 @@ def predict_command(
         prepare_output(output)  # before any prediction: a table that cannot be written costs nothing
     if traffic_given:
         _predict_traffic(model_path, hostfile, matrix, pattern, ranks, ranks_per_node, placement_file,
-                         iterations, allow_missing, output)
+                         iterations, allow_missing, output, as_json)
         return
     algs = check_operation(op, algorithm)
     size_list = parse_size_list(sizes)
@@ -328,19 +329,37 @@ def predict_command(
     if not any(r.predicted is not None for r in rows):
         raise RankwiseError(f"no {op} algorithm applies to {ranks} ranks: {rows[0].note}")
     shape = f"{len(counts)} nodes" + (f", {ranks_per_node} per node" if ranks_per_node else "")
-    print_collective(rows, f"{op}, {ranks} ranks on {shape} (predicted from {model_path.name})", console)
+    names = sorted({n for r in rows for n in r.formulas})
+    header = ["size", "algorithm", "predicted_s", "hockney_s", *[f"{n}_s" for n in names], "preferred"]
+    table = [[r.size, r.algorithm, r.predicted, r.hockney, *[r.formulas.get(n) for n in names], int(r.preferred)]
+             for r in rows]
+    if as_json:
+        _print_json("collective-prediction", {"model": str(model_path), "op": op, "ranks": ranks,
+                                              "nodes": len(counts)}, header, table)
+    else:
+        print_collective(rows, f"{op}, {ranks} ranks on {shape} (predicted from {model_path.name})", console)
     if output is not None:
-        names = sorted({n for r in rows for n in r.formulas})
-        write_csv(output, ["size", "algorithm", "predicted_s", "hockney_s", *[f"{n}_s" for n in names], "preferred"],
-                  [[r.size, r.algorithm, "" if r.predicted is None else f"{r.predicted:.9g}",
-                    "" if r.hockney is None else f"{r.hockney:.9g}",
-                    *[f"{r.formulas[n]:.9g}" if n in r.formulas else "" for n in names], int(r.preferred)]
-                   for r in rows])
-        console.print(f"wrote {escape(str(output))}", highlight=False)
+        write_csv(output, header, [[_cell(v) for v in row] for row in table])
+        if not as_json:
+            console.print(f"wrote {escape(str(output))}", highlight=False)
+
+
+def _cell(value) -> str:
+    """A CSV cell: seconds to 9 digits, nothing for no figure."""
+    if value is None:
+        return ""
+    return f"{value:.9g}" if isinstance(value, float) else str(value)
+
+
+def _print_json(kind: str, about: dict, header: list[str], table: list[list]) -> None:
+    """The table as one JSON document: what it is about, then one object per row."""
+    from rankwise.report.jsonable import dumps
+
+    print(dumps(kind, {**about, "rows": [dict(zip(header, row)) for row in table]}))
 
 
 def _predict_traffic(model_path, hostfile, matrix_path, pattern, ranks, ranks_per_node, placement_file,
-                     iterations, allow_missing, output):
+                     iterations, allow_missing, output, as_json=False):
     from rankwise.cli.map import _traffic
     from rankwise.report.prediction import print_traffic
 
@@ -350,9 +369,14 @@ def _predict_traffic(model_path, hostfile, matrix_path, pattern, ranks, ranks_pe
         hosts = hosts[: len(counts)]
     net = network_of(model, hosts, allow_missing)
     rows = traffic_rows(net, hosts, traffic, counts, placement_file, iterations)
-    what = escape(str(matrix_path) if matrix_path is not None else pattern)
-    print_traffic(rows, f"{what}: {traffic.n_ranks} ranks, one phase (predicted from {model_path.name})", console)
+    header, table = ["placement", "predicted_s", "hockney_s"], [[label, p, h] for label, p, h in rows]
+    if as_json:
+        _print_json("traffic-prediction", {"model": str(model_path), "traffic": str(matrix_path or pattern),
+                                           "ranks": traffic.n_ranks}, header, table)
+    else:
+        what = escape(str(matrix_path) if matrix_path is not None else pattern)
+        print_traffic(rows, f"{what}: {traffic.n_ranks} ranks, one phase (predicted from {model_path.name})", console)
     if output is not None:
-        write_csv(output, ["placement", "predicted_s", "hockney_s"],
-                  [[label, f"{p:.9g}", f"{h:.9g}"] for label, p, h in rows])
-        console.print(f"wrote {escape(str(output))}", highlight=False)
+        write_csv(output, header, [[_cell(v) for v in row] for row in table])
+        if not as_json:
+            console.print(f"wrote {escape(str(output))}", highlight=False)

@@ -186,3 +186,29 @@ def test_show_json_and_csv_give_the_models_figures(small_platform, tmp_path):
     assert doc["format"] == "rankwise-matrix-summary/1" and doc["ranks"] == 8 and doc["bytes"] == 24 * 1024
     assert_one_line_error(run_cli("show", out, "--csv", out), "not a folder")
     assert_one_line_error(run_cli("show", mat, "--csv", folder), "--csv")
+
+
+def test_predict_json_holds_the_csv_rows(small_platform, tmp_path):
+    """predict --json and -o CSV: the same rows, numbers in JSON; the traffic form too."""
+    import csv
+    import json
+
+    out = tmp_path / "m.rwm"
+    r = run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--sizes", "8,64K",
+                "--repetitions", "2", "--rounds", "1", "--nodes", "4")
+    assert r.returncode == 0, r.stderr
+    table = tmp_path / "t.csv"
+    r = run_cli("predict", "-m", out, "--op", "bcast", "--ranks", "4", "--sizes", "1K,64K", "--json", "-o", table)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "rankwise-collective-prediction/1" and doc["op"] == "bcast" and doc["ranks"] == 4
+    rows = list(csv.DictReader(table.open()))
+    assert len(rows) == len(doc["rows"]) > 0
+    for a, b in zip(rows, doc["rows"]):
+        assert int(a["size"]) == b["size"] and a["algorithm"] == b["algorithm"]
+        assert (a["predicted_s"] == "") == (b["predicted_s"] is None)
+        if b["predicted_s"] is not None:
+            assert abs(float(a["predicted_s"]) - b["predicted_s"]) <= 1e-8 * b["predicted_s"]
+    r = run_cli("predict", "-m", out, "-p", "alltoall:ranks=4,bytes=64K", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "rankwise-traffic-prediction/1" and doc["rows"][0]["predicted_s"] > 0
