@@ -218,6 +218,7 @@ def coll_predict_command(
     gamma: float = GAMMA_OPTION,
     allow_missing: bool = MISSING_OPTION,
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw predicted time per size and candidate (PNG)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the decisions as one JSON object instead (docs/formats.md)."),
 ):
     """Per size: each candidate's predicted time (the MPI's own choice included), the choice and its gain."""
     from rankwise.cli.predict import parse_size_list
@@ -248,13 +249,25 @@ def coll_predict_command(
         decisions = [restrict(d, algorithm, opts.min_gain) for d in decisions]
     rpn = f", {ranks_per_node} per node" if ranks_per_node else ""
     where = "" if op not in ROOTED_OPS else f" from rank {root}"
-    print_decisions(decisions, f"{op}{where}, {ranks} ranks on {len(counts)} nodes{rpn} "
-                               f"(predicted on {escape(label)}; eager limit {opts.eager_limit} B)", console)
+    if as_json:
+        from rankwise.coll.report import candidate_label
+        from rankwise.report.jsonable import dumps
+
+        sizes_out = [{"bytes": d.nbytes, "runs": "mpi" if d.chosen == 0 else candidate_label(d.choice),
+                      "gain": d.gain,
+                      "candidates": [{"algorithm": candidate_label(c), "predicted_s": c.time, "runs": i == d.chosen}
+                                     for i, c in enumerate(d.candidates)]} for d in decisions]
+        print(dumps("coll-prediction", {"op": op, "root": root, "ranks": ranks, "nodes": len(counts), "on": label,
+                                        "eager_limit": opts.eager_limit, "sizes": sizes_out}))
+    else:
+        print_decisions(decisions, f"{op}{where}, {ranks} ranks on {len(counts)} nodes{rpn} "
+                                   f"(predicted on {escape(label)}; eager limit {opts.eager_limit} B)", console)
     if plot is not None:
         from rankwise.coll.report import plot_decisions
 
         plot_decisions(decisions, plot, f"{op}, {ranks} ranks ({label})")
-        console.print(f"wrote {escape(str(plot))}", highlight=False)
+        if not as_json:
+            console.print(f"wrote {escape(str(plot))}", highlight=False)
 
 
 @coll_app.command("tune", no_args_is_help=True)

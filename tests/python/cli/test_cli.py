@@ -212,3 +212,25 @@ def test_predict_json_holds_the_csv_rows(small_platform, tmp_path):
     r = run_cli("predict", "-m", out, "-p", "alltoall:ranks=4,bytes=64K", "--json")
     doc = json.loads(r.stdout)
     assert doc["format"] == "rankwise-traffic-prediction/1" and doc["rows"][0]["predicted_s"] > 0
+
+
+def test_coll_predict_json_marks_one_choice_per_size(small_platform, tmp_path):
+    """coll predict --json: per size every candidate's time, exactly one that runs, named in
+    `runs`, and the gain its time makes over the MPI's own (the first candidate)."""
+    import json
+
+    out = tmp_path / "m.rwm"
+    r = run_cli("probe", "--sim", small_platform.platform_xml, "-o", out, "--sizes", "8,64K",
+                "--repetitions", "2", "--rounds", "1", "--nodes", "4")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("coll", "predict", "--op", "bcast", "-m", out, "--ranks", "4", "--sizes", "8,64K", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "rankwise-coll-prediction/1" and [s["bytes"] for s in doc["sizes"]] == [8, 65536]
+    for s in doc["sizes"]:
+        chosen = [i for i, c in enumerate(s["candidates"]) if c["runs"]]
+        assert len(chosen) == 1
+        c = s["candidates"][chosen[0]]
+        assert s["runs"] == ("mpi" if chosen[0] == 0 else c["algorithm"])
+        mpi = s["candidates"][0]["predicted_s"]
+        assert abs(s["gain"] - (1 - c["predicted_s"] / mpi)) < 1e-9
