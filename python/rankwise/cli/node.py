@@ -25,12 +25,21 @@ XML_OPTION = typer.Option(None, "--xml", metavar="FILE", help="An hwloc XML topo
 
 
 @node_app.command("show")
-def show_command(synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path] = XML_OPTION):
+def show_command(synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path] = XML_OPTION,
+                 as_json: bool = typer.Option(False, "--json", help="Print the topology as one JSON object instead (docs/formats.md).")):
     """Show a node's packages, NUMA domains, shared caches, cores and PUs (default: this machine)."""
     from rankwise.node import NodeTopology
     from rankwise.report.node import show_node
 
-    show_node(NodeTopology.load(synthetic=synthetic, xml=xml), console)
+    topo = NodeTopology.load(synthetic=synthetic, xml=xml)
+    if as_json:
+        from dataclasses import fields
+
+        from rankwise.report.jsonable import dumps
+
+        print(dumps("node-topology", {"n_cores": topo.n_cores, **{f.name: getattr(topo, f.name) for f in fields(topo)}}))
+    else:
+        show_node(topo, console)
 
 
 @node_app.command("export", no_args_is_help=True)

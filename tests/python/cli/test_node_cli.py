@@ -27,6 +27,17 @@ def test_show_a_synthetic_node():
     assert "domain 3, 1 GiB memory: cores 12-15 (OS cpus 12-15)" in r.stdout
 
 
+def test_show_json_gives_the_same_node():
+    import json
+
+    r = run_cli("node", "show", "--synthetic", NODE, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "rankwise-node-topology/1"
+    assert (doc["n_packages"], doc["n_domains"], doc["n_cores"]) == (2, 4, 16)
+    assert doc["domain_of"] == [c // 4 for c in range(16)] and doc["domain_bytes"] == [2**30] * 4
+
+
 def test_show_this_machine_and_its_export(tmp_path):
     live = run_cli("node", "show")
     assert live.returncode == 0 and "this machine" in live.stdout
