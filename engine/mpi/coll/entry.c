@@ -101,7 +101,8 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 static rw_status auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_BCAST, root, bytes, 1, NO_TYPE, NO_OP, rwc_run_bcast(buf, count, type, root, comm, ch.alg),
+    DECIDED(RWC_BCAST, root, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_bcast(buf, count, type, root, comm, ch.alg),
             rw_coll_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
 }
 
@@ -135,7 +136,8 @@ static rw_status auto_gather(const void *s, int sc, MPI_Datatype stype, void *r,
                              int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype);
-    DECIDED(RWC_GATHER, root, bytes, 1, NO_TYPE, NO_OP, rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+    DECIDED(RWC_GATHER, root, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_gather(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
@@ -143,7 +145,8 @@ static rw_status auto_scatter(const void *s, int sc, MPI_Datatype stype, void *r
                               int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_SCATTER, root, bytes, 1, NO_TYPE, NO_OP, rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+    DECIDED(RWC_SCATTER, root, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
@@ -193,7 +196,8 @@ static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void 
                                 MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLGATHER, -1, bytes, 1, NO_TYPE, NO_OP, rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
+    DECIDED(RWC_ALLGATHER, -1, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
             tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
 }
 
@@ -202,7 +206,9 @@ static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *
                                MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLTOALL, -1, bytes, 1, NO_TYPE, NO_OP, rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg), RW_ERR_STATE);
+    DECIDED(RWC_ALLTOALL, -1, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg),
+            RW_ERR_STATE);
 }
 
 /* The MPI entries: the MPI's own when passed (its own return code). */
