@@ -6,7 +6,10 @@ with a real MPI, off under SMPI).
   ompi selector on this platform: 6.0 vs 10.0 us) and of 64 KiB (slower: 82 vs 43 us). After the trials
   every 8 B call takes the flat tree's time and every 64 KiB call the MPI's own.
 - Open MPI: the verdict is one line per decision, the calls after it follow it, and RANKWISE_COLL_VERIFY=0
-  runs the choice every time."""
+  runs the choice every time.
+- The outcome kept per communicator once final (coll.h, rwc_outcome) answers only calls with the same root,
+  exact bytes, reduction type and operation (test_live.py: and the same live model generation): calls that
+  alternate them run what the rules and verdicts say, with the MPI's results."""
 
 from __future__ import annotations
 
