@@ -6,7 +6,13 @@ to the MPI's own), several rounds, and prints the median time per call of
 each and their difference (the library's cost: the decision and the call
 through to the MPI).
 
-    .venv/bin/python studies/coll_overhead.py [--iterations N] [--rounds R]
+With --model, the preloaded runs decide from that model (RANKWISE_MODEL;
+verification on, as by default on a real MPI): the warm-up calls make the
+decision and its trials, the timed ones follow its verdict, so the
+difference is what a call costs after a verdict. --lib times another build
+of the library (an older one, to compare).
+
+    .venv/bin/python studies/coll_overhead.py [--iterations N] [--rounds R] [--model M] [--lib SO]
 """
 
 from __future__ import annotations
@@ -24,13 +30,15 @@ from rankwise import paths
 SOURCE = Path(__file__).resolve().parent / "coll_overhead.c"
 
 
-def run(exe: Path, iterations: int, preload: str | None) -> dict[str, float]:
+def run(exe: Path, iterations: int, preload: str | None, model: str | None) -> dict[str, float]:
     cmd = ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none"]
     if preload:
         cmd += ["-x", f"LD_PRELOAD={preload}"]
+        if model:
+            cmd += ["-x", f"RANKWISE_MODEL={model}"]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     for k in list(env):
-        if k.startswith("RANKWISE_COLL_"):
+        if k.startswith("RANKWISE_COLL_") or k == "RANKWISE_MODEL":
             del env[k]
     out = subprocess.run(cmd + [str(exe), str(iterations)], capture_output=True, text=True, env=env, check=True)
     return {name: float(ns) for name, ns in (line.split() for line in out.stdout.splitlines())}
@@ -40,11 +48,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iterations", type=int, default=200000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--model", help="decide from this model (its nodes: the host's ranks, --group-by rank)")
+    ap.add_argument("--lib", type=Path, help="the library to preload (default: the installed one)")
     opts = ap.parse_args()
-    lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
+    lib = (opts.lib or paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so").resolve()
+    if opts.model and not Path(opts.model).is_file():
+        print(f"rankwise: error: {opts.model}: no such model file", file=sys.stderr)
+        return 1
     if not lib.exists():
         print(f"rankwise: error: {lib} is missing: run 'make'", file=sys.stderr)
         return 1
+    model = str(Path(opts.model).resolve()) if opts.model else None
     with tempfile.TemporaryDirectory() as d:
         exe = Path(d) / "coll_overhead"
         subprocess.run(["mpicc", "-O2", str(SOURCE), "-o", str(exe)], check=True)
@@ -52,10 +66,11 @@ def main() -> int:
         preloaded: dict[str, list[float]] = {}
         for _ in range(opts.rounds):
             for store, preload in ((native, None), (preloaded, str(lib))):
-                for name, ns in run(exe, opts.iterations, preload).items():
+                for name, ns in run(exe, opts.iterations, preload, model).items():
                     store.setdefault(name, []).append(ns)
     print(f"{'call':16s} {'native ns':>10s} {'preloaded ns':>13s} {'overhead ns':>12s}   "
-          f"(median of {opts.rounds} rounds of {opts.iterations} calls, 2 ranks)")
+          f"(median of {opts.rounds} rounds of {opts.iterations} calls, 2 ranks"
+          f"{', model ' + opts.model if opts.model else ''})")
     for name in native:
         a, b = statistics.median(native[name]), statistics.median(preloaded[name])
         print(f"{name:16s} {a:10.1f} {b:13.1f} {b - a:12.1f}")

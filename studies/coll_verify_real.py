@@ -9,7 +9,9 @@ call, the library's ratio to the MPI's own, and the verdicts of the verified run
 every round?). Goal (issue 25): with verification, no row more than 2 % slower than the MPI's
 own beyond the run-to-run spread, and the same verdict in every round.
 
-    .venv/bin/python studies/coll_verify_real.py [--rounds 5] [--calls 200] [--ranks 4]
+    .venv/bin/python studies/coll_verify_real.py [--rounds 5] [--calls 200] [--ranks 4] [--lib SO]
+
+--lib preloads another build of the library (an older one, to compare).
 """
 
 from __future__ import annotations
@@ -45,8 +47,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=200, help="calls per timed batch")
     ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--lib", type=Path, help="the library to preload (default: the installed one)")
     opts = ap.parse_args()
-    lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
+    lib = (opts.lib or paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so").resolve()
+    if not lib.is_file():
+        print(f"rankwise: error: {lib}: no such library", file=sys.stderr)
+        return 1
     with tempfile.TemporaryDirectory() as d:
         exe, model = Path(d) / "coll_verify_real", Path(d) / "local.rwm"
         subprocess.run(["mpicc", "-O2", str(SOURCE), "-o", str(exe)], check=True)

@@ -6,7 +6,10 @@ with a real MPI, off under SMPI).
   ompi selector on this platform: 6.0 vs 10.0 us) and of 64 KiB (slower: 82 vs 43 us). After the trials
   every 8 B call takes the flat tree's time and every 64 KiB call the MPI's own.
 - Open MPI: the verdict is one line per decision, the calls after it follow it, and RANKWISE_COLL_VERIFY=0
-  runs the choice every time."""
+  runs the choice every time.
+- The outcome kept per communicator once final (coll.h, rwc_outcome) answers only calls with the same root,
+  exact bytes, reduction type and operation (test_live.py: and the same live model generation): calls that
+  alternate them run what the rules and verdicts say, with the MPI's results."""
 
 from __future__ import annotations
 
@@ -103,3 +106,67 @@ def test_the_calls_after_the_verdict_follow_it_under_open_mpi(bcast_loop, tmp_pa
     off = run_mpi([str(bcast_loop), "20"], 4, {**env, "RANKWISE_COLL_VERIFY": "0"}, timeout=300)
     assert off.returncode == 0 and "verified" not in off.stderr
     assert len(re.findall(r"^rankwise-coll: bcast binomial \d+ bytes \(rules\)$", off.stderr, re.M)) == 5 * 20
+
+
+@pytest.fixture(scope="module")
+def outcomes_mpi(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("outcomes") / "coll_outcomes"
+    _compile(["mpicc", "-O1", str(MPI_SOURCES / "coll_outcomes.c"), "-o", str(out)])
+    return out
+
+
+def traced_per_call(stderr: str, calls: int) -> list[list[str]]:
+    """The library's trace lines after each "call I" marker of coll_outcomes (rank 0's stderr)."""
+    per: list[list[str]] = []
+    for line in stderr.splitlines():
+        if re.fullmatch(r"call \d+", line):
+            assert int(line.split()[1]) == len(per), stderr[-3000:]
+            per.append([])
+        elif line.startswith("rankwise-coll: ") and per:
+            per[-1].append(line[len("rankwise-coll: "):])
+    assert len(per) == calls, stderr[-3000:]
+    return per
+
+
+@needs_mpi
+def test_a_kept_outcome_is_only_reused_for_the_same_root_and_bytes(outcomes_mpi, tmp_path):
+    """The outcome kept per communicator (rwc_outcome) answers a call only with the same root and exact
+    bytes: rules choosing the binomial tree for 0-700 B broadcasts from rank 0, calls alternating roots and
+    sizes (800 B: the same power-of-two class as 600 B, outside the rule) run the tree exactly where the
+    rule says, and every result is the MPI's."""
+    rules = tmp_path / "rules.rwr"
+    rules.write_text(rules_text(4, "op=bcast root=0 bytes=0:700 alg=binomial segment=0"))
+    calls = ["bcast:0:8", "bcast:0:8", "bcast:1:8", "bcast:0:8", "bcast:0:600", "bcast:0:800", "bcast:0:600",
+             "bcast:0:8", "bcast:2:600", "bcast:0:4096", "bcast:0:600", "bcast:3:8", "bcast:0:8"]
+    env = {"LD_PRELOAD": str(LIB / "librankwise_coll.so"), "RANKWISE_COLL_RULES": str(rules),
+           "RANKWISE_COLL_TRACE": "1", "RANKWISE_COLL_VERIFY": "0"}  # every decision final at its first call
+    r = run_mpi([str(outcomes_mpi), *calls], 4, env)
+    assert r.returncode == 0 and f"outcomes: {len(calls)} calls, 0 failures" in r.stdout, r.stdout + r.stderr
+    per = traced_per_call(r.stderr, len(calls))
+    for call, lines in zip(calls, per):
+        _, root, size = call.split(":")
+        expected = [f"bcast binomial {size} bytes (rules)"] if root == "0" and int(size) <= 700 else []
+        assert lines == expected, (call, lines, r.stderr[-3000:])
+
+
+@needs_mpi
+def test_a_kept_outcome_is_only_reused_for_the_same_type_and_operation(outcomes_mpi, tmp_path):
+    """A 64 B reduction of doubles (a floating-point sum: never verified) keeps the rules' choice at its
+    first call; 64 B of ints (verified) must not reuse it: its first calls are trials and it gets a verdict,
+    which its later calls follow; doubles after it still run the choice every time. Results are the MPI's."""
+    rules = tmp_path / "rules.rwr"
+    rules.write_text(rules_text(4, "op=reduce root=0 bytes=0:1024 alg=binomial segment=0"))
+    calls = ["reduce:0:64:double"] * 4 + ["reduce:0:64:int"] * (TRIAL_CALLS + 4) + ["reduce:0:64:double"] * 4
+    env = {"LD_PRELOAD": str(LIB / "librankwise_coll.so"), "RANKWISE_COLL_RULES": str(rules),
+           "RANKWISE_COLL_TRACE": "1", "RANKWISE_COLL_VERIFY": "1"}
+    r = run_mpi([str(outcomes_mpi), *calls], 4, env, timeout=300)
+    assert r.returncode == 0 and f"outcomes: {len(calls)} calls, 0 failures" in r.stdout, r.stdout + r.stderr
+    per = traced_per_call(r.stderr, len(calls))
+    ran = ["reduce binomial 64 bytes (rules)"]
+    assert per[:4] == [ran] * 4 and per[-4:] == [ran] * 4, per
+    ints = per[4:-4]
+    verdicts = [line for lines in ints for line in lines if line.startswith("verified")]
+    assert len(verdicts) == 1 and verdicts[0].startswith("verified reduce root 0 64+ bytes on 4 ranks"), ints
+    kept = verdicts[0].endswith(": binomial")
+    assert sum(ran[0] in lines for lines in ints[:TRIAL_CALLS]) == TRIAL_CALLS // 2, ints
+    assert [ran[0] in lines for lines in ints[TRIAL_CALLS:]] == [kept] * 4, ints

@@ -9,8 +9,14 @@
 #include "verify.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int keyval = MPI_KEYVAL_INVALID;
+
+/* The communicator rwc_comm_fast found last: its handle may be reused
+ * once it is freed, so cache_free forgets it. */
+static MPI_Comm last_comm = MPI_COMM_NULL;
+static rwc_comm *last_c;
 
 void rwc_comm_forget_network(rwc_comm *c)
 {
@@ -28,10 +34,15 @@ void rwc_comm_forget_network(rwc_comm *c)
     free(c->ring_order); /* laid on that network */
     c->ring_order = NULL;
     rwc_verify_forget(c); /* of decisions made from it (and keyed by their trees) */
+    memset(c->last, 0, sizeof c->last); /* outcomes may name those trees */
 }
 
 static void cache_free(rwc_comm *c)
 {
+    if (last_c == c) {
+        last_comm = MPI_COMM_NULL;
+        last_c = NULL;
+    }
     while (c->trees) {
         rwc_tree_entry *e = c->trees;
         c->trees = e->next;
@@ -63,6 +74,18 @@ rwc_comm *rwc_comm_cached(MPI_Comm comm)
     if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
         PMPI_Comm_get_attr(comm, keyval, &c, &found) != MPI_SUCCESS || !found)
         return NULL;
+    return c;
+}
+
+rwc_comm *rwc_comm_fast(MPI_Comm comm)
+{
+    if (comm == last_comm && comm != MPI_COMM_NULL)
+        return last_c;
+    rwc_comm *c = rwc_comm_cached(comm);
+    if (c) {
+        last_comm = comm;
+        last_c = c;
+    }
     return c;
 }
 

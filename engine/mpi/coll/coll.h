@@ -54,6 +54,31 @@ typedef struct rwc_decision_entry {
     struct rwc_decision_entry *next;
 } rwc_decision_entry;
 
+/* What runs one call: the MPI's own (alg RW_COLL_PASSTHROUGH), an
+ * algorithm of the library (alg; segment > 0 pipelines a broadcast), or a
+ * tree (tree != NULL, owned by the rules or the communicator's cache). */
+typedef struct rwc_choice {
+    rw_coll_alg alg;
+    const rw_tree *tree;
+    size_t segment;
+    const char *source; /* "env", "rules", "model", "probe" or NULL (passthrough) */
+} rwc_choice;
+
+/* The outcome of the last call of one collective on a communicator, kept
+ * once it is final (a decision's verdict, or a decision that is not
+ * verified), with what it depends on: a later call with the same key runs
+ * it after a few compares (decide.c, rwc_decide_cached). type and mop key
+ * reduce and allreduce only (whether a decision is verified depends on
+ * them); bytes are exact, as rules' ranges are. */
+typedef struct rwc_outcome {
+    int set, pass, root; /* pass: the MPI's own runs */
+    size_t bytes;
+    uint64_t generation; /* rwc_model_generation() when it was kept */
+    MPI_Datatype type;
+    MPI_Op mop;
+    rwc_choice ch;
+} rwc_outcome;
+
 typedef struct rwc_comm {
     MPI_Comm dup;     /* private duplicate: our messages never meet the application's */
     int size, rank;
@@ -72,6 +97,7 @@ typedef struct rwc_comm {
     uint64_t generation; /* rwc_model_generation() the network and decisions were made under */
     int32_t *ring_order; /* multiring allgather: the ranks in ring order (allgather_multiring.c), NULL until used */
     struct rwc_verdict *verdicts; /* decisions verified in the job (verify.c) */
+    rwc_outcome last[RWC_N_OPS]; /* per collective; cleared with the network */
 } rwc_comm;
 
 /* The cache of comm, made on first use (collective: every rank calls it in
@@ -80,6 +106,10 @@ rw_status rwc_comm_get(MPI_Comm comm, rwc_comm **out);
 /* The cache of comm when it is made already, else NULL: one attribute
  * lookup, for the calls after the first (local). */
 rwc_comm *rwc_comm_cached(MPI_Comm comm);
+/* The same, remembering the last communicator asked for (forgotten when
+ * its cache is freed), so that repeated calls on one communicator skip
+ * the attribute lookup. One thread at a time (not MPI_THREAD_MULTIPLE). */
+rwc_comm *rwc_comm_fast(MPI_Comm comm);
 /* Drop c's network and decisions (made under an older model); the next
  * decision sets them up again. */
 void rwc_comm_forget_network(rwc_comm *c);
@@ -186,15 +216,6 @@ rw_status rwc_auto_allgather(const void *s, int sc, MPI_Datatype st, void *r, in
 size_t rwc_bytes_of(int count, MPI_Datatype type);
 int rwc_is_root(MPI_Comm comm, int root);
 
-/* What runs one call: the MPI's own (alg RW_COLL_PASSTHROUGH), an
- * algorithm of the library (alg; segment > 0 pipelines a broadcast), or a
- * tree (tree != NULL, owned by the rules or the communicator's cache). */
-typedef struct rwc_choice {
-    rw_coll_alg alg;
-    const rw_tree *tree;
-    size_t segment;
-    const char *source; /* "env", "rules", "model", "probe" or NULL (passthrough) */
-} rwc_choice;
 
 /* The decision (decide.c): which algorithm runs this call. Precedence:
  * RANKWISE_COLL_<OP> > rules file (communicators with MPI_COMM_WORLD's group
@@ -203,6 +224,15 @@ typedef struct rwc_choice {
  * rank. Collective when rules or a model are in use (the communicator's
  * cache, a decision made on rank 0 and broadcast). */
 rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes);
+/* The outcome kept for this call's key on comm (rwc_outcome): 1 the MPI's
+ * own, 0 run *ch, -1 none (decide as usual). Local: every rank makes the
+ * same calls, so every rank finds the same outcome or none. */
+int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
+                      rwc_choice *ch);
+/* Keep a final outcome (ch decided from rules or a network, settled by
+ * its verification or not verified) for later calls with the same key. */
+void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
+                         const rwc_choice *ch, int pass);
 const char *rwc_op_name(rwc_op op);
 /* Whether RANKWISE_COLL_TRACE asks for trace lines. */
 int rwc_tracing(void);

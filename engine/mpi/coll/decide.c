@@ -185,6 +185,38 @@ rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
     return (rwc_choice){RW_COLL_PASSTHROUGH, NULL, 0, NULL};
 }
 
+/* The per-communicator outcomes (coll.h, rwc_outcome), as Open MPI's
+ * coll/han keeps its choice on the communicator: after a verdict a call
+ * with the same key costs a few compares, not the decision's lookups
+ * (the rules, the decisions' and verdicts' lists, two attribute lookups).
+ * Nothing is kept under MPI_THREAD_MULTIPLE, for a forced algorithm
+ * (decided in a few compares already) nor before a decision is final. */
+int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
+                      rwc_choice *ch)
+{
+    if (configured <= 0 || forced[op] != RW_COLL_AUTO || rwc_thread_multiple())
+        return -1;
+    const rwc_comm *c = rwc_comm_fast(comm);
+    if (!c)
+        return -1;
+    const rwc_outcome *o = &c->last[op];
+    if (!o->set || o->bytes != bytes || o->root != root || o->type != type || o->mop != mop ||
+        o->generation != rwc_model_generation())
+        return -1;
+    *ch = o->ch;
+    return o->pass;
+}
+
+void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
+                         const rwc_choice *ch, int pass)
+{
+    if (!ch->source || !strcmp(ch->source, "env") || rwc_thread_multiple())
+        return;
+    rwc_comm *c = rwc_comm_fast(comm);
+    if (c)
+        c->last[op] = (rwc_outcome){1, pass, root, bytes, rwc_model_generation(), type, mop, *ch};
+}
+
 int rwc_tracing(void)
 {
     if (!env_read)

@@ -50,21 +50,36 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 
 /* Runs what the decision chose: the algorithm (run) or the tree (tree);
  * *pass = 1 when the MPI's own must run instead. verifiable: whether the
- * decision's first calls may alternate with the MPI's own (verify.h). */
-#define DECIDED(op, root, bytes, verifiable, run, on_tree)                                             \
+ * decision's first calls may alternate with the MPI's own (verify.h),
+ * evaluated only when the call is decided. ktype, kop: the outcome's key
+ * beyond (root, bytes) (rwc_outcome): the reductions' type and operation.
+ * A call whose key has a final outcome on comm runs it directly. */
+#define DECIDED(op, root, bytes, verifiable, ktype, kop, run, on_tree)                                 \
     do {                                                                                                \
-        rwc_choice ch = rwc_decide_call(op, comm, root, bytes);                                         \
+        rwc_choice ch;                                                                                  \
         rw_status st = RW_ERR_STATE;                                                                    \
-        if (ch.alg == RW_COLL_PASSTHROUGH && !ch.tree) {                                                \
+        int kept_ = rwc_decide_cached(op, comm, root, bytes, ktype, kop, &ch);                          \
+        if (kept_ > 0) {                                                                                \
             *pass = 1;                                                                                  \
             return st;                                                                                  \
         }                                                                                               \
-        if (op == RWC_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&               \
-            shape_as_tree(&ch, comm, root, bytes))                                                      \
-            ch.alg = RW_COLL_PASSTHROUGH;                                                               \
-        if ((verifiable) && rwc_verify_begin(op, comm, root, bytes, &ch)) { /* a trial or the verdict */ \
-            *pass = 1;                                                                                  \
-            return st;                                                                                  \
+        if (kept_ < 0) {                                                                                \
+            ch = rwc_decide_call(op, comm, root, bytes);                                                \
+            if (ch.alg == RW_COLL_PASSTHROUGH && !ch.tree) {                                            \
+                rwc_decide_remember(op, comm, root, bytes, ktype, kop, &ch, 1);                         \
+                *pass = 1;                                                                              \
+                return st;                                                                              \
+            }                                                                                           \
+            if (op == RWC_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&           \
+                shape_as_tree(&ch, comm, root, bytes))                                                  \
+                ch.alg = RW_COLL_PASSTHROUGH;                                                           \
+            int settled_ = 1, mpi_ = (verifiable) && rwc_verify_begin(op, comm, root, bytes, &ch, &settled_); \
+            if (settled_)                                                                               \
+                rwc_decide_remember(op, comm, root, bytes, ktype, kop, &ch, mpi_);                      \
+            if (mpi_) { /* a trial or the verdict */                                                    \
+                *pass = 1;                                                                              \
+                return st;                                                                              \
+            }                                                                                           \
         }                                                                                               \
         rwc_trace_source(ch.source);                                                                    \
         if (ch.tree) {                                                                                  \
@@ -79,10 +94,15 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
         return st;                                                                                      \
     } while (0)
 
+/* the outcome's key of the calls without a reduction operation */
+#define NO_TYPE MPI_DATATYPE_NULL
+#define NO_OP MPI_OP_NULL
+
 static rw_status auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_BCAST, root, bytes, 1, rwc_run_bcast(buf, count, type, root, comm, ch.alg),
+    DECIDED(RWC_BCAST, root, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_bcast(buf, count, type, root, comm, ch.alg),
             rw_coll_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
 }
 
@@ -90,7 +110,7 @@ static rw_status auto_reduce(const void *s, void *r, int count, MPI_Datatype typ
                              MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_REDUCE, root, bytes, rwc_verify_order_free(op, type),
+    DECIDED(RWC_REDUCE, root, bytes, rwc_verify_order_free(op, type), type, op,
             rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg),
             rw_coll_reduce_tree(s, r, count, type, op, ch.tree, comm));
 }
@@ -116,7 +136,8 @@ static rw_status auto_gather(const void *s, int sc, MPI_Datatype stype, void *r,
                              int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype);
-    DECIDED(RWC_GATHER, root, bytes, 1, rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+    DECIDED(RWC_GATHER, root, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_gather(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
@@ -124,7 +145,8 @@ static rw_status auto_scatter(const void *s, int sc, MPI_Datatype stype, void *r
                               int root, MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_SCATTER, root, bytes, 1, rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+    DECIDED(RWC_SCATTER, root, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
@@ -165,7 +187,7 @@ static rw_status auto_allreduce(const void *s, void *r, int count, MPI_Datatype 
                                 int *pass)
 {
     size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_ALLREDUCE, -1, bytes, rwc_verify_order_free(op, type),
+    DECIDED(RWC_ALLREDUCE, -1, bytes, rwc_verify_order_free(op, type), type, op,
             rwc_run_allreduce(s, r, count, type, op, comm, ch.alg),
             tree_allreduce(s, r, count, type, op, comm, ch.tree, ch.segment));
 }
@@ -174,7 +196,8 @@ static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void 
                                 MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLGATHER, -1, bytes, 1, rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
+    DECIDED(RWC_ALLGATHER, -1, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
             tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
 }
 
@@ -183,7 +206,9 @@ static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *
                                MPI_Comm comm, int *pass)
 {
     size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLTOALL, -1, bytes, 1, rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg), RW_ERR_STATE);
+    DECIDED(RWC_ALLTOALL, -1, bytes, 1, NO_TYPE, NO_OP,
+            rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg),
+            RW_ERR_STATE);
 }
 
 /* The MPI entries: the MPI's own when passed (its own return code). */

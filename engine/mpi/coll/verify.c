@@ -79,17 +79,24 @@ static rwc_verdict *find(rwc_comm *c, rwc_op op, int root, size_t bytes, const r
     return v;
 }
 
-int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch)
+int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch, int *settled)
 {
     now.v = NULL;
+    *settled = 0;
     rwc_comm *c; /* made by the decision */
-    if (!rwc_verify_enabled() || !ch->source || !strcmp(ch->source, "env") || !(c = rwc_comm_cached(comm)))
+    if (!rwc_verify_enabled() || !ch->source || !strcmp(ch->source, "env")) {
+        *settled = 1;
+        return 0;
+    }
+    if (!(c = rwc_comm_fast(comm)))
         return 0;
     rwc_verdict *v = find(c, op, root, bytes, ch);
     if (!v)
         return 0; /* out of memory: the choice, unverified */
-    if (v->calls == CALLS)
+    if (v->calls == CALLS) {
+        *settled = 1;
         return !v->keep;
+    }
     now.v = v;
     now.c = c;
     /* the choice first: its set-up is paid where it is made */

@@ -10,8 +10,10 @@
 /* Before a call whose decision is ch (from rules, a model or the in-job
  * probe; not RANKWISE_COLL_<OP>): 1 when the MPI's own must run instead of
  * ch (a trial's turn, or the verdict), 0 to run ch. Starts the timing of
- * a trial call; rwc_verify_end must follow the call. Local. */
-int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch);
+ * a trial call; rwc_verify_end must follow the call. *settled = 1 when the
+ * answer is final (the verdict, or no verification): later calls of the
+ * decision may reuse it. Local. */
+int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch, int *settled);
 
 /* Whether reducing with (op, type) gives the same bits in any order, so
  * that a decision's trials may alternate algorithms: predefined
