@@ -1,15 +1,24 @@
-"""MPICH's collective tests under librankwise_coll (Open MPI, LD_PRELOAD).
+"""MPICH's collective tests under librankwise_coll (LD_PRELOAD), Open MPI or MPICH.
 
 SimGrid ships MPICH's tests in teshsuite/smpi/mpich3-test/coll. This script
 copies them at run time from a SimGrid checkout or git directory (or clones
 SimGrid), outside the repository, builds those that call the six collectives
 the library defines (and a few that must pass through: nonblocking ones)
-against Open MPI, and runs each with every algorithm forced in turn
+against the MPI, and runs each with every algorithm forced in turn
 (RANKWISE_COLL_<OP>=...). A test passes when it exits 0 and prints
 " No Errors" (MPICH's convention; some tests spell it " No errors"). The
 first row runs without the library: the baseline of this MPI. Nothing of MPICH is kept in the repo.
 
+--mpi mpich builds the tests with mpicc.mpich and the library with MPICH (into
+WORK/lib-build, unless --lib names one) and runs them with mpiexec.hydra.
+--launcher runs them through another launcher of that MPI, e.g. an emulated
+cluster's (docs/emulated-cluster.md): 'emu/mpiexec.hydra -f emu/machinefile'
+or 'emu/mpirun --hostfile emu/hostfile --oversubscribe'; rankwise adds the
+rank count and the variables in the launcher's own syntax.
+
     .venv/bin/python studies/coll_mpich_tests.py [--simgrid PATH] [--work DIR]
+    .venv/bin/python studies/coll_mpich_tests.py --mpi mpich --launcher 'emu/mpiexec.hydra -f emu/machinefile' \\
+        --algorithms native,passthrough,binomial,ring
 """
 
 from __future__ import annotations
@@ -17,7 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -27,6 +38,11 @@ from io import BytesIO
 from pathlib import Path
 
 from rankwise import paths
+from rankwise.profile import launcher_kind
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPILERS = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}
+LAUNCHERS = {"openmpi": "mpirun --oversubscribe", "mpich": "mpiexec.hydra"}
 
 PREFIX = "teshsuite/smpi/mpich3-test"
 # (test, ranks, arguments) from coll/testlist: those calling bcast, reduce,
@@ -76,19 +92,19 @@ def copy_tests(simgrid: str | None, work: Path) -> Path:
     return work
 
 
-def build(work: Path) -> dict[str, Path]:
+def build(work: Path, mpicc: str = "mpicc", names: set[str] | None = None) -> dict[str, Path]:
     """The mtest helpers, then every test; a test that does not build is left out (and said)."""
     objs = []
     for util in ("mtest.c", "mtest_datatype.c", "mtest_datatype_gen.c"):
         out = work / (util[:-2] + ".o")
-        subprocess.run(["mpicc", "-O1", "-w", f"-I{work / 'include'}", "-c", str(work / "util" / util), "-o",
+        subprocess.run([mpicc, "-O1", "-w", f"-I{work / 'include'}", "-c", str(work / "util" / util), "-o",
                         str(out)], check=True)
         objs.append(str(out))
     exes = {}
-    for name in sorted({t for t, _, _ in TESTS}):
+    for name in sorted(names or {t for t, _, _ in TESTS}):
         exe = work / "bin" / name
         exe.parent.mkdir(exist_ok=True)
-        r = subprocess.run(["mpicc", "-O1", "-w", f"-I{work / 'include'}", str(work / "coll" / f"{name}.c"), *objs,
+        r = subprocess.run([mpicc, "-O1", "-w", f"-I{work / 'include'}", str(work / "coll" / f"{name}.c"), *objs,
                             "-lm", "-o", str(exe)], capture_output=True, text=True)
         if r.returncode == 0:
             exes[name] = exe
@@ -98,15 +114,34 @@ def build(work: Path) -> dict[str, Path]:
     return exes
 
 
-def run_one(exe: Path, n: int, args: list[str], variables: dict[str, str]) -> bool:
-    cmd = ["mpirun", "-np", str(n), "--oversubscribe"]
+def mpich_library(work: Path) -> Path:
+    """librankwise_coll built with MPICH (as tests/python/test_mpich.py does)."""
+    build_dir = work / "lib-build"
+    subprocess.run(["cmake", "-S", str(ROOT / "engine"), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
+                    f"-DMPI_C_COMPILER={shutil.which('mpicc.mpich')}"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build_dir), "--target", "rankwise_coll", "-j", "2"], check=True,
+                   capture_output=True)
+    return build_dir / "mpi" / "coll" / "librankwise_coll.so"
+
+
+def run_one(exe: Path, n: int, args: list[str], variables: dict[str, str],
+            launcher: list[str] | None = None, kind: str = "openmpi", timeout: float = 120) -> bool:
+    cmd = list(launcher or LAUNCHERS["openmpi"].split())
+    cmd += ["-np" if kind == "openmpi" else "-n", str(n)]
     for k, v in variables.items():
-        cmd += ["-x", f"{k}={v}"]
+        cmd += ["-x", f"{k}={v}"] if kind == "openmpi" else ["-genv", k, v]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # a session of its own: on a timeout the launcher's daemons and ranks go too (on an emulated
+    # cluster they run in other namespaces, children of the launcher)
+    proc = subprocess.Popen(cmd + [str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        r = subprocess.run(cmd + [str(exe), *args], capture_output=True, text=True, env=env, timeout=120)
+        stdout, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return False
+    r = subprocess.CompletedProcess(cmd, proc.returncode, stdout)
     return r.returncode == 0 and " no errors" in r.stdout.lower()
 
 
@@ -115,32 +150,70 @@ def main() -> int:
     ap.add_argument("--simgrid", help="a SimGrid checkout or git directory (default: clone from GitHub)")
     ap.add_argument("--work", type=Path, help="where to copy and build the tests (default: a temporary folder)")
     ap.add_argument("--json", type=Path, help="write the results here too")
+    ap.add_argument("--mpi", choices=sorted(COMPILERS), default="openmpi", help="the MPI to build and run with")
+    ap.add_argument("--lib", type=Path, help="librankwise_coll built for that MPI (default: the package's for "
+                    "Open MPI; for MPICH, one built into WORK)")
+    ap.add_argument("--launcher", help="the launcher and its options, without the rank count (default: "
+                    + "; ".join(f"{k}: '{v}'" for k, v in LAUNCHERS.items()) + ")")
+    ap.add_argument("--algorithms", help="only these rows, e.g. native,binomial,ring (default: all: "
+                    + ",".join(label for label, _, _ in ALGORITHMS) + ")")
+    ap.add_argument("--tests", help="only these tests, by name, e.g. reduce,bcast (default: all)")
+    ap.add_argument("--max-ranks", type=int, default=0, help="only the runs of at most this many ranks")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds a run may take (default 120)")
     opts = ap.parse_args()
-    lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
+    tests = [t for t in TESTS if (not opts.tests or t[0] in opts.tests.split(","))
+             and (not opts.max_ranks or t[1] <= opts.max_ranks)]
+    unknown = sorted(set(opts.tests.split(",")) - {t[0] for t in TESTS}) if opts.tests else []
+    if unknown or not tests:
+        print(f"rankwise: error: --tests: {'no test ' + ', '.join(unknown) if unknown else 'no run left'}",
+              file=sys.stderr)
+        return 2
+    rows = ALGORITHMS
+    if opts.algorithms:
+        wanted = opts.algorithms.split(",")
+        unknown = sorted(set(wanted) - {label for label, _, _ in ALGORITHMS})
+        if unknown:
+            print(f"rankwise: error: --algorithms: no row {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        rows = [row for row in ALGORITHMS if row[0] in wanted]
+    mpicc = shutil.which(COMPILERS[opts.mpi])
+    if mpicc is None:
+        print(f"rankwise: error: {COMPILERS[opts.mpi]} is not installed", file=sys.stderr)
+        return 2
+    launcher = shlex.split(opts.launcher or LAUNCHERS[opts.mpi])
+    kind = launcher_kind(launcher[0])
+    if kind not in ("openmpi", "hydra"):
+        print(f"rankwise: error: --launcher: '{launcher[0]} --version' names neither Open MPI nor Hydra",
+              file=sys.stderr)
+        return 2
+    work = opts.work or Path(tempfile.mkdtemp(prefix="rankwise-mpich3-"))
+    work.mkdir(parents=True, exist_ok=True)
+    lib = opts.lib or (mpich_library(work) if opts.mpi == "mpich" else
+                       paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so")
     if not lib.exists():
         print(f"rankwise: error: {lib} is missing: run 'make'", file=sys.stderr)
         return 1
-    work = opts.work or Path(tempfile.mkdtemp(prefix="rankwise-mpich3-"))
-    work.mkdir(parents=True, exist_ok=True)
     copy_tests(opts.simgrid, work)
-    exes = build(work)
+    exes = build(work, mpicc, {t[0] for t in tests})
+    print(f"{opts.mpi}, launcher {shlex.join(launcher)}, library {lib}", flush=True)
     results: dict[str, dict[str, bool]] = {}
     t0 = time.time()
-    for label, rooted, unrooted in ALGORITHMS:
+    for label, rooted, unrooted in rows:
         variables = {} if rooted is None else {
             "LD_PRELOAD": str(lib), **{f"RANKWISE_COLL_{op}": rooted for op in OPS[:4]},
             "RANKWISE_COLL_ALLREDUCE": unrooted, "RANKWISE_COLL_ALLGATHER": unrooted}
         if label == "chain+seg":
             variables["RANKWISE_COLL_SEGMENT"] = "4096"
         row = {}
-        for name, n, args in TESTS:
+        for name, n, args in tests:
             if name in exes:
-                row[f"{name} {n} {' '.join(args)}".strip()] = run_one(exes[name], n, args, variables)
+                row[f"{name} {n} {' '.join(args)}".strip()] = run_one(exes[name], n, args, variables, launcher, kind,
+                                                                     opts.timeout)
         results[label] = row
         failed = [k for k, ok in row.items() if not ok]
         print(f"{label:12s} {sum(row.values()):3d} passed, {len(failed):2d} failed"
               + (f"  ({', '.join(failed)})" if failed else ""), flush=True)
-    print(f"{len(exes)} tests built, {len(TESTS)} runs per algorithm, {time.time() - t0:.0f} s")
+    print(f"{len(exes)} tests built, {sum(t[0] in exes for t in tests)} runs per algorithm, {time.time() - t0:.0f} s")
     if opts.json:
         opts.json.write_text(json.dumps(results, indent=1))
     return 0

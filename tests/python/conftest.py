@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +15,9 @@ from rankwise.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run `rankwise ARGS` as a user would, capturing its output."""
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run `rankwise ARGS` as a user would, capturing its output (env: variables added)."""
     return subprocess.run(
         [sys.executable, "-m", "rankwise", *map(str, args)],
         capture_output=True,
@@ -22,6 +25,7 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpro
         cwd=cwd,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, **env} if env else None,
     )
 
 
@@ -32,6 +36,46 @@ def assert_one_line_error(result: subprocess.CompletedProcess, text: str) -> Non
     assert len(lines) == 1, result.stderr
     assert text in lines[0], lines[0]
     assert "Traceback" not in result.stderr
+
+
+ROOT = Path(__file__).resolve().parents[2]
+MPICC_MPICH, HYDRA = shutil.which("mpicc.mpich"), shutil.which("mpiexec.hydra")
+NO_MPICH = "MPICH is not installed (mpicc.mpich, mpiexec.hydra)"
+
+
+def _built(cmd: list[str], timeout: float = 900) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, " ".join(cmd) + "\n" + r.stdout[-2000:] + r.stderr[-3000:]
+
+
+@pytest.fixture(scope="session")
+def mpich_build(tmp_path_factory) -> Path:
+    """The engine's collectives library, probe and all-to-all benchmark compiled with MPICH, once
+    a session (tests/python/test_mpich.py, test_emulate_mpi.py); BUILD/bin holds the programs
+    for RANKWISE_MPI_BIN."""
+    if not (MPICC_MPICH and HYDRA):
+        pytest.skip(NO_MPICH)
+    build = tmp_path_factory.mktemp("mpich-build")
+    _built(["cmake", "-S", str(ROOT / "engine"), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+            f"-DMPI_C_COMPILER={MPICC_MPICH}"])
+    _built(["cmake", "--build", str(build), "--target", "rankwise_coll", "rankwise-probe", "rankwise-bench-alltoall",
+            "-j", "2"])
+    lib = build / "mpi" / "coll" / "librankwise_coll.so"
+    assert "libmpich" in subprocess.run(["ldd", str(lib)], capture_output=True, text=True).stdout
+    (build / "bin").mkdir()
+    for program in (build / "mpi" / "rankwise-probe", build / "mpi" / "benchmarks" / "rankwise-bench-alltoall"):
+        (build / "bin" / program.name).symlink_to(program)
+    return build
+
+
+@pytest.fixture(scope="session")
+def mpich_coll_check(mpich_build, tmp_path_factory) -> Path:
+    """tests/engine/mpi/coll_check.c compiled with MPICH and linked with the library built for it."""
+    lib = mpich_build / "mpi" / "coll"
+    out = tmp_path_factory.mktemp("mpich-coll") / "coll_check"
+    _built([MPICC_MPICH, "-O1", f"-I{ROOT / 'engine' / 'include'}", str(ROOT / "tests" / "engine" / "mpi" / "coll_check.c"),
+            f"-L{lib}", f"-Wl,-rpath,{lib}", "-lrankwise_coll", "-o", str(out)])
+    return out
 
 
 @pytest.fixture(scope="session")

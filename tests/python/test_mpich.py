@@ -10,45 +10,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import HYDRA, MPICC_MPICH, NO_MPICH
 from rankwise.model import Model
-from test_coll_lib import MPI_SOURCES, checks_passed, forced, ran
+from test_coll_lib import checks_passed, forced, ran
 
-ROOT = Path(__file__).resolve().parents[2]
-MPICC, HYDRA = shutil.which("mpicc.mpich"), shutil.which("mpiexec.hydra")
-pytestmark = pytest.mark.skipif(not (MPICC and HYDRA), reason="MPICH is not installed (mpicc.mpich, mpiexec.hydra)")
-
-
-def _run(cmd: list[str], timeout: float = 600, **kw) -> subprocess.CompletedProcess:
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    assert r.returncode == 0, " ".join(cmd) + "\n" + r.stdout[-2000:] + r.stderr[-3000:]
-    return r
-
-
-@pytest.fixture(scope="module")
-def mpich_build(tmp_path_factory) -> Path:
-    """The engine's collectives library and probe compiled with MPICH."""
-    build = tmp_path_factory.mktemp("mpich-build")
-    _run(["cmake", "-S", str(ROOT / "engine"), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
-          f"-DMPI_C_COMPILER={MPICC}"])
-    _run(["cmake", "--build", str(build), "--target", "rankwise_coll", "rankwise-probe", "-j", "2"])
-    assert "libmpich" in _run(["ldd", str(build / "mpi" / "coll" / "librankwise_coll.so")]).stdout
-    return build
-
-
-@pytest.fixture(scope="module")
-def coll_check(mpich_build, tmp_path_factory) -> Path:
-    lib = mpich_build / "mpi" / "coll"
-    out = tmp_path_factory.mktemp("mpich-coll") / "coll_check"
-    _run([MPICC, "-O1", f"-I{ROOT / 'engine' / 'include'}", str(MPI_SOURCES / "coll_check.c"), f"-L{lib}",
-          f"-Wl,-rpath,{lib}", "-lrankwise_coll", "-o", str(out)])
-    return out
+pytestmark = pytest.mark.skipif(not (MPICC_MPICH and HYDRA), reason=NO_MPICH)
 
 
 def hydra(n: int, program: list[str], variables: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess:
@@ -64,7 +36,7 @@ def hydra(n: int, program: list[str], variables: dict[str, str], timeout: float 
     ("trinary", None, 5, {}),
     ("knomial", None, 4, {"RANKWISE_COLL_KNOMIAL_K": "3"}),
 ])
-def test_collectives_under_mpich_equal_its_own(coll_check, rooted, unrooted, n, extra):
+def test_collectives_under_mpich_equal_its_own(mpich_coll_check, rooted, unrooted, n, extra):
     """coll_check compares every collective the library runs with MPICH's own result."""
     variables = forced(rooted, unrooted) | extra
     if rooted == "trinary":  # trinary exists for bcast and reduce only
@@ -72,7 +44,7 @@ def test_collectives_under_mpich_equal_its_own(coll_check, rooted, unrooted, n, 
     # 201 elements: MPICH 4.0.2's own MPI_Gather of resized {int, double} structs fails with
     # "Message truncated" in MPIR_Gather_intra_binomial from about 24 KB gathered (401 at 5
     # ranks, 301 at 7), without rankwise (docs/collectives.md, "MPICH")
-    r = hydra(n, [str(coll_check), "201"], variables)
+    r = hydra(n, [str(mpich_coll_check), "201"], variables)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert checks_passed(r.stdout) > 1000
     algs = ran(r.stderr)

@@ -248,7 +248,7 @@ def current_spec(plan: Plan) -> PlatformSpec:
 
 
 def write_files(plan: Plan, out: Path) -> None:
-    """hostfile, ground_truth.json (and the simulated twin's platform.xml), agent, launchers."""
+    """hostfile, machinefile, ground_truth.json (and the simulated twin's platform.xml), agent, launchers."""
     generate(current_spec(plan), out)
     slots = PlatformSpec.from_dict(plan.spec).cores
     write_atomic(out / "hostfile", "".join(f"{h} slots={slots}\n" for h in plan.hosts))
@@ -257,5 +257,8 @@ def write_files(plan: Plan, out: Path) -> None:
     os.chmod(agent, 0o755)
     write_atomic(out / launchers.OPENMPI, launchers.line(launchers.openmpi_options(plan, agent)))
     write_atomic(out / launchers.MPICH, launchers.line(launchers.mpich_options(plan, agent)))
+    write_atomic(out / launchers.MACHINEFILE, "".join(f"{h}:{slots}\n" for h in plan.hosts))
     write_atomic(out / launchers.WRAPPER, launchers.mpirun_wrapper(plan, agent))
     os.chmod(out / launchers.WRAPPER, 0o755)
+    write_atomic(out / launchers.HYDRA_WRAPPER, launchers.hydra_wrapper(plan, agent))
+    os.chmod(out / launchers.HYDRA_WRAPPER, 0o755)

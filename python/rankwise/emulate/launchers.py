@@ -17,6 +17,8 @@ AGENT = "agent"
 OPENMPI = "launcher-openmpi"
 MPICH = "launcher-mpich"
 WRAPPER = "mpirun"  # DIR/mpirun: Open MPI's mpirun with the cluster's options, for --launcher
+HYDRA_WRAPPER = "mpiexec.hydra"  # DIR/mpiexec.hydra: MPICH's, the same for Hydra
+MACHINEFILE = "machinefile"  # HOST:SLOTS lines: Hydra refuses the hostfile's "slots=" ("token slots not supported")
 
 
 def agent_script(plan: Plan) -> str:
@@ -49,9 +51,16 @@ def openmpi_options(plan: Plan, agent: Path) -> list[str]:
 
 def mpich_options(plan: Plan, agent: Path) -> list[str]:
     """mpiexec.hydra in the head through the same agent; -localhost: the proxies call back to the
-    head's address (the machine's name resolves to an address the hosts cannot reach)."""
+    head's address (the machine's name resolves to an address the hosts cannot reach).
+
+    UCX_TLS=tcp,self: Debian's MPICH is ch4:ucx, and UCX's shared-memory transports (sysv, posix,
+    cma) judge two processes on one machine by its boot id, which every namespace shares: left to
+    itself UCX joins the ranks of different hosts through memory (43 Gbit/s across a link shaped
+    to 200 Mbit/s), never the links. With TCP only, between hosts it is the shaped eth0; ranks of
+    one host talk TCP over that host's loopback (this MPICH sends them nothing through its own
+    shared memory either). UCX_NET_DEVICES=eth0: UCX would add the host's lo as a second lane."""
     return ["ip", "netns", "exec", plan.head, "mpiexec.hydra", "-launcher", "ssh", "-launcher-exec", str(agent), "-localhost", plan.login_address,
-            "-iface", "eth0"]
+            "-iface", "eth0", "-genv", "UCX_TLS", "tcp,self", "-genv", "UCX_NET_DEVICES", "eth0"]
 
 
 def mpirun_wrapper(plan: Plan, agent: Path) -> str:
@@ -62,6 +71,17 @@ def mpirun_wrapper(plan: Plan, agent: Path) -> str:
     words[words.index("mpirun")] = shutil.which("mpirun") or "mpirun"
     return f"""#!/bin/sh
 # Open MPI's mpirun on the emulated cluster {plan.name} (rankwise emulate); give it the hosts.
+exec {shlex.join(words)} "$@"
+"""
+
+
+def hydra_wrapper(plan: Plan, agent: Path) -> str:
+    """DIR/mpiexec.hydra: `--launcher 'DIR/mpiexec.hydra -f DIR/machinefile -n 8'`; Hydra's
+    `--version` answers whatever options precede it, so rankwise recognises Hydra."""
+    words = mpich_options(plan, agent)
+    words[words.index("mpiexec.hydra")] = shutil.which("mpiexec.hydra") or "mpiexec.hydra"
+    return f"""#!/bin/sh
+# MPICH's mpiexec.hydra on the emulated cluster {plan.name} (rankwise emulate); give it the hosts.
 exec {shlex.join(words)} "$@"
 """
 
