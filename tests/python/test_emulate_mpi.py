@@ -454,8 +454,10 @@ def test_optimize_machinefile_is_applied_by_hydra_across_hosts(cluster, probed, 
 
 @emulated
 @needs_mpich
-@pytest.mark.xfail(strict=False, reason="UCX 1.13.1's TCP transport (Debian's MPICH is ch4:ucx) hangs now and "
-                   "then at the first message between emulated hosts (docs/emulated-cluster.md, 'MPICH')")
+@pytest.mark.skipif(os.environ.get("RANKWISE_TEST_MPICH_TRAFFIC") != "1",
+                    reason="UCX 1.13.1's TCP transport (Debian's MPICH is ch4:ucx) hangs now and then at the first "
+                    "message between emulated hosts (docs/emulated-cluster.md, 'MPICH'); "
+                    "RANKWISE_TEST_MPICH_TRAFFIC=1 runs it")
 def test_mpich_between_hosts_uses_the_shaped_links_and_the_library_equals_its_own(cluster, mpich_coll_check,
                                                                                  where_pingpong):
     """A ping-pong with node-2 (NIC at 50 Mbit/s) crosses node-2's eth0 and is no faster than its
