@@ -493,9 +493,9 @@ static int group_by_bandwidth(const rw_model *m, struct work *w, int32_t *group_
     return groups;
 }
 
-/* The median over measured pairs of the jitter of the smallest size's
- * round trips ((max - min) / mean, rw_stat), 0 when none is known (a
- * model built from figures alone). v: room for n x n values. */
+/* The median over measured pairs of how far the smallest size's median
+ * round trip sits above its min, (median - min) / min, 0 when none is
+ * known (a model built from figures alone). v: room for n x n values. */
 static double latency_noise(const rw_model *m, double *v)
 {
     int n = m->n_nodes;
@@ -504,17 +504,21 @@ static double latency_noise(const rw_model *m, double *v)
         return 0;
     for (int p = 0; p < n * n; p++) {
         const rw_stat *st = &m->pair_stats[(size_t)p * m->n_sizes];
-        if (p / n != p % n && m->pair_state[p] == RW_PAIR_MEASURED && st->count > 0 && isfinite(st->jitter))
-            v[k++] = st->jitter;
+        if (p / n != p % n && m->pair_state[p] == RW_PAIR_MEASURED && st->count > 0 && st->min > 0 &&
+            isfinite(st->median))
+            v[k++] = (st->median - st->min) / st->min;
     }
     return k ? rw_median(v, k) : 0;
 }
 
-/* Latency levels are read only where one pair's round trips repeat to
- * well within a level gap (their median can move by about half their
- * spread): on a loaded real stack (an emulated cluster: 8-byte round trips
- * spread 30-400 %, the scheduler's) the gaps are noise. SMPI's are 0. */
-static int noisy(double jitter) { return jitter > 0.5 * (LEVEL_GAP - 1); }
+/* Latency levels are read only where a pair's typical 8-byte round trip
+ * (its median) sits near its best (its min): on a loaded real stack (an
+ * emulated cluster) the median is 70-140 % above the min, the scheduler's,
+ * and the gaps are noise. Not the spread (max - min): one slow sample
+ * makes it, as every round's first round trip does under SMPI without
+ * warm-up (spread 40 %, median 25 % above the min, latencies exact). */
+#define NOISE_EXCESS 0.4
+static int noisy(double excess) { return excess > NOISE_EXCESS; }
 
 int rw_model_latency_noisy(const rw_model *m)
 {

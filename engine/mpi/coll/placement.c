@@ -7,38 +7,7 @@
 #include "internal.h"
 #include "placement.h"
 
-#include <math.h>
 #include <stdlib.h>
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median jitter, (max - min) / mean of a pair's round trips, over the
- * measured pairs between the k_n nodes idx at the model's largest size. */
-static double pairs_noise(const rw_model *m, const int32_t *idx, int32_t k_n)
-{
-    if (k_n < 2 || m->n_sizes < 1)
-        return 0;
-    double *j = malloc((size_t)k_n * (size_t)k_n * sizeof *j);
-    size_t n = 0;
-    for (int32_t a = 0; j && a < k_n; a++)
-        for (int32_t b = 0; b < k_n; b++) {
-            size_t p = (size_t)idx[a] * m->n_nodes + idx[b];
-            const rw_stat *s = &m->pair_stats[p * m->n_sizes + m->n_sizes - 1];
-            if (a != b && m->pair_state[p] == RW_PAIR_MEASURED && s->count > 0 && isfinite(s->jitter))
-                j[n++] = s->jitter;
-        }
-    double noise = 0;
-    if (n > 0) {
-        qsort(j, n, sizeof *j, by_value);
-        noise = n % 2 ? j[n / 2] : (j[n / 2 - 1] + j[n / 2]) / 2;
-    }
-    free(j);
-    return noise;
-}
 
 rw_status rwc_place_on_model(const rw_model *m, const rw_matrix *traffic, const int32_t *model_node, int size,
                              double min_gain, int *new_rank_of, rwc_placement *out)
@@ -86,8 +55,7 @@ rw_status rwc_place_on_model(const rw_model *m, const rw_matrix *traffic, const 
         out->cost = res.cost;
         out->algorithm = res.algorithm;
         out->n_nodes = k_n;
-        out->noise = pairs_noise(m, idx, k_n);
-        out->changed = res.cost < out->identity * (1 - fmax(min_gain, fmin(out->noise, 0.9)));
+        out->changed = res.cost < out->identity * (1 - min_gain);
     }
     for (int32_t v = 0; !st && v < n_virtual; v++) {
         int r = v;

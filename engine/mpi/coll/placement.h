@@ -11,18 +11,14 @@ typedef struct rwc_placement {
     double cost;     /* of the mapper's placement */
     rw_algorithm algorithm;
     int32_t n_nodes; /* nodes the communicator occupies */
-    double noise;    /* median jitter of the nodes' pairs at the model's largest size */
-    int changed;     /* cost beats identity by min_gain and noise: new_rank_of is the mapper's */
+    int changed;     /* cost beats identity by min_gain: new_rank_of is the mapper's */
 } rwc_placement;
 
 /* new_rank_of[r] for the size ranks on model nodes model_node[r], traffic
  * between traffic->n_ranks <= size vertices: the mapper's placement among
  * the ranks' own slots when predicted faster than the identity by
- * min_gain and by the noise of the pairs' figures, else the identity.
- * (The mapper picks the pairs that measured fast: over pairs that differ by
- * noise alone it finds gains of about their jitter, 10-20 % on a real
- * network, that no run would see.) Ranks beyond the traffic's vertices
- * follow in order. */
+ * min_gain, else the identity. Ranks beyond the traffic's vertices follow
+ * in order. */
 rw_status rwc_place_on_model(const rw_model *m, const rw_matrix *traffic, const int32_t *model_node, int size,
                              double min_gain, int *new_rank_of, rwc_placement *out);
 

@@ -55,10 +55,9 @@ static void plan(rw_live *ctx, const rw_matrix *traffic, int *new_rank_of, doubl
     out[O_COST] = p.cost;
     if (!st && live_tracing())
         fprintf(stderr,
-                "rankwise-live: remap of %d ranks on %d nodes: current %.6g s, %s %.6g s (gain %.1f %%, noise %.1f %%): "
-                "%s\n",
+                "rankwise-live: remap of %d ranks on %d nodes: current %.6g s, %s %.6g s (gain %.1f %%): %s\n",
                 ctx->size, (int)p.n_nodes, p.identity, rw_algorithm_name(p.algorithm), p.cost, 100 * out[O_GAIN],
-                100 * p.noise, why);
+                why);
 }
 
 /* The context on the new order: its communicator and each rank's node. */
