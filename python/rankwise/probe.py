@@ -231,19 +231,29 @@ def _warn_stderr(message: str) -> None:
     print(f"rankwise: warning: {message}", file=sys.stderr)
 
 
-def _unfinished_job_warning(model: Model, result: launch.RunResult) -> str:
-    """What the job lost and how it ended, after the model was written."""
+def model_gaps(model: Model, examples: int = 6) -> list[str]:
+    """What a written model lacks, one phrase each (empty: nothing): nodes that
+    stopped answering (every pair of theirs missing), the missing pairs (the
+    first `examples` named), nodes whose intra-node measurement failed."""
     missing = model.state == MISSING
     n = model.n_nodes
-    silent = [model.names[i] for i in range(n) if missing[i].sum() == n - 1]
+    silent = [model.names[i] for i in range(n) if n > 1 and missing[i].sum() == n - 1]
     pairs = [f"{model.names[i]} -> {model.names[j]}" for i, j in np.argwhere(missing)]
     what = [f"{', '.join(silent)} stopped answering"] if silent else []
-    if pairs:
-        more = f", and {len(pairs) - 6} more" if len(pairs) > 6 else ""
-        what.append(f"{len(pairs)} pair(s) missing ({', '.join(pairs[:6])}{more})")
+    if pairs and examples:
+        more = f", and {len(pairs) - examples} more" if len(pairs) > examples else ""
+        what.append(f"{len(pairs)} pair(s) missing ({', '.join(pairs[:examples])}{more})")
+    elif pairs:
+        what.append(f"{len(pairs)} pair(s) missing")
     failed_intra = [model.names[i] for i in np.flatnonzero(model.intra_state == MISSING)]
     if failed_intra:
         what.append(f"intra-node measurement failed on {', '.join(failed_intra)}")
+    return what
+
+
+def _unfinished_job_warning(model: Model, result: launch.RunResult) -> str:
+    """What the job lost and how it ended, after the model was written."""
+    what = model_gaps(model)
     if any(_NO_STRESS in line for line in result.log):
         what.append("a node stopped answering during the stress test: no shared links or NIC caps measured")
     if result.ended_after is not None:

@@ -26,7 +26,7 @@
 #define STRESS_REPS 3           /* repetitions of a phase; the median counts */
 #define PIECES 8                /* a flow is sent in pieces... */
 #define PIECE (STRESS_BYTES / PIECES)
-#define IN_FLIGHT 2             /* ...this many at a time */
+#define IN_FLIGHT 2             /* ...this many at a time (<= PIECES) */
 #define T_AT(f, r, p) (((size_t)(f) * STRESS_REPS + (r)) * PIECES + (p))
 #define FAN 4                   /* peers of a node in its nic phases */
 #define LIMITED 0.9             /* below this share of the expected rate: a limit */
@@ -339,8 +339,9 @@ static int run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r,
     int nr = 0, ns = 0;
     double t0 = MPI_Wtime();
     /* Receives: every piece posted at once (they match in order); slot
-     * holds flow * PIECES + piece. Sends: IN_FLIGHT slots per flow; slot
-     * holds the flow and its next piece is sent[flow slot]. */
+     * holds flow * PIECES + piece. Sends: IN_FLIGHT slots per outgoing
+     * flow k; slot holds k, which goes to rank to[k] and has sent[k]
+     * pieces. */
     for (int f = ph->first; f < ph->first + ph->count; f++)
         if (pl->dst[f] == me) {
             for (int p = 0; p < PIECES; p++) {
@@ -350,19 +351,16 @@ static int run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r,
             }
             nr++;
         }
-    int base = nr * PIECES, next[ph->count > 0 ? ph->count : 1];
+    int base = nr * PIECES, out = ph->count > 0 ? ph->count : 1, sent[out], to[out];
     for (int f = ph->first; f < ph->first + ph->count; f++)
         if (pl->src[f] == me) {
-            next[ns] = 0;
+            sent[ns] = 0;
+            to[ns] = pl->dst[f];
             for (int k = 0; k < IN_FLIGHT; k++) {
                 int at = base + ns * IN_FLIGHT + k;
-                req[at] = MPI_REQUEST_NULL;
                 slot[at] = ns;
-                if (next[ns] < PIECES)
-                    MPI_Isend(sbuf + (size_t)next[ns]++ * PIECE, PIECE, MPI_BYTE, pl->dst[f], STRESS_TAG, c,
-                              &req[at]);
+                MPI_Isend(sbuf + (size_t)sent[ns]++ * PIECE, PIECE, MPI_BYTE, to[ns], STRESS_TAG, c, &req[at]);
             }
-            next[ns] = next[ns] | (f << 8); /* the flow, beside its next piece */
             ns++;
         }
     int total = base + ns * IN_FLIGHT, pending = nr * PIECES + ns * PIECES;
@@ -390,11 +388,9 @@ static int run_phase(MPI_Comm c, int me, const plan *pl, const phase *ph, int r,
             int f = slot[which] / PIECES, p = slot[which] % PIECES;
             t[T_AT(f, r, p)] = MPI_Wtime() - t0;
         } else {
-            int k = slot[which], piece = next[k] & 0xff, f = next[k] >> 8;
-            if (piece < PIECES) {
-                MPI_Isend(sbuf + (size_t)piece * PIECE, PIECE, MPI_BYTE, pl->dst[f], STRESS_TAG, c, &req[which]);
-                next[k]++;
-            }
+            int k = slot[which];
+            if (sent[k] < PIECES)
+                MPI_Isend(sbuf + (size_t)sent[k]++ * PIECE, PIECE, MPI_BYTE, to[k], STRESS_TAG, c, &req[which]);
         }
     }
     return SHARED;

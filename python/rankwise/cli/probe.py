@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
 from rich.markup import escape
 
@@ -90,7 +89,7 @@ def probe_command(
     strict: bool = typer.Option(False, "--strict", help="Exit 3 when the model is degraded: pairs or intra-node figures missing (health checks)."),
 ):
     """Measure every pair of nodes into a model file."""
-    from rankwise.probe import ProbeOptions, pairs_touching, probe_launcher, probe_sim
+    from rankwise.probe import ProbeOptions, model_gaps, pairs_touching, probe_launcher, probe_sim
     from rankwise.report.model import render, summarize
 
     if (sim is None) == (launcher is None):
@@ -152,28 +151,10 @@ def probe_command(
         clock = " (simulated)" if sim is not None else ""
         console.print(f"stress test: {cost.phases} phases, {cost.seconds:.3g} s{clock}", highlight=False)
     console.print(f"model written to [bold]{escape(str(output))}[/bold]", highlight=False)
-    lacking = degraded(model)
-    if strict and lacking:
-        print(f"rankwise: degraded: {lacking} (--strict)", file=sys.stderr)
+    gaps = model_gaps(model, examples=0)
+    if strict and gaps:
+        print(f"rankwise: degraded: {'; '.join(gaps)} (--strict)", file=sys.stderr)
         raise typer.Exit(DEGRADED_EXIT)
 
 
 DEGRADED_EXIT = 3  # a model was written, but it lacks what was asked for
-
-
-def degraded(model) -> str:
-    """What a written model lacks ('' when nothing): pairs no measurement
-    reached (a node that stopped answering misses all of its) and nodes
-    whose intra-node measurement failed."""
-    from rankwise.model import MISSING
-
-    missing = model.state == MISSING
-    n = model.n_nodes
-    silent = [model.names[i] for i in range(n) if n > 1 and missing[i].sum() == n - 1]
-    parts = [f"{', '.join(silent)} stopped answering"] if silent else []
-    if missing.any():
-        parts.append(f"{int(missing.sum())} pair(s) missing")
-    intra = [model.names[i] for i in np.flatnonzero(model.intra_state == MISSING)]
-    if intra:
-        parts.append(f"intra-node measurement failed on {', '.join(intra)}")
-    return "; ".join(parts)

@@ -69,11 +69,10 @@ def show_command(
         if not as_json:
             console.print(f"alpha, bandwidth and jitter matrices written to [bold]{escape(str(csv_dir))}[/bold]",
                           highlight=False)
-    if plot and as_json:
+    if plot:
         plot_model(model, plot)
-    elif plot:
-        plot_model(model, plot)
-        console.print(f"heatmaps written to [bold]{escape(str(plot))}[/bold]", highlight=False)
+        if not as_json:
+            console.print(f"heatmaps written to [bold]{escape(str(plot))}[/bold]", highlight=False)
 
 
 CSV_MATRICES = ("alpha", "bandwidth", "jitter")
