@@ -153,6 +153,38 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
                          const rw_tune_options *opt, rw_coll_decision **out);
 void rw_coll_decision_free(rw_coll_decision *d);
 
+/* ---------------------------------------------------------------------
+ * Open MPI's own algorithms, for its coll/tuned dynamic rules file
+ * ------------------------------------------------------------------- */
+
+#define RW_COLL_OMPI_MAX 8
+
+typedef struct rw_coll_ompi_alg {
+    char name[RW_COLL_NAME_MAX]; /* rw_coll_ompi_algorithm's name of it */
+    int32_t id;                  /* Open MPI 4.1 coll/tuned number; 0: its fixed decision */
+    int64_t segment;             /* bytes it runs in; 0 = whole message */
+    double time;                 /* predicted, s */
+} rw_coll_ompi_alg;
+
+typedef struct rw_coll_ompi_choice {
+    int32_t n;                              /* entries of alg */
+    rw_coll_ompi_alg alg[RW_COLL_OMPI_MAX]; /* [0]: the fixed decision (id 0, named by
+                                               the algorithm it runs) */
+    int32_t chosen;                         /* index into alg: 0 keeps the fixed decision */
+    double gain;                            /* 1 - chosen's time / fixed decision's time */
+} rw_coll_ompi_choice;
+
+/* Score Open MPI's fixed decision and each of its own algorithms that a
+ * rules file can name safely for op at `bytes` (as rw_coll_decide counts
+ * them; rooted operations from rank 0: its rules cannot depend on the
+ * root), and choose the fastest when predicted at least opt->min_gain
+ * faster than the fixed decision. */
+rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes, const rw_tune_options *opt,
+                              rw_coll_ompi_choice *out);
+
+/* Open MPI's number of the collective op in its rules file; -1 if unknown. */
+int32_t rw_coll_ompi_collective_id(const char *op);
+
 #ifdef __cplusplus
 }
 #endif

@@ -399,6 +399,22 @@ static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg,
     return ompi_rooted_time(net, "reduce", bytes, o) + ompi_rooted_time(net, "bcast", bytes, o);
 }
 
+double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                         const rw_tune_options *o, int64_t *segment)
+{
+    *segment = 0;
+    if (!strcmp(op, "alltoall"))
+        return net->n_ranks > 1 && bytes > 0 ? predict_named(net, op, alg, bytes, 0, o) : 0.0;
+    if (!rw_coll_is_rooted(op))
+        return ompi_all_time(net, op, alg, bytes, o);
+    rw_tree *t = NULL;
+    double time = INFINITY;
+    if (passthrough_rooted(net, op, alg, 0, bytes, o, &t, segment, &time) != RW_OK)
+        time = INFINITY;
+    rw_tree_free(t);
+    return time;
+}
+
 static double library_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
                            const rw_tune_options *o)
 {

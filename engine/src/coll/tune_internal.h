@@ -51,6 +51,13 @@ rw_coll_options rw_tune_coll_options(const rw_tune_options *opt);
 double rw_tune_score(const rw_pnet *net, const char *op, const rw_tree *t, double bytes, int64_t segment,
                      const rw_tune_options *opt);
 
+/* Predicted time of Open MPI's algorithm alg (rw_coll_ompi_algorithm's
+ * names) for op at `bytes`, rooted ones from rank 0, and the segment it
+ * runs in (*segment, bytes; 0 = whole); +inf where the predictor cannot
+ * cost it. */
+double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                         const rw_tune_options *opt, int64_t *segment);
+
 /* rw_model_tree_eager with up to RW_EAGER_STARTS_MAX trees over the ranks
  * (from root) to search from as well; opt's own start_tree is not used. */
 #define RW_EAGER_STARTS_MAX 4

@@ -289,6 +289,9 @@ def coll_tune_command(
     max_evals: int = EVALS_OPTION,
     gamma: float = GAMMA_OPTION,
     allow_missing: bool = MISSING_OPTION,
+    file_format: str = typer.Option("rankwise", "--format",
+                                    help="rankwise: the library's rules (RANKWISE_COLL_RULES); ompi-rules: Open MPI's "
+                                         "own dynamic rules file, choosing among its algorithms (no preload)."),
 ):
     """Decide every operation, size class and root for an allocation; write the rules file."""
     from rankwise.cli.predict import parse_size_list
@@ -297,11 +300,15 @@ def coll_tune_command(
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.files import prepare_output, write_atomic
 
+    if file_format not in ("rankwise", "ompi-rules"):
+        raise UsageError(f"--format: unknown format '{file_format}' (choose from rankwise, ompi-rules)")
     op_list = _parse_ops(ops)
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)
     check_ranks(ranks)
     root_list = _parse_roots(roots, ranks)
+    if file_format == "ompi-rules" and root_list != [0]:
+        raise UsageError("--roots: Open MPI's rules cannot depend on the root (ompi-rules decides from rank 0)")
     prepare_output(output)
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
                                                     overhead, allow_missing, recv_overhead)
@@ -309,6 +316,9 @@ def coll_tune_command(
         opts.eager_limit = knee
     from rankwise.engine import interruptible
 
+    if file_format == "ompi-rules":
+        _write_ompi_rules(output, net, node_of, op_list, size_list, opts, ranks, len(counts), label)
+        return
     with console.status("deciding") as status, interruptible():  # nothing written yet: a stop loses nothing
         rules = tune_allocation(net, node_of, op_list, size_list, root_list, opts,
                                 progress=lambda what: status.update(f"deciding {what}"))
@@ -323,6 +333,26 @@ def coll_tune_command(
         raise RankwiseError(f"{output}: cannot write: {exc.strerror or exc}") from None
     print_tune_summary(rules, f"{ranks} ranks on {len(counts)} nodes ({escape(label)})", console)
     console.print(f"wrote {escape(str(output))} ({len(rules)} decisions)", highlight=False)
+
+
+def _write_ompi_rules(output: Path, net, node_of, op_list, size_list, opts, ranks: int, n_nodes: int,
+                      label: str) -> None:
+    from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
+    from rankwise.coll.report import print_ompi_summary
+    from rankwise.engine import interruptible
+    from rankwise.files import write_atomic
+
+    with console.status("deciding") as status, interruptible():
+        rows = tune_ompi(net, node_of, op_list, size_list, opts,
+                         progress=lambda what: status.update(f"deciding {what}"))
+    text = format_ompi_rules(rows, ranks, model=label, min_gain=opts.min_gain)
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise RankwiseError(f"{output}: cannot write: {exc.strerror or exc}") from None
+    print_ompi_summary(rows, f"Open MPI's algorithms, {ranks} ranks on {n_nodes} nodes ({escape(label)})", console)
+    console.print(f"wrote {escape(str(output))}; run with: --mca coll_tuned_use_dynamic_rules 1 "
+                  f"--mca coll_tuned_dynamic_rules_filename {escape(str(output))}", highlight=False)
 
 
 from rankwise.cli.coll_bench import coll_bench_command  # noqa: E402  (its own module: one verb per file)

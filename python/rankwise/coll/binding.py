@@ -68,6 +68,27 @@ class CChoice(C.Structure):
     ]
 
 
+OMPI_MAX = 8  # RW_COLL_OMPI_MAX
+
+
+class COmpiAlg(C.Structure):
+    _fields_ = [
+        ("name", C.c_char * NAME_MAX),
+        ("id", C.c_int32),
+        ("segment", C.c_int64),
+        ("time", C.c_double),
+    ]
+
+
+class COmpiChoice(C.Structure):
+    _fields_ = [
+        ("n", C.c_int32),
+        ("alg", COmpiAlg * OMPI_MAX),
+        ("chosen", C.c_int32),
+        ("gain", C.c_double),
+    ]
+
+
 @lru_cache(maxsize=1)
 def tune_lib() -> C.CDLL:
     so = predict_lib()
@@ -80,6 +101,9 @@ def tune_lib() -> C.CDLL:
     so.rw_coll_decision_free.restype = None
     so.rw_coll_ompi_algorithm.argtypes = [C.c_char_p, C.c_int32, C.c_double]
     so.rw_coll_ompi_algorithm.restype = C.c_char_p
+    so.rw_coll_ompi_choose.argtypes = [vp, C.c_char_p, C.c_double, C.POINTER(CTuneOptions), C.POINTER(COmpiChoice)]
+    so.rw_coll_ompi_collective_id.argtypes = [C.c_char_p]
+    so.rw_coll_ompi_collective_id.restype = C.c_int32
     so.rw_coll_rules_read.argtypes = [C.c_char_p, C.POINTER(vp)]
     so.rw_coll_rules_free.argtypes = [vp]
     so.rw_coll_rules_free.restype = None
@@ -186,6 +210,57 @@ def ompi_algorithm(op: str, comm_size: int, nbytes: float) -> str:
     if name is None:
         raise RankwiseError(f"unknown collective '{op}' (known: {', '.join(COLL_OPS)})")
     return name.decode()
+
+
+@dataclass
+class OmpiAlgorithm:
+    name: str  # as ompi_algorithm names it
+    id: int  # Open MPI 4.1's coll/tuned number; 0: its fixed decision
+    segment: int  # bytes; 0 = whole message
+    time: float  # predicted seconds
+
+
+@dataclass
+class OmpiChoice:
+    op: str
+    nbytes: int
+    algorithms: list[OmpiAlgorithm]  # [0]: the fixed decision
+    chosen: int  # index into algorithms: 0 keeps the fixed decision
+    gain: float  # 1 - chosen / fixed decision
+
+    @property
+    def fixed(self) -> OmpiAlgorithm:
+        return self.algorithms[0]
+
+    @property
+    def choice(self) -> OmpiAlgorithm:
+        return self.algorithms[self.chosen]
+
+
+def ompi_choose(network: PredictNetwork, node_of, op: str, nbytes: int,
+                options: TuneOptions | None = None) -> OmpiChoice:
+    """The fastest of Open MPI's own algorithms that its rules file can name
+    for one call (rooted ones from rank 0), against its fixed decision
+    (rw_coll_ompi_choose)."""
+    so = tune_lib()
+    node_of = np.ascontiguousarray(node_of, dtype=np.int32)
+    opt = (options or TuneOptions()).to_c()
+    out = COmpiChoice()
+    net = network._to_c(node_of)
+    try:
+        engine.check(so.rw_coll_ompi_choose(net, op.encode(), float(nbytes), C.byref(opt), C.byref(out)))
+    finally:
+        so.rw_pnet_free(net)
+    algs = [OmpiAlgorithm(a.name.decode(), int(a.id), int(a.segment), float(a.time)) for a in out.alg[:out.n]]
+    return OmpiChoice(op, int(nbytes), algs, int(out.chosen), float(out.gain))
+
+
+def ompi_collective_id(op: str) -> int:
+    """Open MPI's number of op in its rules file (coll_base_functions.h)."""
+    cid = tune_lib().rw_coll_ompi_collective_id(op.encode())
+    if cid < 0:
+        raise RankwiseError(f"unknown collective '{op}' (known: {', '.join(COLL_OPS)})")
+    return int(cid)
 
 
 def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbytes: float, *,

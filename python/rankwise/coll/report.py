@@ -91,6 +91,24 @@ def print_tune_summary(rules, title: str, console: Console) -> None:
     console.print("Predicted times in us; bytes: from the class's size up to the next.", highlight=False)
 
 
+def print_ompi_summary(rows, title: str, console: Console) -> None:
+    """One row per size class: Open MPI's algorithm the rules file names
+    (or its fixed decision), its predicted time (us) and the gain over the
+    fixed decision's."""
+    table = Table(title=title, box=box.SIMPLE_HEAVY, title_justify="left")
+    for name, just in (("op", "left"), ("bytes", "left"), ("runs", "left"), ("us", "right"),
+                       ("fixed decision", "left"), ("vs fixed", "right")):
+        table.add_column(name, justify=just, no_wrap=name not in ("runs", "fixed decision"), overflow="fold")
+    for r in rows:
+        c = r.choice
+        hi = "" if r.hi >= (1 << 62) else format_size(r.hi + 1)
+        table.add_row(r.op, f"{format_size(r.lo) if r.lo else '0'}-{hi}", "fixed" if c.chosen == 0 else c.choice.name,
+                      _us(c.choice.time), c.fixed.name, _gain(c.fixed.time, c.choice.time))
+    console.print(table)
+    console.print("Predicted times in us; bytes per rank as rankwise counts them, from the class's size up to the "
+                  "next; rooted operations from rank 0.", highlight=False)
+
+
 def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: str):
     """Predicted time per size of every candidate (log-log), choices marked."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

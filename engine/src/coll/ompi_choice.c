@@ -1,0 +1,113 @@
+/* The fastest of Open MPI's own algorithms for a call, by the predictor, as
+ * its coll/tuned dynamic rules file numbers them (rankwise_coll_tune.h,
+ * rw_coll_ompi_choose; docs/collectives-selection.md, "Open MPI's own
+ * rules file"). */
+#include "tune_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Open MPI 4.1's coll/tuned numbers of the algorithms the predictor costs
+ * as Open MPI runs them (names as rw_coll_ompi_algorithm gives them).
+ * Left out: allreduce ring (it ignores non-commutative operations, which
+ * a rules file cannot tell apart), bcast chain and knomial (other fan-outs
+ * and radix than the predictor's schedules), reduce binary, chain and
+ * pipeline (trees not in rank order: wrong for non-commutative operations),
+ * allgather two_proc (two ranks only). */
+static const struct {
+    const char *op, *name;
+    int32_t id;
+    int pow2_only;     /* the predictor's schedule of it needs a power-of-two size */
+    int per_rank_data; /* needs a whole element per rank (Open MPI falls back below) */
+} ALGS[] = {
+    {"bcast", "linear", 1, 0, 0},
+    {"bcast", "pipeline", 3, 0, 0},
+    {"bcast", "split_binary", 4, 0, 0},
+    {"bcast", "binary", 5, 0, 0},
+    {"bcast", "binomial", 6, 0, 0},
+    {"bcast", "scatter_rdb_allgather", 8, 1, 1},
+    {"bcast", "scatter_allgather", 9, 0, 1},
+    {"reduce", "linear", 1, 0, 0},
+    {"reduce", "binomial", 5, 0, 0},
+    {"gather", "linear", 1, 0, 0},
+    {"gather", "binomial", 2, 0, 0},
+    {"scatter", "linear", 1, 0, 0},
+    {"scatter", "binomial", 2, 0, 0},
+    {"allreduce", "nonoverlapping", 2, 0, 0},
+    {"allreduce", "recursive_doubling", 3, 0, 0},
+    {"allreduce", "rabenseifner", 6, 0, 0},
+    {"allgather", "bruck", 2, 0, 0},
+    {"allgather", "recursive_doubling", 3, 1, 0},
+    {"allgather", "ring", 4, 0, 0},
+    {"allgather", "neighbor", 5, 0, 0},
+    {"alltoall", "linear", 1, 0, 0},
+    {"alltoall", "pair", 2, 0, 0},
+    {"alltoall", "bruck", 3, 0, 0},
+};
+#define N_ALGS (sizeof ALGS / sizeof ALGS[0])
+
+/* Open MPI's collective numbers in its rules file (coll_base_functions.h). */
+int32_t rw_coll_ompi_collective_id(const char *op)
+{
+    static const struct {
+        const char *op;
+        int32_t id;
+    } IDS[] = {{"allgather", 0}, {"allreduce", 2}, {"alltoall", 3}, {"bcast", 7},
+               {"gather", 9},    {"reduce", 11},   {"scatter", 15}};
+    for (size_t i = 0; op && i < sizeof IDS / sizeof IDS[0]; i++)
+        if (!strcmp(op, IDS[i].op))
+            return IDS[i].id;
+    return -1;
+}
+
+static void put(rw_coll_ompi_choice *out, const char *name, int32_t id, int64_t segment, double time)
+{
+    rw_coll_ompi_alg *a = &out->alg[out->n++];
+    snprintf(a->name, sizeof a->name, "%s", name);
+    a->id = id;
+    a->segment = segment;
+    a->time = time;
+}
+
+rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes, const rw_tune_options *opt,
+                              rw_coll_ompi_choice *out)
+{
+    if (!out)
+        return rw_fail(RW_ERR_ARG, "rw_coll_ompi_choose: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!net || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "rw_coll_ompi_choose: a network with a placement is required");
+    const char *fixed = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
+    if (!fixed)
+        return rw_fail(RW_ERR_ARG,
+                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
+                       op ? op : "(null)");
+    if (!(bytes >= 0 && bytes < 9.0e15))
+        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
+    rw_tune_options o = opt ? *opt : rw_tune_options_default();
+    if (!(o.min_gain >= 0 && o.min_gain < 1) || o.eager_limit < 0 || !(o.gamma >= 0))
+        return rw_fail(RW_ERR_ARG, "%s: min_gain %g (0 to 1), eager limit %lld and gamma %g (>= 0)", op, o.min_gain,
+                       (long long)o.eager_limit, o.gamma);
+    int32_t p = net->n_ranks;
+    int64_t seg;
+    double pass = rw_coll_ompi_time(net, op, fixed, bytes, &o, &seg);
+    put(out, fixed, 0, seg, pass);
+    for (size_t i = 0; i < N_ALGS && out->n < RW_COLL_OMPI_MAX; i++) {
+        if (strcmp(ALGS[i].op, op) || (ALGS[i].pow2_only && (p & (p - 1))) ||
+            (ALGS[i].per_rank_data && bytes < 8.0 * p))
+            continue;
+        double t = rw_coll_ompi_time(net, op, ALGS[i].name, bytes, &o, &seg);
+        if (isfinite(t))
+            put(out, ALGS[i].name, ALGS[i].id, seg, t);
+    }
+    int32_t best = 0;
+    for (int32_t i = 1; i < out->n; i++)
+        if (best == 0 || out->alg[i].time < out->alg[best].time)
+            best = i;
+    /* as rw_coll_decide: a fixed decision the predictor cannot cost, or that
+     * costs nothing, is kept */
+    out->chosen = best > 0 && isfinite(pass) && pass > 0 && out->alg[best].time <= (1.0 - o.min_gain) * pass ? best : 0;
+    out->gain = pass > 0 && isfinite(pass) ? 1.0 - out->alg[out->chosen].time / pass : 0.0;
+    return RW_OK;
+}
