@@ -1,0 +1,194 @@
+"""Open MPI's own rules file from a probed model (`rankwise coll tune --format ompi-rules`): does the
+algorithm it names run faster than Open MPI's fixed decision where the predictor says so?
+
+Simulated (--sim, deterministic): each generated platform folder given (with its probed model,
+`MODEL`), the first --ranks hosts one rank each; per operation and size the predictor's choice among
+Open MPI's algorithms (rw_coll_ompi_choose, the same as the verb) and, where it names one, SMPI
+runs the benchmark program with the ompi selector (the fixed decision) and with that algorithm
+forced (--cfg=smpi/OP:NAME, SMPI's port of it). Printed: predicted and measured gain per row,
+then per platform the rows the file changes, how many ran faster, the worst and the median.
+
+Real MPI (--launcher, e.g. an emulated cluster's `mpirun`): the rules file tuned from --model for
+the launcher's job size; the benchmark program runs without it and with it
+(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE), A/B
+interleaved --repeats times; per row the median of each and the measured gain with its min-max.
+
+    .venv/bin/python studies/ompi_rules_gain.py --sim DIR [DIR...] [--ranks 16] [--out OUT]
+      (DIR: a platform folder holding MODEL, or a model_fidelity.py output folder seedK-nN/
+       with platform/ and rpn1.rwm)
+    .venv/bin/python studies/ompi_rules_gain.py --launcher 'mpirun ...' --model M [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from rankwise import paths
+from rankwise.coll.bench import PROGRAM, SMPI_DEFAULT, _clean_env, _program_args, _run
+from rankwise.coll.binding import TuneOptions
+from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
+from rankwise.errors import RankwiseError
+from rankwise.programs import SMPI_SHARED_BLOCK
+from rankwise.sim import smpi
+
+OPS = ("bcast", "reduce", "gather", "scatter", "allreduce", "allgather")
+SIZES = [8, 64, 512, 4096, 32768, 262144, 1 << 20]
+# SMPI's port of each Open MPI algorithm a rules file can name (by Open MPI's number)
+SMPI_NAME = {
+    "bcast": {1: "flattree", 3: "ompi_pipeline", 4: "ompi_split_bintree", 5: "NTSB", 6: "binomial_tree",
+              8: "scatter_rdb_allgather", 9: "scatter_LR_allgather"},
+    "reduce": {1: "ompi_basic_linear", 5: "ompi_binomial"},
+    "gather": {1: "ompi_basic_linear", 2: "ompi_binomial"},
+    "scatter": {1: "ompi_basic_linear", 2: "ompi_binomial"},
+    "allreduce": {2: "redbcast", 3: "rdb", 6: "rab_rdb"},
+    "allgather": {2: "bruck", 3: "rdb", 4: "ring", 5: "ompi_neighborexchange"},
+}
+OVERHEAD = smpi.COLLECTIVE_OVERHEADS[0]
+console = Console()
+
+
+def allocation(model: Path, ranks: int, nodes: list[str] | None):
+    from rankwise.cli.coll import _allocation
+
+    return _allocation(model, None, None, ",".join(nodes) if nodes else None, ranks, 1, OVERHEAD, False, OVERHEAD)
+
+
+def rows_for(model: Path, ranks: int, nodes: list[str] | None):
+    net, node_of, _, knee, label = allocation(model, ranks, nodes)
+    opts = TuneOptions(min_gain=0.05, eager_limit=knee or 65536)
+    return tune_ompi(net, node_of, OPS, SIZES, opts), label
+
+
+def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: Path) -> list[dict]:
+    from rankwise.sim.platform_file import read_platform
+    from rankwise.validate import platform_files
+
+    xml, _ = platform_files(folder)
+    hosts = [h for h, _ in read_platform(xml)][:ranks]
+    rows, _ = rows_for(model, ranks, hosts)
+    hostfile = work / "hosts"
+    hostfile.write_text("".join(f"{h}\n" for h in hosts))
+    base = (SMPI_SHARED_BLOCK, *smpi.overhead_settings(OVERHEAD, OVERHEAD), *SMPI_DEFAULT)
+    program = paths.program(PROGRAM, "smpi")
+
+    def run(op: str, sizes: list[int], extra: tuple[str, ...]):
+        cmd = smpi.smpirun_command(program, _program_args([op], sizes, iterations, 1_000_000), xml, hostfile,
+                                   ranks, extra_cfg=base + extra)
+        return _run(cmd, _clean_env(), f"{op} on {folder}", simulated=True)[op]
+
+    out = []
+    for op in OPS:
+        changed = [r for r in rows if r.op == op and r.choice.chosen]
+        if not changed:
+            continue
+        sizes = [r.choice.nbytes for r in changed]
+        fixed = run(op, sizes, ())
+        for alg in sorted({r.choice.choice.id for r in changed}):
+            at = [r for r in changed if r.choice.choice.id == alg]
+            try:
+                forced = run(op, [r.choice.nbytes for r in at], (f"smpi/{op}:{SMPI_NAME[op][alg]}",))
+            except RankwiseError as exc:  # SMPI's port fails where Open MPI's would not: said, not scored
+                console.print(f"  {op} {SMPI_NAME[op][alg]} at {[r.choice.nbytes for r in at]} B: {exc}",
+                              highlight=False)
+                continue
+            for r in at:
+                f, c = fixed.at(r.choice.nbytes), forced.at(r.choice.nbytes)
+                out.append({"platform": folder.name, "op": op, "bytes": r.choice.nbytes, "fixed": r.choice.fixed.name,
+                            "runs": r.choice.choice.name, "predicted_gain": r.choice.gain,
+                            "fixed_us": f, "rules_us": c, "measured_gain": 1 - c / f if f > 0 else float("nan")})
+    return out
+
+
+def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) -> list[dict]:
+    from rankwise.coll.bench import LauncherTarget
+    from rankwise.profile import launcher_command
+
+    ranks = LauncherTarget(launcher, None, None, None).ranks(work)
+    rows, label = rows_for(model, ranks, None)
+    rules = work / "ompi.rules"
+    rules.write_text(format_ompi_rules(rows, ranks, model=label, min_gain=0.05))
+    changed = [r for r in rows if r.choice.chosen]
+    ops = sorted({r.op for r in changed}, key=OPS.index)
+    sizes = sorted({r.choice.nbytes for r in changed})
+    if not changed:
+        return []
+    times: dict[str, list] = {"fixed": [], "rules": []}
+    mca = f" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename {rules}"
+    for k in range(repeats):
+        for way in (("fixed", "rules") if k % 2 == 0 else ("rules", "fixed")):
+            cmd, env = launcher_command(launcher + (mca if way == "rules" else ""),
+                                        str(paths.program(PROGRAM, "mpi")), _program_args(ops, sizes, iterations), {})
+            times[way].append(_run(cmd, env, f"{way} run under {launcher}", simulated=False))
+            console.print(f"  run {k + 1}/{repeats}: {way}", highlight=False)
+    out = []
+    for r in changed:
+        f = [t[r.op].at(r.choice.nbytes) for t in times["fixed"]]
+        c = [t[r.op].at(r.choice.nbytes) for t in times["rules"]]
+        gains = [1 - ci / fi for fi, ci in zip(f, c)]
+        out.append({"platform": "real", "op": r.op, "bytes": r.choice.nbytes, "fixed": r.choice.fixed.name,
+                    "runs": r.choice.choice.name, "predicted_gain": r.choice.gain, "fixed_us": statistics.median(f),
+                    "rules_us": statistics.median(c), "measured_gain": statistics.median(gains),
+                    "gain_min": min(gains), "gain_max": max(gains)})
+    return out
+
+
+def show(results: list[dict]) -> None:
+    t = RichTable(title="rows where the rules file names an algorithm (gains over Open MPI's fixed decision)")
+    for name in ("platform", "op", "bytes", "fixed", "runs", "predicted", "measured", "fixed us", "rules us"):
+        t.add_column(name)
+    for r in results:
+        spread = f" ({r['gain_min'] * 100:+.1f}..{r['gain_max'] * 100:+.1f})" if "gain_min" in r else ""
+        t.add_row(r["platform"], r["op"], str(r["bytes"]), r["fixed"], r["runs"], f"{r['predicted_gain'] * 100:+.1f} %",
+                  f"{r['measured_gain'] * 100:+.1f} %{spread}", f"{r['fixed_us']:.2f}", f"{r['rules_us']:.2f}")
+    console.print(t)
+    by: dict[str, list[dict]] = {}
+    for r in results:
+        by.setdefault(r["platform"], []).append(r)
+    for name, rs in by.items():
+        g = [r["measured_gain"] for r in rs]
+        console.print(f"{name}: {len(rs)} rows changed, {sum(x > 0 for x in g)} faster, "
+                      f"{sum(x < -0.02 for x in g)} more than 2 % slower; measured gain median "
+                      f"{statistics.median(g) * 100:+.1f} %, worst {min(g) * 100:+.1f} %; predicted median "
+                      f"{statistics.median(r['predicted_gain'] for r in rs) * 100:+.1f} %", highlight=False)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sim", nargs="+", type=Path, help="platform folders (with MODEL) or fidelity seed folders")
+    ap.add_argument("--model-name", default="rpn1.rwm", help="the probed model's file name in each folder")
+    ap.add_argument("--launcher", help="a real MPI launcher (its job size is the rules' size)")
+    ap.add_argument("--model", type=Path, help="with --launcher: the probed model of the launcher's hosts")
+    ap.add_argument("--ranks", type=int, default=16)
+    ap.add_argument("--iterations", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", type=Path)
+    a = ap.parse_args()
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="ompi-rules-") as tmp:
+        work = Path(tmp)
+        if a.launcher:
+            if a.model is None:
+                ap.error("--launcher needs --model")
+            results = real(a.launcher, a.model, a.repeats, a.iterations, work)
+        for d in a.sim or []:
+            folder = d / "platform" if (d / "platform").is_dir() else d
+            model = d / a.model_name
+            console.print(f"{folder}: tuning from {model.name}, simulating", highlight=False)
+            results += sim_platform(folder, model, a.ranks, a.iterations, work)
+    show(results)
+    if a.out:
+        a.out.mkdir(parents=True, exist_ok=True)
+        (a.out / "ompi_rules_gain.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
