@@ -67,7 +67,7 @@ def rows_for(model: Path, ranks: int, nodes: list[str] | None):
     return tune_ompi(net, node_of, OPS, SIZES, opts), label
 
 
-def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: Path) -> list[dict]:
+def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: Path, label: str) -> list[dict]:
     from rankwise.sim.platform_file import read_platform
     from rankwise.validate import platform_files
 
@@ -101,7 +101,7 @@ def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: P
                 continue
             for r in at:
                 f, c = fixed.at(r.choice.nbytes), forced.at(r.choice.nbytes)
-                out.append({"platform": folder.name, "op": op, "bytes": r.choice.nbytes, "fixed": r.choice.fixed.name,
+                out.append({"platform": label, "op": op, "bytes": r.choice.nbytes, "fixed": r.choice.fixed.name,
                             "runs": r.choice.choice.name, "predicted_gain": r.choice.gain,
                             "fixed_us": f, "rules_us": c, "measured_gain": 1 - c / f if f > 0 else float("nan")})
     return out
@@ -140,24 +140,45 @@ def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) 
     return out
 
 
-def show(results: list[dict]) -> None:
-    t = RichTable(title="rows where the rules file names an algorithm (gains over Open MPI's fixed decision)")
-    for name in ("platform", "op", "bytes", "fixed", "runs", "predicted", "measured", "fixed us", "rules us"):
+def _summary(rs: list[dict]) -> str:
+    g = [r["measured_gain"] for r in rs]
+    return (f"{len(rs)} rows changed, {sum(x > 0 for x in g)} faster, {sum(x < -0.02 for x in g)} more than 2 % "
+            f"slower; measured gain median {statistics.median(g) * 100:+.1f} %, worst {min(g) * 100:+.1f} %; "
+            f"predicted median {statistics.median(r['predicted_gain'] for r in rs) * 100:+.1f} %")
+
+
+def show(results: list[dict], every_row: bool) -> None:
+    if not results:
+        console.print("the rules file names no algorithm of Open MPI's anywhere: nothing to run")
+        return
+    if every_row:
+        t = RichTable(title="rows where the rules file names an algorithm (gains over Open MPI's fixed decision)")
+        for name in ("platform", "op", "bytes", "fixed", "runs", "predicted", "measured", "fixed us", "rules us"):
+            t.add_column(name)
+        for r in results:
+            spread = f" ({r['gain_min'] * 100:+.1f}..{r['gain_max'] * 100:+.1f})" if "gain_min" in r else ""
+            t.add_row(r["platform"], r["op"], str(r["bytes"]), r["fixed"], r["runs"],
+                      f"{r['predicted_gain'] * 100:+.1f} %", f"{r['measured_gain'] * 100:+.1f} %{spread}",
+                      f"{r['fixed_us']:.2f}", f"{r['rules_us']:.2f}")
+        console.print(t)
+    t = RichTable(title="per algorithm the file names: measured gain over the fixed decision")
+    for name in ("op", "runs", "rows", "faster", "> 2 % slower", "median", "worst", "predicted median"):
         t.add_column(name)
+    by: dict[tuple[str, str], list[dict]] = {}
     for r in results:
-        spread = f" ({r['gain_min'] * 100:+.1f}..{r['gain_max'] * 100:+.1f})" if "gain_min" in r else ""
-        t.add_row(r["platform"], r["op"], str(r["bytes"]), r["fixed"], r["runs"], f"{r['predicted_gain'] * 100:+.1f} %",
-                  f"{r['measured_gain'] * 100:+.1f} %{spread}", f"{r['fixed_us']:.2f}", f"{r['rules_us']:.2f}")
-    console.print(t)
-    by: dict[str, list[dict]] = {}
-    for r in results:
-        by.setdefault(r["platform"], []).append(r)
-    for name, rs in by.items():
+        by.setdefault((r["op"], r["runs"]), []).append(r)
+    for (op, alg), rs in sorted(by.items(), key=lambda kv: (OPS.index(kv[0][0]), kv[0][1])):
         g = [r["measured_gain"] for r in rs]
-        console.print(f"{name}: {len(rs)} rows changed, {sum(x > 0 for x in g)} faster, "
-                      f"{sum(x < -0.02 for x in g)} more than 2 % slower; measured gain median "
-                      f"{statistics.median(g) * 100:+.1f} %, worst {min(g) * 100:+.1f} %; predicted median "
-                      f"{statistics.median(r['predicted_gain'] for r in rs) * 100:+.1f} %", highlight=False)
+        t.add_row(op, alg, str(len(rs)), str(sum(x > 0 for x in g)), str(sum(x < -0.02 for x in g)),
+                  f"{statistics.median(g) * 100:+.1f} %", f"{min(g) * 100:+.1f} %",
+                  f"{statistics.median(r['predicted_gain'] for r in rs) * 100:+.1f} %")
+    console.print(t)
+    platforms: dict[str, list[dict]] = {}
+    for r in results:
+        platforms.setdefault(r["platform"], []).append(r)
+    for name, rs in platforms.items():
+        console.print(f"{name}: {_summary(rs)}", highlight=False)
+    console.print(f"all: {_summary(results)}", highlight=False)
 
 
 def main() -> int:
@@ -169,6 +190,7 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, default=16)
     ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rows", action="store_true", help="print every row, not only the summaries")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
     results: list[dict] = []
@@ -182,8 +204,8 @@ def main() -> int:
             folder = d / "platform" if (d / "platform").is_dir() else d
             model = d / a.model_name
             console.print(f"{folder}: tuning from {model.name}, simulating", highlight=False)
-            results += sim_platform(folder, model, a.ranks, a.iterations, work)
-    show(results)
+            results += sim_platform(folder, model, a.ranks, a.iterations, work, d.name)
+    show(results, a.rows)
     if a.out:
         a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "ompi_rules_gain.json").write_text(json.dumps(results, indent=1))
