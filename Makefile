@@ -42,7 +42,7 @@ demo: build
 test: build $(TESTBUILD)/.built build/.slurm warnings
 	ctest --test-dir $(TESTBUILD) --output-on-failure
 	FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) tests/fuzz/run.sh
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=20
 
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
