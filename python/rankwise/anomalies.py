@@ -21,7 +21,10 @@ Questions follow:
   min) / mean as Luo et al. 2018 define it: a link varies when its pairs'
   median jitter is well above the other pairs' (a node's link, a group's
   uplink, or the link between two groups); contention makes every pair
-  vary a little and names no link, and pairs no link explains are a note."""
+  vary a little and names no link, and pairs no link explains are a note.
+  A group's uplink is also judged from the stress test's capacities read at
+  separate times: readings apart beyond their noise, varying; agreeing and
+  low, slow (capacity_spreads)."""
 
 from __future__ import annotations
 
