@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define RW_MODEL_FORMAT_VERSION 4
+#define RW_MODEL_FORMAT_VERSION 5
 
 /* Version of the binary interface: the layout of the structures below and
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
@@ -180,6 +180,11 @@ typedef struct rw_model {
      * where not measured. A ping-pong's alpha holds it, and the send
      * overhead, besides the wire's latency. */
     double *recv_overhead;
+
+    /* Shared-link capacities measured at separate times (format 5,
+     * rw_model_add_spread): whether a link is slow or busy at times. */
+    int32_t n_spreads;
+    struct rw_spread *spreads;
 } rw_model;
 
 /* A shared link between groups (a rack uplink, a switch's core): every
@@ -191,6 +196,23 @@ typedef struct rw_link {
     int32_t n_from, n_to;
     int32_t *from, *to;
 } rw_link;
+
+/* A stress-test phase (`up-3`, `down-3`: docs/model-structure.md) read at
+ * `times` separate times during the probe: the lowest, median and highest
+ * of those readings (bytes/s; each reading the median of its
+ * repetitions) and `noise`, the median over times of the repetitions'
+ * (max - min) / median: how much one reading differs at one moment. */
+typedef struct rw_spread {
+    char name[RW_TEXT_MAX + 1]; /* rw_name rules */
+    double low, median, high;   /* bytes/s */
+    double noise;               /* relative, >= 0 */
+    int32_t times;              /* >= 1 */
+} rw_spread;
+
+/* Append (or replace, by name) a spread. RW_ERR_ARG on a bad name or
+ * figure (rates as link capacities, low <= median <= high). */
+rw_status rw_model_add_spread(rw_model *m, const char *name, double low, double median, double high, double noise,
+                              int32_t times);
 
 /* Append a link (the arrays are copied). RW_ERR_ARG on a bad name or
  * capacity; the group lists are checked by rw_model_check. */

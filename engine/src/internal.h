@@ -61,6 +61,8 @@ extern const rw_bound rw_bound_alpha, rw_bound_beta, rw_bound_rtt, rw_bound_jitt
     rw_bound_timestamp, rw_bound_duration, rw_bound_overhead, rw_bound_bandwidth;
 /* rw_bound_problem for a bandwidth, which must also be > 0. */
 const char *rw_bandwidth_problem(double v, int unknown_ok);
+/* A capacity spread's figures out of bounds (rw_model_add_spread); NULL when they hold. */
+const char *rw_spread_problem(double low, double median, double high, double noise, int32_t times);
 
 /* The levels of a model's node-cost lines, as rw_node_level names them
  * (rankwise_node.h; the core library does not depend on hwloc). */

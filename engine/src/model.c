@@ -122,7 +122,55 @@ void rw_model_free(rw_model *m)
         free(m->links[l].to);
     }
     free(m->links);
+    free(m->spreads);
     free(m);
+}
+
+/* The bounds of a spread's figures; NULL when they hold. */
+const char *rw_spread_problem(double low, double median, double high, double noise, int32_t times)
+{
+    const char *why;
+    if ((why = rw_bandwidth_problem(low, 0)) || (why = rw_bandwidth_problem(median, 0)) ||
+        (why = rw_bandwidth_problem(high, 0)))
+        return why;
+    if (!(low <= median && median <= high))
+        return "needs low <= median <= high";
+    if (!(noise >= 0 && noise <= RW_MODEL_MAX_JITTER))
+        return "noise is outside [0, 1e9]";
+    if (times < 1)
+        return "needs at least one time";
+    return NULL;
+}
+
+rw_status rw_model_add_spread(rw_model *m, const char *name, double low, double median, double high, double noise,
+                              int32_t times)
+{
+    const char *why = name ? rw_name_problem(name) : "is missing";
+    if (why)
+        return rw_fail(RW_ERR_ARG, "capacity-spread name %s", why);
+    if ((why = rw_spread_problem(low, median, high, noise, times)))
+        return rw_fail(RW_ERR_ARG, "capacity-spread %s: %s", name, why);
+    int32_t at = 0;
+    while (at < m->n_spreads && strcmp(m->spreads[at].name, name) != 0)
+        at++;
+    if (at == m->n_spreads) {
+        if (m->n_spreads >= RW_MODEL_MAX_LINKS)
+            return rw_fail(RW_ERR_ARG, "more than %d capacity spreads", RW_MODEL_MAX_LINKS);
+        rw_spread *grown = realloc(m->spreads, ((size_t)m->n_spreads + 1) * sizeof *grown);
+        if (!grown)
+            return rw_fail(RW_ERR_NOMEM, "out of memory for a capacity spread");
+        m->spreads = grown;
+        m->n_spreads++;
+    }
+    rw_spread *sp = &m->spreads[at];
+    memset(sp, 0, sizeof *sp);
+    snprintf(sp->name, sizeof sp->name, "%s", name);
+    sp->low = low;
+    sp->median = median;
+    sp->high = high;
+    sp->noise = noise;
+    sp->times = times;
+    return RW_OK;
 }
 
 rw_status rw_model_add_link(rw_model *m, const char *name, double capacity, int32_t n_from,
@@ -265,6 +313,15 @@ static rw_status replace_links(rw_model *base, const rw_model *update, const int
         if (st)
             return st;
     }
+    free(base->spreads); /* measured with the links: they go together */
+    base->spreads = NULL;
+    base->n_spreads = 0;
+    for (int32_t l = 0; l < update->n_spreads; l++) {
+        const rw_spread *k = &update->spreads[l];
+        rw_status st = rw_model_add_spread(base, k->name, k->low, k->median, k->high, k->noise, k->times);
+        if (st)
+            return st;
+    }
     base->settings = update->settings;
     return RW_OK;
 }
@@ -321,7 +378,7 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update)
             base->node_alpha[l] = update->node_alpha[l];
             base->node_beta[l] = update->node_beta[l];
         }
-    if (update->n_links > 0)
+    if (update->n_links > 0 || update->n_spreads > 0)
         return replace_links(base, update, map);
     base->settings = update->settings;
     return RW_OK;

@@ -191,6 +191,18 @@ static rw_status check_structure(const rw_model *m)
             (st = check_groups(k->to, k->n_to, max_group, k->name, "destination")))
             return st;
     }
+    if (m->n_spreads < 0 || m->n_spreads > RW_MODEL_MAX_LINKS || (m->n_spreads && !m->spreads))
+        return FAIL("%d capacity spreads is outside [0, %d]", (int)m->n_spreads, RW_MODEL_MAX_LINKS);
+    for (int32_t l = 0; l < m->n_spreads; l++) {
+        const rw_spread *k = &m->spreads[l];
+        if (!memchr(k->name, '\0', sizeof k->name) || (why = rw_name_problem(k->name)))
+            return FAIL("capacity spread %d: the name %s", (int)l, why ? why : "is not terminated");
+        for (int32_t e = 0; e < l; e++)
+            if (strcmp(m->spreads[e].name, k->name) == 0)
+                return FAIL("capacity spreads %d and %d are both named '%s'", (int)e, (int)l, k->name);
+        if ((why = rw_spread_problem(k->low, k->median, k->high, k->noise, k->times)))
+            return FAIL("capacity-spread %s: %s", k->name, why);
+    }
     return RW_OK;
 }
 

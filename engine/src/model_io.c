@@ -72,18 +72,30 @@ static void write_links(const rw_model *m, FILE *f)
     }
 }
 
+static void write_spreads(const rw_model *m, FILE *f)
+{
+    if (m->n_spreads)
+        fprintf(f, "# capacity-spread <name> <low_B_per_s> <median_B_per_s> <high_B_per_s> <noise> <times>\n");
+    for (int32_t l = 0; l < m->n_spreads; l++) {
+        const rw_spread *k = &m->spreads[l];
+        fprintf(f, "capacity-spread %s %.10g %.10g %.10g %.10g %d\n", k->name, k->low, k->median, k->high, k->noise,
+                (int)k->times);
+    }
+}
+
 static int write_body(const rw_model *m, FILE *f)
 {
     int n = m->n_nodes, ns = m->n_sizes;
     /* The oldest version that holds what the model has: files without
      * figures inside the node stay readable by rankwise before format 3,
-     * files without receive overheads by rankwise before format 4. */
+     * files without receive overheads by rankwise before format 4,
+     * files without capacity spreads by rankwise before format 5. */
     int node_costs = 0, recv_overheads = 0;
     for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
         node_costs |= !isnan(m->node_alpha[l]);
     for (int i = 0; i < n; i++)
         recv_overheads |= !isnan(m->recv_overhead[i]);
-    fprintf(f, "rankwise-model %d\n", recv_overheads ? 4 : node_costs ? 3 : 2);
+    fprintf(f, "rankwise-model %d\n", m->n_spreads ? 5 : recv_overheads ? 4 : node_costs ? 3 : 2);
     fprintf(f, "created %.3f\n", m->created);
     if (m->source[0]) /* no line for no source */
         fprintf(f, "source %s\n", m->source);
@@ -144,6 +156,7 @@ static int write_body(const rw_model *m, FILE *f)
                     write_stat_line(f, "rtt", who, m->sizes[s], &m->pair_stats[p * ns + s]);
         }
     write_links(m, f);
+    write_spreads(m, f);
     return ferror(f) ? -1 : 0;
 }
 
@@ -467,7 +480,7 @@ static rw_status get_stat(const reader *r, int k, rw_stat *s)
 static int is_structure_keyword(const char *kw)
 {
     return !strcmp(kw, "overhead") || !strcmp(kw, "recv-overhead") || !strcmp(kw, "nic") || !strcmp(kw, "group") ||
-           !strcmp(kw, "pair-large") || !strcmp(kw, "link");
+           !strcmp(kw, "pair-large") || !strcmp(kw, "link") || !strcmp(kw, "capacity-spread");
 }
 
 /* A group list: '*' (every group) or comma-separated group indices. */
@@ -518,7 +531,29 @@ static rw_status parse_link(reader *r, rw_model *m)
     return st;
 }
 
-/* overhead, nic, group, pair-large, link (format 2), recv-overhead (4). */
+static rw_status parse_spread(reader *r, rw_model *m)
+{
+    rw_status st;
+    double v[4];
+    long long times = 0;
+    const char *why = rw_name_problem(r->fields[1]);
+    if (why)
+        return PARSE_ERROR(r, "capacity-spread: the name %s", why);
+    for (int32_t l = 0; l < m->n_spreads; l++)
+        if (strcmp(m->spreads[l].name, r->fields[1]) == 0)
+            return PARSE_ERROR(r, "capacity-spread '%s' given twice", r->fields[1]);
+    for (int k = 0; k < 4; k++)
+        if ((st = get_double(r, 2 + k, &v[k])))
+            return st;
+    if ((st = get_long(r, 6, 1, INT32_MAX, &times)))
+        return st;
+    if ((why = rw_spread_problem(v[0], v[1], v[2], v[3], (int32_t)times)))
+        return PARSE_ERROR(r, "capacity-spread %s: %s", r->fields[1], why);
+    return rw_model_add_spread(m, r->fields[1], v[0], v[1], v[2], v[3], (int32_t)times);
+}
+
+/* overhead, nic, group, pair-large, link (format 2), recv-overhead (4),
+ * capacity-spread (5). */
 static rw_status parse_structure_line(reader *r, rw_model *m)
 {
     const char *kw = r->fields[0];
@@ -527,6 +562,8 @@ static rw_status parse_structure_line(reader *r, rw_model *m)
     rw_status st;
     if (strcmp(kw, "link") == 0)
         return (st = want_fields(r, 5)) ? st : parse_link(r, m);
+    if (strcmp(kw, "capacity-spread") == 0)
+        return (st = need_version(r, 5)) || (st = want_fields(r, 7)) ? st : parse_spread(r, m);
     if (strcmp(kw, "pair-large") == 0) {
         if ((st = want_fields(r, 5)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
             (st = get_long(r, 2, 0, n - 1, &j)))

@@ -21,7 +21,10 @@ Questions follow:
   min) / mean as Luo et al. 2018 define it: a link varies when its pairs'
   median jitter is well above the other pairs' (a node's link, a group's
   uplink, or the link between two groups); contention makes every pair
-  vary a little and names no link, and pairs no link explains are a note."""
+  vary a little and names no link, and pairs no link explains are a note.
+  A group's uplink is also judged from the stress test's capacities read at
+  separate times: readings apart beyond their noise, varying; agreeing and
+  low, slow (capacity_spreads)."""
 
 from __future__ import annotations
 
@@ -38,6 +41,9 @@ JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~
 LINK_RATIO = 2.0  # a link varies when its pairs' median jitter is 2x the other pairs' median...
 MIN_PAIRS = 4  # ...and it carries a few pairs...
 LINK_Z = 6.0  # ...of which more are above the others' upper quartile than chance gives, by 6 standard errors
+SPREAD_GAP = 1.5  # a link's capacities read at separate times vary when the highest is 1.5x the lowest...
+SPREAD_RATIO = 3.0  # ...its excess (high / low - 1) 3x the typical link's (a busy link moves other phases a little)...
+SPREAD_NOISE = 3.0  # ...and 3x the typical repetitions' noise at one time (a loaded real stack)
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,7 @@ class VaryingLink:
     pairs: int  # ordered pairs that cross it (measured, not taken by an earlier link)
     jitter: float  # their median jitter (pair_variation)
     low: float  # their bandwidth's low while measured, as a fraction of its best (10th percentile)
+    seen_by: str = "jitter"  # "jitter" (its pairs') or "capacity" (the stress test's readings at separate times)
 
 
 @dataclass
@@ -347,7 +354,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
 
 
-def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float) -> list[int]:
+def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float, varying: set[int] = frozenset()) -> list[int]:
     """Groups whose own uplink is slow, from the blocks between groups.
 
     On a tree of racks a block's latency is the sum of its two groups' parts, blat[x, y] ~ u_x +
@@ -356,7 +363,9 @@ def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float) -> list[i
     squares over the blocks, U_x as the best block through x. A slow uplink then shows as one
     group's part, not as many slow blocks (with most racks' blocks touching a slow one, the
     better quartile of the blocks is itself slow and few blocks stand out). Where the sums do
-    not fit (a torus or dragonfly: blocks differ by route) nothing is said."""
+    not fit (a torus or dragonfly: blocks differ by route) nothing is said. A group in `varying` (its
+    capacity read at separate times varies, capacity_spreads) is slow by its latency part only: its
+    lone pairs' bandwidth is that of the moment they were measured."""
     k = blat.shape[0]
     between = ~np.eye(k, dtype=bool) & np.isfinite(blat) & np.isfinite(blat.T)
     rows, cols = np.nonzero(np.triu(between, 1))
@@ -372,8 +381,57 @@ def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float) -> list[i
     with np.errstate(invalid="ignore", divide="ignore"):
         cap = np.array([np.nanmax(np.where(between[x], np.minimum(bbw[x], bbw[:, x]), np.nan)) for x in range(k)])
         wide = float(np.nanpercentile(cap, 75))
-        slow = ((u + healthy) / (2 * healthy) > threshold) | (cap * threshold < wide)
+        busy = np.isin(np.arange(k), list(varying))
+        slow = ((u + healthy) / (2 * healthy) > threshold) | ((cap * threshold < wide) & ~busy)
     return [int(x) for x in np.flatnonzero(slow)]
+
+
+@dataclass(frozen=True)
+class UplinkSpread:
+    """A group's uplink as the stress test read it at separate times (capacity-spread lines)."""
+
+    spread: float  # high / low - 1, the larger of its two directions
+    low: float  # low / high of that direction: how far its capacity fell
+    varying: bool  # the readings differ beyond the typical link's spread and the noise
+    times: int
+
+
+def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
+    """Per group of g (mapped from the stress test's groups where they hold the same nodes), its
+    uplink's capacities read at separate times (`up-X`/`down-X` capacity spreads, format 5). A
+    link whose load varies reads differently at different moments, a slow one low every time, so:
+    varying when, in either direction, the highest reading is SPREAD_GAP times the lowest (a level
+    gap, as for groups), its excess (high / low - 1) SPREAD_RATIO times the median excess of all the
+    groups' readings and SPREAD_NOISE times their median noise (the repetitions' (max - min) /
+    median at one time: on a loaded real stack every reading is noisy and no link stands out).
+    The gap is what keeps a busy link from naming its neighbours: an up phase deals its flows over
+    the G - 1 other groups, so another group's link carries a share 1 / (G - 1) of them, and even
+    stopped it takes the reading down by that share at most (1.5x at four groups; less under
+    max-min sharing, where the other flows take up what it leaves). With two groups every flow
+    crosses both uplinks and the typical excess is the busy one's: no link stands out, as it
+    should not. Groups without two readings in both directions are left out (unknown)."""
+    stored = np.asarray(model.group_of) if model.group_of is not None else np.zeros(0, int)
+    spreads = {sp.name: sp for sp in getattr(model, "spreads", []) if sp.times >= 2 and sp.median > 0}
+    if not spreads or (stored < 0).all():
+        return {}
+    rel = {name: sp.high / sp.low - 1 for name, sp in spreads.items()}
+    typical = float(np.median(list(rel.values())))
+    noise = float(np.median([sp.noise for sp in spreads.values()]))
+    limit = max(SPREAD_GAP - 1, SPREAD_RATIO * typical, SPREAD_NOISE * noise)
+    out = {}
+    for x in range(int(stored.max()) + 1):
+        both = [f"up-{x}", f"down-{x}"]
+        if not all(name in spreads for name in both):
+            continue
+        mine = stored == x
+        labels = set(g[mine].tolist())
+        if len(labels) != 1 or (g == next(iter(labels))).sum() != mine.sum():
+            continue  # not one of g's groups
+        name = max(both, key=rel.get)
+        sp = spreads[name]
+        out[int(next(iter(labels)))] = UplinkSpread(rel[name], sp.low / sp.high, rel[name] > limit,
+                                                    min(spreads[b].times for b in both))
+    return out
 
 
 def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int]:
@@ -474,8 +532,13 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
             if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold:
                 slow_blocks.append((int(x), int(y)))
                 blat[x, y], bbw[x, y] = hl, hb  # judge its pairs against healthy blocks
+    # Capacities read at separate times: a busy uplink is not slow by bandwidth, whatever moment
+    # its lone pairs or its stress phase caught; one read low every time is.
+    spreads = capacity_spreads(model, g)
+    busy = {x for x, sp in spreads.items() if sp.varying}
+    steady = set(spreads) - busy
     # A group's uplink: every block through it is slow (judged against the other groups' parts).
-    uplinks = _slow_uplinks(blat0, bbw0, threshold)
+    uplinks = _slow_uplinks(blat0, bbw0, threshold, busy)
     across = ~inside & np.isfinite(blat0)
     for x in uplinks:
         hl, hb = np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)
@@ -513,15 +576,19 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
         slow_pairs.append(SlowPair(int(i), int(j), float(lat[i, j] / rl), float(bw[i, j] / rb), scope))
     slow_pairs.sort(key=lambda p: max(p.latency_ratio, 1 / p.bandwidth_ratio), reverse=True)
 
+    # Uplinks the stress test found slow: where its readings at separate times agree, before the
+    # jitter is read (the jitter of pairs through a narrow link is contention).
+    by_capacity = set(_capacity_uplinks(model, g, threshold)) - set(uplinks) - busy
+    sure = by_capacity & steady
     findings = Findings(
-        groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks), slow_uplinks=uplinks,
-        node_latency=a, node_latency_ratio=lat_ratio, node_bandwidth_ratio=bw_ratio, classes=classes,
+        groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks),
+        slow_uplinks=sorted(set(uplinks) | sure), node_latency=a, node_latency_ratio=lat_ratio,
+        node_bandwidth_ratio=bw_ratio, classes=classes,
     )
-    _find_variable_links(model, measured, g, findings)
-    # Uplinks the stress test alone found slow, unless their pairs' jitter says the link varies:
-    # the stress test then read it at a low moment.
-    by_capacity = set(_capacity_uplinks(model, g, threshold)) - set(uplinks) - set(findings.noisy_groups)
-    findings.slow_uplinks = sorted(set(uplinks) | by_capacity)
+    _find_variable_links(model, measured, g, findings, spreads)
+    # Without readings at separate times (older models): slow, unless their pairs' jitter says
+    # the link varies (the stress test may have read it at a low moment).
+    findings.slow_uplinks = sorted(set(findings.slow_uplinks) | (by_capacity - set(findings.noisy_groups)))
     return findings
 
 
@@ -559,7 +626,8 @@ class _quiet_nanmedian:
         self._w.__exit__(*exc)
 
 
-def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings) -> None:
+def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings,
+                         spreads: dict[int, UplinkSpread] | None = None) -> None:
     """The links whose load varies over time, each with the pairs it explains.
 
     A link explains variable pairs when the median jitter of the pairs that cross it is at least
@@ -573,7 +641,9 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     Pairs through a link found slow (a slow relation, uplink or node) are left out: the jitter
     of pairs through a narrow link is contention. Many links are tried, so a link's pairs must
     also be above the upper quartile of the other pairs' jitter far more often than a quarter
-    of the time (LINK_Z)."""
+    of the time (LINK_Z). A group's uplink whose capacity the stress test read varying at separate
+    times (capacity_spreads) is named first, whatever its pairs' jitter; one whose readings agree
+    is not named from jitter (its pairs' jitter is contention or noise)."""
     n = model.n_nodes
     var = pair_variation(model)
     ok = measured & np.isfinite(var)
@@ -639,10 +709,23 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
         take(ends[i], "node", str(i))
     f.noisy_nodes.sort()
 
+    # A group's uplink seen varying by the stress test's readings at separate times: named with
+    # how low its capacity fell (with two groups too: each direction of each uplink was read).
+    spreads = spreads or {}
+    for x in sorted(x for x, sp in spreads.items() if sp.varying and x not in slow_groups):
+        cell = (g[:, None] == x) ^ (g[None, :] == x)
+        carried = open_ & cell
+        f.noisy_groups.append(int(x))
+        f.varying_links.append(VaryingLink("group", str(x), int(carried.sum()),
+                                           float(np.median(var[carried])) if carried.any() else float("nan"),
+                                           spreads[x].low, "capacity"))
+        scope[carried] = "group"
+        open_[cell] = False
     # A group's uplink: the pairs with one end in the group. With two groups that is their one
     # relation, which cannot tell which of the two uplinks varies: left to the relations.
     if k >= 3:
-        cells = {x: (g[:, None] == x) ^ (g[None, :] == x) for x in range(k) if x not in slow_groups}
+        cells = {x: (g[:, None] == x) ^ (g[None, :] == x) for x in range(k)
+                 if x not in slow_groups and x not in spreads}
         while cells:
             # The most varying first, over all its pairs (those through slow links included: two
             # groups may have the same pairs left once those are set aside).
@@ -673,7 +756,8 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     ref = float(np.median(var[quiet])) if quiet.any() else 0.0
     with np.errstate(invalid="ignore"):
         noisy = explained & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
-        stray = quiet & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+        # Pairs through a link found slow vary by contention there: explained, not stray.
+        stray = quiet & calm & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
     f.unexplained_pairs = sorted(((int(i), int(j), float(var[i, j])) for i, j in zip(*np.nonzero(stray))),
                                  key=lambda p: -p[2])
     pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / ref) if ref > 0 else np.inf,

@@ -48,6 +48,17 @@ class CLink(C.Structure):
     ]
 
 
+class CSpread(C.Structure):
+    _fields_ = [
+        ("name", C.c_char * 256),
+        ("low", C.c_double),
+        ("median", C.c_double),
+        ("high", C.c_double),
+        ("noise", C.c_double),
+        ("times", C.c_int32),
+    ]
+
+
 class CModel(C.Structure):
     _fields_ = [
         ("n_nodes", C.c_int32),
@@ -80,6 +91,8 @@ class CModel(C.Structure):
         ("node_alpha", C.c_double * 4),  # inside the node, by level (format 3)
         ("node_beta", C.c_double * 4),
         ("recv_overhead", C.POINTER(C.c_double)),  # format 4
+        ("n_spreads", C.c_int32),  # format 5
+        ("spreads", C.POINTER(CSpread)),
     ]
 
 
@@ -127,6 +140,8 @@ def lib() -> C.CDLL:
     so.rw_model_latency_noisy.argtypes = [ModelPtr]
     so.rw_model_add_link.argtypes = [ModelPtr, C.c_char_p, C.c_double, C.c_int32, C.POINTER(C.c_int32),
                                      C.c_int32, C.POINTER(C.c_int32)]
+    so.rw_model_add_spread.argtypes = [ModelPtr, C.c_char_p, C.c_double, C.c_double, C.c_double, C.c_double,
+                                       C.c_int32]
     so.rw_fit_hockney.argtypes = [
         C.POINTER(C.c_double),
         C.POINTER(C.c_double),

@@ -54,6 +54,22 @@ class Link:
         return (src & known)[:, None] & (dst & known)[None, :] & (g[:, None] != g[None, :])
 
 
+@dataclass(frozen=True)
+class Spread:
+    """A stress-test phase (`up-3`, `down-3`) read at `times` separate times
+    of the probe (format 5): the lowest, median and highest reading (bytes/s,
+    each the median of its repetitions) and `noise`, the median over times
+    of the repetitions' (max - min) / median. Readings that differ well
+    beyond the noise: the link's load varies over time."""
+
+    name: str
+    low: float
+    median: float
+    high: float
+    noise: float
+    times: int
+
+
 @dataclass
 class Model:
     """A complete directed graph of nodes weighted by measured timings.
@@ -99,6 +115,7 @@ class Model:
     beta_large: np.ndarray | None = None
     group_of: np.ndarray | None = None  # per node, the group links refer to (-1 none)
     links: list[Link] = field(default_factory=list)
+    spreads: list[Spread] = field(default_factory=list)  # capacities read at separate times (format 5)
     # Inside the node (format 3, docs/inside-node.md): alpha and beta by the
     # level two cores share (rankwise.node.LEVELS), NaN where not measured.
     node_alpha: np.ndarray | None = None
@@ -277,6 +294,10 @@ class Model:
             engine.check(engine.lib().rw_model_add_link(
                 ptr, _c_text(f"link {link.name}: the name", link.name), float(link.capacity),
                 lists[0][0], lists[0][1], lists[1][0], lists[1][1]))
+        for sp in self.spreads:
+            engine.check(engine.lib().rw_model_add_spread(
+                ptr, _c_text(f"capacity-spread {sp.name}: the name", sp.name), float(sp.low), float(sp.median),
+                float(sp.high), float(sp.noise), int(_int_array("capacity-spread times", [sp.times], np.int32)[0])))
 
     @classmethod
     def _from_c(cls, ptr: engine.ModelPtr) -> "Model":
@@ -323,6 +344,8 @@ class Model:
             groups = [tuple(int(g) for g in _view(p, (count,))) if count else None
                       for p, count in ((c.from_, c.n_from), (c.to, c.n_to))]
             model.links.append(Link(c.name.decode(errors="replace"), float(c.capacity), *groups))
+        model.spreads = [Spread(c.name.decode(errors="replace"), float(c.low), float(c.median), float(c.high),
+                                float(c.noise), int(c.times)) for c in (m.spreads[k] for k in range(m.n_spreads))]
         return model
 
     # ----------------------------------------------------------------- I/O

@@ -290,6 +290,51 @@ static void check_structure_round_trip(void)
     rw_model_free(m);
 }
 
+/* Capacities read at separate times (format 5): written only when the
+ * model has them (older files stay version 2-4), read back exactly,
+ * replaced by name, bounded. */
+static void check_spread_round_trip(void)
+{
+    rw_model *m = sample_model(), *r = NULL;
+    CHECK(rw_model_write(m, "spread.model") == RW_OK);
+    CHECK(rw_model_read("spread.model", &r) == RW_OK);
+    if (r)
+        CHECK(r->n_spreads == 0);
+    rw_model_free(r);
+    r = NULL;
+    FILE *f = fopen("spread.model", "r");
+    char first[64] = "";
+    CHECK(f && fgets(first, sizeof first, f));
+    CHECK(strncmp(first, "rankwise-model 5", 16) != 0);
+    if (f)
+        fclose(f);
+    CHECK(rw_model_add_spread(m, "up-0", 1e10, 2e10, 4e10, 0.01, 4) == RW_OK);
+    CHECK(rw_model_add_spread(m, "down-0", 3e10, 3e10, 3e10, 0, 4) == RW_OK);
+    CHECK(rw_model_add_spread(m, "up-0", 1e10, 3e10, 9e10, 0.02, 4) == RW_OK); /* replaces */
+    CHECK(rw_model_add_spread(m, "bad name", 1e10, 1e10, 1e10, 0, 1) == RW_ERR_ARG);
+    CHECK(rw_model_add_spread(m, "x", 2e10, 1e10, 3e10, 0, 2) == RW_ERR_ARG); /* low > median */
+    CHECK(rw_model_add_spread(m, "x", 1e10, 1e10, 1e10, -1, 2) == RW_ERR_ARG);
+    CHECK(rw_model_add_spread(m, "x", 1e10, 1e10, 1e10, 0, 0) == RW_ERR_ARG);
+    CHECK(rw_model_add_spread(m, "x", 0, 1e10, 1e10, 0, 2) == RW_ERR_ARG);
+    CHECK(m->n_spreads == 2);
+    CHECK(rw_model_write(m, "spread.model") == RW_OK);
+    CHECK(rw_model_read("spread.model", &r) == RW_OK);
+    if (r) {
+        CHECK(r->n_spreads == 2 && strcmp(r->spreads[0].name, "up-0") == 0);
+        CHECK(r->spreads[0].low == 1e10 && r->spreads[0].median == 3e10 && r->spreads[0].high == 9e10 &&
+              r->spreads[0].noise == 0.02 && r->spreads[0].times == 4);
+        CHECK(strcmp(r->spreads[1].name, "down-0") == 0 && r->spreads[1].times == 4);
+    }
+    f = fopen("spread.model", "r");
+    CHECK(f && fgets(first, sizeof first, f));
+    CHECK(strncmp(first, "rankwise-model 5", 16) == 0);
+    if (f)
+        fclose(f);
+    unlink("spread.model");
+    rw_model_free(r);
+    rw_model_free(m);
+}
+
 int main(void)
 {
     check_round_trip();
@@ -336,6 +381,19 @@ int main(void)
     snprintf(buf, sizeof buf, "%sgroup 0 0\ngroup 1 0\nlink up 5e10 0 1\n", head2);
     check_error(buf, "bad.model: link up: destination group 1 is no node's group");
     check_structure_round_trip();
+    check_spread_round_trip();
+    snprintf(buf, sizeof buf, "rankwise-model 4\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n"
+                              "capacity-spread up-0 1e10 2e10 3e10 0 4\n");
+    check_error(buf, "bad.model:6: 'capacity-spread' needs model format version 5 (the file says 4)");
+    snprintf(buf, sizeof buf, "rankwise-model 5\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n"
+                              "capacity-spread up-0 3e10 2e10 3e10 0 4\n");
+    check_error(buf, "bad.model:6: capacity-spread up-0: needs low <= median <= high");
+    snprintf(buf, sizeof buf, "rankwise-model 5\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n"
+                              "capacity-spread up-0 1e10 2e10 3e10 0 0\n");
+    check_error(buf, "bad.model:6: 'capacity-spread': field 6 ('0') must be an integer in [1,");
+    snprintf(buf, sizeof buf, "rankwise-model 5\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n"
+                              "capacity-spread up-0 1e10 2e10 3e10 0\n");
+    check_error(buf, "bad.model:6: 'capacity-spread' takes 6 fields, found 5");
 
     check_bounds(head);
     check_write_refusals();

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankwise.anomalies import find_slow_links, pair_variation
-from rankwise.model import Model
+from rankwise.anomalies import capacity_spreads, find_slow_links, pair_variation
+from rankwise.model import Model, Spread
 from rankwise.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, generate
 from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
@@ -326,3 +326,57 @@ def test_an_uplink_slow_in_bandwidth_alone_is_named_from_the_stress_test(tmp_pat
     assert adjusted_rand_index(f.groups, rack) == 1.0
     behind = {int(f.groups[i]) for i in np.flatnonzero(rack == 2)}
     assert f.slow_uplinks == sorted(behind) and f.slow_nodes == []
+
+
+# ------------------------ a slow shared uplink vs a busy one: capacities read at separate times
+
+
+def test_capacity_read_at_separate_times_tells_a_busy_uplink_from_a_slow_one(tmp_path):
+    """4 racks of 4: rack 2's uplink at 0.4 of the others' in bandwidth alone, rack 1's walking
+    between x0.1 and x1 every 10 ms. The stress test catches rack 1's link at some moment below
+    rack 2's and, read once, both pass for slow. Read at 4 separate times, rack 2's readings agree
+    (slow), rack 1's do not (varying, named from its capacity with how low it fell); an older
+    model without the readings still names rack 2."""
+    spec = PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=3, degraded=[Degraded("uplink", 2, bw_factor=0.4)],
+                        varying=[Varying("uplink", 1, period=0.01, steps=10, low=0.1)])
+    gen = generate(spec, tmp_path / "plat")
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm",
+                      ProbeOptions(sizes="8,64K,1M", repetitions=2, rounds=1, mode="isolated", capacities="after"),
+                      show_progress=False)
+    f = find_slow_links(model)
+    rack = racks_of(spec, model)
+    assert adjusted_rand_index(f.groups, rack) == 1.0
+    busy, slow = int(f.groups[rack == 1][0]), int(f.groups[rack == 2][0])
+    assert f.slow_uplinks == [slow] and f.slow_nodes == []
+    assert f.noisy_groups == [busy]
+    [link] = f.varying_links
+    assert (link.kind, link.where, link.seen_by) == ("group", str(busy), "capacity") and link.low < 0.5
+    assert capacity_spreads(model, f.groups)[slow].varying is False
+    model.spreads = []
+    assert slow in find_slow_links(model).slow_uplinks
+
+
+def spread_model(readings: dict[int, tuple[float, float, float]]) -> tuple[Model, np.ndarray]:
+    """A model of 4 racks of 4 whose stress test read each group's up and down link at 4 times as
+    (low / high, noise, high)."""
+    model = synthetic_model(PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=1), seed=1)
+    g = model.groups().astype(int)
+    model.group_of = g.astype(np.int32)
+    model.spreads = [Spread(f"{side}-{x}", ratio * high, (1 + ratio) / 2 * high, high, noise, 4)
+                     for x, (ratio, noise, high) in readings.items() for side in ("up", "down")]
+    return model, g
+
+
+def test_a_noisy_stack_names_no_busy_uplink_and_a_neighbour_is_not_named():
+    """Readings that all differ by 1.5-2.5x with as much noise between repetitions (a loaded real
+    stack) name nothing; on a quiet network one link read 10x apart is named, and readings moved by
+    1.4x (a busy neighbour's share of an up phase's flows) are not; a model without readings
+    (format 4 and older) gives none."""
+    noisy, g = spread_model({0: (1 / 1.5, 0.6, 5e10), 1: (1 / 2.5, 0.9, 5e10), 2: (1 / 2, 0.7, 5e10),
+                             3: (1 / 1.8, 0.8, 5e10)})
+    assert not any(sp.varying for sp in capacity_spreads(noisy, g).values())
+    quiet, g = spread_model({0: (1.0, 0.0, 5e10), 1: (0.1, 0.0, 5e10), 2: (1 / 1.4, 0.0, 5e10), 3: (1.0, 0.0, 5e10)})
+    found = capacity_spreads(quiet, g)
+    assert [x for x, sp in found.items() if sp.varying] == [1] and found[1].low == pytest.approx(0.1)
+    quiet.spreads = []
+    assert capacity_spreads(quiet, g) == {}

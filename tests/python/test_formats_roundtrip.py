@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from rankwise.collective_calls import CollectiveCall
 from rankwise.errors import RankwiseError
 from rankwise.matrix import CommMatrix
-from rankwise.model import MEASURED, MISSING, UNPROBED, Link, Model
+from rankwise.model import MEASURED, MISSING, UNPROBED, Link, Model, Spread
 
 # RANKWISE_EXAMPLES=5000 for a deeper run than the suite's.
 SETTINGS = settings(max_examples=int(os.environ.get("RANKWISE_EXAMPLES", 150)), deadline=None,
@@ -68,6 +68,8 @@ def base_model() -> Model:
     m.knee, m.alpha_large[0, 1], m.beta_large[0, 1] = 65536, 3e-6, 9e-11
     m.group_of[:] = [0, 1]
     m.links = [Link("up-0", 5e10, (0,), None)]
+    # Format 5: the up link read at 4 separate times.
+    m.spreads = [Spread("up-0", 4e10, 5e10, 6.5e10, 0.02, 4)]
     return m
 
 
@@ -101,6 +103,9 @@ def assert_same_model(a: Model, b: Model) -> None:
     assert [(k.name, k.from_groups, k.to_groups) for k in a.links] == \
         [(k.name, k.from_groups, k.to_groups) for k in b.links]
     assert all(close(x.capacity, y.capacity) for x, y in zip(a.links, b.links))
+    assert [(k.name, k.times) for k in a.spreads] == [(k.name, k.times) for k in b.spreads]
+    assert all(close(getattr(x, f), getattr(y, f)) for x, y in zip(a.spreads, b.spreads)
+               for f in ("low", "median", "high", "noise"))
 
 
 def close(x, y, atol=0.0) -> bool:
@@ -266,7 +271,7 @@ def test_model_node_name_not_utf8_is_refused(tmp_path):
 MODEL_LINE_EDITS = st.sampled_from(["created", "source", "duration", "settings", "sizes", "nodes", "node 0",
                                     "node 1", "intra 0", "intra-rtt 0", "pair 0 1", "rtt 0 1", "pair 1 0",
                                     "knee", "overhead 0", "nic 0", "group 0", "group 1", "pair-large 0 1",
-                                    "link"])
+                                    "link", "capacity-spread"])
 
 
 @SETTINGS

@@ -14,7 +14,7 @@ from rankwise.matrix import CommMatrix
 from rankwise.model import Model
 from rankwise.predict import PredictNetwork, predict_traffic
 from rankwise.probe import ProbeOptions, probe_sim
-from rankwise.sim.platform import Congested, Degraded, PlatformSpec, generate
+from rankwise.sim.platform import Congested, Degraded, PlatformSpec, Varying, generate
 
 FAST = dict(sizes="8,64K,1M", repetitions=2, rounds=1, mode="isolated")
 
@@ -180,3 +180,31 @@ def test_a_slow_path_between_two_racks_is_a_path_not_their_uplinks(tmp_path):
     for link in links.values():
         assert link.capacity == pytest.approx(15e9, rel=0.10)
     assert links[f"path-{g0}-{g1}"].from_groups == (g0,) and links[f"path-{g0}-{g1}"].to_groups == (g1,)
+
+
+def test_every_uplink_is_read_at_separate_times(tmp_path):
+    """Each group's up and down phase is read 4 times spread over the stress test (capacity-spread
+    lines, format 5): a steady network's readings agree, with no noise between repetitions; a
+    link whose bandwidth walks between x0.1 and x1 reads apart; the spreads survive a save and a
+    capacities-only update of an older model."""
+    spec = PlatformSpec(racks=4, nodes_per_rack=4, cores=1, congested=[Congested(1, 0.5)], seed=3,
+                        varying=[Varying("uplink", 2, period=0.01, steps=10, low=0.1)])
+    gen, model, costs = probe(spec, tmp_path, capacities="after")
+    spreads = {sp.name: sp for sp in model.spreads}
+    groups = sorted(set(model.group_of.tolist()))
+    assert set(spreads) == {f"{side}-{g}" for g in groups for side in ("up", "down")}
+    assert all(sp.times == 4 and sp.low <= sp.median <= sp.high for sp in spreads.values())
+    busy, congested = group_of_rack(model, gen, 2), group_of_rack(model, gen, 1)
+    for side in ("up", "down"):
+        sp = spreads[f"{side}-{congested}"]
+        assert sp.high / sp.low < 1.02 and sp.noise < 0.01
+        assert sp.median == pytest.approx(uplink(gen, 1), rel=0.10)
+    assert max(spreads[f"{side}-{busy}"].high / spreads[f"{side}-{busy}"].low for side in ("up", "down")) > 2
+    assert Model.load(tmp_path / "m.rwm").spreads == model.spreads
+    old = tmp_path / "old.rwm"
+    model.spreads, model.links = [], []
+    model.save(old)
+    assert not Path(old).read_text().startswith("rankwise-model 5")  # read by rankwise before format 5
+    update = probe_sim(gen.platform_xml, tmp_path / "new.rwm", ProbeOptions(capacities="only", update=old),
+                       show_progress=False)
+    assert {sp.name for sp in update.spreads} == set(spreads)

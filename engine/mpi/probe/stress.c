@@ -30,12 +30,14 @@
 #define T_AT(f, r, p) (((size_t)(f) * STRESS_REPS + (r)) * PIECES + (p))
 #define FAN 4                   /* peers of a node in its nic phases */
 #define LIMITED 0.9             /* below this share of the expected rate: a limit */
+#define REVISITS 3              /* more readings of every up/down phase, spread over the test */
 
 enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE };
 
 typedef struct phase {
     int kind, a, b; /* a: group (up, down, path), b: group (path) */
     int first, count; /* its flows in the flow list */
+    int time;         /* 0: the reading links come from; 1..REVISITS: a later one */
 } phase;
 
 typedef struct plan {
@@ -63,7 +65,7 @@ static int begin_phase(plan *pl, int kind, int a, int b)
         pl->phases = p;
         pl->cap_phases = cap;
     }
-    pl->phases[pl->n_phases++] = (phase){kind, a, b, pl->n_flows, 0};
+    pl->phases[pl->n_phases++] = (phase){kind, a, b, pl->n_flows, 0, 0};
     return 0;
 }
 
@@ -200,6 +202,59 @@ static int best_mates(const rw_model *m, const groups *gr, int v, int out, int *
     return k;
 }
 
+/* A link whose load varies over time reads differently at different
+ * moments; a slow one reads low every time. So every up/down phase is run
+ * again REVISITS times, as blocks spread over the test: of the points 0,
+ * 1/R, ..., 1 of the plan (R = REVISITS), all but the one nearest the
+ * first reading. The blocks' phases are appended, then the phase list is
+ * put in running order (flows stay where they are). */
+static int add_revisits(plan *pl)
+{
+    int base = pl->n_phases, main_at = -1, per = 0;
+    for (int q = 0; q < base; q++)
+        if (pl->phases[q].kind == PH_UP || pl->phases[q].kind == PH_DOWN) {
+            main_at = main_at < 0 ? q : main_at;
+            per++;
+        }
+    if (per == 0)
+        return 0;
+    for (int r = 1; r <= REVISITS; r++)
+        for (int q = 0; q < base; q++) {
+            phase ph = pl->phases[q]; /* a copy: begin_phase may move the array */
+            if (ph.kind != PH_UP && ph.kind != PH_DOWN)
+                continue;
+            if (begin_phase(pl, ph.kind, ph.a, ph.b))
+                return -1;
+            pl->phases[pl->n_phases - 1].time = r;
+            for (int f = ph.first; f < ph.first + ph.count; f++)
+                if (add_flow(pl, pl->src[f], pl->dst[f]))
+                    return -1;
+        }
+    int at[REVISITS + 1], drop = 0;
+    for (int r = 0; r <= REVISITS; r++) {
+        at[r] = (int)((long)r * base / REVISITS);
+        if (abs(at[r] - main_at) < abs(at[drop] - main_at))
+            drop = r;
+    }
+    phase *order = malloc((size_t)pl->n_phases * sizeof *order);
+    if (!order)
+        return -1;
+    int k = 0, block = 0;
+    for (int q = 0; q <= base; q++) {
+        for (int r = 0; r <= REVISITS; r++)
+            if (r != drop && at[r] == q) {
+                memcpy(order + k, pl->phases + base + block * per, (size_t)per * sizeof *order);
+                k += per;
+                block++;
+            }
+        if (q < base)
+            order[k++] = pl->phases[q];
+    }
+    memcpy(pl->phases, order, (size_t)k * sizeof *order);
+    free(order);
+    return 0;
+}
+
 static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
 {
     int n = gr->n, G = gr->g, maxg = 0, mates[FAN];
@@ -251,6 +306,8 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
         }
     }
     free(others);
+    if (!bad && G >= 2)
+        bad = add_revisits(pl) != 0;
     return bad ? rw_fail(RW_ERR_NOMEM, "out of memory") : RW_OK;
 }
 
@@ -442,15 +499,18 @@ static double window_rate(int nf, const double *times)
     return cut > 0 ? bytes / cut : NAN;
 }
 
-/* What phase q carried (window_rate), the median over repetitions. t holds
- * the arrival times of every piece of every flow of the plan (T_AT).
- * src/dst >= 0: only the flows from/to that node. */
-static double phase_rate_of(const plan *pl, int q, const double *t, int src, int dst)
+/* What phase q carried (window_rate) in each repetition, sorted into
+ * rate[STRESS_REPS]; the median over repetitions is returned. t holds the
+ * arrival times of every piece of every flow of the plan (T_AT). src/dst
+ * >= 0: only the flows from/to that node. */
+static double phase_reps(const plan *pl, int q, const double *t, int src, int dst, double *rate)
 {
     const phase *ph = &pl->phases[q];
     int cap = ph->count > 0 ? ph->count : 1;
-    double rate[STRESS_REPS], *times = malloc((size_t)cap * PIECES * sizeof *times);
+    double *times = malloc((size_t)cap * PIECES * sizeof *times);
     int flows = 0;
+    for (int r = 0; r < STRESS_REPS; r++)
+        rate[r] = NAN;
     if (!times)
         return NAN;
     for (int r = 0; r < STRESS_REPS; r++) {
@@ -465,6 +525,12 @@ static double phase_rate_of(const plan *pl, int q, const double *t, int src, int
     free(times);
     qsort(rate, STRESS_REPS, sizeof *rate, cmp_double);
     return flows > 0 ? rate[STRESS_REPS / 2] : NAN;
+}
+
+static double phase_rate_of(const plan *pl, int q, const double *t, int src, int dst)
+{
+    double rate[STRESS_REPS];
+    return phase_reps(pl, q, t, src, dst, rate);
 }
 
 static double phase_rate(const plan *pl, int q, const double *t) { return phase_rate_of(pl, q, t, -1, -1); }
@@ -549,6 +615,41 @@ static rw_status add_link(rw_model *m, const char *name, double cap, int from, i
     return rw_model_add_link(m, name, cap, from >= 0, &f, to >= 0, &t);
 }
 
+/* Every group's up and down phase read at separate times (REVISITS): the
+ * spread of the readings against their noise (the repetitions' spread at
+ * one time) tells a link whose load varies from a slow one
+ * (docs/model-structure.md, "A group's uplink"). */
+static rw_status add_spreads(rw_model *m, const groups *gr, const plan *pl, const double *t)
+{
+    char name[64];
+    rw_status st = RW_OK;
+    for (int g = 0; g < gr->g && gr->g >= 2 && !st; g++)
+        for (int up = 1; up >= 0 && !st; up--) {
+            double read[REVISITS + 1], noise[REVISITS + 1], reps[STRESS_REPS];
+            int k = 0, kn = 0;
+            for (int q = 0; q < pl->n_phases && k <= REVISITS; q++) {
+                const phase *ph = &pl->phases[q];
+                if (ph->kind != (up ? PH_UP : PH_DOWN) || ph->a != g)
+                    continue;
+                double r = phase_reps(pl, q, t, -1, -1, reps);
+                if (!(r > 0 && r <= RW_MODEL_MAX_BANDWIDTH))
+                    continue;
+                read[k++] = r;
+                if (isfinite(reps[0]) && isfinite(reps[STRESS_REPS - 1]))
+                    noise[kn++] = (reps[STRESS_REPS - 1] - reps[0]) / r;
+            }
+            if (k == 0)
+                continue;
+            qsort(read, (size_t)k, sizeof *read, cmp_double);
+            qsort(noise, (size_t)kn, sizeof *noise, cmp_double);
+            double mid = k % 2 ? read[k / 2] : (read[k / 2 - 1] + read[k / 2]) / 2;
+            double nz = kn == 0 ? 0 : kn % 2 ? noise[kn / 2] : (noise[kn / 2 - 1] + noise[kn / 2]) / 2;
+            snprintf(name, sizeof name, "%s-%d", up ? "up" : "down", g);
+            st = rw_model_add_spread(m, name, read[0], mid, read[k - 1], nz, k);
+        }
+    return st;
+}
+
 /* Rank 0: nic caps, then links, from the phases' rates. */
 static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const double *t)
 {
@@ -592,7 +693,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     char name[64];
     for (int q = 0; q < pl->n_phases && !st; q++) {
         const phase *ph = &pl->phases[q];
-        if (ph->kind != PH_UP && ph->kind != PH_DOWN)
+        if ((ph->kind != PH_UP && ph->kind != PH_DOWN) || ph->time != 0)
             continue;
         double r = phase_rate(pl, q, t);
         if (!(r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, cand)))
@@ -618,7 +719,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         if (ph->kind == PH_CORE && r < LIMITED * expected_rate(m, gr, pl, ph, up, down, path))
             st = add_link(m, "core", r, -1, -1);
     }
-    return st;
+    return st ? st : add_spreads(m, gr, pl, t);
 }
 
 static rw_stress_cost last_cost = {-1, 0, 0};

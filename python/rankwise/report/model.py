@@ -387,6 +387,9 @@ def _structure(names: list[str], f) -> Structure:
             what = f"g{v.where}'s uplink"
         else:
             what = "the link " + _relation_text(tuple(int(x) for x in v.where.split("-")))
+        if v.seen_by == "capacity":
+            links.append(f"{what} (capacity read at separate times down to x{v.low:.2g} of its high, {v.pairs} pairs)")
+            continue
         low = f", bandwidth down to x{v.low:.2g} of its best" if np.isfinite(v.low) else ""
         links.append(f"{what} ({v.pairs} pairs, jitter {100 * v.jitter:.0f}%{low})")
     c = f.classes
