@@ -164,3 +164,37 @@ def test_programs_built_with_cmake_find_package(installed, tmp_path):
     # The imported targets carry the library paths: the programs run without LD_LIBRARY_PATH.
     _check_engine_user(build / "engine_user")
     _check_coll_user(build / "coll_user", {})
+
+
+def _path_without_simgrid(tmp_path: Path) -> str:
+    """A PATH with every program of the current one but SimGrid's (smpicc, smpirun, ...)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for d in os.environ["PATH"].split(os.pathsep):
+        for exe in Path(d).glob("*") if Path(d).is_dir() else ():
+            if not exe.name.startswith("smpi") and not (bin_dir / exe.name).exists():
+                (bin_dir / exe.name).symlink_to(exe)
+    return str(bin_dir)
+
+
+@pytest.mark.parametrize("mode", ["AUTO", "ON"])
+def test_the_package_build_without_simgrid(tmp_path, mode):
+    """pip install . where SimGrid is absent: AUTO (the default) configures without the simulated
+    cluster and says so in one line; ON asks for it and stops, naming the cause."""
+    env = {**mpi_environment(), "PATH": _path_without_simgrid(tmp_path)}
+    ninja = shutil.which("ninja")
+    args = ["cmake", "-S", str(ROOT), "-B", str(tmp_path / "build"), "-G", "Ninja" if ninja else "Unix Makefiles",
+            "-DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF"]
+    if mode == "ON":
+        args.append("-DRW_WITH_SMPI=ON")
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    said = [line for line in (r.stdout + r.stderr).splitlines() if "smpicc not found" in line]
+    if mode == "AUTO":
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        assert len(said) == 1 and "simulated cluster is not built" in said[0], said
+        generated = tmp_path / "build" / ("build.ninja" if ninja else "Makefile")
+        assert "engine_smpi" not in generated.read_text(errors="replace")
+    else:
+        # CMake wraps an error's lines.
+        assert r.returncode != 0 and len(said) == 1, said
+        assert "configure with -DRW_WITH_SMPI=AUTO or OFF" in " ".join((r.stdout + r.stderr).split())
