@@ -41,8 +41,22 @@ else()
   message(STATUS "rankwise: no pkg-config module for this MPI; rankwise-coll.pc says to compile with ${MPI_C_COMPILER}")
 endif()
 
+# The prefix is the one installed into (cmake --install --prefix may differ
+# from CMAKE_INSTALL_PREFIX): written as a placeholder now, put in at install.
+set(RW_PC_PREFIX "@RW_INSTALL_PREFIX@")
+foreach(dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
+    set(RW_PC_${dir} "${CMAKE_INSTALL_${dir}}")
+  else()
+    set(RW_PC_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+  endif()
+endforeach()
 foreach(pc rankwise rankwise-coll rankwise-profile)
-  configure_file(${CMAKE_CURRENT_SOURCE_DIR}/cmake/${pc}.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc @ONLY)
+  configure_file(${CMAKE_CURRENT_SOURCE_DIR}/cmake/${pc}.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc.in @ONLY)
+  install(CODE "
+    file(READ \"${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc.in\" rw_pc)
+    string(REPLACE \"@RW_INSTALL_PREFIX@\" \"\${CMAKE_INSTALL_PREFIX}\" rw_pc \"\${rw_pc}\")
+    file(WRITE \"${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc\" \"\${rw_pc}\")")
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc DESTINATION ${RW_PC_DESTINATION})
 endforeach()
 

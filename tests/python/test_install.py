@@ -38,6 +38,7 @@ HEADERS = {
 
 @dataclass
 class Install:
+    build: Path
     prefix: Path
     libdir: Path
     include: Path
@@ -62,12 +63,21 @@ def installed(tmp_path_factory) -> Install:
     pcs = list(prefix.rglob("rankwise.pc"))
     assert len(pcs) == 1, f"one rankwise.pc under {prefix}, found {pcs}"
     libdir = pcs[0].parent.parent
-    return Install(prefix, libdir, prefix / "include" / "rankwise", pcs[0].parent)
+    return Install(build, prefix, libdir, prefix / "include" / "rankwise", pcs[0].parent)
 
 
 def _pkg_config(inst: Install, *args: str) -> str:
     env = {**os.environ, "PKG_CONFIG_PATH": str(inst.pkgconfig)}
     return _run(["pkg-config", *args], env=env).stdout.strip()
+
+
+def test_pkg_config_follows_the_prefix_installed_into(installed, tmp_path):
+    other = tmp_path / "elsewhere"
+    _run(["cmake", "--install", str(installed.build), "--prefix", str(other)])
+    moved = Install(installed.build, other, other / installed.libdir.relative_to(installed.prefix),
+                    other / "include" / "rankwise", other / installed.pkgconfig.relative_to(installed.prefix))
+    assert _pkg_config(moved, "--cflags-only-I", "rankwise").split() == [f"-I{moved.include}"]
+    assert f"-L{moved.libdir}" in _pkg_config(moved, "--libs", "rankwise-coll").split()
 
 
 def _exported(lib: Path) -> set[str]:
