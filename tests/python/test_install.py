@@ -20,7 +20,7 @@ from rankwise.launch import mpi_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = ROOT / "tests" / "install"
-TOOLS = ("cmake", "cc", "mpicc", "mpirun", "pkg-config", "nm")
+TOOLS = ("cmake", "cc", "mpicc", "mpirun", "pkg-config", "nm", "objdump")
 
 pytestmark = pytest.mark.skipif(not all(shutil.which(t) for t in TOOLS),
                                 reason="needs " + ", ".join(TOOLS))
@@ -175,6 +175,14 @@ def test_programs_built_with_cmake_find_package(installed, tmp_path):
     # The imported targets carry the library paths: the programs run without LD_LIBRARY_PATH.
     _check_engine_user(build / "engine_user")
     _check_coll_user(build / "coll_user", {})
+
+
+def test_find_package_refuses_another_minor_release(installed, tmp_path):
+    major, minor, _ = __version__.split(".")
+    r = subprocess.run(["cmake", "-S", str(USER), "-B", str(tmp_path / "build"),
+                        f"-DCMAKE_PREFIX_PATH={installed.prefix}", f"-DRANKWISE_VERSION_WANTED={major}.{int(minor) + 1}"],
+                       capture_output=True, text=True, env=mpi_environment(), timeout=300)
+    assert r.returncode != 0 and "compatible with requested version" in " ".join(r.stderr.split()), r.stderr[-2000:]
 
 
 def _path_without_simgrid(tmp_path: Path) -> str:
