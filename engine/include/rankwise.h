@@ -1,10 +1,11 @@
 /* rankwise — public C API of the engine.
  *
- * The engine is split in two libraries:
- *   librankwise      plain C11, no MPI: the network model, its file format,
- *                    statistics, Hockney fitting, grouping, probe schedules.
- *   librankwise_mpi  MPI code (the probe), built twice: against a real MPI
- *                    and against SimGrid SMPI.
+ * librankwise, plain C11, no MPI: the network model, its file format,
+ * statistics, Hockney fitting, grouping, probe schedules; with
+ * rankwise_tree.h, rankwise_map.h, rankwise_node.h, rankwise_predict.h,
+ * rankwise_coll_rules.h and rankwise_coll_tune.h. The MPI libraries have
+ * headers of their own (rankwise_coll.h, rankwise_live.h,
+ * rankwise_profile.h) that declare only what they export.
  * Library functions never exit(); they return an rw_status and leave a
  * one-line message in rw_last_error().
  */
@@ -13,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "rankwise_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,28 +28,20 @@ extern "C" {
  * binding (python/rankwise/engine.py) must follow; the binding refuses a
  * library whose rw_abi_version() differs from the one it was written for. */
 #define RW_ABI_VERSION 8
-int rw_abi_version(void);
+RW_API int rw_abi_version(void);
 
-typedef enum rw_status {
-    RW_OK = 0,
-    RW_ERR_IO = 1,      /* file could not be opened, read or written */
-    RW_ERR_PARSE = 2,   /* malformed input file */
-    RW_ERR_NOMEM = 3,
-    RW_ERR_ARG = 4,     /* invalid argument or option */
-    RW_ERR_MPI = 5,     /* an MPI call failed */
-    RW_ERR_STATE = 6    /* the operation does not apply (e.g. one node only) */
-} rw_status;
+/* rw_status: RW_OK, RW_ERR_IO, ... (rankwise_status.h). */
 
 /* Last error of the calling thread, one line, never NULL. */
-const char *rw_last_error(void);
-const char *rw_version(void);
+RW_API const char *rw_last_error(void);
+RW_API const char *rw_version(void);
 
 /* Enumerations by name, for bindings that must not rely on positions:
  * *_name returns NULL for a value out of range, *_from_name -1 for an
  * unknown name. Status names: "ok", "io", "parse", "nomem", "arg", "mpi",
  * "state". */
-const char *rw_status_name(int status);
-int rw_status_from_name(const char *name);
+RW_API const char *rw_status_name(int status);
+RW_API int rw_status_from_name(const char *name);
 
 /* ---------------------------------------------------------------------
  * Statistics and fitting
@@ -60,22 +55,22 @@ typedef struct rw_stat {
 } rw_stat;
 
 /* Median of v[0..n) (v is reordered). n > 0. */
-double rw_median(double *v, size_t n);
+RW_API double rw_median(double *v, size_t n);
 
 /* Summarise samples grouped in rounds: samples[r * per_round + k].
  * A round whose median is more than ten times above or below the median
  * of all round medians is dropped; min/median/max/jitter are taken over
  * the samples of the kept rounds. Returns the number of rounds dropped.
  * samples is reordered in place. */
-int rw_stat_from_rounds(double *samples, int rounds, int per_round, rw_stat *out);
+RW_API int rw_stat_from_rounds(double *samples, int rounds, int per_round, rw_stat *out);
 
 /* Hockney fit of round-trip times rtt[k] for payloads size[k]:
  *     rtt = 2 alpha + beta * size
  * (the payload travels one way, an empty acknowledgement comes back, so
  * the intercept holds both directions' latency). Least squares on relative
  * error, so that 8 B and 4 MiB weigh alike; alpha, beta >= 0. */
-rw_status rw_fit_hockney(const double *size, const double *rtt, int n,
-                         double *alpha, double *beta);
+RW_API rw_status rw_fit_hockney(const double *size, const double *rtt, int n,
+                                double *alpha, double *beta);
 
 /* ---------------------------------------------------------------------
  * The network model: a complete directed graph of nodes
@@ -88,8 +83,8 @@ typedef enum rw_pair_state {
 } rw_pair_state;
 
 /* "unprobed", "measured", "missing" (see rw_status_name for the rules). */
-const char *rw_pair_state_name(int state);
-int rw_pair_state_from_name(const char *name);
+RW_API const char *rw_pair_state_name(int state);
+RW_API int rw_pair_state_from_name(const char *name);
 
 typedef enum rw_probe_mode {
     RW_MODE_CONCURRENT = 0, /* all pairs of a tournament round at once */
@@ -97,8 +92,8 @@ typedef enum rw_probe_mode {
 } rw_probe_mode;
 
 /* "concurrent", "isolated". */
-const char *rw_probe_mode_name(int mode);
-int rw_probe_mode_from_name(const char *name);
+RW_API const char *rw_probe_mode_name(int mode);
+RW_API int rw_probe_mode_from_name(const char *name);
 
 typedef struct rw_probe_settings {
     rw_probe_mode mode;
@@ -110,7 +105,7 @@ typedef struct rw_probe_settings {
 } rw_probe_settings;
 
 /* Defaults: concurrent, 5 repetitions, 3 rounds, 1 warm-up, 10 s timeout. */
-rw_probe_settings rw_probe_settings_default(void);
+RW_API rw_probe_settings rw_probe_settings_default(void);
 
 /* What a model may hold (docs/formats.md, "Bounds"). A number outside
  * its bounds is a broken clock, a unit error or a corrupt file, never a
@@ -211,25 +206,25 @@ typedef struct rw_spread {
 
 /* Append (or replace, by name) a spread. RW_ERR_ARG on a bad name or
  * figure (rates as link capacities, low <= median <= high). */
-rw_status rw_model_add_spread(rw_model *m, const char *name, double low, double median, double high, double noise,
-                              int32_t times);
+RW_API rw_status rw_model_add_spread(rw_model *m, const char *name, double low, double median, double high, double noise,
+                                     int32_t times);
 
 /* Append a link (the arrays are copied). RW_ERR_ARG on a bad name or
  * capacity; the group lists are checked by rw_model_check. */
-rw_status rw_model_add_link(rw_model *m, const char *name, double capacity, int32_t n_from,
-                            const int32_t *from, int32_t n_to, const int32_t *to);
+RW_API rw_status rw_model_add_link(rw_model *m, const char *name, double capacity, int32_t n_from,
+                                   const int32_t *from, int32_t n_to, const int32_t *to);
 /* 1 when the flow from node i to node j crosses link l, else 0. */
-int rw_model_link_crosses(const rw_model *m, int32_t l, int32_t i, int32_t j);
+RW_API int rw_model_link_crosses(const rw_model *m, int32_t l, int32_t i, int32_t j);
 
 /* Allocate a model with every pair UNPROBED. Names may be NULL (then
  * "node<i>"); ranks_per_node may be NULL (then 1). */
-rw_status rw_model_create(int n_nodes, const char *const *names,
-                          const int32_t *ranks_per_node, int n_sizes,
-                          const int64_t *sizes, rw_model **out);
-void rw_model_free(rw_model *m);
+RW_API rw_status rw_model_create(int n_nodes, const char *const *names,
+                                 const int32_t *ranks_per_node, int n_sizes,
+                                 const int64_t *sizes, rw_model **out);
+RW_API void rw_model_free(rw_model *m);
 
 /* Index of a node by name, -1 when absent. */
-int rw_model_find_node(const rw_model *m, const char *name);
+RW_API int rw_model_find_node(const rw_model *m, const char *name);
 
 /* Refit alpha/beta of pair p (or of node i's intra figures) from the
  * stored median round-trip times. With a knee, a pair's alpha/beta come
@@ -237,23 +232,23 @@ int rw_model_find_node(const rw_model *m, const char *name);
  * above it (NaN with fewer than two such sizes): rtt = alpha + alpha_large
  * + beta_large * size, the empty acknowledgement being an eager message,
  * so alpha_large is a large message's one-way latency. */
-rw_status rw_model_fit_pair(rw_model *m, int p);
-rw_status rw_model_fit_intra(rw_model *m, int node);
+RW_API rw_status rw_model_fit_pair(rw_model *m, int p);
+RW_API rw_status rw_model_fit_intra(rw_model *m, int node);
 
 /* The protocol knee of the measured pairs' round-trip curves: the size
  * that, as the first of a second line, best splits every curve at once,
  * when the two lines leave at most a fifth of one line's squared relative
  * error and one line misses by more than 3 % rms; 0 otherwise (a straight
  * line never gets a knee). Needs two sizes on each side. */
-int64_t rw_find_knee(const rw_model *m);
+RW_API int64_t rw_find_knee(const rw_model *m);
 /* m->knee = rw_find_knee(m), then rw_model_fit_pair on every measured pair. */
-rw_status rw_model_fit_knee(rw_model *m);
+RW_API rw_status rw_model_fit_knee(rw_model *m);
 
 /* Predicted one-way time of a message of `bytes` from node i to node j
  * (i == j uses the intra-node figures): alpha + bytes x beta, or the
  * pair's alpha_large/beta_large at and above the knee when it has them.
  * Negative when unknown. */
-double rw_model_time(const rw_model *m, int i, int j, double bytes);
+RW_API double rw_model_time(const rw_model *m, int i, int j, double bytes);
 
 /* Copy every pair of `update` that is MEASURED or MISSING into `base`
  * (matched by node name; nodes new to base are an error), with the
@@ -261,7 +256,7 @@ double rw_model_time(const rw_model *m, int i, int j, double bytes);
  * its groups and links replace base's when it has links; its knee when
  * non-zero). Used to merge a partial re-probe into an existing model.
  * Sizes must match. */
-rw_status rw_model_merge(rw_model *base, const rw_model *update);
+RW_API rw_status rw_model_merge(rw_model *base, const rw_model *update);
 
 
 /* RW_OK when m keeps every rule: node names (rw_name rules: UTF-8, no
@@ -279,7 +274,7 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update);
  * on measured pairs; group_of in [-1, n_nodes); at most MAX_LINKS links,
  * distinct names, capacity in (0, MAX_BANDWIDTH], group lists of groups
  * some node has. Otherwise RW_ERR_ARG naming the first offence. */
-rw_status rw_model_check(const rw_model *m);
+RW_API rw_status rw_model_check(const rw_model *m);
 
 /* Make a NUL-terminated text keep the text rule in place, for texts taken
  * from outside (a command line, an environment variable) before they go
@@ -287,15 +282,15 @@ rw_status rw_model_check(const rw_model *m);
  * not UTF-8 (a character cut by an earlier truncation included) become
  * '?', the text is cut to RW_TEXT_MAX bytes at a character boundary, and
  * blanks at both ends are removed. */
-void rw_text_clean(char *text);
+RW_API void rw_text_clean(char *text);
 
 /* File format (see docs/formats.md). write is atomic: a temporary file in
  * the same directory is renamed over `path` once complete; it refuses
  * (RW_ERR_ARG, "path: cannot write: ...") a model rw_model_check refuses.
  * read refuses with "path:line: message" anything outside the rules; a
  * model it returns always passes rw_model_check. */
-rw_status rw_model_read(const char *path, rw_model **out);
-rw_status rw_model_write(const rw_model *m, const char *path);
+RW_API rw_status rw_model_read(const char *path, rw_model **out);
+RW_API rw_status rw_model_write(const rw_model *m, const char *path);
 
 /* Groups of nodes that are close to each other, found from the numbers
  * alone (alpha, symmetrised). Latency adds up along a route, alpha_ij ~
@@ -315,14 +310,14 @@ rw_status rw_model_write(const rw_model *m, const char *path);
  * two nodes' best rates name each other, and join as above; a node whose
  * best rate is 1.5x below the typical node's (a slow NIC) joins the group
  * it reaches best. */
-int rw_model_groups(const rw_model *m, int32_t *group_of);
+RW_API int rw_model_groups(const rw_model *m, int32_t *group_of);
 
 /* 1 when the round trips of the smallest size spread so much (median over
  * pairs of their jitter above 25 %, half a latency level gap) that latency
  * levels and nodes' latency terms are noise: a loaded real stack. 0 when
  * they are not or no jitter is known (a simulation: 0 %); -1 out of
  * memory. */
-int rw_model_latency_noisy(const rw_model *m);
+RW_API int rw_model_latency_noisy(const rw_model *m);
 
 /* ---------------------------------------------------------------------
  * Probe schedule: round-robin tournament (circle method)
@@ -330,9 +325,9 @@ int rw_model_latency_noisy(const rw_model *m);
 
 /* Number of rounds for n participants: n - 1 when n is even, n when odd
  * (one participant sits out each round). */
-int rw_tournament_rounds(int n);
+RW_API int rw_tournament_rounds(int n);
 /* Partner of participant `me` in `round`, or -1 for a bye. */
-int rw_tournament_partner(int n, int round, int me);
+RW_API int rw_tournament_partner(int n, int round, int me);
 
 /* ---------------------------------------------------------------------
  * Communication matrix: who sends how much to whom in a job of N ranks
@@ -355,11 +350,11 @@ typedef enum rw_coll_op {
     RW_COLL_ALLTOALL
 } rw_coll_op;
 /* "bcast", ... ; NULL beyond the last operation. */
-const char *rw_coll_op_name(int op);
+RW_API const char *rw_coll_op_name(int op);
 /* The operation of a name, -1 when unknown. */
-int rw_coll_op_from_name(const char *name);
+RW_API int rw_coll_op_from_name(const char *name);
 /* Whether op has a root (bcast, reduce, gather, scatter). */
-int rw_coll_op_rooted(int op);
+RW_API int rw_coll_op_rooted(int op);
 
 /* `calls` calls of `op` with the same size and root on one communicator:
  * bytes as rankwise-bench-collectives counts SIZE (bcast from the root,
@@ -411,10 +406,10 @@ typedef struct rw_matrix {
  * a negative count or volume, totals beyond int64. Sorting is a two-pass
  * counting sort, O(count + n_ranks); sorted input is copied as is.
  * source and pattern start empty, and so do the collective calls. */
-rw_status rw_matrix_create(int32_t n_ranks, int64_t count, const int32_t *src,
-                           const int32_t *dst, const int64_t *msgs, const int64_t *bytes,
-                           rw_matrix **out);
-void rw_matrix_free(rw_matrix *m);
+RW_API rw_status rw_matrix_create(int32_t n_ranks, int64_t count, const int32_t *src,
+                                  const int32_t *dst, const int64_t *msgs, const int64_t *bytes,
+                                  rw_matrix **out);
+RW_API void rw_matrix_free(rw_matrix *m);
 
 /* Replace m's collective calls by a copy of these: n_comms communicators
  * (members of c: comm_ranks[comm_start[c] .. comm_start[c+1])), n_colls
@@ -428,21 +423,21 @@ void rw_matrix_free(rw_matrix *m);
  * n_comms), a root outside the communicator or not 0 for an operation
  * without one, bytes < 0, calls < 1, dropped < 0, a sum of calls beyond
  * int64. */
-rw_status rw_matrix_set_collectives(rw_matrix *m, int32_t n_comms, const int64_t *comm_start,
-                                    const int32_t *comm_ranks, int64_t n_colls,
-                                    const rw_coll_call *colls, int64_t dropped);
+RW_API rw_status rw_matrix_set_collectives(rw_matrix *m, int32_t n_comms, const int64_t *comm_start,
+                                           const int32_t *comm_ranks, int64_t n_colls,
+                                           const rw_coll_call *colls, int64_t dropped);
 
 /* Index k of entry (src, dst), or -1 when absent or out of range
  * (binary search in the row). */
-int64_t rw_matrix_find(const rw_matrix *m, int32_t src, int32_t dst);
+RW_API int64_t rw_matrix_find(const rw_matrix *m, int32_t src, int32_t dst);
 /* Messages and bytes src -> dst (0 and 0 when absent); RW_ERR_ARG when a
  * rank is out of range. Either output may be NULL. */
-rw_status rw_matrix_get(const rw_matrix *m, int32_t src, int32_t dst, int64_t *msgs,
-                        int64_t *bytes);
+RW_API rw_status rw_matrix_get(const rw_matrix *m, int32_t src, int32_t dst, int64_t *msgs,
+                               int64_t *bytes);
 /* Number of distinct destinations of src (0 when out of range). */
-int32_t rw_matrix_out_degree(const rw_matrix *m, int32_t src);
-int64_t rw_matrix_total_msgs(const rw_matrix *m);
-int64_t rw_matrix_total_bytes(const rw_matrix *m);
+RW_API int32_t rw_matrix_out_degree(const rw_matrix *m, int32_t src);
+RW_API int64_t rw_matrix_total_msgs(const rw_matrix *m);
+RW_API int64_t rw_matrix_total_bytes(const rw_matrix *m);
 
 /* The undirected traffic graph a mapper partitions: entry (i, j), i != j,
  * holds msgs(i,j) + msgs(j,i) and bytes(i,j) + bytes(j,i), and is stored in
@@ -450,7 +445,7 @@ int64_t rw_matrix_total_bytes(const rw_matrix *m);
  * traffic of a rank to itself is left out. source, pattern and the
  * collective calls (the same ranks) are copied.
  * RW_ERR_ARG when the doubled totals would not fit in int64. */
-rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out);
+RW_API rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out);
 
 /* File format (docs/formats.md, "Communication matrix"). write is atomic
  * like rw_model_write; it refuses (RW_ERR_ARG, "path: cannot write: ...")
@@ -458,8 +453,8 @@ rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out);
  * no control character, no blank at either end, at most RW_TEXT_MAX
  * bytes); read refuses such a text with "path:line: message", like any
  * other malformed input, so what it returns can be written back. */
-rw_status rw_matrix_read(const char *path, rw_matrix **out);
-rw_status rw_matrix_write(const rw_matrix *m, const char *path);
+RW_API rw_status rw_matrix_read(const char *path, rw_matrix **out);
+RW_API rw_status rw_matrix_write(const rw_matrix *m, const char *path);
 
 #ifdef __cplusplus
 }

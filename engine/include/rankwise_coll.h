@@ -25,7 +25,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-#include "rankwise.h"
+#include "rankwise_status.h"
 #include "rankwise_tree.h"
 
 #ifdef __cplusplus

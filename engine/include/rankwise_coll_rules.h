@@ -37,20 +37,20 @@ typedef struct rw_coll_choice {
  * algorithm, a number out of range, a parent list that is not a tree over
  * comm-size ranks rooted at the rule's root, an order list of another
  * length, a trinary-order that is not a permutation of the ranks). */
-rw_status rw_coll_rules_read(const char *path, rw_coll_rules **out);
-void rw_coll_rules_free(rw_coll_rules *r);
+RW_API rw_status rw_coll_rules_read(const char *path, rw_coll_rules **out);
+RW_API void rw_coll_rules_free(rw_coll_rules *r);
 
 /* Communicator size the rules were made for (MPI_COMM_WORLD of the
  * allocation) and the number of rules. */
-int32_t rw_coll_rules_comm_size(const rw_coll_rules *r);
-int32_t rw_coll_rules_count(const rw_coll_rules *r);
+RW_API int32_t rw_coll_rules_comm_size(const rw_coll_rules *r);
+RW_API int32_t rw_coll_rules_count(const rw_coll_rules *r);
 
 /* The ranks in the order the triple trinary trees lay them (the
  * trinary-order line: rw_coll_trinary_order over the allocation the rules
  * were tuned for), comm-size entries owned by r; NULL when the file has no
  * such line (the library then lays them in rank order, or along its own
  * network when it has one). */
-const int32_t *rw_coll_rules_trinary_order(const rw_coll_rules *r);
+RW_API const int32_t *rw_coll_rules_trinary_order(const rw_coll_rules *r);
 
 /* The choice for op ("bcast", "reduce", "gather", "scatter", "allreduce",
  * "allgather"; the last two are written for any root, root=*) on a
@@ -59,8 +59,8 @@ const int32_t *rw_coll_rules_trinary_order(const rw_coll_rules *r);
  * op, comm_size, root (or any root) and a byte range holding bytes. No
  * match (another communicator size, an operation without rules):
  * "passthrough". RW_ERR_ARG on NULL arguments or bytes < 0. */
-rw_status rw_coll_rules_lookup(const rw_coll_rules *r, const char *op, int32_t comm_size, int32_t root,
-                               int64_t bytes, rw_coll_choice *choice);
+RW_API rw_status rw_coll_rules_lookup(const rw_coll_rules *r, const char *op, int32_t comm_size, int32_t root,
+                                      int64_t bytes, rw_coll_choice *choice);
 
 #ifdef __cplusplus
 }

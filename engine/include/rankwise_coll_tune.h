@@ -36,13 +36,7 @@ typedef struct rw_tune_options {
                                   for the next smaller size); borrowed (default NULL) */
 } rw_tune_options;
 
-rw_tune_options rw_tune_options_default(void);
-
-/* A standard shape by its name (rw_tree_shape_parse, rw_tree_shape_build in
- * rankwise_tree.h: the same shapes and send orders). radix is used by
- * knomial only. RW_ERR_ARG on an unknown shape, a root out of range, a
- * knomial radix below 2. */
-rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out);
+RW_API rw_tune_options rw_tune_options_default(void);
 
 /* The eager, latency-bound tree (Wang et al. 2024): the earliest-completion
  * greedy among node leaders from alpha, beta and the send overhead o (each
@@ -57,30 +51,30 @@ rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t ra
  * if it is still faster: the result is never predicted slower than
  * binomial or the start tree. RW_ERR_ARG when the start tree does not span
  * the ranks from root. */
-rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, double bytes,
-                              const rw_tune_options *opt, rw_tree **out);
+RW_API rw_status rw_model_tree_eager(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                                     const rw_tune_options *opt, rw_tree **out);
 
 /* The rendezvous, bandwidth-bound trees: a chain (each next leader the one
  * with the widest link from the last) or a binary tree grown along the
  * widest paths from the root (the leader reached with the largest
  * bottleneck bandwidth joins next, under a leader with fewer than two
  * children). */
-rw_status rw_model_tree_chain(const rw_pnet *net, int32_t root, rw_tree **out);
-rw_status rw_model_tree_binary(const rw_pnet *net, int32_t root, rw_tree **out);
+RW_API rw_status rw_model_tree_chain(const rw_pnet *net, int32_t root, rw_tree **out);
+RW_API rw_status rw_model_tree_binary(const rw_pnet *net, int32_t root, rw_tree **out);
 
 /* Gather and scatter: a binomial shape whose positions are filled from the
  * root down, largest subtree volume first, each with the free leader whose
  * link to its parent costs least for that volume (alpha + volume x beta):
  * the fastest links carry the largest volumes, near the root. Then local
  * moves scored by the predictor, as rw_model_tree_eager. */
-rw_status rw_model_tree_volume(const rw_pnet *net, const char *op, int32_t root, double bytes,
-                               const rw_tune_options *opt, rw_tree **out);
+RW_API rw_status rw_model_tree_volume(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                                      const rw_tune_options *opt, rw_tree **out);
 
 /* Segment size for a pipelined bcast of `bytes` along t: the classic
  * optimum sqrt(bytes alpha / ((depth - 1) beta)) with the slowest edge's
  * alpha and beta, refined by the predictor among half, that and double
  * (a multiple of 1024, at least 1024; 0 when one segment is best). */
-int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, const rw_tune_options *opt);
+RW_API int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, const rw_tune_options *opt);
 
 /* The collectives library's own allreduce and allgather (rankwise_coll.h)
  * as predictor schedules on net's placement: alg is the library's name,
@@ -89,10 +83,10 @@ int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, con
  * allreduce the vector (4-byte elements assumed for the ring's blocks),
  * allgather one rank's block. Message for message what the library sends
  * (docs/collectives-selection.md, "Allreduce and allgather"). */
-rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
-                           const rw_coll_options *opt, rw_sched **out);
-rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
-                             const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
+RW_API rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                                  const rw_coll_options *opt, rw_sched **out);
+RW_API rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                                    const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
 
 /* The order in which the library lays its triple trinary trees over net's
  * placement (rank order where it already follows the network, else a walk
@@ -100,7 +94,7 @@ rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg
  * position j, net->n_ranks entries. The predictor costs the trinary
  * candidates in this order, so a rules file choosing them carries it
  * (trinary-order) for the library to run what was costed. */
-rw_status rw_coll_trinary_order(const rw_pnet *net, int32_t *order);
+RW_API rw_status rw_coll_trinary_order(const rw_pnet *net, int32_t *order);
 
 /* ---------------------------------------------------------------------
  * Selection
@@ -136,7 +130,7 @@ typedef struct rw_coll_decision {
  * "basic_linear", "nonoverlapping"; allgather "recursive_doubling", "bruck",
  * "ring", "neighbor", "two_proc", "linear". NULL for an unknown op.
  * Commutative reductions. */
-const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes);
+RW_API const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes);
 
 /* Score the passthrough (rw_coll_ompi_algorithm, modelled as a tree or the
  * predictor's schedule of the same pattern), rankwise's binomial and the
@@ -149,9 +143,32 @@ const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double byt
  * (rw_predict_library): candidates binomial, knomial, ring,
  * recursive_doubling, hier, each with `algorithm` and `source` the
  * library's name and no tree. */
-rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
-                         const rw_tune_options *opt, rw_coll_decision **out);
-void rw_coll_decision_free(rw_coll_decision *d);
+RW_API rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
+                                const rw_tune_options *opt, rw_coll_decision **out);
+RW_API void rw_coll_decision_free(rw_coll_decision *d);
+
+/* ---------------------------------------------------------------------
+ * The symmetric all-to-all (Ajima: the uniformly overlaid symmetrical
+ * pattern): its sub-phases and its cap on sends in flight
+ * ------------------------------------------------------------------- */
+
+/* The n - 1 shifts of n ranks in phases of symmetric relative positions
+ * (+d and -d; n/2 alone for even n), a near phase beside a far one (d = 1,
+ * n/2, 2, n/2 - 1, ...), packed in that order into sub-phases of
+ * at most max(cap, 2) shifts without splitting a phase: shift[0..n-1)
+ * receives the shifts (in 1..n-1: rank r sends to r + shift), start[0..k]
+ * the sub-phases' first index (start[k] = n - 1). Returns k (0 for n < 2).
+ * shift and start need room for n - 1 and n entries. */
+RW_API int32_t rw_a2a_subphases(int32_t n, int32_t cap, int32_t *shift, int32_t *start);
+
+/* The cap on concurrent sends per rank for net's placement and `bytes` per
+ * pair (injection-rate control): the narrowest sub-phases, among 2, 4, 8,
+ * ... and n - 1 sends in flight, whose predicted time (rw_simulate, flows
+ * sharing the node caps and shared links max-min) is within RW_A2A_SLACK
+ * of the fastest width's: more sends in flight only where the shared links
+ * leave room for them. At least 2, at most n - 1; RW_A2A_DEFAULT_CAP
+ * (clamped) when net has neither node caps nor shared links. */
+RW_API int32_t rw_a2a_cap(const rw_pnet *net, double bytes);
 
 /* ---------------------------------------------------------------------
  * Open MPI's own algorithms, for its coll/tuned dynamic rules file
@@ -179,11 +196,11 @@ typedef struct rw_coll_ompi_choice {
  * them; rooted operations from rank 0: its rules cannot depend on the
  * root), and choose the fastest when predicted at least opt->min_gain
  * faster than the fixed decision. */
-rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes, const rw_tune_options *opt,
-                              rw_coll_ompi_choice *out);
+RW_API rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes,
+                                     const rw_tune_options *opt, rw_coll_ompi_choice *out);
 
 /* Open MPI's number of the collective op in its rules file; -1 if unknown. */
-int32_t rw_coll_ompi_collective_id(const char *op);
+RW_API int32_t rw_coll_ompi_collective_id(const char *op);
 
 #ifdef __cplusplus
 }

@@ -5,13 +5,16 @@
  *
  * Every function is collective over the context's communicator (all ranks
  * call it, in the same order), returns an rw_status (the same on every
- * rank) and never exits; rw_last_error() says why on failure. */
+ * rank) and never exits; rw_live_last_error() says why on failure. The
+ * model and traffic types are those of rankwise.h (librankwise), which a
+ * program that builds or reads them includes and links too. */
 #ifndef RANKWISE_LIVE_H
 #define RANKWISE_LIVE_H
 
 #include <mpi.h>
+#include <stdint.h>
 
-#include "rankwise.h"
+#include "rankwise_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +27,8 @@ extern "C" {
 #endif
 
 typedef struct rw_live rw_live;
+struct rw_model;  /* rankwise.h */
+struct rw_matrix;
 
 /* What one rw_live_probe did. */
 typedef struct rw_live_report {
@@ -115,7 +120,7 @@ RW_LIVE_API const char *rw_live_node_name(const rw_live *ctx, int32_t node);
 RW_LIVE_API int32_t rw_live_pair_call(const rw_live *ctx, int32_t src, int32_t dst);
 /* The live model (the same on every rank): read-only, valid until the
  * next probe. NULL for a context that passes through. */
-RW_LIVE_API const rw_model *rw_live_model(const rw_live *ctx);
+RW_LIVE_API const struct rw_model *rw_live_model(const rw_live *ctx);
 /* Raised whenever a live model's figures change (process-wide). */
 RW_LIVE_API uint64_t rw_live_generation(void);
 
@@ -128,7 +133,7 @@ RW_LIVE_API uint64_t rw_live_generation(void);
  * MPI's reorder) and the context follows it; otherwise *newcomm is
  * MPI_COMM_NULL. A model lacking a pair of the communicator's nodes:
  * RW_ERR_STATE, nothing changes. */
-RW_LIVE_API rw_status rw_live_remap(rw_live *ctx, const rw_matrix *traffic, MPI_Comm *newcomm, double *gain);
+RW_LIVE_API rw_status rw_live_remap(rw_live *ctx, const struct rw_matrix *traffic, MPI_Comm *newcomm, double *gain);
 
 /* After a remap: each process sends `count` elements of its data (that of
  * its rank in oldcomm) to the process that took that rank in newcomm, and

@@ -34,23 +34,23 @@ typedef struct rw_network {
 } rw_network;
 
 /* All costs zero; slots copied (NULL: one slot each). */
-rw_status rw_network_create(int32_t n_nodes, const int32_t *slots, rw_network **out);
-void rw_network_free(rw_network *net);
+RW_API rw_status rw_network_create(int32_t n_nodes, const int32_t *slots, rw_network **out);
+RW_API void rw_network_free(rw_network *net);
 
 /* The allocation's nodes taken from a measured model: node k of the
  * network is model node model_index[k]. A pair the model lacks (UNPROBED
  * or MISSING, or an intra-node figure never measured) is an error unless
  * fill_missing is set; then it gets the slowest alpha and beta measured
  * between any two nodes, and *n_filled counts such pairs (may be NULL). */
-rw_status rw_network_from_model(const rw_model *m, int32_t n_nodes, const int32_t *model_index,
-                                const int32_t *slots, int fill_missing, int64_t *n_filled,
-                                rw_network **out);
+RW_API rw_status rw_network_from_model(const rw_model *m, int32_t n_nodes, const int32_t *model_index,
+                                       const int32_t *slots, int fill_missing, int64_t *n_filled,
+                                       rw_network **out);
 
 /* The sub-network of the nodes keep[0..n_keep) (indices into net). */
-rw_status rw_network_subset(const rw_network *net, int32_t n_keep, const int32_t *keep,
-                            rw_network **out);
+RW_API rw_status rw_network_subset(const rw_network *net, int32_t n_keep, const int32_t *keep,
+                                   rw_network **out);
 
-int64_t rw_network_total_slots(const rw_network *net);
+RW_API int64_t rw_network_total_slots(const rw_network *net);
 
 /* ---------------------------------------------------------------------
  * Objectives
@@ -68,18 +68,18 @@ typedef enum rw_objective {
 } rw_objective;
 
 /* "time", "bottleneck" (NULL out of range) and back (-1 when unknown). */
-const char *rw_objective_name(int objective);
-int rw_objective_from_name(const char *name);
+RW_API const char *rw_objective_name(int objective);
+RW_API int rw_objective_from_name(const char *name);
 
 /* Cost of placement node_of[0..n_ranks) (n_ranks == traffic->n_ranks). */
-rw_status rw_map_cost(const rw_matrix *traffic, const rw_network *net, rw_objective objective,
-                      const int32_t *node_of, double *cost);
+RW_API rw_status rw_map_cost(const rw_matrix *traffic, const rw_network *net, rw_objective objective,
+                             const int32_t *node_of, double *cost);
 
 /* Bytes (or messages when by_msgs) between ranks on different nodes, and
  * the total; the fraction of a stencil's edges that cross nodes is
  * rw_map_cut(..., 1) / total messages of a one-message-per-edge matrix. */
-rw_status rw_map_cut(const rw_matrix *traffic, const int32_t *node_of, int by_msgs,
-                     int64_t *cut, int64_t *total);
+RW_API rw_status rw_map_cut(const rw_matrix *traffic, const int32_t *node_of, int by_msgs,
+                            int64_t *cut, int64_t *total);
 
 /* ---------------------------------------------------------------------
  * Mapping
@@ -102,8 +102,8 @@ typedef enum rw_algorithm {
 
 /* Name of an algorithm ("auto", "block", ...; NULL out of range) and back
  * (-1 when unknown): bindings look values up by name (rankwise.h). */
-const char *rw_algorithm_name(rw_algorithm a);
-int rw_algorithm_from_name(const char *name);
+RW_API const char *rw_algorithm_name(rw_algorithm a);
+RW_API int rw_algorithm_from_name(const char *name);
 
 typedef enum rw_node_selection {
     RW_SELECT_FIRST = 0,    /* the first nodes of the allocation, in order */
@@ -114,8 +114,8 @@ typedef enum rw_node_selection {
 } rw_node_selection;
 
 /* "first", "greedy", "weighted", "all" (NULL out of range) and back (-1). */
-const char *rw_node_selection_name(int selection);
-int rw_node_selection_from_name(const char *name);
+RW_API const char *rw_node_selection_name(int selection);
+RW_API int rw_node_selection_from_name(const char *name);
 
 typedef struct rw_map_options {
     rw_algorithm algorithm;
@@ -140,7 +140,7 @@ typedef struct rw_map_options {
 
 /* auto, total time, weighted selection when slots outnumber ranks, seed 1,
  * min_gain 0.02. */
-rw_map_options rw_map_options_default(void);
+RW_API rw_map_options rw_map_options_default(void);
 
 typedef struct rw_map_result {
     int32_t n_ranks;
@@ -163,15 +163,15 @@ typedef struct rw_map_result {
  * exhaustive up to 8 ranks on up to 8 nodes, annealing up to 256 ranks,
  * greedy up to 2,048, multilevel beyond. out is filled (free
  * with rw_map_result_free) only on RW_OK. */
-rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_options *opt,
-                 rw_map_result *out);
-void rw_map_result_free(rw_map_result *r);
+RW_API rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_options *opt,
+                        rw_map_result *out);
+RW_API void rw_map_result_free(rw_map_result *r);
 
 /* Nodes chosen by `how` to hold n_ranks ranks: keep[0..*n_keep) in order
  * of choice (an allocation of at least n_ranks slots). traffic may be NULL
  * (then RW_SELECT_WEIGHTED behaves as GREEDY). */
-rw_status rw_map_select_nodes(const rw_network *net, const rw_matrix *traffic, int32_t n_ranks,
-                              rw_node_selection how, int32_t *keep, int32_t *n_keep);
+RW_API rw_status rw_map_select_nodes(const rw_network *net, const rw_matrix *traffic, int32_t n_ranks,
+                                     rw_node_selection how, int32_t *keep, int32_t *n_keep);
 
 /* Groups of close nodes found from the costs alone (no rack labels), as a
  * hierarchy. Nodes are compared by the round-trip time of a message of
@@ -182,8 +182,8 @@ rw_status rw_map_select_nodes(const rw_network *net, const rw_matrix *traffic, i
  * max_levels >= 2), -1 on
  * error. order[] receives the nodes in an order where each group at every
  * level is contiguous. */
-int rw_network_hierarchy(const rw_network *net, double bytes, int32_t max_levels,
-                         int32_t *group_of, int32_t *order);
+RW_API int rw_network_hierarchy(const rw_network *net, double bytes, int32_t max_levels,
+                                int32_t *group_of, int32_t *order);
 
 #ifdef __cplusplus
 }

@@ -66,14 +66,14 @@ typedef struct rw_node_topology {
  * description hwloc refuses; RW_ERR_IO an XML file that cannot be opened;
  * RW_ERR_PARSE one hwloc cannot read; RW_ERR_STATE a build without hwloc.
  * Free with rw_node_topology_free. */
-rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_node_topology **out);
-void rw_node_topology_free(rw_node_topology *t);
+RW_API rw_status rw_node_topology_load(const char *synthetic, const char *xml_path, rw_node_topology **out);
+RW_API void rw_node_topology_free(rw_node_topology *t);
 
 /* Write the topology read as rw_node_topology_load reads it (same three
  * sources) to the hwloc XML file out_path, which lstopo and
  * rw_node_topology_load read back: how a compute node's structure reaches
  * the machine that maps. out_path is written whole or not at all. */
-rw_status rw_node_topology_export(const char *synthetic, const char *xml_path, const char *out_path);
+RW_API rw_status rw_node_topology_export(const char *synthetic, const char *xml_path, const char *out_path);
 
 /* What two cores share, closest first: a cache, a NUMA domain, a package,
  * or only the node (different packages). */
@@ -86,13 +86,13 @@ typedef enum rw_node_level {
 } rw_node_level;
 
 /* "cache", "domain", "package", "node" (NULL out of range) and back (-1). */
-const char *rw_node_level_name(int level);
-int rw_node_level_from_name(const char *name);
+RW_API const char *rw_node_level_name(int level);
+RW_API int rw_node_level_from_name(const char *name);
 
 /* The level cores a and b share (a == b counts as RW_LEVEL_CACHE); -1
  * when either is out of range. Different packages give RW_LEVEL_NODE even
  * when a domain spans them: crossing sockets is what costs. */
-int rw_node_core_level(const rw_node_topology *t, int32_t a, int32_t b);
+RW_API int rw_node_core_level(const rw_node_topology *t, int32_t a, int32_t b);
 
 /* Cost of a message between two ranks of one node by the level their cores
  * share: alpha[level] + bytes * beta[level] (seconds, seconds per byte),
@@ -105,10 +105,10 @@ typedef struct rw_node_costs {
 /* Typical shared-memory figures of a two-socket server (about 0.3-1 us and
  * 20-5 GB/s from cache to across sockets): what the mapper uses when the
  * model holds no measured figures for the inside of the node. */
-rw_node_costs rw_node_costs_default(void);
+RW_API rw_node_costs rw_node_costs_default(void);
 
 /* RW_OK when the table is finite, >= 0 and non-decreasing by level. */
-rw_status rw_node_costs_check(const rw_node_costs *c);
+RW_API rw_status rw_node_costs_check(const rw_node_costs *c);
 
 /* Place the n ranks ranks[0..n) of traffic, all on one node of topology t,
  * on distinct cores: core_of[k] receives the core (logical index) of
@@ -119,22 +119,22 @@ rw_status rw_node_costs_check(const rw_node_costs *c);
  * the default). Ranks fill as few packages and domains as they can.
  * Deterministic. Refused (RW_ERR_ARG): n > t->n_cores, a rank out of
  * range or given twice, a bad cost table. */
-rw_status rw_node_place(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
-                        const rw_node_topology *t, const rw_node_costs *c, int32_t *core_of);
+RW_API rw_status rw_node_place(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
+                               const rw_node_topology *t, const rw_node_costs *c, int32_t *core_of);
 
 /* Cost of a placement of ranks[0..n) on cores core_of[0..n) under c
  * (NULL: the default): sum over ordered rank pairs of msgs * alpha[level]
  * + bytes * beta[level]. */
-rw_status rw_node_place_cost(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
-                             const rw_node_topology *t, const rw_node_costs *c,
-                             const int32_t *core_of, double *cost);
+RW_API rw_status rw_node_place_cost(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
+                                    const rw_node_topology *t, const rw_node_costs *c,
+                                    const int32_t *core_of, double *cost);
 
 /* Bytes exchanged (both directions) between ranks of ranks[0..n) whose
  * cores lie in different NUMA domains (level RW_LEVEL_PACKAGE or above) —
  * the domain cut — and the bytes between all of them. */
-rw_status rw_node_domain_cut(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
-                             const rw_node_topology *t, const int32_t *core_of, int64_t *cut,
-                             int64_t *total);
+RW_API rw_status rw_node_domain_cut(const rw_matrix *traffic, int32_t n, const int32_t *ranks,
+                                    const rw_node_topology *t, const int32_t *core_of, int64_t *cut,
+                                    int64_t *total);
 
 #ifdef __cplusplus
 }

@@ -50,12 +50,12 @@ typedef struct rw_pnet rw_pnet;
  * byte (0: that pair alone never limits a flow). The diagonal holds the
  * intra-node figures. Placement starts as one rank per node (rank i on node
  * i). RW_ERR_ARG on n_nodes < 1, a NaN, infinite or negative figure. */
-rw_status rw_pnet_create(int32_t n_nodes, const double *alpha, const double *beta,
-                         rw_pnet **out);
-void rw_pnet_free(rw_pnet *net);
+RW_API rw_status rw_pnet_create(int32_t n_nodes, const double *alpha, const double *beta,
+                                rw_pnet **out);
+RW_API void rw_pnet_free(rw_pnet *net);
 
-int32_t rw_pnet_n_nodes(const rw_pnet *net);
-int32_t rw_pnet_n_ranks(const rw_pnet *net);
+RW_API int32_t rw_pnet_n_nodes(const rw_pnet *net);
+RW_API int32_t rw_pnet_n_ranks(const rw_pnet *net);
 
 /* Per-node send overhead o (s, >= 0): the sender's CPU time for every eager
  * message (below the eager threshold: the sends SMPI detaches) before it
@@ -63,12 +63,12 @@ int32_t rw_pnet_n_ranks(const rw_pnet *net);
  * smpi/os (blocking sends) or smpi/ois (nonblocking) this way; rankwise
  * sets both to o for eager messages and 0 above (docs/prediction.md,
  * "Send and receive overheads"). NULL clears it. */
-rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o);
+RW_API rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o);
 /* Per-node receive overhead (s, >= 0): the receiver's CPU time for every
  * eager message once it has arrived (SMPI's smpi/or, which SMPI charges to
  * detached messages only); the message counts as received after it.
  * NULL clears it. */
-rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o);
+RW_API rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o);
 
 /* How flows share a resource (a NIC cap, a link) they all cross: in inverse
  * proportion to their route's latency, as SimGrid's CM02 model weighs them
@@ -76,31 +76,31 @@ rw_status rw_pnet_set_recv_overhead(rw_pnet *net, const double *o);
  * itself against SMPI), or equally, max-min fair, as a real fabric's
  * switches do for flows of one class. */
 typedef enum rw_sharing_rule { RW_SHARE_LATENCY = 0, RW_SHARE_EQUAL = 1 } rw_sharing_rule;
-rw_status rw_pnet_set_sharing(rw_pnet *net, rw_sharing_rule rule);
+RW_API rw_status rw_pnet_set_sharing(rw_pnet *net, rw_sharing_rule rule);
 
 /* The MPI library's protocol knee (rw_model's knee, bytes; 0 = none): a
  * message of at least knee bytes costs the pair's alpha_large/beta_large
  * (n x n, the fit at and above the knee) instead of alpha/beta; a pair with
  * both NaN keeps alpha/beta. NULL arrays or knee 0 clear it. RW_ERR_ARG on a
  * negative knee or a pair with one NaN, an infinite or negative figure. */
-rw_status rw_pnet_set_protocol(rw_pnet *net, int64_t knee, const double *alpha_large,
-                               const double *beta_large);
+RW_API rw_status rw_pnet_set_protocol(rw_pnet *net, int64_t knee, const double *alpha_large,
+                                      const double *beta_large);
 
 /* Per-node bandwidth caps in bytes/s shared by every inter-node flow the
  * node sends (inject) or receives (eject); 0 = no cap. Either may be NULL
  * (no caps on that side). Intra-node flows do not use them. */
-rw_status rw_pnet_set_node_caps(rw_pnet *net, const double *inject, const double *eject);
+RW_API rw_status rw_pnet_set_node_caps(rw_pnet *net, const double *inject, const double *eject);
 
 /* A shared resource of `capacity` bytes/s (> 0) crossed by every flow from
  * node src[k] to node dst[k], k < n_pairs (src != dst). A rack uplink is one
  * link per direction: pairs leaving the rack, pairs entering it. *id (may be
  * NULL) receives the link's index (0, 1, ... in order of addition). */
-rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs,
-                           const int32_t *src, const int32_t *dst, int32_t *id);
-int32_t rw_pnet_n_links(const rw_pnet *net);
+RW_API rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs,
+                                  const int32_t *src, const int32_t *dst, int32_t *id);
+RW_API int32_t rw_pnet_n_links(const rw_pnet *net);
 
 /* Rank r runs on node node_of[r], r < n_ranks. */
-rw_status rw_pnet_set_placement(rw_pnet *net, int32_t n_ranks, const int32_t *node_of);
+RW_API rw_status rw_pnet_set_placement(rw_pnet *net, int32_t n_ranks, const int32_t *node_of);
 
 /* ---------------------------------------------------------------------
  * Schedules
@@ -109,8 +109,8 @@ rw_status rw_pnet_set_placement(rw_pnet *net, int32_t n_ranks, const int32_t *no
 typedef struct rw_sched rw_sched;
 
 /* An empty schedule over ranks 0..n_ranks-1 (1 <= n_ranks <= 2^24). */
-rw_status rw_sched_create(int32_t n_ranks, rw_sched **out);
-void rw_sched_free(rw_sched *s);
+RW_API rw_status rw_sched_create(int32_t n_ranks, rw_sched **out);
+RW_API void rw_sched_free(rw_sched *s);
 
 /* Append a transfer of `bytes` (>= 0) from rank src to rank dst (src == dst:
  * a local copy through the node's intra-node figures) that may start once
@@ -121,13 +121,13 @@ void rw_sched_free(rw_sched *s);
  * A transfer between two ranks below 64 KiB (the default eager threshold)
  * is an eager message: it pays the send and receive overheads, and its
  * sender does not wait for it (rank_span). */
-rw_status rw_sched_add(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay,
-                       int32_t n_deps, const int64_t *deps, int64_t *id);
-int64_t rw_sched_n_transfers(const rw_sched *s);
-int32_t rw_sched_n_ranks(const rw_sched *s);
+RW_API rw_status rw_sched_add(rw_sched *s, int32_t src, int32_t dst, double bytes, double delay,
+                              int32_t n_deps, const int64_t *deps, int64_t *id);
+RW_API int64_t rw_sched_n_transfers(const rw_sched *s);
+RW_API int32_t rw_sched_n_ranks(const rw_sched *s);
 /* Transfer k's endpoints and size (any output may be NULL). */
-rw_status rw_sched_transfer(const rw_sched *s, int64_t k, int32_t *src, int32_t *dst,
-                            double *bytes);
+RW_API rw_status rw_sched_transfer(const rw_sched *s, int64_t k, int32_t *src, int32_t *dst,
+                                   double *bytes);
 
 /* Options of the collective algorithms. */
 typedef struct rw_coll_options {
@@ -139,7 +139,7 @@ typedef struct rw_coll_options {
                                 smpi/send-is-detached-thresh, default 65536) */
 } rw_coll_options;
 
-rw_coll_options rw_coll_options_default(void);
+RW_API rw_coll_options rw_coll_options_default(void);
 
 /* The transfers of one call of collective `op` with algorithm `algorithm`
  * over n_ranks ranks, `bytes` as the benchmark programs count it:
@@ -155,11 +155,11 @@ rw_coll_options rw_coll_options_default(void);
  * the same name (docs/prediction.md lists them). RW_ERR_ARG on an unknown
  * operation or algorithm (the message lists the known ones), a rank count an
  * algorithm cannot take (rdb: a power of two), bytes < 0 or non-finite. */
-rw_status rw_sched_collective(const char *op, const char *algorithm, int32_t n_ranks,
-                              double bytes, const rw_coll_options *opt, rw_sched **out);
+RW_API rw_status rw_sched_collective(const char *op, const char *algorithm, int32_t n_ranks,
+                                     double bytes, const rw_coll_options *opt, rw_sched **out);
 
 /* Comma-separated algorithm names of op ("" for an unknown op). */
-const char *rw_collective_algorithms(const char *op);
+RW_API const char *rw_collective_algorithms(const char *op);
 
 /* An application's traffic as one concurrent phase (docs/prediction.md,
  * "Application traffic"): every entry (src, dst) of the matrix becomes one
@@ -170,7 +170,7 @@ const char *rw_collective_algorithms(const char *op);
  * lasts as long as node and link loads under max-min sharing make it.
  * iterations >= 1 turns the run's totals into one iteration's. A rank's
  * traffic to itself is left out (it never leaves the rank's memory). */
-rw_status rw_sched_traffic(const rw_matrix *m, double iterations, rw_sched **out);
+RW_API rw_status rw_sched_traffic(const rw_matrix *m, double iterations, rw_sched **out);
 
 /* ---------------------------------------------------------------------
  * Simulation
@@ -197,20 +197,20 @@ typedef struct rw_sim_result {
  * NULL) receives each transfer's end time, rw_sched_n_transfers(s) values.
  * The first simulation after rw_pnet_add_link indexes the links inside net:
  * do not simulate one network from two threads before that. */
-rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
-                      rw_sim_result *out, double *finish);
+RW_API rw_status rw_simulate(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
+                             rw_sim_result *out, double *finish);
 
 /* rw_simulate where rank r starts at rank_start[r] (s >= 0; NULL: all at
  * 0): no transfer of r begins before it. A benchmark that starts each timed
  * call after a barrier sees such skews: ranks leave a barrier at different
  * times. */
-rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
-                           const double *rank_start, rw_sim_result *out, double *finish);
+RW_API rw_status rw_simulate_from(const rw_pnet *net, const rw_sched *s, rw_sim_mode mode,
+                                  const double *rank_start, rw_sim_result *out, double *finish);
 
 /* rw_sched_collective + rw_simulate on net's placement. */
-rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *algorithm,
-                                double bytes, const rw_coll_options *opt, rw_sim_mode mode,
-                                rw_sim_result *out);
+RW_API rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *algorithm,
+                                       double bytes, const rw_coll_options *opt, rw_sim_mode mode,
+                                       rw_sim_result *out);
 
 /* ---------------------------------------------------------------------
  * Any tree (rankwise_tree.h): the schedule a rooted collective follows on it
@@ -239,36 +239,36 @@ rw_status rw_predict_collective(const rw_pnet *net, const char *op, const char *
  * (SMPI's ompi_binomial, basic_linear): one blocking receive after the
  * other, each transfer starting at its receive. RW_ERR_ARG on an unknown op, a tree
  * rw_tree_check rejects, bytes or segment out of range. */
-rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
-                        const rw_coll_options *opt, rw_sched **out);
+RW_API rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
+                               const rw_coll_options *opt, rw_sched **out);
 
 /* rw_sched_tree + rw_simulate on net's placement (t's ranks must be placed). */
-rw_status rw_predict_tree(const rw_pnet *net, const char *op, const rw_tree *t, double bytes,
-                          int64_t segment, const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
+RW_API rw_status rw_predict_tree(const rw_pnet *net, const char *op, const rw_tree *t, double bytes,
+                                 int64_t segment, const rw_coll_options *opt, rw_sim_mode mode, rw_sim_result *out);
 
 /* ---------------------------------------------------------------------
  * Closed-form formulas (scalar figures; all times in seconds)
  * ------------------------------------------------------------------- */
 
 /* Hockney: one message of n bytes, alpha + n beta. */
-double rw_hockney(double alpha, double beta, double n);
+RW_API double rw_hockney(double alpha, double beta, double n);
 /* LogGP (Alexandrov et al. 1995): one message of n bytes, o + (n - 1) G + L + o. */
-double rw_loggp(double L, double o, double G, double n);
+RW_API double rw_loggp(double L, double o, double G, double n);
 /* Luo et al. 2018 eq. 1, Bruck all-to-all of k bytes per pair over p ranks:
  * lg(p) alpha + 1/2 lg(p) (p - 1) k beta. */
-double rw_luo_bruck(int64_t p, double alpha, double beta, double k);
+RW_API double rw_luo_bruck(int64_t p, double alpha, double beta, double k);
 /* Luo et al. 2018 eq. 2, the long-message (pairwise) all-to-all:
  * (p - 1)(alpha + k beta). */
-double rw_luo_pairwise(int64_t p, double alpha, double beta, double k);
+RW_API double rw_luo_pairwise(int64_t p, double alpha, double beta, double k);
 /* Luo et al. 2018 eq. 3: mean wait, in switch cycles, of a packet at a
  * radix x radix switch output whose inputs each receive a packet per cycle
  * with probability rho (M/G/1): (1 - 1/radix) rho / (2 (1 - rho)).
  * NaN unless 0 <= rho < 1 and radix >= 1. */
-double rw_luo_wait(int32_t radix, double rho);
+RW_API double rw_luo_wait(int32_t radix, double rho);
 /* Luo et al. 2018 eq. 4: (p - 1)(alpha + k beta + k / packet x hops x wait x
  * cycle), wait from eq. 3, packet in bytes, cycle in seconds. */
-double rw_luo_contention(int64_t p, double alpha, double beta, double k, double packet,
-                         int32_t hops, int32_t radix, double rho, double cycle);
+RW_API double rw_luo_contention(int64_t p, double alpha, double beta, double k, double packet,
+                                int32_t hops, int32_t radix, double rho, double cycle);
 
 #ifdef __cplusplus
 }

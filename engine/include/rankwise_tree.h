@@ -8,13 +8,17 @@
  * the predictor costs any of them (docs/collectives.md).
  *
  * Ranks are communicator ranks 0..n_ranks-1. Contract as in rankwise.h:
- * functions return an rw_status, leave one line in rw_last_error() and
- * never exit; a tree is owned by the caller (rw_tree_free).
+ * functions return an rw_status, leave one line in rw_last_error()
+ * (rw_coll_last_error() in librankwise_coll) and never exit; a tree is
+ * owned by the caller (rw_tree_free). Only rankwise_status.h is included,
+ * so that this header declares nothing librankwise_coll lacks.
  */
 #ifndef RANKWISE_TREE_H
 #define RANKWISE_TREE_H
 
-#include "rankwise.h"
+#include <stdint.h>
+
+#include "rankwise_status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,16 +38,16 @@ typedef struct rw_tree {
  * increasing order[child], ties by rank; NULL sends by increasing rank.
  * RW_ERR_ARG on n_ranks < 1, a root out of range, a parent out of range, a
  * second root or a cycle (every rank must reach the root). */
-rw_status rw_tree_from_parents(int32_t n_ranks, int32_t root, const int32_t *parent,
-                               const int32_t *order, rw_tree **out);
-void rw_tree_free(rw_tree *t);
+RW_API rw_status rw_tree_from_parents(int32_t n_ranks, int32_t root, const int32_t *parent,
+                                      const int32_t *order, rw_tree **out);
+RW_API void rw_tree_free(rw_tree *t);
 
 /* RW_OK when t is a tree over its ranks (the rules of rw_tree_from_parents,
  * and child lists that agree with parent). */
-rw_status rw_tree_check(const rw_tree *t);
+RW_API rw_status rw_tree_check(const rw_tree *t);
 
 /* Number of ranks in the subtree of r (r included). */
-int32_t rw_tree_subtree_size(const rw_tree *t, int32_t r);
+RW_API int32_t rw_tree_subtree_size(const rw_tree *t, int32_t r);
 
 
 /* ---- standard shapes (engine/src/coll/shapes.c) ----
@@ -77,26 +81,32 @@ typedef enum rw_tree_shape {
 
 /* The shape of a name: "binomial", "knomial", "flat", "chain", "binary",
  * "inorder_binomial". RW_ERR_ARG naming the known shapes otherwise. */
-rw_status rw_tree_shape_parse(const char *name, rw_tree_shape *out);
+RW_API rw_status rw_tree_shape_parse(const char *name, rw_tree_shape *out);
 
 /* A standard shape over n_ranks with the given root (k only for knomial).
  * RW_ERR_ARG on n_ranks < 1, a root out of range, k < 2. */
-rw_status rw_tree_shape_build(rw_tree_shape shape, int32_t n_ranks, int32_t root, int32_t k,
-                              rw_tree **out);
+RW_API rw_status rw_tree_shape_build(rw_tree_shape shape, int32_t n_ranks, int32_t root, int32_t k,
+                                     rw_tree **out);
+
+/* A standard shape by its name (rw_tree_shape_parse then rw_tree_shape_build:
+ * the same shapes and send orders). radix is used by knomial only.
+ * RW_ERR_ARG on an unknown shape, a root out of range, a knomial radix
+ * below 2. */
+RW_API rw_status rw_tree_by_name(const char *shape, int32_t n, int32_t root, int32_t radix, rw_tree **out);
 
 /* A two-level tree: node_of[r] names the node of rank r (any integers).
  * Each node's leader is its lowest rank, except the root's node, led by
  * the root. The leaders form `between` (ordered by rank, rooted at the
  * root), each node's ranks form `inside` rooted at its leader; a leader
  * sends to the other leaders first, then inside its node. */
-rw_status rw_tree_hierarchical(int32_t n_ranks, int32_t root, const int32_t *node_of,
-                               rw_tree_shape between, rw_tree_shape inside, int32_t k,
-                               rw_tree **out);
+RW_API rw_status rw_tree_hierarchical(int32_t n_ranks, int32_t root, const int32_t *node_of,
+                                      rw_tree_shape between, rw_tree_shape inside, int32_t k,
+                                      rw_tree **out);
 
 /* 1 when every subtree covers a contiguous interval of ranks, so that
  * combining the children in rank order, the node in its place, applies a
  * non-commutative operation in rank order (an in-order tree). */
-int rw_tree_is_in_order(const rw_tree *t);
+RW_API int rw_tree_is_in_order(const rw_tree *t);
 
 #ifdef __cplusplus
 }

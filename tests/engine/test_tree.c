@@ -1,5 +1,6 @@
 /* Communication trees: building from parents, child order, refusals. */
 #include "check.h"
+#include "rankwise.h"
 #include "rankwise_tree.h"
 
 #include <string.h>

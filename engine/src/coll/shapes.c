@@ -61,6 +61,10 @@ void rw_shape_position(rw_tree_shape shape, int32_t k, int32_t v, int32_t *pv, i
         return;
     }
     }
+    /* Callers check the shape first; an unknown one reads as flat rather
+     * than leaving the outputs undefined (GCC sees this path once inlined). */
+    *pv = 0;
+    *pos = v;
 }
 
 /* Parents and send positions of a shape over m ranks rooted at index

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rankwise.h"
 #include "rankwise_live.h"
 
 static int failures, rank;
