@@ -129,11 +129,13 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
                             env=mpi_environment(), stdin=subprocess.DEVNULL)
     traces: list[tuple[float, str]] = []  # (arrival, line) of each re-probe, rank 0's trace
     errors: list[str] = []
+    log: list[str] = []  # every standard error line, with its arrival
 
     def read():
         for line in proc.stderr:
             (traces.append((time.monotonic(), line.strip())) if line.startswith("rankwise-live: probe ")
              else errors.append(line))
+            log.append(f"{time.monotonic():.3f} {line}")
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -158,7 +160,8 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
     if proc.returncode != 0 or changed is None:
         sys.exit(f"live_remap: the {'kept' if keep else 'live'} run failed (exit {proc.returncode}"
                  f"{', ended before the change' if changed is None else ''}): {''.join(errors)[-1500:]}")
-    return {"rows": live_rows(stdout), "out": stdout, "traces": traces, "changed": changed, "load": load}
+    return {"rows": live_rows(stdout), "out": stdout, "traces": traces, "changed": changed, "load": load,
+            "err": f"{changed[0]:.3f} {changed[1]:.3f} the uplink set\n" + "".join(log)}
 
 
 def named_slower(trace: str, at_least: float = 2.0) -> tuple[list[str], list[str]]:
@@ -287,6 +290,7 @@ def emulated_live(a) -> int:
                     r.update(emulated_figures(r))
                     name = "kept" if keep else "live"
                     (folder / f"{name}-{k}.out").write_text(r["out"])
+                    (folder / f"{name}-{k}.err").write_text(r["err"])
                     pair[name] = r
                     print(f"  {k + 1} {name}: change during iteration {r['during']} ({1e3 * r['set_s']:.0f} "
                                   f"ms to set), first re-probe after it at {r['first']}: {r['changed']} of "
