@@ -74,9 +74,10 @@ static int traffic_size(const rw_model *m, const rw_matrix *traffic)
  * widest from the live model's large size to the one nearest the
  * traffic's messages), so a gain made of the model's noise comes out <= 0.
  * want[2k], want[2k+1] (a < b), *n_want: the stale pairs, those the
- * current order loads (`candidate` 0) or all of them (1): those of the
- * nodes a change was named on, where the mapper would otherwise move ranks
- * onto the pairs the re-probes missed. id_cost, cand_cost (n*n, zeroed):
+ * current order loads (`candidate` 0), all of them (1: those of the nodes
+ * a change was named on, where the mapper would otherwise move ranks onto
+ * the pairs the re-probes missed), or those whose load the candidate
+ * changes (2). id_cost, cand_cost (n*n, zeroed):
  * what each order costs on each node pair; start_cost: the current order
  * on the start model's figures. */
 static rw_status judge(const rw_live *ctx, const rw_matrix *traffic, const int *new_rank_of, int moved, int candidate,
@@ -144,7 +145,9 @@ static rw_status judge(const rw_live *ctx, const rw_matrix *traffic, const int *
                 }
                 *robust += d > 0 ? da[p] * lo0 + db[p] * lo1 : da[p] * hi0 + db[p] * hi1;
             }
-            int involved = candidate ? 1 : used[p] || used[q];
+            int involved = candidate == 1 ? 1
+                           : candidate == 2 ? moved && (d != 0 || da[q] + db[q] != 0)
+                                            : used[p] || used[q];
             if (a < b && involved && (stale(ctx, a, b) || stale(ctx, b, a))) {
                 want[2 * *n_want] = a;
                 want[2 * *n_want + 1] = b;
@@ -199,7 +202,8 @@ static void plan(rw_live *ctx, const rw_matrix *traffic, int *new_rank_of, doubl
     if (!st)
         st = judge(ctx, traffic, new_rank_of, moved, 0, &robust, want, &n_want, id_cost, cand_cost, start_cost);
     /* a sweep of every stale pair before a move: at most once per
-     * tournament cycle, so re-measuring at most doubles the live probe's */
+     * tournament cycle, so sweeps at most double the live probe's
+     * measurements; between them, the pairs the candidate would load */
     int sweep = !ctx->swept_call || ctx->swept_call == ctx->call || ctx->call - ctx->swept_call >= ctx->cycle_calls;
     if (!st && n_want == 0) {
         /* the order's cost against the last decision's, or before any
@@ -216,11 +220,10 @@ static void plan(rw_live *ctx, const rw_matrix *traffic, int *new_rank_of, doubl
             memset(id_cost, 0, nn * sizeof *id_cost);
             memset(cand_cost, 0, nn * sizeof *cand_cost);
             memset(start_cost, 0, nn * sizeof *start_cost);
-            st = judge(ctx, traffic, new_rank_of, moved, 1, &robust, want, &n_want, id_cost, cand_cost, start_cost);
+            st = judge(ctx, traffic, new_rank_of, moved, sweep ? 1 : 2, &robust, want, &n_want, id_cost, cand_cost,
+                       start_cost);
             if (!st && n_want > 0 && may_refresh && sweep)
                 ctx->swept_call = ctx->call;
-            else if (!st && n_want > 0)
-                may_refresh = 0;
         }
     }
     if (!st && n_want > 0 && may_refresh) {
