@@ -26,7 +26,8 @@ Cost: about 10 s on 2 cores. Exit status 1 when a goal is missed.
 
 `--emulated`: the same program under real Open MPI on an emulated cluster (`rankwise emulate`,
 docs/emulated-cluster.md), the library preloaded; see emulated_live() below. Needs root and
-network namespaces (exit 2 with the reason otherwise).
+network namespaces (exit 2 with the reason otherwise). `--keep DIR` keeps each run's output and
+its standard error (the live model's trace lines, each with its arrival) as DIR/{kept,live}-K.*.
 """
 
 from __future__ import annotations
