@@ -19,7 +19,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import pytest
 from conftest import HYDRA, MPICC_MPICH, NO_MPICH, run_cli
 from rankwise import patterns
 from rankwise.anomalies import find_slow_links
-from rankwise.emulate.cluster import set_rate
+from rankwise.emulate.midrun import run_with_change
 from rankwise.launch import RunResult, failure_message, mpi_environment
 from rankwise.matrix import CommMatrix
 from rankwise.model import MEASURED, MISSING, Model
@@ -312,36 +311,13 @@ def test_live_model_in_the_job_sees_the_link_set_mid_run(cluster, series, tmp_pa
     cmd = [*cluster.options, *cluster.hosts(FOUR), "-x", f"LD_PRELOAD={LIB / 'librankwise_coll.so'}",
            "-x", "RANKWISE_COLL_TRACE=1", str(program("rankwise-bench-stencil", "mpi")), "--grid", "1x2x2",
            "--mode", "1d", "--sizes", "1K", "--iterations", "300", "--live", "15", "--live-model", str(start_model)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_environment(),
-                            stdin=subprocess.DEVNULL)
-    traces: list[tuple[float, str]] = []  # rank 0 traces each re-probe as it ends: (arrival, line)
-    remeasured: list[tuple[float, str]] = []  # and what a remap re-measured before deciding
-
-    def read():
-        for line in proc.stderr:
-            if line.startswith("rankwise-live: probe "):
-                traces.append((time.monotonic(), line.strip()))
-            elif line.startswith("rankwise-live: re-measured "):
-                remeasured.append((time.monotonic(), line.strip()))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        deadline = time.monotonic() + 90
-        while len(traces) < 4 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        set_start = time.monotonic()
-        set_rate(cluster.path, "node", 1, 5_000_000)  # `rankwise emulate set`'s own code, without its start-up
-        set_end = time.monotonic()
-        stdout = proc.stdout.read()
-        proc.wait(timeout=180)
-        reader.join(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        run_cli("emulate", "set", cluster.path, "node:1", "200M")
-    assert proc.returncode == 0, stdout
+    # node-1's NIC to 5 Mbit/s once rank 0 traced its 4th re-probe (`rankwise emulate set`'s own code)
+    r = run_with_change(cmd, cluster.path, "node", 1, 5_000_000, 200_000_000, 4, env=mpi_environment(),
+                        wait_s=90, timeout_s=180)
+    assert r.returncode == 0, r.stdout
+    assert r.changed is not None, "the run ended before the change"
+    traces, remeasured = r.probes, r.remeasured  # rank 0 traces each as it ends: (arrival, line)
+    set_start, set_end = r.changed
     assert len(traces) == 20, traces
 
     def slowed(trace: str) -> set[str]:
