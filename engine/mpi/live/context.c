@@ -227,7 +227,7 @@ static rw_status init(rw_live *ctx, MPI_Comm comm, const char *path)
         /* the start figures, to tell a change from the start model's own
          * picture (every rank: whichever holds rank 0 decides a remap) */
         if (slots && rw_network_from_model(ctx->model, ctx->n, ctx->model_index, slots, 1, NULL, &ctx->start_net))
-            ctx->start_net = NULL; /* then every decision reads the start model as changed: no guard is lost */
+            ctx->start_net = NULL; /* then a first decision has no start figures: it counts as after a change */
         free(slots);
     }
     free(names);
