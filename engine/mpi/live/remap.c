@@ -74,10 +74,9 @@ static int traffic_size(const rw_model *m, const rw_matrix *traffic)
  * widest from the live model's large size to the one nearest the
  * traffic's messages), so a gain made of the model's noise comes out <= 0.
  * want[2k], want[2k+1] (a < b), *n_want: the stale pairs, those the
- * current order loads (`candidate` 0), all of them (1: those of the nodes
- * a change was named on, where the mapper would otherwise move ranks onto
- * the pairs the re-probes missed), or those whose load the candidate
- * changes (2). id_cost, cand_cost (n*n, zeroed):
+ * current order loads (`candidate` 0), or those whose load the candidate
+ * changes (2); or (1, a sweep: the mapper would otherwise move ranks onto
+ * the pairs the re-probes missed) every pair not measured in this call. id_cost, cand_cost (n*n, zeroed):
  * what each order costs on each node pair; start_cost: the current order
  * on the start model's figures. */
 static rw_status judge(const rw_live *ctx, const rw_matrix *traffic, const int *new_rank_of, int moved, int candidate,
@@ -148,7 +147,11 @@ static rw_status judge(const rw_live *ctx, const rw_matrix *traffic, const int *
             int involved = candidate == 1 ? 1
                            : candidate == 2 ? moved && (d != 0 || da[q] + db[q] != 0)
                                             : used[p] || used[q];
-            if (a < b && involved && (stale(ctx, a, b) || stale(ctx, b, a))) {
+            /* a sweep takes every pair this call has not measured: the
+             * changes it finds would leave their nodes' other pairs stale */
+            int old = candidate == 1 ? ctx->pair_call[p] < ctx->call || ctx->pair_call[q] < ctx->call
+                                     : stale(ctx, a, b) || stale(ctx, b, a);
+            if (a < b && involved && old) {
                 want[2 * *n_want] = a;
                 want[2 * *n_want + 1] = b;
                 ++*n_want;
