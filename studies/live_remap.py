@@ -26,7 +26,8 @@ Cost: about 10 s on 2 cores. Exit status 1 when a goal is missed.
 
 `--emulated`: the same program under real Open MPI on an emulated cluster (`rankwise emulate`,
 docs/emulated-cluster.md), the library preloaded; see emulated_live() below. Needs root and
-network namespaces (exit 2 with the reason otherwise).
+network namespaces (exit 2 with the reason otherwise). `--keep DIR` keeps each run's output and
+its standard error (the live model's trace lines, each with its arrival) as DIR/{kept,live}-K.*.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -46,7 +46,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rankwise import paths
-from rankwise.emulate.cluster import set_rate
+from rankwise.emulate.midrun import run_with_change
 from rankwise.emulate.system import Unsupported, check_supported
 from rankwise.launch import mpi_environment
 from rankwise.paths import program
@@ -125,40 +125,15 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
            "--iterations", a.iterations, "--warmup", "2", "--live", a.every, "--live-model", model,
            *(["--live-keep"] if keep else []), *(["--live-budget", a.budget] if a.budget else []),
            *(["--live-min-gain", a.min_gain] if a.min_gain else [])]
-    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_environment(), stdin=subprocess.DEVNULL)
-    traces: list[tuple[float, str]] = []  # (arrival, line) of each re-probe, rank 0's trace
-    errors: list[str] = []
-
-    def read():
-        for line in proc.stderr:
-            (traces.append((time.monotonic(), line.strip())) if line.startswith("rankwise-live: probe ")
-             else errors.append(line))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
     load = loadavg()
-    changed = None
-    try:
-        deadline = time.monotonic() + 600
-        while len(traces) < a.after_probe and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.005)
-        if proc.poll() is None:
-            t0 = time.monotonic()
-            set_rate(cluster, "uplink", EMU_SLOW_RACK, a.slow_to * 1_000_000)
-            changed = (t0, time.monotonic())
-        stdout = proc.stdout.read()  # stderr is the reader's
-        proc.wait(timeout=900)
-        reader.join(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        set_rate(cluster, "uplink", EMU_SLOW_RACK, a.uplink * 1_000_000)
-    if proc.returncode != 0 or changed is None:
-        sys.exit(f"live_remap: the {'kept' if keep else 'live'} run failed (exit {proc.returncode}"
-                 f"{', ended before the change' if changed is None else ''}): {''.join(errors)[-1500:]}")
-    return {"rows": live_rows(stdout), "out": stdout, "traces": traces, "changed": changed, "load": load}
+    r = run_with_change(cmd, cluster, "uplink", EMU_SLOW_RACK, a.slow_to * 1_000_000, a.uplink * 1_000_000,
+                        a.after_probe, env=mpi_environment())
+    if r.returncode != 0 or r.changed is None:
+        sys.exit(f"live_remap: the {'kept' if keep else 'live'} run failed (exit {r.returncode}"
+                 f"{', ended before the change' if r.changed is None else ''}): {r.others()[-1500:]}")
+    return {"rows": live_rows(r.stdout), "out": r.stdout, "traces": r.probes, "changed": r.changed, "load": load,
+            "err": f"{r.changed[0]:.3f} {r.changed[1]:.3f} the uplink set\n"
+                   + "".join(f"{at:.3f} {line}" for at, line in r.stderr)}
 
 
 def named_slower(trace: str, at_least: float = 2.0) -> tuple[list[str], list[str]]:
@@ -287,6 +262,7 @@ def emulated_live(a) -> int:
                     r.update(emulated_figures(r))
                     name = "kept" if keep else "live"
                     (folder / f"{name}-{k}.out").write_text(r["out"])
+                    (folder / f"{name}-{k}.err").write_text(r["err"])
                     pair[name] = r
                     print(f"  {k + 1} {name}: change during iteration {r['during']} ({1e3 * r['set_s']:.0f} "
                                   f"ms to set), first re-probe after it at {r['first']}: {r['changed']} of "

@@ -19,7 +19,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import pytest
 from conftest import HYDRA, MPICC_MPICH, NO_MPICH, run_cli
 from rankwise import patterns
 from rankwise.anomalies import find_slow_links
-from rankwise.emulate.cluster import set_rate
+from rankwise.emulate.midrun import run_with_change
 from rankwise.launch import RunResult, failure_message, mpi_environment
 from rankwise.matrix import CommMatrix
 from rankwise.model import MEASURED, MISSING, Model
@@ -305,45 +304,26 @@ def test_live_model_in_the_job_sees_the_link_set_mid_run(cluster, series, tmp_pa
     """The stencil's live mode, preloaded, on the 4 hosts, from the series' first model (its
     re-probes measure 64 KiB); node-1's NIC set to 5 Mbit/s after the 4th re-probe. The first
     re-probe that meets node-1 after it names its pair x8 slower or more; none before it does
-    (under CPU load the noise reached x3.7 here)."""
+    (under CPU load the noise reached x3.7 here), nor what a remap re-measured before it; within
+    two cycles every partner of node-1 is named, by a re-probe or by a remap's re-measurement."""
     out, _ = series
     start_model = out / read_index(out)[0].model
     cmd = [*cluster.options, *cluster.hosts(FOUR), "-x", f"LD_PRELOAD={LIB / 'librankwise_coll.so'}",
            "-x", "RANKWISE_COLL_TRACE=1", str(program("rankwise-bench-stencil", "mpi")), "--grid", "1x2x2",
            "--mode", "1d", "--sizes", "1K", "--iterations", "300", "--live", "15", "--live-model", str(start_model)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_environment(),
-                            stdin=subprocess.DEVNULL)
-    traces: list[tuple[float, str]] = []  # rank 0 traces each re-probe as it ends: (arrival, line)
-
-    def read():
-        for line in proc.stderr:
-            if line.startswith("rankwise-live: probe "):
-                traces.append((time.monotonic(), line.strip()))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        deadline = time.monotonic() + 90
-        while len(traces) < 4 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        set_start = time.monotonic()
-        set_rate(cluster.path, "node", 1, 5_000_000)  # `rankwise emulate set`'s own code, without its start-up
-        set_end = time.monotonic()
-        stdout = proc.stdout.read()
-        proc.wait(timeout=180)
-        reader.join(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        run_cli("emulate", "set", cluster.path, "node:1", "200M")
-    assert proc.returncode == 0, stdout
+    # node-1's NIC to 5 Mbit/s once rank 0 traced its 4th re-probe (`rankwise emulate set`'s own code)
+    r = run_with_change(cmd, cluster.path, "node", 1, 5_000_000, 200_000_000, 4, env=mpi_environment(),
+                        wait_s=90, timeout_s=180)
+    assert r.returncode == 0, r.stdout
+    assert r.changed is not None, "the run ended before the change"
+    traces, remeasured = r.probes, r.remeasured  # rank 0 traces each as it ends: (arrival, line)
+    set_start, set_end = r.changed
     assert len(traces) == 20, traces
 
     def slowed(trace: str) -> set[str]:
         return {pair for pair, x in re.findall(r"(node-\d->node-\d) x([\d.]+)", trace) if float(x) >= 8}
 
-    before = [t for at, t in traces if at < set_start]
+    before = [t for at, t in traces + remeasured if at < set_start]
     after = [t for at, t in traces if at > set_end + 0.5]  # the one under way at the change: either
     print(f"{len(before)} re-probes before the change, {len(after)} after: "
           f"{[sorted(slowed(t)) for t in after[:6]]}")
@@ -351,8 +331,11 @@ def test_live_model_in_the_job_sees_the_link_set_mid_run(cluster, series, tmp_pa
     first = next(t for t in after if slowed(t) or "0 changed" not in t)
     assert slowed(first) and all("node-1" in pair for pair in slowed(first)), after[:6]
     # every partner of node-1 within two cycles of the change, the probe under way at it included
-    # (it may have measured one of node-1's pairs after the change: then that pair is named there)
+    # (it may have measured one of node-1's pairs after the change: then that pair is named there),
+    # by the re-probes or by what a remap re-measured first (the pairs of a node named changed)
     since = [t for at, t in traces if at >= set_start][:7]
+    until = next((at for at, t in traces if t in since[-1:]), set_start)
+    since += [t for at, t in remeasured if set_start <= at <= until]
     partners = {p.replace("node-1", "").strip("->") for t in since for p in slowed(t) if "node-1" in p}
     assert partners == {"node-0", "node-4", "node-5"}, since
 

@@ -128,7 +128,8 @@ static rw_status set_up_nodes(rw_live *ctx, const int32_t *model_node)
             if (ctx->model_index[k] == model_node[r])
                 ctx->node_of[r] = k;
     ctx->me = ctx->node_of[ctx->rank];
-    if (!(ctx->pair_call = calloc((size_t)ctx->n * ctx->n, sizeof *ctx->pair_call)))
+    if (!(ctx->pair_call = calloc((size_t)ctx->n * ctx->n, sizeof *ctx->pair_call)) ||
+        !(ctx->node_change_call = calloc((size_t)ctx->n, sizeof *ctx->node_change_call)))
         return rw_fail(RW_ERR_NOMEM, "out of memory for %d nodes", (int)ctx->n);
     if (!(ctx->buf = calloc((size_t)ctx->sizes[ctx->n_sizes - 1], 1)))
         return rw_fail(RW_ERR_NOMEM, "out of memory for a %lld-byte message", (long long)ctx->sizes[ctx->n_sizes - 1]);
@@ -198,6 +199,9 @@ static rw_status init(rw_live *ctx, MPI_Comm comm, const char *path)
                 model_node[r] = k;
     if (!st && !ctx->passthrough) {
         choose_sizes(ctx);
+        /* as the mapper's network reads them (network.c): a loaded stack's
+         * 8-byte round trips are the scheduler's, not the pair's */
+        ctx->noisy_latency = ctx->n_sizes > 1 && rw_model_latency_noisy(ctx->model) == 1;
         st = agree(ctx->comm, set_up_nodes(ctx, model_node), "setting up the live probe");
     }
     if (!st && !ctx->passthrough && ctx->n >= 2)
@@ -217,6 +221,14 @@ static rw_status init(rw_live *ctx, MPI_Comm comm, const char *path)
         ctx->wtime0 = PMPI_Wtime();
         if (!st && (ctx->complete = live_complete(ctx)))
             live_publish(ctx);
+        int32_t *slots = ctx->complete ? calloc((size_t)ctx->n, sizeof *slots) : NULL;
+        for (int r = 0; slots && r < ctx->size; r++)
+            slots[ctx->node_of[r]]++;
+        /* the start figures, to tell a change from the start model's own
+         * picture (every rank: whichever holds rank 0 decides a remap) */
+        if (slots && rw_network_from_model(ctx->model, ctx->n, ctx->model_index, slots, 1, NULL, &ctx->start_net))
+            ctx->start_net = NULL; /* then a first decision has no start figures: it counts as after a change */
+        free(slots);
     }
     free(names);
     free(world);
@@ -264,6 +276,9 @@ void rw_live_free(rw_live **pctx)
     free(ctx->node_of);
     free(ctx->model_index);
     free(ctx->pair_call);
+    free(ctx->node_change_call);
+    free(ctx->placed_pair);
+    rw_network_free(ctx->start_net);
     free(ctx->changes);
     free(ctx->changed_nodes);
     free(ctx->buf);

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "rankwise_live.h"
+#include "rankwise_map.h"
 
 /* The sizes measured: the model's smallest and the one nearest (in log)
  * to LIVE_LARGE, or these two without a model. */
@@ -33,15 +34,20 @@ struct rw_live {
     int32_t *model_index;   /* n: the model node of each node */
     int32_t me;             /* my node */
     int n_sizes;            /* 1 or 2 */
+    int noisy_latency;      /* the model's latencies are noise (rw_model_latency_noisy): the small size tells nothing */
     int size_index[LIVE_MAX_SIZES];
     int64_t sizes[LIVE_MAX_SIZES];
     int32_t cursor;         /* the next tournament round */
     int32_t call;           /* probes made */
     double round_seconds;   /* the most a round took (slowest leader); 0 unknown */
     int32_t *pair_call;     /* n*n: the call that last measured the pair */
+    int32_t *node_change_call; /* n: the last call that named a changed pair of the node */
+    rw_network *start_net;  /* the start model's figures (remap.c: what the order cost before any change) */
+    int32_t swept_call;     /* the call of the last re-measurement of every stale pair (remap.c) */
+    int32_t cycle_calls;    /* calls that refresh every pair, at the last probe's pace */
     int complete;           /* every pair of the nodes measured: published for the collectives */
     double threshold, min_gain, timeout;
-    double placed_cost; /* rank 0: the order's predicted cost when last decided (0: never) */
+    double *placed_pair;    /* n*n: the order's predicted cost per node pair when last decided (NULL: never) */
     rw_live_drift_fn on_drift;
     void *on_drift_arg;
     rw_live_pair_change *changes;
@@ -68,6 +74,10 @@ int live_complete(const rw_live *ctx);
  * node initiates first at each size); out receives this rank's direction.
  * RW_ERR_MPI on an MPI error or a timeout. */
 rw_status live_measure_pair(rw_live *ctx, int peer, char *buf, rw_stat *out);
+
+/* probe.c: measure the n_pairs node pairs (pairs[2k], pairs[2k+1]), both
+ * ways, a matching per round, and merge them (the current call's). */
+rw_status live_refresh(rw_live *ctx, const int *pairs, int32_t n_pairs);
 
 /* publish.c: publish ctx's model to the collectives (raising the
  * generation) and withdraw it. */

@@ -55,6 +55,23 @@ static void fit(const rw_live *ctx, const rw_stat *s, double *alpha, double *bet
     *alpha = a > 0 ? a : 0;
 }
 
+/* A changed pair's new round trips, as wide around their median as the
+ * model's were around theirs: the level moved, the noise recorded over the
+ * probe's rounds stays. Three round trips taken within milliseconds are
+ * narrower than a loaded stack's noise; as the evidence they would make
+ * the next sample of the same level look changed again (a re-probe on an
+ * emulated cluster named 5-8 of its 8 pairs changed, before any change). */
+static rw_stat widened(const rw_stat *now, const rw_stat *was)
+{
+    rw_stat w = *now;
+    if (!has_stat(was) || !has_stat(now) || was->min > was->median || was->max < was->median)
+        return w;
+    w.min = fmin(w.min, w.median * (was->min / was->median));
+    w.max = fmax(w.max, w.median * (was->max / was->median));
+    w.jitter = fmax(w.jitter, was->jitter);
+    return w;
+}
+
 int live_complete(const rw_live *ctx)
 {
     const rw_model *m = ctx->model;
@@ -97,6 +114,8 @@ rw_status live_merge(rw_live *ctx, const live_sample *samples, int32_t n_samples
                 all_refs = 0;
                 continue;
             }
+            if (s == 0 && ctx->noisy_latency) /* noise: never a change */
+                continue;
             double r = x->stat[s].median / ref[s].median;
             int apart = x->stat[s].min > ref[s].max || x->stat[s].max < ref[s].min;
             if (known && apart && fabs(r - 1) > ctx->threshold && fabs(log(r)) > worst) {
@@ -107,19 +126,22 @@ rw_status live_merge(rw_live *ctx, const live_sample *samples, int32_t n_samples
             }
         }
         if (changed && all_refs) {
-            double lat = ratio_or(x->stat[0].median, ref[0].median, 1);
-            double per_byte = ctx->n_sizes > 1 ? ratio_or(x->stat[1].median - x->stat[0].median,
-                                                          ref[1].median - ref[0].median, lat)
-                                               : lat;
+            double lat = ctx->noisy_latency ? 1 : ratio_or(x->stat[0].median, ref[0].median, 1);
+            /* where the small size's round trip reaches the large one's (a
+             * loaded stack's latencies), the large size alone tells */
+            double large = ctx->n_sizes > 1 ? ratio_or(x->stat[1].median, ref[1].median, lat) : lat;
+            double per_byte = ctx->n_sizes < 2 ? lat
+                              : ctx->noisy_latency
+                                  ? large
+                                  : ratio_or(x->stat[1].median - x->stat[0].median, ref[1].median - ref[0].median, large);
             scale(m, p, lat, per_byte);
             *figures_changed = 1;
         } else if (!known) {
             fit(ctx, x->stat, &m->alpha[p], &m->beta[p]);
             *figures_changed = 1;
         }
-        if (changed || !known) /* the evidence of the pair's figures */
-            for (int s = 0; s < ctx->n_sizes; s++)
-                m->pair_stats[p * m->n_sizes + ctx->size_index[s]] = x->stat[s];
+        for (int s = 0; (changed || !known) && s < ctx->n_sizes; s++) /* the evidence of the pair's figures */
+            m->pair_stats[p * m->n_sizes + ctx->size_index[s]] = changed ? widened(&x->stat[s], &ref[s]) : x->stat[s];
         m->pair_state[p] = RW_PAIR_MEASURED;
         m->measured_at[p] = when;
         ctx->pair_call[(size_t)x->src * ctx->n + x->dst] = ctx->call;
