@@ -2,6 +2,8 @@
 # whose wheel holds the C engine (scikit-build-core runs CMake), so this is a PythonPackage;
 # the CMake options it passes are those of CMakeLists.txt and engine/CMakeLists.txt.
 
+import os
+
 from spack.package import *
 
 try:  # Spack 1.x: the build systems live in the builtin repository
@@ -17,9 +19,11 @@ class Rankwise(PythonPackage):
     where the traffic flows fastest, predict collective costs, and run network-aware
     collectives."""
 
-    # No release is published yet: build from a clone with `spack develop` or
-    # `spack dev-build` (docs/packaging.md). Add url/git and checksums at the first release.
-    version("0.1.0")
+    # No release is published yet: the source is the clone this file is in (its branch main,
+    # as committed), or a working tree with `spack dev-build -d`/`spack develop`
+    # (docs/packaging.md). Give url/git and checksums at the first release.
+    git = "file://" + os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))
+    version("main", branch="main")
 
     license("BSD-3-Clause")
 
