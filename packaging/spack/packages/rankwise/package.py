@@ -68,8 +68,7 @@ class Rankwise(PythonPackage):
             settings["cmake.define.METIS_INCLUDE_DIR"] = "OFF"
         else:
             settings["cmake.define.METIS_INCLUDE_DIR"] = spec["metis"].prefix.include
-            settings["cmake.define.METIS_LIBRARY"] = find_libraries(
-                "libmetis", spec["metis"].prefix, shared=True, recursive=True)[0]
+            settings["cmake.define.METIS_LIBRARY"] = spec["metis"].libs[0]
         return settings
 
     @run_after("install")
