@@ -2,6 +2,7 @@
 # whose wheel holds the C engine (scikit-build-core runs CMake), so this is a PythonPackage;
 # the CMake options it passes are those of CMakeLists.txt and engine/CMakeLists.txt.
 
+import json
 import os
 
 from spack.package import *
@@ -74,5 +75,16 @@ class Rankwise(PythonPackage):
     @run_after("install")
     @on_package_attributes(run_tests=True)
     def check_build_info(self):
-        # What the build holds, as the installed package reports it.
-        Executable(self.prefix.bin.rankwise)("info")
+        # What the build holds, as the installed package reports it (the build environment
+        # does not have the package's own prefix on the Python path yet).
+        purelib = join_path(self.prefix, self.spec["python"].package.purelib)
+        path = os.pathsep.join(p for p in (purelib, os.environ.get("PYTHONPATH")) if p)
+        info = Executable(self.prefix.bin.rankwise)("info", "--json", output=str, extra_env={"PYTHONPATH": path})
+        features = json.loads(info)["features"]
+        print(features)
+        # A variant that is on must be in the build, and one that is off must not.
+        for feature, variant in (("hwloc", "+hwloc"), ("METIS", "+metis"),
+                                 ("simulated cluster (SimGrid SMPI)", "+smpi")):
+            built = not features[feature].startswith("no")
+            if built != self.spec.satisfies(variant):
+                raise InstallError(f"rankwise info disagrees with {variant}: {feature} = {features[feature]}")
