@@ -77,7 +77,9 @@ class Rankwise(PythonPackage):
     def check_build_info(self):
         # What the build holds, as the installed package reports it (the build environment
         # does not have the package's own prefix on the Python path yet).
-        purelib = join_path(self.prefix, self.spec["python"].package.purelib)
+        # pip installed with python-venv's interpreter where Spack builds Python packages in one.
+        python = self.spec["python-venv" if "python-venv" in self.spec else "python"]
+        purelib = join_path(self.prefix, python.package.purelib)
         path = os.pathsep.join(p for p in (purelib, os.environ.get("PYTHONPATH")) if p)
         info = Executable(self.prefix.bin.rankwise)("info", "--json", output=str, extra_env={"PYTHONPATH": path})
         features = json.loads(info)["features"]
