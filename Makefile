@@ -9,7 +9,7 @@ PYTHON    ?= python3
 PY        := $(VENV)/bin/python
 RANKWISE  := $(VENV)/bin/rankwise
 APT_PKGS  := build-essential cmake ninja-build python3-venv libmetis-dev mpich libmpich-dev \
-             openmpi-bin libopenmpi-dev libsimgrid-dev clang libhwloc-dev
+             openmpi-bin libopenmpi-dev libsimgrid-dev clang libhwloc-dev zsh
 PY_DEPS   := numpy matplotlib typer rich pytest hypothesis scikit-build-core
 SOURCES   := $(shell find engine python -type f -not -path '*/__pycache__/*') \
              CMakeLists.txt pyproject.toml
@@ -93,7 +93,7 @@ build/.slurm:
 build/.system:
 	@mkdir -p build
 	@missing=""; \
-	for c in cc cmake ninja mpicc mpirun smpicc smpirun clang; do command -v $$c >/dev/null || missing=1; done; \
+	for c in cc cmake ninja mpicc mpirun smpicc smpirun clang zsh; do command -v $$c >/dev/null || missing=1; done; \
 	[ -f /usr/include/metis.h ] && [ -f /usr/include/hwloc.h ] || missing=1; \
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing=1; \
 	if [ -n "$$missing" ]; then \

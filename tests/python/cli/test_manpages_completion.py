@@ -133,3 +133,37 @@ def test_unwritable_folder_is_one_line_error(tmp_path):
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rankwise: error: cannot write") and "Traceback" not in r.stderr
+
+
+# A terminal for zsh (zpty): type `rankwise co<TAB>` once, read the line back until it changes.
+_ZSH_TAB = r'''
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='> '; fpath=($1 \$fpath); PATH=$2:\$PATH; autoload -U compinit; compinit -u -D"
+zpty -w -n z "rankwise co"$'\t'
+all=""
+for i in {1..100}; do
+  while zpty -r -t z chunk; do all+=$chunk; done
+  [[ $all == *"rankwise coll"* ]] && break
+  sleep 0.3
+done
+print -r -- "$all"
+zpty -d z
+'''
+
+
+@pytest.mark.skipif(not shutil.which("zsh"), reason="zsh is not installed (make installs it)")
+def test_zsh_completes_on_the_first_tab(tmp_path):
+    if not RANKWISE.exists():
+        pytest.skip(f"{RANKWISE} is not installed (make build)")
+    folder = tmp_path / "site-functions"
+    r = subprocess.run([sys.executable, "-m", "rankwise.cli.manpages", "--completion", str(folder)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    (folder / "rankwise.bash").unlink()
+    script = tmp_path / "tab.zsh"
+    script.write_text(_ZSH_TAB)
+    done = subprocess.run(["zsh", "-f", str(script), str(folder), str(RANKWISE.parent)], capture_output=True,
+                          text=True, timeout=120)
+    # the typed line, redrawn with the completed word
+    assert "rankwise coll" in done.stdout, done.stdout[-2000:] + done.stderr
