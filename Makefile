@@ -9,7 +9,7 @@ PYTHON    ?= python3
 PY        := $(VENV)/bin/python
 RANKWISE  := $(VENV)/bin/rankwise
 APT_PKGS  := build-essential cmake ninja-build python3-venv libmetis-dev mpich libmpich-dev \
-             openmpi-bin libopenmpi-dev libsimgrid-dev clang libhwloc-dev
+             openmpi-bin libopenmpi-dev libsimgrid-dev clang libhwloc-dev zsh
 PY_DEPS   := numpy matplotlib typer rich pytest hypothesis scikit-build-core
 SOURCES   := $(shell find engine python -type f -not -path '*/__pycache__/*') \
              CMakeLists.txt pyproject.toml
@@ -34,7 +34,8 @@ TEST_FUZZ_SECONDS ?= 20
 demo-real: build
 	$(RANKWISE) demo --emulated --out $(DEMO_OUT)-real
 
-.PHONY: demo demo-real test build system clean bench studies fuzz check-readme warnings
+.PHONY: demo demo-real test build system clean bench studies fuzz check-readme warnings \
+        man completion install-man install-completion
 
 demo: build
 	$(RANKWISE) demo --out $(DEMO_OUT)
@@ -92,7 +93,7 @@ build/.slurm:
 build/.system:
 	@mkdir -p build
 	@missing=""; \
-	for c in cc cmake ninja mpicc mpirun smpicc smpirun clang; do command -v $$c >/dev/null || missing=1; done; \
+	for c in cc cmake ninja mpicc mpirun smpicc smpirun clang zsh; do command -v $$c >/dev/null || missing=1; done; \
 	[ -f /usr/include/metis.h ] && [ -f /usr/include/hwloc.h ] || missing=1; \
 	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing=1; \
 	if [ -n "$$missing" ]; then \
@@ -129,6 +130,25 @@ $(TESTBUILD)/.built: build/.system $(SOURCES) $(shell find tests/engine -type f)
 	cmake -S engine -B $(TESTBUILD) -G Ninja -DRW_ENGINE_TESTS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(TESTBUILD)
 	@touch $@
+
+# Man pages (one per verb and sub-verb) and bash/zsh completion, generated from the command tree
+# (python/rankwise/cli/manpages.py); the install-* targets copy them under $(DESTDIR)$(PREFIX).
+PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
+man: build
+	rm -rf build/man
+	$(PY) -m rankwise.cli.manpages --man build/man/man1
+
+completion: build
+	$(PY) -m rankwise.cli.manpages --completion build/completion
+
+install-man: man
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 build/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+
+install-completion: completion
+	install -D -m 644 build/completion/rankwise.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/rankwise
+	install -D -m 644 build/completion/_rankwise $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_rankwise
 
 clean:
 	rm -rf build $(VENV) $(DEMO_OUT) rankwise-bench

@@ -59,6 +59,8 @@ VARIABLES: tuple[Variable, ...] = (
              "the installed ones, e.g. an MPICH build", _COLL_DOC),
     Variable("RANKWISE_SMPI_BIN", CLI, "the folder of the simulated-cluster programs to run instead of the "
              "installed ones", "docs/environment.md"),
+    Variable("_RANKWISE_COMPLETE", CLI, "set by the shell completion scripts (complete_bash, complete_zsh, ...): "
+             "print the completions of the words typed instead of running", "docs/packaging.md"),
 )
 
 

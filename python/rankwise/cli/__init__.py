@@ -37,7 +37,7 @@ from rankwise.cli.watch import watch_command
 from rankwise.errors import RankwiseError
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Measure the network an MPI job runs on, and act on what was measured.",
@@ -156,7 +156,9 @@ def main() -> None:
             signal.signal(signum, _stopped)
     try:
         # standalone_mode=False: the errors come back here, to be printed as one line.
-        code = command()(standalone_mode=False)
+        # prog_name: `python -m rankwise` is still rankwise, in its usage lines and in the
+        # _RANKWISE_COMPLETE variable that shell completion sets.
+        code = command()(prog_name="rankwise", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError:
         sys.exit(2)  # the help was printed: a verb without its arguments is a usage error
     except click.exceptions.ClickException as exc:

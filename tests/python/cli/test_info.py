@@ -53,7 +53,8 @@ def test_every_variable_the_sources_read_is_listed():
     for folder, suffixes in ((ROOT / "engine", {".c", ".h"}), (ROOT / "python" / "rankwise", {".py"})):
         for path in folder.rglob("*"):
             if path.suffix in suffixes:
-                for name in re.findall(r"RANKWISE_[A-Z0-9_]*[A-Z0-9]", path.read_text(errors="replace")):
+                # _?: the shell completion variable is _RANKWISE_COMPLETE (click's _{PROG}_COMPLETE)
+                for name in re.findall(r"_?RANKWISE_[A-Z0-9_]*[A-Z0-9]", path.read_text(errors="replace")):
                     found.setdefault(name, str(path.relative_to(ROOT)))
     # header guards; RANKWISE_COLL is the prefix of the per-operation names (RANKWISE_COLL_<OP>),
     # RANKWISE_{flavour}_BIN spelled out in paths.py
