@@ -27,7 +27,7 @@
 
 #include "internal.h"
 
-#include "verdict.h"
+#include "coll/verdict.h"
 
 #include <stdio.h>
 #include <stdlib.h>
