@@ -1,5 +1,6 @@
-/* Time per call of MPI_Bcast (1 int), MPI_Allreduce (1 int) and
- * MPI_Gather (8 bytes per rank, to rank 0) on
+/* Time per call of MPI_Bcast (1 int), MPI_Allreduce (1 int),
+ * MPI_Gather (8 bytes per rank, to rank 0) and MPI_Scatter (the same, from
+ * rank 0) on
  * MPI_COMM_SELF and MPI_COMM_WORLD, for studies/coll_overhead.py: run once
  * as is and once with librankwise_coll preloaded passing everything
  * through, the difference is the library's cost per call.
@@ -37,9 +38,17 @@ int main(int argc, char **argv)
         for (int i = 0; i < iters; i++)
             MPI_Gather(pair, 2, MPI_INT, all, 2, MPI_INT, 0, comms[c]);
         double t5 = MPI_Wtime();
+        for (int i = 0; i < iters / 10; i++) /* warm up: the decision's trials */
+            MPI_Scatter(all, 2, MPI_INT, pair, 2, MPI_INT, 0, comms[c]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t6 = MPI_Wtime();
+        for (int i = 0; i < iters; i++)
+            MPI_Scatter(all, 2, MPI_INT, pair, 2, MPI_INT, 0, comms[c]);
+        double t7 = MPI_Wtime();
         if (me == 0)
-            printf("bcast-%s %.1f\nallreduce-%s %.1f\ngather-%s %.1f\n", names[c], (t1 - t0) / iters * 1e9,
-                   names[c], (t3 - t2) / iters * 1e9, names[c], (t5 - t4) / iters * 1e9);
+            printf("bcast-%s %.1f\nallreduce-%s %.1f\ngather-%s %.1f\nscatter-%s %.1f\n", names[c],
+                   (t1 - t0) / iters * 1e9, names[c], (t3 - t2) / iters * 1e9, names[c], (t5 - t4) / iters * 1e9,
+                   names[c], (t7 - t6) / iters * 1e9);
     }
     free(all);
     MPI_Finalize();

@@ -1,15 +1,16 @@
 /* Time per call of MPI_Bcast, MPI_Scatter and MPI_Gather from rank 0 at
  * several sizes, for studies/coll_verify_real.py: the same binary runs as
  * is and with librankwise_coll preloaded (a model, verification on or off).
- * Each size: 20 untimed calls (the library's trials and set-up), then the
- * median over 7 batches of the slowest rank's mean time per call.
+ * Each size: 600 untimed calls (the library's trials and set-up: at most
+ * 2 + 4 x 2 + 256 x 2 calls, engine/mpi/coll/verify.c), then the median
+ * over 7 batches of the slowest rank's mean time per call.
  * Usage: coll_verify_real CALLS_PER_BATCH; rank 0 prints "op bytes us". */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static const int SIZES[] = {8, 512, 1024, 4096, 65536};
-enum { BATCHES = 7, UNTIMED = 20 };
+enum { BATCHES = 7, UNTIMED = 600 };
 
 static int by_value(const void *a, const void *b)
 {

@@ -64,14 +64,31 @@ typedef struct rwc_choice {
     const char *source; /* "env", "rules", "model", "probe" or NULL (passthrough) */
 } rwc_choice;
 
+/* What a call's kept outcome is looked up by before any MPI call: the
+ * counts and types of its arguments, the root's ([0]) and the other
+ * ranks' ([1]: gather's and scatter's differ; the same pair otherwise),
+ * and the reductions' type and operation (MPI_DATATYPE_NULL, MPI_OP_NULL
+ * for the others). */
+typedef struct rwc_key {
+    int count[2];
+    MPI_Datatype dtype[2];
+    MPI_Datatype type;
+    MPI_Op mop;
+} rwc_key;
+
 /* The outcome of the last call of one collective on a communicator, kept
  * once it is final (a decision's verdict, or a decision that is not
  * verified), with what it depends on: a later call with the same key runs
- * it after a few compares (decide.c, rwc_decide_cached). type and mop key
+ * it after a few compares (decide.c, rwc_decide_cached). count and dtype
+ * are this rank's pair of the key; a predefined dtype (named) fixes the
+ * bytes, a derived one's handle may be freed and reused for another type,
+ * so its bytes are compared too (one MPI_Type_size). type and mop key
  * reduce and allreduce only (whether a decision is verified depends on
  * them); bytes are exact, as rules' ranges are. */
 typedef struct rwc_outcome {
     int set, pass, root; /* pass: the MPI's own runs */
+    int count, named;
+    MPI_Datatype dtype;
     size_t bytes;
     uint64_t generation; /* rwc_model_generation() when it was kept */
     MPI_Datatype type;
@@ -224,14 +241,17 @@ int rwc_is_root(MPI_Comm comm, int root);
  * rank. Collective when rules or a model are in use (the communicator's
  * cache, a decision made on rank 0 and broadcast). */
 rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes);
-/* The outcome kept for this call's key on comm (rwc_outcome): 1 the MPI's
- * own, 0 run *ch, -1 none (decide as usual). Local: every rank makes the
- * same calls, so every rank finds the same outcome or none. */
-int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
-                      rwc_choice *ch);
+/* The outcome kept for this call's key on comm (rwc_outcome), before any
+ * MPI call: 1 the MPI's own (also for every call when neither rules nor a
+ * network are configured and nothing is forced), 0 run *ch, -1 none
+ * (decide as usual). Local. A rank may find none where another finds one
+ * (their keys differ: gather's root counts what it receives); its decision
+ * then finds the same final outcome locally, since every rank decided the
+ * same bytes at the same calls. */
+int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, const rwc_key *key, rwc_choice *ch);
 /* Keep a final outcome (ch decided from rules or a network, settled by
  * its verification or not verified) for later calls with the same key. */
-void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
+void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_key *key,
                          const rwc_choice *ch, int pass);
 const char *rwc_op_name(rwc_op op);
 /* Whether RANKWISE_COLL_TRACE asks for trace lines. */

@@ -191,30 +191,40 @@ rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
  * (the rules, the decisions' and verdicts' lists, two attribute lookups).
  * Nothing is kept under MPI_THREAD_MULTIPLE, for a forced algorithm
  * (decided in a few compares already) nor before a decision is final. */
-int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
-                      rwc_choice *ch)
+int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, const rwc_key *key, rwc_choice *ch)
 {
-    if (configured <= 0 || forced[op] != RW_COLL_AUTO || rwc_thread_multiple())
+    if (configured == 0 && forced[op] == RW_COLL_AUTO)
+        return 1; /* nothing to decide from (configured is set after the environment is read) */
+    if (configured < 0 || forced[op] != RW_COLL_AUTO || rwc_thread_multiple())
         return -1;
     const rwc_comm *c = rwc_comm_fast(comm);
     if (!c)
         return -1;
     const rwc_outcome *o = &c->last[op];
-    if (!o->set || o->bytes != bytes || o->root != root || o->type != type || o->mop != mop ||
-        o->generation != rwc_model_generation())
+    int k = c->rank != root;
+    if (!o->set || o->count != key->count[k] || o->dtype != key->dtype[k] || o->root != root ||
+        o->type != key->type || o->mop != key->mop || o->generation != rwc_model_generation())
+        return -1;
+    size_t bytes;
+    if (!o->named && (rwc_type_bytes(o->count, o->dtype, &bytes) || bytes != o->bytes))
         return -1;
     *ch = o->ch;
     return o->pass;
 }
 
-void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, MPI_Datatype type, MPI_Op mop,
+void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_key *key,
                          const rwc_choice *ch, int pass)
 {
     if (!ch->source || !strcmp(ch->source, "env") || rwc_thread_multiple())
         return;
     rwc_comm *c = rwc_comm_fast(comm);
-    if (c)
-        c->last[op] = (rwc_outcome){1, pass, root, bytes, rwc_model_generation(), type, mop, *ch};
+    if (!c)
+        return;
+    int k = c->rank != root, ni, na, nt, combiner;
+    int named = PMPI_Type_get_envelope(key->dtype[k], &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
+                combiner == MPI_COMBINER_NAMED;
+    c->last[op] = (rwc_outcome){1, pass, root, key->count[k], named, key->dtype[k], bytes, rwc_model_generation(),
+                                key->type, key->mop, *ch};
 }
 
 int rwc_tracing(void)

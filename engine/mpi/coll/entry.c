@@ -49,24 +49,27 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 }
 
 /* Runs what the decision chose: the algorithm (run) or the tree (tree);
- * *pass = 1 when the MPI's own must run instead. verifiable: whether the
+ * *pass = 1 when the MPI's own must run instead. key: the call's outcome
+ * key (rwc_key), looked up first: a call whose key has a final outcome on
+ * comm runs it directly, before any MPI call (the bytes, and for gather
+ * and scatter the rank, cost one or two). bytes_of: the bytes the decision
+ * goes by, evaluated only after that lookup. verifiable: whether the
  * decision's first calls may alternate with the MPI's own (verify.h),
- * evaluated only when the call is decided. ktype, kop: the outcome's key
- * beyond (root, bytes) (rwc_outcome): the reductions' type and operation.
- * A call whose key has a final outcome on comm runs it directly. */
-#define DECIDED(op, root, bytes, verifiable, ktype, kop, run, on_tree)                                 \
+ * evaluated only when the call is decided. */
+#define DECIDED(op, root, key, bytes_of, verifiable, run, on_tree)                                     \
     do {                                                                                                \
         rwc_choice ch;                                                                                  \
         rw_status st = RW_ERR_STATE;                                                                    \
-        int kept_ = rwc_decide_cached(op, comm, root, bytes, ktype, kop, &ch);                          \
+        int kept_ = rwc_decide_cached(op, comm, root, &(key), &ch);                                     \
         if (kept_ > 0) {                                                                                \
             *pass = 1;                                                                                  \
             return st;                                                                                  \
         }                                                                                               \
+        size_t bytes = bytes_of;                                                                        \
         if (kept_ < 0) {                                                                                \
             ch = rwc_decide_call(op, comm, root, bytes);                                                \
             if (ch.alg == RW_COLL_PASSTHROUGH && !ch.tree) {                                            \
-                rwc_decide_remember(op, comm, root, bytes, ktype, kop, &ch, 1);                         \
+                rwc_decide_remember(op, comm, root, bytes, &(key), &ch, 1);                             \
                 *pass = 1;                                                                              \
                 return st;                                                                              \
             }                                                                                           \
@@ -75,7 +78,7 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
                 ch.alg = RW_COLL_PASSTHROUGH;                                                           \
             int settled_ = 1, mpi_ = (verifiable) && rwc_verify_begin(op, comm, root, bytes, &ch, &settled_); \
             if (settled_)                                                                               \
-                rwc_decide_remember(op, comm, root, bytes, ktype, kop, &ch, mpi_);                      \
+                rwc_decide_remember(op, comm, root, bytes, &(key), &ch, mpi_);                          \
             if (mpi_) { /* a trial or the verdict */                                                    \
                 *pass = 1;                                                                              \
                 return st;                                                                              \
@@ -97,11 +100,14 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 /* the outcome's key of the calls without a reduction operation */
 #define NO_TYPE MPI_DATATYPE_NULL
 #define NO_OP MPI_OP_NULL
+/* one (count, type) on every rank; gather's and scatter's root's and others' */
+#define KEY(count, type, ktype, kop) {{(count), (count)}, {(type), (type)}, (ktype), (kop)}
+#define KEY2(rc, rt, oc, ot) {{(rc), (oc)}, {(rt), (ot)}, NO_TYPE, NO_OP}
 
 static rw_status auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
 {
-    size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_BCAST, root, bytes, 1, NO_TYPE, NO_OP,
+    const rwc_key key = KEY(count, type, NO_TYPE, NO_OP);
+    DECIDED(RWC_BCAST, root, key, rwc_bytes_of(count, type), 1,
             rwc_run_bcast(buf, count, type, root, comm, ch.alg),
             rw_coll_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
 }
@@ -109,8 +115,8 @@ static rw_status auto_bcast(void *buf, int count, MPI_Datatype type, int root, M
 static rw_status auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root,
                              MPI_Comm comm, int *pass)
 {
-    size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_REDUCE, root, bytes, rwc_verify_order_free(op, type), type, op,
+    const rwc_key key = KEY(count, type, type, op);
+    DECIDED(RWC_REDUCE, root, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
             rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg),
             rw_coll_reduce_tree(s, r, count, type, op, ch.tree, comm));
 }
@@ -135,8 +141,8 @@ static rw_status tree_scatter(const void *s, int sc, MPI_Datatype st, void *r, i
 static rw_status auto_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                              int root, MPI_Comm comm, int *pass)
 {
-    size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype);
-    DECIDED(RWC_GATHER, root, bytes, 1, NO_TYPE, NO_OP,
+    const rwc_key key = KEY2(rc, rtype, sc, stype);
+    DECIDED(RWC_GATHER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype), 1,
             rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_gather(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
@@ -144,8 +150,8 @@ static rw_status auto_gather(const void *s, int sc, MPI_Datatype stype, void *r,
 static rw_status auto_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                               int root, MPI_Comm comm, int *pass)
 {
-    size_t bytes = rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_SCATTER, root, bytes, 1, NO_TYPE, NO_OP,
+    const rwc_key key = KEY2(sc, stype, rc, rtype);
+    DECIDED(RWC_SCATTER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype), 1,
             rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
             tree_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
@@ -186,8 +192,8 @@ static rw_status tree_allgather(const void *s, int sc, MPI_Datatype stype, void 
 static rw_status auto_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                                 int *pass)
 {
-    size_t bytes = rwc_bytes_of(count, type);
-    DECIDED(RWC_ALLREDUCE, -1, bytes, rwc_verify_order_free(op, type), type, op,
+    const rwc_key key = KEY(count, type, type, op);
+    DECIDED(RWC_ALLREDUCE, -1, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
             rwc_run_allreduce(s, r, count, type, op, comm, ch.alg),
             tree_allreduce(s, r, count, type, op, comm, ch.tree, ch.segment));
 }
@@ -195,8 +201,8 @@ static rw_status auto_allreduce(const void *s, void *r, int count, MPI_Datatype 
 static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                                 MPI_Comm comm, int *pass)
 {
-    size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLGATHER, -1, bytes, 1, NO_TYPE, NO_OP,
+    const rwc_key key = KEY(rc, rtype, NO_TYPE, NO_OP);
+    DECIDED(RWC_ALLGATHER, -1, key, rwc_bytes_of(rc, rtype), 1,
             rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
             tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
 }
@@ -205,8 +211,8 @@ static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void 
 static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                                MPI_Comm comm, int *pass)
 {
-    size_t bytes = rwc_bytes_of(rc, rtype);
-    DECIDED(RWC_ALLTOALL, -1, bytes, 1, NO_TYPE, NO_OP,
+    const rwc_key key = KEY(rc, rtype, NO_TYPE, NO_OP);
+    DECIDED(RWC_ALLTOALL, -1, key, rwc_bytes_of(rc, rtype), 1,
             rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg),
             RW_ERR_STATE);
 }

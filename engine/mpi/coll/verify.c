@@ -1,40 +1,54 @@
 /* Decisions verified in the job (verify.h). A decision (operation, root,
- * power-of-two size class, choice) runs its first CALLS calls as trials:
- * one of the choice and one of the MPI's own, untimed (set-up: the
- * duplicate, trees, a decision on rank 0), then BLOCKS blocks of BLOCK
- * calls in turn, the choice's first. A block starts after a barrier on
- * the private duplicate and its calls follow each other as the
- * application makes them; a rank counts the time it spends inside them
- * (not the application's work between calls). At the last trial one
- * allreduce gives every block's slowest rank, on every rank at the same
- * call (every rank counts the same calls). The choice is kept only when
- * each of its blocks beat each of the MPI's own by MARGIN: within the
- * noise the MPI's own stays, so the verdict is the same from run to run on
- * the same network. Timing calls one at a time after a barrier, as OSU's
- * benchmarks do, kept trees that ran a back-to-back loop of 512 B scatters
- * 5x slower than the MPI's own (4 ranks of one host, Open MPI 4.1); the
- * unverified trees chosen from a probed model there ran 512 B-4 KiB
- * broadcasts 3-5x slower than the MPI's own, which the predictor, knowing
- * nothing of shared-memory collectives, put faster. */
+ * power-of-two size class, choice) runs its first calls as trials: one of
+ * the choice and one of the MPI's own, untimed (set-up: the duplicate,
+ * trees, a decision on rank 0), then four blocks of calls in turn, the
+ * choice's first. A block starts after a barrier on the private duplicate
+ * and its calls follow each other as the application makes them; a rank
+ * times each call (not the application's work between calls). A block's
+ * time per call is the mean without its slowest quarter (verdict.h): a
+ * call that lost the processor to another process costs a time slice,
+ * milliseconds, which decided blocks of three sub-microsecond calls (under
+ * load the 8 B verdicts changed from run to run). The first two blocks
+ * have CAL calls; one allreduce then gives each one's slowest rank, on
+ * every rank at the same call, and the last two blocks get as many calls
+ * as last MIN_BLOCK seconds at that pace (CAL..MAX_CALLS: at most a
+ * millisecond of trials or so for the shortest calls, CAL calls each for
+ * the long ones). At the last trial a second allreduce gives every block's
+ * slowest rank. The choice is kept only when each of its blocks beat each
+ * of the MPI's own by MARGIN: within the trials' spread or the margin the
+ * MPI's own stays, so the verdict is the same from run to run on the same
+ * network, on every rank. Timing calls one at a time after a barrier, as
+ * OSU's benchmarks do, kept trees that ran a back-to-back loop of 512 B
+ * scatters 5x slower than the MPI's own (4 ranks of one host, Open MPI
+ * 4.1); the unverified trees chosen from a probed model there ran
+ * 512 B-4 KiB broadcasts 3-5x slower than the MPI's own, which the
+ * predictor, knowing nothing of shared-memory collectives, put faster. */
 #include "verify.h"
 
 #include "internal.h"
+
+#include "coll/verdict.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { BLOCK = 3, BLOCKS = 4, CALLS = 2 + BLOCK * BLOCKS };
+enum { UNTIMED = 2, BLOCKS = 4, CAL = 4, MAX_CALLS = 256 };
 static const double MARGIN = 0.02;
+static const double MIN_BLOCK = 200e-6; /* seconds of calls in each of the last two blocks */
 
 typedef struct rwc_verdict {
     int op, root, size_class;
     rw_coll_alg alg;
     const rw_tree *tree;
     size_t segment;
-    int calls;                  /* trial calls made; CALLS: decided */
-    int keep;                   /* decided: 1 the choice, 0 the MPI's own */
-    double t[BLOCKS];           /* this rank's seconds inside each block's calls (odd: the MPI's own) */
+    int calls;                  /* trial calls made */
+    int decided, keep;          /* decided: keep 1 the choice, 0 the MPI's own */
+    int block, in_block;        /* the block in progress (even: the choice) and its calls so far */
+    int length[2];              /* calls in each of the last two blocks (the choice's, the MPI's own) */
+    double refused;             /* 1: the choice refused a call (the MPI's own ran): never kept */
+    double t[BLOCKS];           /* each block's time per call; this rank's, then the slowest rank's */
+    double call[MAX_CALLS];     /* this rank's times of the block's calls */
     struct rwc_verdict *next;
 } rwc_verdict;
 
@@ -93,15 +107,15 @@ int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc
     rwc_verdict *v = find(c, op, root, bytes, ch);
     if (!v)
         return 0; /* out of memory: the choice, unverified */
-    if (v->calls == CALLS) {
+    if (v->decided) {
         *settled = 1;
         return !v->keep;
     }
     now.v = v;
     now.c = c;
     /* the choice first: its set-up is paid where it is made */
-    now.kind = v->calls < 2 ? v->calls : (v->calls - 2) / BLOCK % 2;
-    if (v->calls >= 2 && (v->calls - 2) % BLOCK == 0)
+    now.kind = v->calls < UNTIMED ? v->calls : v->block % 2;
+    if (v->calls >= UNTIMED && v->in_block == 0)
         PMPI_Barrier(c->dup);
     now.t0 = PMPI_Wtime();
     return now.kind;
@@ -133,9 +147,23 @@ static void trace_verdict(const rwc_verdict *v, const double *worst)
         return;
     const char *alg = v->tree ? "tree" : rw_coll_alg_name(v->alg);
     fprintf(stderr,
-            "rankwise-coll: verified %s root %d %llu+ bytes on %d ranks: %s %.2f us, the MPI's own %.2f us: %s\n",
-            rwc_op_name((rwc_op)v->op), v->root, 1ull << v->size_class, now.c->size, alg, worst[0] * 1e6,
-            worst[1] * 1e6, v->keep ? alg : "the MPI's own");
+            "rankwise-coll: verified %s root %d %llu+ bytes on %d ranks in %d calls (%d %s): %s %.2f us, the MPI's "
+            "own %.2f us: %s\n",
+            rwc_op_name((rwc_op)v->op), v->root, 1ull << v->size_class, now.c->size, v->calls,
+            UNTIMED / 2 + CAL + v->length[0], alg, alg, worst[0] * 1e6, worst[1] * 1e6, v->keep ? alg : "the MPI's own");
+}
+
+/* The slowest rank's value of each of n values, on every rank (the MPI's
+ * own verdict where the ranks cannot agree: refused). Collective. */
+static void slowest(rwc_verdict *v, int n)
+{
+    double mine[BLOCKS + 1], all[BLOCKS + 1];
+    memcpy(mine, v->t, (size_t)n * sizeof *mine);
+    mine[n] = v->refused;
+    if (rwc_real_allreduce(mine, all, n + 1, MPI_DOUBLE, MPI_MAX, now.c->dup) != MPI_SUCCESS)
+        all[n] = 1;
+    memcpy(v->t, all, (size_t)n * sizeof *all);
+    v->refused = all[n];
 }
 
 void rwc_verify_end(int ran_mpi)
@@ -144,20 +172,31 @@ void rwc_verify_end(int ran_mpi)
     if (!v)
         return;
     now.v = NULL;
-    if (v->calls >= 2) /* the choice refused the call and the MPI's own ran: never faster */
-        v->t[(v->calls - 2) / BLOCK] += ran_mpi && !now.kind ? 1e300 : PMPI_Wtime() - now.t0;
-    if (++v->calls < CALLS)
+    if (ran_mpi && !now.kind) /* the choice refused the call: never faster */
+        v->refused = 1;
+    if (v->calls++ < UNTIMED)
         return;
-    double worst[BLOCKS], per_call[2] = {0, 0};
-    if (rwc_real_allreduce(v->t, worst, BLOCKS, MPI_DOUBLE, MPI_MAX, now.c->dup) != MPI_SUCCESS)
-        for (int k = 0; k < BLOCKS; k++)
-            worst[k] = k % 2 ? 0 : 1e300; /* no agreement: the MPI's own */
-    v->keep = 1;
-    for (int a = 0; a < BLOCKS; a += 2)
-        for (int b = 1; b < BLOCKS; b += 2)
-            v->keep &= worst[a] < (1 - MARGIN) * worst[b];
-    for (int k = 0; k < BLOCKS; k++)
-        per_call[k % 2] += worst[k] / (BLOCK * BLOCKS / 2);
+    v->call[v->in_block++] = PMPI_Wtime() - now.t0;
+    int length = v->block < 2 ? CAL : v->length[v->block % 2];
+    if (v->in_block < length)
+        return;
+    v->t[v->block] = rw_verdict_block(v->call, length);
+    v->in_block = 0;
+    if (++v->block == 2) { /* the pace of each: the last two blocks' lengths */
+        slowest(v, 2);
+        for (int k = 0; k < 2; k++)
+            v->length[k] = rw_verdict_block_calls(v->t[k], MIN_BLOCK, CAL, MAX_CALLS);
+    }
+    if (v->block < BLOCKS)
+        return;
+    slowest(v, BLOCKS);
+    double choice[BLOCKS / 2], own[BLOCKS / 2], per_call[2] = {0, 0};
+    for (int k = 0; k < BLOCKS; k++) {
+        (k % 2 ? own : choice)[k / 2] = v->t[k];
+        per_call[k % 2] += v->t[k] / (BLOCKS / 2);
+    }
+    v->keep = !v->refused && rw_verdict_keep(choice, BLOCKS / 2, own, BLOCKS / 2, MARGIN);
+    v->decided = 1;
     trace_verdict(v, per_call);
 }
 
