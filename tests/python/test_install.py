@@ -217,3 +217,30 @@ def test_the_package_build_without_simgrid(tmp_path, mode):
         # CMake wraps an error's lines.
         assert r.returncode != 0 and len(said) == 1, said
         assert "configure with -DRW_WITH_SMPI=AUTO or OFF" in " ".join((r.stdout + r.stderr).split())
+
+
+@pytest.mark.parametrize("how", ["AUTO, no MPI found", "OFF"])
+def test_the_mpi_free_library_builds_without_mpi(tmp_path, how):
+    """librankwise needs no MPI: where CMake finds none (AUTO, the default) or with RW_WITH_MPI=OFF,
+    it alone is built and installed, said in one line; a C program uses it through pkg-config."""
+    build, prefix = tmp_path / "build", tmp_path / "prefix"
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    hide = ["-DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON"] if how.startswith("AUTO") else ["-DRW_WITH_MPI=OFF"]
+    r = _run(["cmake", "-S", str(ROOT / "engine"), "-B", str(build), *generator, "-DCMAKE_BUILD_TYPE=Debug",
+              f"-DCMAKE_INSTALL_PREFIX={prefix}", *hide])
+    said = [line for line in r.stdout.splitlines() if "rankwise:" in line and "MPI" in line]
+    assert len(said) == 1 and "librankwise" in said[0], said
+    _run(["cmake", "--build", str(build), "-j", "2"])
+    _run(["cmake", "--install", str(build)])
+    libs = sorted(p.name for p in prefix.rglob("librankwise*.so*"))
+    assert libs and all(n.startswith("librankwise.so") for n in libs), libs
+    pcs = sorted(p.name for p in prefix.rglob("*.pc"))
+    assert pcs == ["rankwise.pc"], pcs
+    info = next(prefix.rglob("build-info.txt")).read_text()
+    assert "mpi_standard = none (built without MPI)" in info, info
+    inst = Install(build, prefix, next(prefix.rglob("rankwise.pc")).parent.parent, prefix / "include" / "rankwise",
+                   next(prefix.rglob("rankwise.pc")).parent)
+    exe = tmp_path / "engine_user"
+    flags = _pkg_config(inst, "--cflags", "--libs", "rankwise").split()
+    _run(["cc", str(USER / "engine_user.c"), *flags, "-o", str(exe)])
+    _check_engine_user(exe, {**os.environ, "LD_LIBRARY_PATH": str(inst.libdir)})
