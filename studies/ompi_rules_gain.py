@@ -9,9 +9,10 @@ forced (--cfg=smpi/OP:NAME, SMPI's port of it). Printed: predicted and measured 
 then per platform the rows the file changes, how many ran faster, the worst and the median.
 
 Real MPI (--launcher, e.g. an emulated cluster's `mpirun`): the rules file tuned from --model for
-the launcher's job size; the benchmark program runs without it and with it
-(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE), A/B
-interleaved --repeats times; per row the median of each and the measured gain with its min-max.
+the launcher's job size; the benchmark program runs without it, with it (--mca
+coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE) and with rankwise's
+library preloaded on `coll tune`'s own rules from the same model, rotated --repeats times; per row
+the median of each and the rules file's gain with its min-max.
 
     .venv/bin/python studies/ompi_rules_gain.py --sim DIR [DIR...] [--ranks 16] [--out OUT]
       (DIR: a platform folder holding MODEL, or a model_fidelity.py output folder seedK-nN/
@@ -108,7 +109,9 @@ def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: P
 
 
 def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) -> list[dict]:
-    from rankwise.coll.bench import LauncherTarget
+    """Three ways, rotated each repeat: Open MPI's fixed decision, its rules file from the model,
+    and rankwise's library preloaded with `coll tune`'s own rules from the same model."""
+    from rankwise.coll.bench import LauncherTarget, run_tune
     from rankwise.profile import launcher_command
 
     ranks = LauncherTarget(launcher, None, None, None).ranks(work)
@@ -120,23 +123,33 @@ def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) 
     sizes = sorted({r.choice.nbytes for r in changed})
     if not changed:
         return []
-    times: dict[str, list] = {"fixed": [], "rules": []}
-    mca = f" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename {rules}"
+    lib_rules = run_tune(["--model", str(model), "--ranks", str(ranks), "--ops", ",".join(ops), "--sizes",
+                          ",".join(str(x) for x in sizes), "--overhead", repr(OVERHEAD), "--recv-overhead",
+                          repr(OVERHEAD)], work / "rankwise.rwr")
+    lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
+    ways = {"fixed": ("", {}),
+            "rules": (f" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename {rules}", {}),
+            "preload": ("", {"LD_PRELOAD": str(lib), "RANKWISE_COLL_RULES": str(lib_rules)})}
+    times: dict[str, list] = {w: [] for w in ways}
+    names = list(ways)
     for k in range(repeats):
-        for way in (("fixed", "rules") if k % 2 == 0 else ("rules", "fixed")):
-            cmd, env = launcher_command(launcher + (mca if way == "rules" else ""),
-                                        str(paths.program(PROGRAM, "mpi")), _program_args(ops, sizes, iterations), {})
+        for way in names[k % 3:] + names[:k % 3]:
+            extra, variables = ways[way]
+            cmd, env = launcher_command(launcher + extra, str(paths.program(PROGRAM, "mpi")),
+                                        _program_args(ops, sizes, iterations), variables)
             times[way].append(_run(cmd, env, f"{way} run under {launcher}", simulated=False))
             console.print(f"  run {k + 1}/{repeats}: {way}", highlight=False)
     out = []
     for r in changed:
         f = [t[r.op].at(r.choice.nbytes) for t in times["fixed"]]
         c = [t[r.op].at(r.choice.nbytes) for t in times["rules"]]
+        p = [t[r.op].at(r.choice.nbytes) for t in times["preload"]]
         gains = [1 - ci / fi for fi, ci in zip(f, c)]
         out.append({"platform": "real", "op": r.op, "bytes": r.choice.nbytes, "fixed": r.choice.fixed.name,
                     "runs": r.choice.choice.name, "predicted_gain": r.choice.gain, "fixed_us": statistics.median(f),
                     "rules_us": statistics.median(c), "measured_gain": statistics.median(gains),
-                    "gain_min": min(gains), "gain_max": max(gains)})
+                    "gain_min": min(gains), "gain_max": max(gains), "preload_us": statistics.median(p),
+                    "preload_gain": statistics.median(1 - pi / fi for fi, pi in zip(f, p))})
     return out
 
 
@@ -153,13 +166,16 @@ def show(results: list[dict], every_row: bool) -> None:
         return
     if every_row:
         t = RichTable(title="rows where the rules file names an algorithm (gains over Open MPI's fixed decision)")
-        for name in ("platform", "op", "bytes", "fixed", "runs", "predicted", "measured", "fixed us", "rules us"):
+        preload = any("preload_us" in r for r in results)
+        for name in ("platform", "op", "bytes", "fixed", "runs", "predicted", "measured", "fixed us", "rules us",
+                     *(("preload us", "preload gain") if preload else ())):
             t.add_column(name)
         for r in results:
             spread = f" ({r['gain_min'] * 100:+.1f}..{r['gain_max'] * 100:+.1f})" if "gain_min" in r else ""
             t.add_row(r["platform"], r["op"], str(r["bytes"]), r["fixed"], r["runs"],
                       f"{r['predicted_gain'] * 100:+.1f} %", f"{r['measured_gain'] * 100:+.1f} %{spread}",
-                      f"{r['fixed_us']:.2f}", f"{r['rules_us']:.2f}")
+                      f"{r['fixed_us']:.2f}", f"{r['rules_us']:.2f}",
+                      *((f"{r['preload_us']:.2f}", f"{r['preload_gain'] * 100:+.1f} %") if preload else ()))
         console.print(t)
     t = RichTable(title="per algorithm the file names: measured gain over the fixed decision")
     for name in ("op", "runs", "rows", "faster", "> 2 % slower", "median", "worst", "predicted median"):
