@@ -79,19 +79,11 @@ rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes, 
     if (!out)
         return rw_fail(RW_ERR_ARG, "rw_coll_ompi_choose: out is NULL");
     memset(out, 0, sizeof *out);
-    if (!net || net->n_ranks < 1)
-        return rw_fail(RW_ERR_ARG, "rw_coll_ompi_choose: a network with a placement is required");
-    const char *fixed = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
-    if (!fixed)
-        return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
-                       op ? op : "(null)");
-    if (!(bytes >= 0 && bytes < 9.0e15))
-        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
-    rw_tune_options o = opt ? *opt : rw_tune_options_default();
-    if (!(o.min_gain >= 0 && o.min_gain < 1) || o.eager_limit < 0 || !(o.gamma >= 0))
-        return rw_fail(RW_ERR_ARG, "%s: min_gain %g (0 to 1), eager limit %lld and gamma %g (>= 0)", op, o.min_gain,
-                       (long long)o.eager_limit, o.gamma);
+    rw_tune_options o;
+    const char *fixed;
+    rw_status checked = rw_coll_check_decision("rw_coll_ompi_choose", net, op, bytes, opt, &o, &fixed);
+    if (checked != RW_OK)
+        return checked;
     int32_t p = net->n_ranks;
     int64_t seg;
     double pass = rw_coll_ompi_time(net, op, fixed, bytes, &o, &seg);

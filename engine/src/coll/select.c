@@ -399,6 +399,25 @@ static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg,
     return ompi_rooted_time(net, "reduce", bytes, o) + ompi_rooted_time(net, "bcast", bytes, o);
 }
 
+rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char *op, double bytes,
+                                 const rw_tune_options *opt, rw_tune_options *o, const char **fixed)
+{
+    *o = opt ? *opt : rw_tune_options_default();
+    if (!net || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "%s: a network with a placement is required", fn);
+    *fixed = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
+    if (!*fixed)
+        return rw_fail(RW_ERR_ARG,
+                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
+                       op ? op : "(null)");
+    if (!(bytes >= 0 && bytes < 9.0e15))
+        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
+    if (!(o->min_gain >= 0 && o->min_gain < 1) || o->eager_limit < 0 || !(o->gamma >= 0))
+        return rw_fail(RW_ERR_ARG, "%s: min_gain %g (0 to 1), eager limit %lld and gamma %g (>= 0)", op, o->min_gain,
+                       (long long)o->eager_limit, o->gamma);
+    return RW_OK;
+}
+
 double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
                          const rw_tune_options *o, int64_t *segment)
 {
@@ -520,21 +539,13 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     if (!out)
         return rw_fail(RW_ERR_ARG, "rw_coll_decide: out is NULL");
     *out = NULL;
-    rw_tune_options o = opt ? *opt : rw_tune_options_default();
-    if (!net || net->n_ranks < 1)
-        return rw_fail(RW_ERR_ARG, "rw_coll_decide: a network with a placement is required");
-    const char *ompi = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
-    if (!ompi)
-        return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
-                       op ? op : "(null)");
-    if (!(bytes >= 0 && bytes < 9.0e15))
-        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
+    rw_tune_options o;
+    const char *ompi;
+    rw_status checked = rw_coll_check_decision("rw_coll_decide", net, op, bytes, opt, &o, &ompi);
+    if (checked != RW_OK)
+        return checked;
     if (root < 0 || root >= net->n_ranks)
         return rw_fail(RW_ERR_ARG, "%s: root %d is not a rank of %d", op, (int)root, (int)net->n_ranks);
-    if (!(o.min_gain >= 0 && o.min_gain < 1) || o.eager_limit < 0 || !(o.gamma >= 0))
-        return rw_fail(RW_ERR_ARG, "%s: min_gain %g (0 to 1), eager limit %lld and gamma %g (>= 0)", op,
-                       o.min_gain, (long long)o.eager_limit, o.gamma);
     rw_coll_decision *d = calloc(1, sizeof *d);
     if (!d || !(d->candidates = calloc(MAX_CANDIDATES, sizeof *d->candidates))) {
         free(d);

@@ -51,6 +51,12 @@ rw_coll_options rw_tune_coll_options(const rw_tune_options *opt);
 double rw_tune_score(const rw_pnet *net, const char *op, const rw_tree *t, double bytes, int64_t segment,
                      const rw_tune_options *opt);
 
+/* The checks of a decision's arguments (rw_coll_decide, rw_coll_ompi_choose;
+ * fn names the caller): *o the options (opt or the defaults), *fixed Open
+ * MPI's choice for the call (rw_coll_ompi_algorithm). */
+rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char *op, double bytes,
+                                 const rw_tune_options *opt, rw_tune_options *o, const char **fixed);
+
 /* Predicted time of Open MPI's algorithm alg (rw_coll_ompi_algorithm's
  * names) for op at `bytes`, rooted ones from rank 0, and the segment it
  * runs in (*segment, bytes; 0 = whole); +inf where the predictor cannot
