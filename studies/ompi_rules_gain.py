@@ -56,14 +56,13 @@ OVERHEAD = smpi.COLLECTIVE_OVERHEADS[0]
 console = Console()
 
 
-def allocation(model: Path, ranks: int, nodes: list[str] | None):
+def rows_for(model: Path, ranks: int, nodes: list[str] | None, overhead: float | None):
+    """The verb's choices; overhead None: the model's own (as `coll tune` without --overhead),
+    else that send and receive overhead (the simulated runs' SMPI settings)."""
     from rankwise.cli.coll import _allocation
 
-    return _allocation(model, None, None, ",".join(nodes) if nodes else None, ranks, 1, OVERHEAD, False, OVERHEAD)
-
-
-def rows_for(model: Path, ranks: int, nodes: list[str] | None):
-    net, node_of, _, knee, label = allocation(model, ranks, nodes)
+    net, node_of, _, knee, label = _allocation(model, None, None, ",".join(nodes) if nodes else None, ranks, 1,
+                                               overhead, False, overhead)
     opts = TuneOptions(min_gain=0.05, eager_limit=knee or 65536)
     return tune_ompi(net, node_of, OPS, SIZES, opts), label
 
@@ -74,7 +73,7 @@ def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: P
 
     xml, _ = platform_files(folder)
     hosts = [h for h, _ in read_platform(xml)][:ranks]
-    rows, _ = rows_for(model, ranks, hosts)
+    rows, _ = rows_for(model, ranks, hosts, OVERHEAD)
     hostfile = work / "hosts"
     hostfile.write_text("".join(f"{h}\n" for h in hosts))
     base = (SMPI_SHARED_BLOCK, *smpi.overhead_settings(OVERHEAD, OVERHEAD), *SMPI_DEFAULT)
@@ -115,7 +114,7 @@ def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) 
     from rankwise.profile import launcher_command
 
     ranks = LauncherTarget(launcher, None, None, None).ranks(work)
-    rows, label = rows_for(model, ranks, None)
+    rows, label = rows_for(model, ranks, None, None)
     rules = work / "ompi.rules"
     rules.write_text(format_ompi_rules(rows, ranks, model=label, min_gain=0.05))
     changed = [r for r in rows if r.choice.chosen]
@@ -124,8 +123,7 @@ def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) 
     if not changed:
         return []
     lib_rules = run_tune(["--model", str(model), "--ranks", str(ranks), "--ops", ",".join(ops), "--sizes",
-                          ",".join(str(x) for x in sizes), "--overhead", repr(OVERHEAD), "--recv-overhead",
-                          repr(OVERHEAD)], work / "rankwise.rwr")
+                          ",".join(str(x) for x in sizes)], work / "rankwise.rwr")
     lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
     ways = {"fixed": ("", {}),
             "rules": (f" --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename {rules}", {}),
