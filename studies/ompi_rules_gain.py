@@ -17,7 +17,7 @@ the median of each and the rules file's gain with its min-max.
     .venv/bin/python studies/ompi_rules_gain.py --sim DIR [DIR...] [--ranks 16] [--out OUT]
       (DIR: a platform folder holding MODEL, or a model_fidelity.py output folder seedK-nN/
        with platform/ and rpn1.rwm)
-    .venv/bin/python studies/ompi_rules_gain.py --launcher 'mpirun ...' --model M [--repeats 3]
+    .venv/bin/python studies/ompi_rules_gain.py --launcher 'mpirun ...' --model M [--repeats 3] [--verify 3]
 """
 
 from __future__ import annotations
@@ -107,14 +107,22 @@ def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: P
     return out
 
 
-def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) -> list[dict]:
-    """Three ways, rotated each repeat: Open MPI's fixed decision, its rules file from the model,
-    and rankwise's library preloaded with `coll tune`'s own rules from the same model."""
+def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path, verify: int) -> list[dict]:
+    """Three ways, rotated each repeat: Open MPI's fixed decision, its rules file from the model
+    (verify > 0: after `--verify` with that many runs each way, as the verb does it; the runs
+    below are new ones), and rankwise's library preloaded with `coll tune`'s own rules from the
+    same model."""
     from rankwise.coll.bench import LauncherTarget, run_tune
+    from rankwise.coll.ompi_verify import verify_ompi
+    from rankwise.coll.report import print_ompi_verification
     from rankwise.profile import launcher_command
 
     ranks = LauncherTarget(launcher, None, None, None).ranks(work)
     rows, label = rows_for(model, ranks, None, None)
+    if verify:
+        rows, checked = verify_ompi(rows, launcher, ranks, repeats=verify, iterations=iterations,
+                                    progress=lambda what: console.print(f"  verifying: {what}", highlight=False))
+        print_ompi_verification(checked, console)
     rules = work / "ompi.rules"
     rules.write_text(format_ompi_rules(rows, ranks, model=label, min_gain=0.05))
     changed = [r for r in rows if r.choice.chosen]
@@ -204,6 +212,8 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, default=16)
     ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--verify", type=int, default=0, metavar="RUNS",
+                    help="with --launcher: verify the rules file first (`coll tune --verify`), RUNS each way")
     ap.add_argument("--rows", action="store_true", help="print every row, not only the summaries")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
@@ -213,7 +223,7 @@ def main() -> int:
         if a.launcher:
             if a.model is None:
                 ap.error("--launcher needs --model")
-            results = real(a.launcher, a.model, a.repeats, a.iterations, work)
+            results = real(a.launcher, a.model, a.repeats, a.iterations, work, a.verify)
         for d in a.sim or []:
             folder = d / "platform" if (d / "platform").is_dir() else d
             model = d / a.model_name

@@ -202,6 +202,14 @@ RW_API rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double 
 /* Open MPI's number of the collective op in its rules file; -1 if unknown. */
 RW_API int32_t rw_coll_ompi_collective_id(const char *op);
 
+/* 1 when a choice is faster than the MPI's own beyond the spread of their
+ * trials: each of its n_choice times is below (1 - margin) times each of
+ * the MPI's own n_own times; 0 when they overlap, differ by less than
+ * margin, or a time is not a positive finite number (then the MPI's own
+ * stays). The library's verdict in the job and `coll tune --verify` both
+ * decide by it. */
+RW_API int rw_verdict_keep(const double *choice, int n_choice, const double *own, int n_own, double margin);
+
 #ifdef __cplusplus
 }
 #endif

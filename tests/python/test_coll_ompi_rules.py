@@ -19,6 +19,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import assert_one_line_error, run_cli
 from rankwise.coll.binding import OmpiAlgorithm, OmpiChoice, TuneOptions, decide, ompi_choose
+from rankwise.errors import RankwiseError
 from rankwise.coll.ompi_rules import OMPI_OPS, OmpiRow, format_ompi_rules, message_rules, tune_ompi
 from rankwise.predict import PredictNetwork, placement
 from test_coll_lib import MPI_SOURCES, _compile, needs_mpi, run_mpi
@@ -176,3 +177,73 @@ def test_open_mpi_runs_what_the_file_says(op_lengths, tmp_path):
     assert run(0)["world"] == fixed["world"]  # algorithm 0: Open MPI's fixed decision
     # the 2-rank communicator keeps the fixed decision whatever the 4-rank rules say
     assert rdb["pair"] == rabenseifner["pair"] == fixed["pair"]
+
+
+class FakeTable:
+    def __init__(self, times: dict[int, float]):
+        self.times = times
+
+    def at(self, size: int) -> float:
+        return self.times[size]
+
+
+def test_verify_keeps_only_algorithms_that_won_every_run(monkeypatch):
+    """`--verify`: the runs alternate which goes first; a row stays where every run with the file beat
+    every run without by 2 % (the library's verdict), else it is written as the fixed decision."""
+    import rankwise.coll.ompi_verify as v
+
+    rows = [OmpiRow("bcast", 0, 1023, choice("bcast", 8, "linear", 1)),
+            OmpiRow("bcast", 1024, 65535, choice("bcast", 1024, "binary", 5)),
+            OmpiRow("bcast", 65536, 1 << 40, choice("bcast", 65536, "", 0)),
+            OmpiRow("reduce", 0, 1 << 40, choice("reduce", 8, "binomial", 5))]
+    order = []
+    # without the file: 10 us everywhere; with it: 8 B and reduce always faster,
+    # 1 KiB faster in two runs and slower in one
+    with_file = iter([{8: 9.0, 1024: 9.0}, {8: 9.5, 1024: 10.5}, {8: 9.7, 1024: 9.0}])
+
+    def fake_run(cmd, env, what, simulated, **_):
+        rules = "coll_tuned_dynamic_rules_filename" in " ".join(cmd)
+        order.append("rules" if rules else "fixed")
+        t = next(with_file) if rules else {8: 10.0, 1024: 10.0}
+        return {"bcast": FakeTable(t), "reduce": FakeTable({8: 5.0 if rules else 10.0})}
+
+    monkeypatch.setattr(v, "_run", fake_run)
+    out, checked = v.verify_ompi(rows, "mpirun -np 4", 4, repeats=3)
+    assert order == ["fixed", "rules", "rules", "fixed", "fixed", "rules"]
+    assert [(c.row.op, c.row.choice.nbytes, c.kept) for c in checked] == [
+        ("bcast", 8, True), ("bcast", 1024, False), ("reduce", 8, True)]
+    assert [r.choice.chosen for r in out] == [1, 0, 0, 1]
+    rules = read_like_open_mpi(format_ompi_rules(out, 4, model="m", min_gain=0.05, note="verified under x"))
+    assert ompi_rule(rules, "bcast", 4, 8) == 1 and ompi_rule(rules, "bcast", 4, 2048) == 0
+    assert ompi_rule(rules, "reduce", 4, 8) == 5
+    with pytest.raises(RankwiseError, match="positive count"):
+        v.verify_ompi(rows, "mpirun -np 4", 4, repeats=0)
+
+
+@needs_mpi
+def test_coll_tune_verify_under_real_open_mpi(small_platform, tmp_path):
+    """The file after verification under a real launcher: readable as Open MPI reads it, naming only the
+    algorithms the verification table kept; a launcher of another size is refused before any file."""
+    out = tmp_path / "ompi.rules"
+    r = run_cli("coll", "tune", "--platform", small_platform.out_dir, "--ranks", "4", "--format", "ompi-rules",
+                "--sizes", "8,64K", "--ops", "bcast,reduce,allreduce", "--verify", "mpirun -np 4 --oversubscribe",
+                "--verify-repeats", "2", "-o", out, timeout=600, env={"COLUMNS": "200"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = out.read_text()
+    assert "# verified under mpirun -np 4 --oversubscribe:" in text
+    rules = read_like_open_mpi(text)
+    named = {(op, b) for op, b in (("bcast", 8), ("bcast", 65536), ("reduce", 8), ("reduce", 65536),
+                                   ("allreduce", 8), ("allreduce", 65536)) if ompi_rule(rules, op, 4, b)}
+    kept = set()
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*(bcast|reduce|allreduce)\s+(\S+)\s.*\byes\b", line)
+        if m:
+            kept.add((m.group(1), 8 if m.group(2) == "8" else 65536))
+    assert named == kept
+    r = run_cli("coll", "tune", "--platform", small_platform.out_dir, "--ranks", "8", "--format", "ompi-rules",
+                "--verify", "mpirun -np 4 --oversubscribe", "-o", tmp_path / "x", timeout=300)
+    assert_one_line_error(r, "--verify: the launcher starts 4 ranks, the rules are for --ranks 8")
+    assert not (tmp_path / "x").exists()
+    r = run_cli("coll", "tune", "--platform", small_platform.out_dir, "--ranks", "8", "--verify", "mpirun -np 8",
+                "-o", tmp_path / "x")
+    assert_one_line_error(r, "--verify: only with --format ompi-rules")

@@ -5,6 +5,8 @@
 #ifndef RW_COLL_VERDICT_H
 #define RW_COLL_VERDICT_H
 
+#include "rankwise_coll_tune.h"
+
 /* A block's time per call: the mean of its n per-call times (seconds)
  * without the slowest quarter (rounded up: one of 3 or 4, 32 of 128), where
  * a call that lost the processor to another process lands: a scheduler
@@ -18,11 +20,6 @@ double rw_verdict_block(double *calls, int n);
  * number). */
 int rw_verdict_block_calls(double per_call, double min_seconds, int lo, int hi);
 
-/* 1 when the choice is faster: every one of its n_choice blocks' times per
- * call is below (1 - margin) times every one of the MPI's own n_own
- * blocks'; 0 when the two cannot be told apart (their blocks overlap, or
- * differ by less than margin) or a time is not a positive finite number:
- * then the MPI's own stays. */
-int rw_verdict_keep(const double *choice, int n_choice, const double *own, int n_own, double margin);
+/* rw_verdict_keep: rankwise_coll_tune.h (public: `coll tune --verify` decides by it too). */
 
 #endif

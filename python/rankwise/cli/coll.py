@@ -292,6 +292,11 @@ def coll_tune_command(
     file_format: str = typer.Option("rankwise", "--format",
                                     help="rankwise: the library's rules (RANKWISE_COLL_RULES); ompi-rules: Open MPI's "
                                          "own dynamic rules file, choosing among its algorithms (no preload)."),
+    verify: Optional[str] = typer.Option(None, "--verify", metavar="LAUNCHER",
+                                         help="ompi-rules: run the benchmark program under this launcher (of --ranks "
+                                              "ranks) without and with the file, alternately, and keep an algorithm "
+                                              "only where it beat Open MPI's fixed decision in every run by 2 %."),
+    verify_repeats: int = typer.Option(3, "--verify-repeats", help="--verify: runs without and with the file."),
 ):
     """Decide every operation, size class and root for an allocation; write the rules file."""
     from rankwise.cli.predict import parse_size_list
@@ -307,6 +312,10 @@ def coll_tune_command(
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)
     check_ranks(ranks)
     root_list = _parse_roots(roots, ranks)
+    if verify is not None and file_format != "ompi-rules":
+        raise UsageError("--verify: only with --format ompi-rules (the library verifies its own rules in the job)")
+    if verify_repeats < 1:
+        raise UsageError(f"--verify-repeats: {verify_repeats} is not a positive count of runs")
     if file_format == "ompi-rules" and root_list != [0]:
         raise UsageError("--roots: Open MPI's rules cannot depend on the root (ompi-rules decides from rank 0)")
     prepare_output(output)
@@ -317,7 +326,8 @@ def coll_tune_command(
     from rankwise.engine import interruptible
 
     if file_format == "ompi-rules":
-        _write_ompi_rules(output, net, node_of, op_list, size_list, opts, ranks, len(counts), label)
+        _write_ompi_rules(output, net, node_of, op_list, size_list, opts, ranks, len(counts), label, verify,
+                          verify_repeats)
         return
     with console.status("deciding") as status, interruptible():  # nothing written yet: a stop loses nothing
         rules = tune_allocation(net, node_of, op_list, size_list, root_list, opts,
@@ -336,16 +346,33 @@ def coll_tune_command(
 
 
 def _write_ompi_rules(output: Path, net, node_of, op_list, size_list, opts, ranks: int, n_nodes: int,
-                      label: str) -> None:
+                      label: str, verify: str | None, verify_repeats: int) -> None:
     from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
-    from rankwise.coll.report import print_ompi_summary
+    from rankwise.coll.report import print_ompi_summary, print_ompi_verification
     from rankwise.engine import interruptible
     from rankwise.files import write_atomic
 
+    if verify is not None:
+        from rankwise.coll.ompi_verify import job_size
+
+        with console.status(f"starting {escape(verify)} once"):
+            n = job_size(verify)
+        if n != ranks:
+            raise UsageError(f"--verify: the launcher starts {n} ranks, the rules are for --ranks {ranks}")
     with console.status("deciding") as status, interruptible():
         rows = tune_ompi(net, node_of, op_list, size_list, opts,
                          progress=lambda what: status.update(f"deciding {what}"))
-    text = format_ompi_rules(rows, ranks, model=label, min_gain=opts.min_gain)
+    note = ""
+    if verify is not None:
+        from rankwise.coll.ompi_verify import verify_ompi
+
+        with console.status("verifying") as status:
+            rows, checked = verify_ompi(rows, verify, ranks, repeats=verify_repeats,
+                                        progress=lambda what: status.update(f"verifying: {what}"))
+        print_ompi_verification(checked, console)
+        note = (f"verified under {verify}: {sum(v.kept for v in checked)} of {len(checked)} algorithms kept "
+                f"({verify_repeats} runs each way)")
+    text = format_ompi_rules(rows, ranks, model=label, min_gain=opts.min_gain, note=note)
     try:
         write_atomic(output, text)
     except OSError as exc:

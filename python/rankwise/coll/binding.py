@@ -104,6 +104,9 @@ def tune_lib() -> C.CDLL:
     so.rw_coll_ompi_choose.argtypes = [vp, C.c_char_p, C.c_double, C.POINTER(CTuneOptions), C.POINTER(COmpiChoice)]
     so.rw_coll_ompi_collective_id.argtypes = [C.c_char_p]
     so.rw_coll_ompi_collective_id.restype = C.c_int32
+    dp = C.POINTER(C.c_double)
+    so.rw_verdict_keep.argtypes = [dp, C.c_int, dp, C.c_int, C.c_double]
+    so.rw_verdict_keep.restype = C.c_int
     so.rw_coll_rules_read.argtypes = [C.c_char_p, C.POINTER(vp)]
     so.rw_coll_rules_free.argtypes = [vp]
     so.rw_coll_rules_free.restype = None
@@ -261,6 +264,15 @@ def ompi_collective_id(op: str) -> int:
     if cid < 0:
         raise RankwiseError(f"unknown collective '{op}' (known: {', '.join(COLL_OPS)})")
     return int(cid)
+
+
+def verdict_keep(choice, own, margin: float) -> bool:
+    """The library's verdict (rw_verdict_keep): every time of the choice
+    below (1 - margin) times every time of the MPI's own."""
+    c = np.ascontiguousarray(choice, dtype=np.float64)
+    o = np.ascontiguousarray(own, dtype=np.float64)
+    dp = C.POINTER(C.c_double)
+    return bool(tune_lib().rw_verdict_keep(c.ctypes.data_as(dp), len(c), o.ctypes.data_as(dp), len(o), margin))
 
 
 def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbytes: float, *,

@@ -65,7 +65,7 @@ def message_rules(rows: Sequence[OmpiRow], comm_size: int) -> list[tuple[int, in
     return out
 
 
-def format_ompi_rules(rows: Sequence[OmpiRow], comm_size: int, *, model: str, min_gain: float) -> str:
+def format_ompi_rules(rows: Sequence[OmpiRow], comm_size: int, *, model: str, min_gain: float, note: str = "") -> str:
     """The rules file's text: the tuned rules hold for communicators of
     exactly comm_size ranks; smaller and larger ones get rules of Open MPI's
     fixed decision (algorithm 0), since Open MPI would otherwise apply the
@@ -79,6 +79,7 @@ def format_ompi_rules(rows: Sequence[OmpiRow], comm_size: int, *, model: str, mi
         f"# for communicators of {comm_size} ranks on {model} (min gain {min_gain:g});",
         "# use: mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename THIS_FILE",
         "# per message size: bytes algorithm faninout segsize (algorithm 0: Open MPI's fixed decision)",
+        *([f"# {' '.join(note.split())}"] if note else []),
         f"{len(by_op)}  # collectives",
     ]
     fixed = [(0, 0, 0, 0, "")]

@@ -109,6 +109,25 @@ def print_ompi_summary(rows, title: str, console: Console) -> None:
                   "next; rooted operations from rank 0.", highlight=False)
 
 
+def print_ompi_verification(checked, console: Console) -> None:
+    """Per row the rules file named an algorithm for: what the runs measured
+    without and with it, and whether it stays."""
+    if not checked:
+        console.print("the predictor named none of Open MPI's algorithms: nothing to verify")
+        return
+    table = Table(title="verified: Open MPI's fixed decision against the file, us (min-max over runs)",
+                  box=box.SIMPLE_HEAVY, title_justify="left")
+    for name, just in (("op", "left"), ("bytes", "right"), ("runs", "left"), ("fixed decision", "right"),
+                       ("with the file", "right"), ("gain", "right"), ("predicted", "right"), ("kept", "left")):
+        table.add_column(name, justify=just, no_wrap=True)
+    for v in checked:
+        c = v.row.choice
+        table.add_row(v.row.op, format_size(c.nbytes), c.choice.name,
+                      f"{min(v.fixed_us):.2f}-{max(v.fixed_us):.2f}", f"{min(v.rules_us):.2f}-{max(v.rules_us):.2f}",
+                      f"{v.gain * 100:+.1f} %", f"{c.gain * 100:+.1f} %", "yes" if v.kept else "no: fixed decision")
+    console.print(table)
+
+
 def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: str):
     """Predicted time per size of every candidate (log-log), choices marked."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
