@@ -127,7 +127,8 @@ void rw_b_peer_step(rw_builder *b, rw_peer peer, int32_t offset, double bytes, d
 void rw_b_binomial_blocks(rw_builder *b, double bytes, int toward_root);
 void rw_b_linear_rooted(rw_builder *b, double bytes, int toward_root);
 
-/* Collective algorithms, one file per operation. */
+/* Collective algorithms, one file per operation. rwp_sched_: the predictor's
+ * own names (rw_coll_<op> is the collectives library's C API). */
 rw_status rwp_sched_alltoall(rw_builder *b, const char *alg, double bytes);
 rw_status rwp_sched_bcast(rw_builder *b, const char *alg, double bytes);
 rw_status rwp_sched_reduce(rw_builder *b, const char *alg, double bytes);
