@@ -58,16 +58,13 @@ def compile_smpi(out: Path) -> None:
 
 
 def compile_mpi(out: Path) -> None:
-    """The library's sources with the program (rwc_probe_pnet is hidden in the .so), the
-    predictor's schedule builders renamed as the library's build does."""
+    """The library's sources with the program (rwc_probe_pnet is hidden in the .so)."""
     srcs = sorted((ENGINE / "mpi" / "coll").glob("*.c"))
     src = ENGINE / "src"
-    renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
-                                                            "allgather")]
     objects = []
     for c in sorted(src.glob("*.c")) + sorted((src / "coll").glob("*.c")) + sorted((src / "predict").glob("*.c")):
         obj = out.parent / f"{c.parent.name}_{c.stem}.o"
-        subprocess.run(["mpicc", "-O2", *INCLUDES, f"-I{src / 'coll'}", *(renames if c.parent != src else []), "-c",
+        subprocess.run(["mpicc", "-O2", *INCLUDES, f"-I{src / 'coll'}", "-c",
                         str(c), "-o", str(obj)], check=True)
         objects.append(obj)
     subprocess.run(["mpicc", "-O2", *INCLUDES, *map(str, srcs), *map(str, objects), str(PROGRAM), "-ldl", "-lm",

@@ -7,7 +7,7 @@
  * headers of their own (rankwise_coll.h, rankwise_live.h,
  * rankwise_profile.h) that declare only what they export.
  * Library functions never exit(); they return an rw_status and leave a
- * one-line message in rw_last_error().
+ * one-line message in rw_last_error() (rankwise_status.h).
  */
 #ifndef RANKWISE_H
 #define RANKWISE_H
@@ -30,10 +30,9 @@ extern "C" {
 #define RW_ABI_VERSION 8
 RW_API int rw_abi_version(void);
 
-/* rw_status: RW_OK, RW_ERR_IO, ... (rankwise_status.h). */
+/* rw_status: RW_OK, RW_ERR_IO, ... and rw_last_error(), the calling
+ * thread's last error (rankwise_status.h). */
 
-/* Last error of the calling thread, one line, never NULL. */
-RW_API const char *rw_last_error(void);
 RW_API const char *rw_version(void);
 
 /* Enumerations by name, for bindings that must not rely on positions:

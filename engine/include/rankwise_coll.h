@@ -14,7 +14,7 @@
  * algorithm handles (an intercommunicator, a non-commutative operation on a
  * tree that is not in rank order, an MPI running at MPI_THREAD_MULTIPLE) —
  * nothing was sent, call MPI instead; RW_ERR_MPI when an MPI
- * call failed; RW_ERR_NOMEM. rw_coll_last_error() holds one line saying why.
+ * call failed; RW_ERR_NOMEM. rw_last_error() holds one line saying why.
  * Like the MPI call they replace, these are collective: every rank of comm
  * calls them with the same algorithm (and tree). Buffers, counts, types,
  * MPI_IN_PLACE and roots follow the MPI standard's rules for the call.
@@ -58,9 +58,10 @@ typedef enum rw_coll_alg {
                                 directions at once, ranks in the network's order (Ajima 2018) */
 } rw_coll_alg;
 
+/* rw_last_error() (rankwise_status.h), under its former name: the library's
+ * SONAME (0.1) still promises it to programs linked against it. */
+RW_COLL_API const char *rw_coll_last_error(void) RW_DEPRECATED("use rw_last_error");
 /* "binomial", "knomial", ..., "recursive_doubling"; NULL for no algorithm. */
-/* The message of the last failure of an rw_coll_ call (rw_last_error). */
-RW_COLL_API const char *rw_coll_last_error(void);
 RW_COLL_API const char *rw_coll_alg_name(rw_coll_alg alg);
 /* The algorithm called `name` (also "rd" for recursive_doubling); RW_ERR_ARG otherwise. */
 RW_COLL_API rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out);

@@ -5,7 +5,7 @@
  *
  * Every function is collective over the context's communicator (all ranks
  * call it, in the same order), returns an rw_status (the same on every
- * rank) and never exits; rw_live_last_error() says why on failure. The
+ * rank) and never exits; rw_last_error() says why on failure. The
  * model and traffic types are those of rankwise.h (librankwise), which a
  * program that builds or reads them includes and links too. */
 #ifndef RANKWISE_LIVE_H
@@ -89,9 +89,9 @@ RW_LIVE_API rw_status rw_live_set_timeout(rw_live *ctx, double seconds);
 /* Called on every rank at the end of a probe that found a change. */
 RW_LIVE_API rw_status rw_live_on_drift(rw_live *ctx, rw_live_drift_fn fn, void *arg);
 
-/* The last error of this library's calls, one line (a program linked
- * with its own copy of the engine has another rw_last_error). */
-RW_LIVE_API const char *rw_live_last_error(void);
+/* rw_last_error() (rankwise_status.h), under its former name: the library's
+ * SONAME (0.1) still promises it to programs linked against it. */
+RW_LIVE_API const char *rw_live_last_error(void) RW_DEPRECATED("use rw_last_error");
 
 /* The default time a probe may take (seconds): the slice it measures. */
 #define RW_LIVE_DEFAULT_BUDGET 0.0005

@@ -23,6 +23,8 @@
 #ifndef RANKWISE_PROFILE_H
 #define RANKWISE_PROFILE_H
 
+#include "rankwise_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,7 +46,7 @@ extern "C" {
  * and the summary beside it, both atomically. Counting goes on afterwards;
  * combine with rw_profile_reset for phases. Returns 0 (RW_OK) on every rank
  * when both files were written, else the same non-zero rw_status on every
- * rank, with rw_profile_last_error() telling why. */
+ * rank, with rw_last_error() telling why. */
 RW_PROFILE_API int rw_profile_write(const char *path);
 
 /* Local to the calling rank: forget its counts and MPI times so far. Call
@@ -57,8 +59,16 @@ RW_PROFILE_API void rw_profile_reset(void);
 RW_PROFILE_API void rw_profile_pause(void);
 RW_PROFILE_API void rw_profile_resume(void);
 
-/* Last error of the profiler on this rank, one line, never NULL. */
-RW_PROFILE_API const char *rw_profile_last_error(void);
+/* rw_last_error() (rankwise_status.h) says why a call failed; with
+ * RW_PROFILE_OPTIONAL it is weak as well, NULL without the profiler. */
+#if defined(RW_PROFILE_OPTIONAL) && defined(__GNUC__)
+__attribute__((weak)) const char *rw_last_error(void);
+#endif
+
+/* rw_last_error() under its former name: the library's SONAME (0.1) still
+ * promises it, and programs built with RW_PROFILE_OPTIONAL find it at run
+ * time in whichever profiler is preloaded. */
+RW_PROFILE_API const char *rw_profile_last_error(void) RW_DEPRECATED("use rw_last_error");
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@
  *
  * Ranks are communicator ranks 0..n_ranks-1. Contract as in rankwise.h:
  * functions return an rw_status, leave one line in rw_last_error()
- * (rw_coll_last_error() in librankwise_coll) and never exit; a tree is
+ * and never exit; a tree is
  * owned by the caller (rw_tree_free). Only rankwise_status.h is included,
  * so that this header declares nothing librankwise_coll lacks.
  */

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
         rw_coll_alg alg;
         if (rw_coll_alg_parse(reduce_algs[a], &alg) != RW_OK ||
             rw_coll_allreduce(in, ours, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, alg) != RW_OK) {
-            fprintf(stderr, "coll_user: %s: %s\n", reduce_algs[a], rw_coll_last_error());
+            fprintf(stderr, "coll_user: %s: %s\n", reduce_algs[a], rw_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         PMPI_Allreduce(in, theirs, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < COUNT; i++)
             ours[i] = theirs[i] = rank == root ? in[i] : -1;
         if (rw_coll_bcast(ours, COUNT, MPI_DOUBLE, root, MPI_COMM_WORLD, RW_COLL_BINOMIAL) != RW_OK) {
-            fprintf(stderr, "coll_user: bcast: %s\n", rw_coll_last_error());
+            fprintf(stderr, "coll_user: bcast: %s\n", rw_last_error());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         PMPI_Bcast(theirs, COUNT, MPI_DOUBLE, root, MPI_COMM_WORLD);

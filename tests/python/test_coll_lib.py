@@ -157,7 +157,7 @@ def test_the_profiler_above_the_library_records_the_same_matrix(app_mpi, tmp_pat
     assert all(bytes_ >= 200 for s, d, m, bytes_ in key(b) if s == 0)
 
 
-# The engine's MPI-free directories the collectives library compiles in (engine/mpi/coll/CMakeLists.txt):
+# The engine's MPI-free directories (its archive, engine/CMakeLists.txt) the collectives library links from:
 # the mapper for topo.c, the node placement for rw_map's cores.
 LIBRARY_ENGINE_DIRS = ("", "coll", "predict", "map", "node")
 
@@ -177,13 +177,10 @@ def asan_coll_check(out_dir: Path) -> Path:
     exe = out_dir / "coll_check_asan"
     flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
              f"-I{ROOT / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]
-    # the predictor's schedule builders share the C API's names: renamed as the library's build does
-    renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
-                                                            "allgather")]
     objects = []
     for src in core:
         obj = out_dir / f"{src.parent.name}_{src.stem}.o"
-        _compile(["mpicc", *flags, *(renames if src.parent.name != "src" else []), "-c", str(src), "-o", str(obj)])
+        _compile(["mpicc", *flags, "-c", str(src), "-o", str(obj)])
         objects.append(obj)
     _compile(["mpicc", *flags, *map(str, srcs), *map(str, objects), str(MPI_SOURCES / "coll_check.c"), "-ldl",
               "-lm", "-o", str(exe)])

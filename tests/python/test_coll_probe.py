@@ -93,18 +93,14 @@ def probe_smpi(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def probe_mpi(tmp_path_factory) -> Path:
     """The library's sources with the program (the symbol is hidden in the
-    .so), built as the library is: the engine's C with the predictor's
-    schedule builders renamed (they share the C API's names)."""
+    .so) and the engine's C the library links."""
     work = tmp_path_factory.mktemp("coll-probe-mpi")
     srcs = sorted((ENGINE / "mpi" / "coll").glob("*.c"))
     src = ENGINE / "src"
-    renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
-                                                            "allgather")]
     objects = []
     for _, c in library_engine_sources(src):
         obj = work / f"{c.parent.name}_{c.stem}.o"
-        _compile(["mpicc", "-O1", *INCLUDES, f"-I{src / 'coll'}", *(renames if c.parent != src else []), "-c",
-                  str(c), "-o", str(obj)])
+        _compile(["mpicc", "-O1", *INCLUDES, f"-I{src / 'coll'}", "-c", str(c), "-o", str(obj)])
         objects.append(obj)
     out = work / "coll_probe"
     _compile(["mpicc", "-O1", *INCLUDES, *map(str, srcs), *map(str, objects), str(PROGRAM), "-ldl", "-lm", "-o",

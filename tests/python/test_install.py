@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,7 @@ HEADERS = {
                     "rankwise_node.h", "rankwise_predict.h", "rankwise_coll_rules.h",
                     "rankwise_coll_tune.h"},
     "librankwise_coll": {"rankwise_coll.h", "rankwise_live.h", "rankwise_tree.h", "rankwise_status.h"},
-    "librankwise_profile": {"rankwise_profile.h"},
+    "librankwise_profile": {"rankwise_profile.h", "rankwise_status.h"},
 }
 
 
@@ -175,6 +176,40 @@ def test_programs_built_with_cmake_find_package(installed, tmp_path):
     # The imported targets carry the library paths: the programs run without LD_LIBRARY_PATH.
     _check_engine_user(build / "engine_user")
     _check_coll_user(build / "coll_user", {})
+
+
+@pytest.mark.parametrize("order", [["-lrankwise", "-lrankwise_coll"], ["-lrankwise_coll", "-lrankwise"]])
+def test_one_last_error_for_both_libraries(installed, tmp_path, order):
+    """Each library links the engine privately, yet rw_last_error, whichever library the name
+    resolves to (the first linked), says why a call of either failed."""
+    exe = tmp_path / "errors_user"
+    _run(["mpicc", str(USER / "errors_user.c"), f"-I{installed.include}", f"-L{installed.libdir}", *order,
+          "-o", str(exe)])
+    r = _run([str(exe)], env={**os.environ, "LD_LIBRARY_PATH": str(installed.libdir)})
+    assert r.stdout == "ok\n", r.stdout + r.stderr
+
+
+def test_an_error_inside_the_preloaded_collectives_library_reaches_python():
+    """With librankwise_coll preloaded, a call to a function both libraries export (rw_tree_*)
+    may run in the collectives library's copy of the engine, even from librankwise's own code:
+    its message still reaches the Python binding's rw_last_error, librankwise's ("no error"
+    when each library kept its own)."""
+    from rankwise import paths
+
+    lib = paths.PACKAGE_DIR / "_lib"
+    script = "\n".join([
+        "import ctypes",
+        f"lib = ctypes.CDLL({str(lib / 'librankwise.so')!r})",
+        "lib.rw_last_error.restype = ctypes.c_char_p",
+        "parent = (ctypes.c_int32 * 3)(-1, 2, 1)  # ranks 1 and 2 in a cycle",
+        "tree = ctypes.c_void_p()",
+        "st = ctypes.CDLL(None).rw_tree_from_parents(3, 0, parent, None, ctypes.byref(tree))",
+        "print(st, lib.rw_last_error().decode())",
+    ])
+    r = _run([sys.executable, "-c", script],
+             env={**mpi_environment(), "LD_PRELOAD": str(lib / "librankwise_coll.so")})
+    status, message = r.stdout.strip().split(" ", 1)
+    assert int(status) != 0 and "a cycle" in message, r.stdout
 
 
 def test_find_package_refuses_another_minor_release(installed, tmp_path):

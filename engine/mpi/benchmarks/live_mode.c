@@ -29,7 +29,9 @@
 /* Three builds (CMakeLists.txt): with a real MPI the programs are not
  * linked with librankwise_coll, which is preloaded (LD_PRELOAD) as for the
  * collectives; its rw_live_ functions are looked up when --live is given
- * (RW_BENCH_LIVE_DLSYM). Under SMPI the -coll programs are linked with it;
+ * (RW_BENCH_LIVE_DLSYM); their errors are read with the program's own
+ * rw_last_error, which is the process's (engine/src/error.c). Under SMPI
+ * the -coll programs are linked with it;
  * the plain and -profiled ones refuse --live (RW_BENCH_NO_LIVE). */
 #ifdef RW_BENCH_LIVE_DLSYM
 #include <dlfcn.h>
@@ -42,7 +44,6 @@ static struct {
     rw_status (*move)(const void *, void *, int, MPI_Datatype, MPI_Comm, MPI_Comm);
     rw_status (*set_min_gain)(rw_live *, double);
     uint64_t (*generation)(void);
-    const char *(*last_error)(void);
 } api;
 
 /* Each function of the preloaded library; 0, or -1 when one is missing. */
@@ -55,11 +56,7 @@ static int find_api(void)
     *(void **)&api.move = dlsym(RTLD_DEFAULT, "rw_live_move");
     *(void **)&api.set_min_gain = dlsym(RTLD_DEFAULT, "rw_live_set_min_gain");
     *(void **)&api.generation = dlsym(RTLD_DEFAULT, "rw_live_generation");
-    *(void **)&api.last_error = dlsym(RTLD_DEFAULT, "rw_live_last_error");
-    return api.init && api.free && api.probe && api.remap && api.move && api.set_min_gain && api.generation &&
-                   api.last_error
-               ? 0
-               : -1;
+    return api.init && api.free && api.probe && api.remap && api.move && api.set_min_gain && api.generation ? 0 : -1;
 }
 #define rw_live_init api.init
 #define rw_live_free api.free
@@ -68,7 +65,6 @@ static int find_api(void)
 #define rw_live_move api.move
 #define rw_live_set_min_gain api.set_min_gain
 #define rw_live_generation api.generation
-#define rw_live_last_error api.last_error
 #endif
 
 enum { C_START, C_OP, C_PROBE, C_REMAP, C_PAIRS, C_CHANGED, C_REMAPPED, C_GAIN, C_N };
@@ -131,7 +127,7 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     row[C_PROBE] = MPI_Wtime() - t0;
     if (st) {
         if (!*gave_up && b->rank == 0)
-            printf("# live: the re-probe gave up, the run goes on without: %s\n", rw_live_last_error());
+            printf("# live: the re-probe gave up, the run goes on without: %s\n", rw_last_error());
         *gave_up = 1;
         return 0;
     }
@@ -147,7 +143,7 @@ static int live_step(rw_bench *b, rw_live *live, const rw_live_app *app, const r
     row[C_REMAP] = MPI_Wtime() - t1;
     if (st) { /* e.g. not every pair measured yet: the order stays */
         if (b->rank == 0 && rep.call > 1)
-            printf("# live: no remap: %s\n", rw_live_last_error());
+            printf("# live: no remap: %s\n", rw_last_error());
         return 0;
     }
     row[C_GAIN] = gain;
@@ -191,13 +187,13 @@ int rw_live_run(rw_bench *b, const rw_live_opts *o, const rw_live_app *app, int6
     if (st) {
         free(rows);
         rw_matrix_free(traffic);
-        return rw_bench_fail(b, "--live: %s", rw_live_last_error());
+        return rw_bench_fail(b, "--live: %s", rw_last_error());
     }
     if (o->min_gain && rw_live_set_min_gain(live, strtod(o->min_gain, NULL)) != RW_OK) {
         rw_live_free(&live);
         free(rows);
         rw_matrix_free(traffic);
-        return rw_bench_fail(b, "--live-min-gain: %s", rw_live_last_error());
+        return rw_bench_fail(b, "--live-min-gain: %s", rw_last_error());
     }
     rw_bench_meta(b, "live", "re-probe every %d iterations, budget %g s, min gain %s, model %s%s", o->every,
                   budget > 0 ? budget : RW_LIVE_DEFAULT_BUDGET, o->min_gain ? o->min_gain : "the library's",

@@ -56,7 +56,7 @@ static rw_status neighborexchange(rw_builder *b, double bytes)
     return RW_OK;
 }
 
-rw_status rw_coll_allgather(rw_builder *b, const char *alg, double bytes)
+rw_status rwp_sched_allgather(rw_builder *b, const char *alg, double bytes)
 {
     if (!strcmp(alg, "ring"))
         return ring(b, bytes);

@@ -114,7 +114,7 @@ static rw_status rabenseifner(rw_builder *b, double bytes)
     return RW_OK;
 }
 
-rw_status rw_coll_allreduce(rw_builder *b, const char *alg, double bytes)
+rw_status rwp_sched_allreduce(rw_builder *b, const char *alg, double bytes)
 {
     if (!strcmp(alg, "rdb"))
         return rw_b_allreduce_rdb(b, NULL, b->p, bytes);

@@ -44,7 +44,7 @@ static rw_status linear(rw_builder *b, double bytes)
     return RW_OK;
 }
 
-rw_status rw_coll_alltoall(rw_builder *b, const char *alg, double bytes)
+rw_status rwp_sched_alltoall(rw_builder *b, const char *alg, double bytes)
 {
     if (!strcmp(alg, "pair"))
         return peer_steps(b, RW_PEER_XOR, bytes);

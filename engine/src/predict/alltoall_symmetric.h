@@ -24,7 +24,7 @@ enum { RW_A2A_DEFAULT_CAP = 4 };
  * schedule: per sub-phase, every rank posts its receives and nonblocking
  * sends to r + shift for the sub-phase's shifts, then waits for them all.
  * cap <= 0: rw_a2a_cap(net, bytes). The library's pairwise all-to-all is SMPI's
- * ring (rw_coll_alltoall "ring"). */
+ * ring (rwp_sched_alltoall "ring"). */
 rw_status rw_b_alltoall_symmetric(struct rw_builder *b, const rw_pnet *net, int32_t cap, double bytes);
 
 #endif

@@ -230,7 +230,7 @@ static rw_status scatter_allgather(rw_builder *b, double bytes, int rdb)
     return RW_OK;
 }
 
-rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes)
+rw_status rwp_sched_bcast(rw_builder *b, const char *alg, double bytes)
 {
     if (b->opt.root < 0 || b->opt.root >= b->p)
         return rw_fail(RW_ERR_ARG, "bcast root %d outside ranks 0..%d", (int)b->opt.root, (int)b->p - 1);

@@ -11,13 +11,13 @@ static const struct {
     coll_fn fn;
     const char *algorithms;
 } OPS[] = {
-    {"alltoall", rw_coll_alltoall, "pair,ring,bruck,linear"},
-    {"bcast", rw_coll_bcast, "binomial,knomial,knomial_isend,flat,chain,scatter_allgather,scatter_rdb_allgather"},
-    {"reduce", rw_coll_reduce, "binomial"},
-    {"allreduce", rw_coll_allreduce, "rdb,ring,rabenseifner"},
-    {"allgather", rw_coll_allgather, "ring,rdb,bruck,neighborexchange"},
-    {"gather", rw_coll_gather, "binomial,linear"},
-    {"scatter", rw_coll_scatter, "binomial,linear"},
+    {"alltoall", rwp_sched_alltoall, "pair,ring,bruck,linear"},
+    {"bcast", rwp_sched_bcast, "binomial,knomial,knomial_isend,flat,chain,scatter_allgather,scatter_rdb_allgather"},
+    {"reduce", rwp_sched_reduce, "binomial"},
+    {"allreduce", rwp_sched_allreduce, "rdb,ring,rabenseifner"},
+    {"allgather", rwp_sched_allgather, "ring,rdb,bruck,neighborexchange"},
+    {"gather", rwp_sched_gather, "binomial,linear"},
+    {"scatter", rwp_sched_scatter, "binomial,linear"},
 };
 #define N_OPS (sizeof OPS / sizeof OPS[0])
 

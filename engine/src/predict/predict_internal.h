@@ -127,14 +127,15 @@ void rw_b_peer_step(rw_builder *b, rw_peer peer, int32_t offset, double bytes, d
 void rw_b_binomial_blocks(rw_builder *b, double bytes, int toward_root);
 void rw_b_linear_rooted(rw_builder *b, double bytes, int toward_root);
 
-/* Collective algorithms, one file per operation. */
-rw_status rw_coll_alltoall(rw_builder *b, const char *alg, double bytes);
-rw_status rw_coll_bcast(rw_builder *b, const char *alg, double bytes);
-rw_status rw_coll_reduce(rw_builder *b, const char *alg, double bytes);
-rw_status rw_coll_allreduce(rw_builder *b, const char *alg, double bytes);
-rw_status rw_coll_allgather(rw_builder *b, const char *alg, double bytes);
-rw_status rw_coll_gather(rw_builder *b, const char *alg, double bytes);
-rw_status rw_coll_scatter(rw_builder *b, const char *alg, double bytes);
+/* Collective algorithms, one file per operation. rwp_sched_: the predictor's
+ * own names (rw_coll_<op> is the collectives library's C API). */
+rw_status rwp_sched_alltoall(rw_builder *b, const char *alg, double bytes);
+rw_status rwp_sched_bcast(rw_builder *b, const char *alg, double bytes);
+rw_status rwp_sched_reduce(rw_builder *b, const char *alg, double bytes);
+rw_status rwp_sched_allreduce(rw_builder *b, const char *alg, double bytes);
+rw_status rwp_sched_allgather(rw_builder *b, const char *alg, double bytes);
+rw_status rwp_sched_gather(rw_builder *b, const char *alg, double bytes);
+rw_status rwp_sched_scatter(rw_builder *b, const char *alg, double bytes);
 
 /* Pieces shared between operations. */
 void rw_b_binomial_bcast(rw_builder *b, int32_t root, double bytes);

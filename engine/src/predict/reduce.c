@@ -29,7 +29,7 @@ static rw_status binomial(rw_builder *b, double bytes)
     return RW_OK;
 }
 
-rw_status rw_coll_reduce(rw_builder *b, const char *alg, double bytes)
+rw_status rwp_sched_reduce(rw_builder *b, const char *alg, double bytes)
 {
     if (b->opt.root < 0 || b->opt.root >= b->p)
         return rw_fail(RW_ERR_ARG, "reduce root %d outside ranks 0..%d", (int)b->opt.root, (int)b->p - 1);

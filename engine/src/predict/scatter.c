@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-rw_status rw_coll_scatter(rw_builder *b, const char *alg, double bytes)
+rw_status rwp_sched_scatter(rw_builder *b, const char *alg, double bytes)
 {
     if (b->opt.root < 0 || b->opt.root >= b->p)
         return rw_fail(RW_ERR_ARG, "scatter root %d outside ranks 0..%d", (int)b->opt.root, (int)b->p - 1);

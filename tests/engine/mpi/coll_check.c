@@ -481,7 +481,7 @@ static void t_api(MPI_Comm comm)
     check(rw_coll_bcast(a, 1, MPI_INT, n, comm, RW_COLL_BINOMIAL) == RW_ERR_ARG, "root out of range", "api", n, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_RING) == RW_ERR_ARG, "ring bcast refused", "api", 0, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, (rw_coll_alg)99) == RW_ERR_ARG &&
-              strlen(rw_coll_last_error()) > 0, "unknown algorithm", "api", 0, 1);
+              strlen(rw_last_error()) > 0, "unknown algorithm", "api", 0, 1);
     rw_coll_alg parsed;
     check(rw_coll_alg_parse("rd", &parsed) == RW_OK && parsed == RW_COLL_RECURSIVE_DOUBLING &&
               rw_coll_alg_parse("fastest", &parsed) == RW_ERR_ARG, "rw_coll_alg_parse", "api", 0, 0);

@@ -47,7 +47,7 @@ static int rotation(const char *model)
 {
     rw_live *live = NULL;
     rw_status st = rw_live_init(MPI_COMM_WORLD, model, &live);
-    CHECK(st == RW_OK, "init: %s", rw_live_last_error());
+    CHECK(st == RW_OK, "init: %s", rw_last_error());
     if (st)
         return 1;
     int32_t n = rw_live_n_nodes(live);
@@ -55,13 +55,13 @@ static int rotation(const char *model)
     rw_live_report rep;
     /* a budget of 1 ns: one round per call */
     st = rw_live_probe(live, 1e-9, &rep);
-    CHECK(st == RW_OK && rep.rounds == 1 && rep.call == 1, "first probe: %s", rw_live_last_error());
+    CHECK(st == RW_OK && rep.rounds == 1 && rep.call == 1, "first probe: %s", rw_last_error());
     int k = rep.cycle_calls, total = rep.rounds_total;
     CHECK(k == total && total == (n % 2 ? n : n - 1), "cycle of %d calls, %d rounds for %d nodes", k, total, (int)n);
     int pairs = rep.pairs;
     for (int c = 2; c <= k && !st; c++) {
         st = rw_live_probe(live, 1e-9, &rep);
-        CHECK(st == RW_OK && rep.call == c && rep.rounds == 1, "probe %d: %s", c, rw_live_last_error());
+        CHECK(st == RW_OK && rep.call == c && rep.rounds == 1, "probe %d: %s", c, rw_last_error());
         pairs += rep.pairs;
     }
     CHECK(pairs == n * (n - 1), "%d pairs in a cycle of %d nodes", pairs, (int)n);
@@ -97,7 +97,7 @@ static int drift(const char *model, double until)
 {
     rw_live *live = NULL;
     rw_status st = rw_live_init(MPI_COMM_WORLD, model, &live);
-    CHECK(st == RW_OK, "init: %s", rw_live_last_error());
+    CHECK(st == RW_OK, "init: %s", rw_last_error());
     if (st)
         return 1;
     int called = 0, changed_probes = 0;
@@ -106,7 +106,7 @@ static int drift(const char *model, double until)
         double start = MPI_Wtime();
         rw_live_report rep;
         st = rw_live_probe(live, 1.0, &rep); /* every round */
-        CHECK(st == RW_OK, "probe: %s", rw_live_last_error());
+        CHECK(st == RW_OK, "probe: %s", rw_last_error());
         rw_live_drift d;
         rw_live_get_drift(live, &d);
         CHECK(d.n_pairs == rep.changed && d.n_nodes == rep.nodes_changed, "%d pairs in the drift, %d in the report",
@@ -147,7 +147,7 @@ static int decide(const char *model, double until)
 {
     rw_live *live = NULL;
     rw_status st = rw_live_init(MPI_COMM_WORLD, model, &live);
-    CHECK(st == RW_OK, "init: %s", rw_live_last_error());
+    CHECK(st == RW_OK, "init: %s", rw_last_error());
     if (st)
         return 1;
     bcast_check(0);
@@ -159,7 +159,7 @@ static int decide(const char *model, double until)
     for (int i = 0; !st && i < 10000 && MPI_Wtime() <= until; i++)
         st = rw_live_probe(live, 1.0, NULL);
     st = rw_live_probe(live, 1.0, NULL); /* one after the change */
-    CHECK(st == RW_OK, "probe: %s", rw_live_last_error());
+    CHECK(st == RW_OK, "probe: %s", rw_last_error());
     if (rank == 0)
         printf("generation %llu\n", (unsigned long long)rw_live_generation());
     fflush(stdout);
@@ -198,14 +198,14 @@ static int remap(const char *model)
     MPI_Comm_rank(MPI_COMM_WORLD, &world);
     rw_live *live = NULL;
     rw_status st = rw_live_init(MPI_COMM_WORLD, model, &live);
-    CHECK(st == RW_OK, "init: %s", rw_live_last_error());
+    CHECK(st == RW_OK, "init: %s", rw_last_error());
     if (st)
         return 1;
     rw_matrix *traffic = ring(size);
     MPI_Comm newcomm = MPI_COMM_NULL;
     double gain = -1;
     st = rw_live_remap(live, traffic, &newcomm, &gain);
-    CHECK(st == RW_OK, "remap: %s", rw_live_last_error());
+    CHECK(st == RW_OK, "remap: %s", rw_last_error());
     CHECK(gain >= 0 && gain < 1, "gain %g", gain);
     if (newcomm == MPI_COMM_NULL) {
         if (rank == 0)
@@ -226,7 +226,7 @@ static int remap(const char *model)
         double mine[4] = {world, world * 2.0, world * 3.0, -world}, got[4] = {0};
         st = rw_live_move(mine, got, 4, MPI_DOUBLE, MPI_COMM_WORLD, newcomm);
         CHECK(st == RW_OK && got[0] == nrank && got[1] == 2.0 * nrank && got[3] == -nrank,
-              "moved data %g for new rank %d: %s", got[0], nrank, rw_live_last_error());
+              "moved data %g for new rank %d: %s", got[0], nrank, rw_last_error());
         /* the ring on the new order and a collective through the library */
         int left = (nrank + nsize - 1) % nsize, right = (nrank + 1) % nsize, from_left = -1, sum = 0;
         MPI_Sendrecv(&nrank, 1, MPI_INT, right, 5, &from_left, 1, MPI_INT, left, 5, newcomm, MPI_STATUS_IGNORE);
@@ -238,7 +238,7 @@ static int remap(const char *model)
         double gain2 = -1;
         st = rw_live_remap(live, traffic, &again, &gain2);
         CHECK(st == RW_OK && again == MPI_COMM_NULL, "second remap moved again (gain %g): %s", gain2,
-              rw_live_last_error());
+              rw_last_error());
         if (nrank == 0) {
             printf("remap ok %.4f order", gain);
             for (int r = 0; r < size; r++)
@@ -271,7 +271,7 @@ static int errors(const char *model, const char *other)
     CHECK(st == RW_ERR_IO && live == NULL, "unreadable model: status %d", (int)st);
     /* a model without the ranks' nodes: a context that passes through */
     st = rw_live_init(MPI_COMM_WORLD, other, &live);
-    CHECK(st == RW_OK && live, "other model: %s", rw_live_last_error());
+    CHECK(st == RW_OK && live, "other model: %s", rw_last_error());
     if (live) {
         st = rw_live_probe(live, 0, &rep);
         CHECK(st == RW_OK && rep.passthrough == 1 && rep.pairs == 0, "pass-through probe");
@@ -285,20 +285,20 @@ static int errors(const char *model, const char *other)
         rw_live_free(&live);
     }
     st = rw_live_init(MPI_COMM_WORLD, model, &live);
-    CHECK(st == RW_OK, "init: %s", rw_live_last_error());
+    CHECK(st == RW_OK, "init: %s", rw_last_error());
     if (!live)
         return 1;
     CHECK(rw_live_probe(live, -1, &rep) == RW_ERR_ARG, "negative budget");
     CHECK(rw_live_probe(live, NAN, &rep) == RW_ERR_ARG, "NaN budget");
     CHECK(rw_live_set_threshold(live, 1.5) == RW_ERR_ARG, "threshold 1.5");
     CHECK(rw_live_set_timeout(live, 0) == RW_ERR_ARG, "timeout 0");
-    CHECK(rw_live_probe(live, 0, &rep) == RW_OK && rep.pairs > 0, "a probe: %s", rw_live_last_error());
+    CHECK(rw_live_probe(live, 0, &rep) == RW_OK && rep.pairs > 0, "a probe: %s", rw_last_error());
 #ifndef RW_SMPI
     /* a timeout no ping-pong meets: the probe gives up, and so do later ones */
     CHECK(rw_live_set_timeout(live, 1e-9) == RW_OK, "timeout");
     st = rw_live_probe(live, 0, &rep);
-    CHECK(st == RW_ERR_MPI && strstr(rw_live_last_error(), "gave up"), "timeout: status %d, %s", (int)st,
-          rw_live_last_error());
+    CHECK(st == RW_ERR_MPI && strstr(rw_last_error(), "gave up"), "timeout: status %d, %s", (int)st,
+          rw_last_error());
     st = rw_live_probe(live, 0, &rep);
     CHECK(st == RW_ERR_STATE, "after giving up: status %d", (int)st);
 #endif

@@ -302,7 +302,7 @@ static int phases(const char *path)
     ring_send(1, 1000);                 /* A: i -> i+1, 1000 B */
     int st = rw_profile_write(path);
     if (st != 0) {
-        fprintf(stderr, "exerciser: error: rw_profile_write: %s\n", rw_profile_last_error());
+        fprintf(stderr, "exerciser: error: rw_profile_write: %s\n", rw_last_error());
         return 1;
     }
     CHECK(MPI_Barrier(MPI_COMM_WORLD));
