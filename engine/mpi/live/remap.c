@@ -11,7 +11,7 @@
 #include "coll.h"
 #include "internal.h"
 #include "live.h"
-#include "placement.h"
+#include "../reorder/placement.h"
 
 #include <math.h>
 #include <stdio.h>

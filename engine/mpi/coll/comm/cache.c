@@ -6,7 +6,7 @@
  * predefined ones, MPI_Finalize); duplicates of it build their own. */
 #include "coll.h"
 #include "internal.h"
-#include "verify.h"
+#include "decision/verify.h"
 
 #include <stdlib.h>
 #include <string.h>

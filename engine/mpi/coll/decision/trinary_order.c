@@ -7,7 +7,7 @@
  * broadcast), rank order otherwise. Kept with the network: a new live
  * model drops both (rwc_comm_forget_network). */
 #include "coll.h"
-#include "coll_trinary.h"
+#include "base/coll_trinary.h"
 #include "coll/trinary.h"
 #include "internal.h"
 

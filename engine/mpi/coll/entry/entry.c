@@ -7,7 +7,7 @@
  * defined here: they reach the MPI unchanged. */
 #include "coll.h"
 #include "internal.h"
-#include "verify.h"
+#include "decision/verify.h"
 
 #include <stdio.h>
 
