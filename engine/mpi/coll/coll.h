@@ -16,17 +16,19 @@
  * MPICH's carry no visibility (an MPICH build exported none of them). */
 #define RWC_INTERPOSED __attribute__((visibility("default")))
 #include "rankwise_predict.h"
+#include "registry.h"
 
-/* The six collectives, for the decision and the environment. */
+/* The seven collectives, for the decision and the environment: the
+ * registry's (src/coll/registry.h). */
 typedef enum rwc_op {
-    RWC_BCAST,
-    RWC_REDUCE,
-    RWC_GATHER,
-    RWC_SCATTER,
-    RWC_ALLREDUCE,
-    RWC_ALLGATHER,
-    RWC_ALLTOALL,
-    RWC_N_OPS
+    RWC_BCAST = RW_OP_BCAST,
+    RWC_REDUCE = RW_OP_REDUCE,
+    RWC_GATHER = RW_OP_GATHER,
+    RWC_SCATTER = RW_OP_SCATTER,
+    RWC_ALLREDUCE = RW_OP_ALLREDUCE,
+    RWC_ALLGATHER = RW_OP_ALLGATHER,
+    RWC_ALLTOALL = RW_OP_ALLTOALL,
+    RWC_N_OPS = RW_N_OPS
 } rwc_op;
 
 /* Tags on the private duplicate: one per collective, so two collectives

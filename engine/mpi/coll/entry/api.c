@@ -10,9 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const alg_names[] = {"auto", "passthrough", "binomial", "knomial", "flat", "chain",
-                                        "hier", "ring", "recursive_doubling", "trinary",
-                                        "pairwise", "symmetric", "multiring"};
+/* The public enum and the registry's ids are one numbering. */
+_Static_assert((int)RW_COLL_AUTO == RW_ALGO_AUTO && (int)RW_COLL_PASSTHROUGH == RW_ALGO_PASSTHROUGH &&
+                   (int)RW_COLL_BINOMIAL == RW_ALGO_BINOMIAL && (int)RW_COLL_KNOMIAL == RW_ALGO_KNOMIAL &&
+                   (int)RW_COLL_FLAT == RW_ALGO_FLAT && (int)RW_COLL_CHAIN == RW_ALGO_CHAIN && (int)RW_COLL_HIER == RW_ALGO_HIER &&
+                   (int)RW_COLL_RING == RW_ALGO_RING && (int)RW_COLL_RECURSIVE_DOUBLING == RW_ALGO_RECURSIVE_DOUBLING &&
+                   (int)RW_COLL_TRINARY == RW_ALGO_TRINARY && (int)RW_COLL_PAIRWISE == RW_ALGO_PAIRWISE &&
+                   (int)RW_COLL_SYMMETRIC == RW_ALGO_SYMMETRIC && (int)RW_COLL_MULTIRING == RW_ALGO_MULTIRING,
+               "rw_coll_alg numbers the registry's algorithms");
 
 const char *rw_coll_last_error(void)
 {
@@ -21,23 +26,20 @@ const char *rw_coll_last_error(void)
 
 const char *rw_coll_alg_name(rw_coll_alg alg)
 {
-    return (int)alg >= 0 && (size_t)alg < sizeof alg_names / sizeof *alg_names ? alg_names[alg] : NULL;
+    const rw_algo_info *a = rw_algo_by_id((int)alg);
+    return a ? a->name : NULL;
 }
 
 rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
 {
-    for (size_t i = 0; name && i < sizeof alg_names / sizeof *alg_names; i++)
-        if (!strcmp(name, alg_names[i])) {
-            *out = (rw_coll_alg)i;
-            return RW_OK;
-        }
-    if (name && !strcmp(name, "rd")) {
-        *out = RW_COLL_RECURSIVE_DOUBLING;
+    const rw_algo_info *a = rw_algo_by_name(name);
+    if (a) {
+        *out = (rw_coll_alg)a->id;
         return RW_OK;
     }
-    return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (auto, passthrough, binomial, knomial, "
-                               "flat, chain, hier, ring, recursive_doubling, trinary, pairwise, symmetric, multiring)",
-                   name ? name : "(null)");
+    char known[256];
+    return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (%s)", name ? name : "(null)",
+                   rw_algo_names(known, sizeof known, RW_ALGO_AUTO, -1, 0));
 }
 
 static int is_tree_alg(rw_coll_alg alg)
@@ -109,7 +111,7 @@ static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype t
         st = rw_fail(RW_ERR_ARG, "multiring is an algorithm of allgather only");
     if (!st && op && alg == RW_COLL_TRINARY && !*commute)
         st = rw_fail(RW_ERR_STATE, "trinary %s: a non-commutative operation (the trees are out of rank order)",
-                     rooted ? "reduce" : "allreduce");
+                     rw_op_name(rooted ? RW_OP_REDUCE : RW_OP_ALLREDUCE));
     return st ? st : setup(comm, root, alg, rooted, c);
 }
 
