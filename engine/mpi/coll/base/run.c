@@ -2,7 +2,7 @@
  * case (refusing before anything is sent), then runs the algorithm on the
  * communicator's private duplicate; rw_coll_<op> (rankwise_coll.h) adds
  * the decision for RW_COLL_AUTO and the MPI's own for RW_COLL_PASSTHROUGH. */
-#include "base/coll_trinary.h"
+#include "coll_trinary.h"
 #include "coll.h"
 #include "internal.h"
 
