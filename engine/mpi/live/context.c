@@ -9,6 +9,7 @@
  * Without a model the nodes are the processor names and the model is made
  * here, every pair unmeasured. */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "live.h"
 

@@ -9,6 +9,7 @@
  * decision (before any, since the start model), or, on the start model's
  * picture, by a gain beyond the noise the model records for the pairs. */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "live.h"
 #include "../reorder/placement.h"

@@ -1,50 +1,20 @@
 /* The algorithms behind one entry per collective: rwc_run_<op> checks the
- * case (refusing before anything is sent), then runs the algorithm on the
- * communicator's private duplicate; rw_coll_<op> (rankwise_coll.h) adds
- * the decision for RW_COLL_AUTO and the MPI's own for RW_COLL_PASSTHROUGH. */
+ * case (refusing before anything is sent), then runs the algorithm the
+ * registry's id names on the communicator's private duplicate, with the
+ * parameters it is given (rwc_params: segment, radix, the network's order,
+ * the all-to-all cap); rwc_run_<op>_tree the same over a given tree. */
+#include "base.h"
 #include "coll_trinary.h"
-#include "coll.h"
 #include "internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The public enum and the registry's ids are one numbering. */
-_Static_assert((int)RW_COLL_AUTO == RW_ALGO_AUTO && (int)RW_COLL_PASSTHROUGH == RW_ALGO_PASSTHROUGH &&
-                   (int)RW_COLL_BINOMIAL == RW_ALGO_BINOMIAL && (int)RW_COLL_KNOMIAL == RW_ALGO_KNOMIAL &&
-                   (int)RW_COLL_FLAT == RW_ALGO_FLAT && (int)RW_COLL_CHAIN == RW_ALGO_CHAIN && (int)RW_COLL_HIER == RW_ALGO_HIER &&
-                   (int)RW_COLL_RING == RW_ALGO_RING && (int)RW_COLL_RECURSIVE_DOUBLING == RW_ALGO_RECURSIVE_DOUBLING &&
-                   (int)RW_COLL_TRINARY == RW_ALGO_TRINARY && (int)RW_COLL_PAIRWISE == RW_ALGO_PAIRWISE &&
-                   (int)RW_COLL_SYMMETRIC == RW_ALGO_SYMMETRIC && (int)RW_COLL_MULTIRING == RW_ALGO_MULTIRING,
-               "rw_coll_alg numbers the registry's algorithms");
-
-const char *rw_coll_last_error(void)
-{
-    return rw_last_error();
-}
-
-const char *rw_coll_alg_name(rw_coll_alg alg)
-{
-    const rw_algo_info *a = rw_algo_by_id((int)alg);
-    return a ? a->name : NULL;
-}
-
-rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
-{
-    const rw_algo_info *a = rw_algo_by_name(name);
-    if (a) {
-        *out = (rw_coll_alg)a->id;
-        return RW_OK;
-    }
-    char known[256];
-    return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (%s)", name ? name : "(null)",
-                   rw_algo_names(known, sizeof known, RW_ALGO_AUTO, -1, 0));
-}
-
 static int is_tree_alg(rw_coll_alg alg)
 {
-    return alg >= RW_COLL_BINOMIAL && alg <= RW_COLL_HIER;
+    const rw_algo_info *a = rw_algo_by_id((int)alg);
+    return a && (a->flags & RW_ALGO_TREE);
 }
 
 /* What every rooted call checks: a valid communicator and root, not an
@@ -115,7 +85,8 @@ static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype t
     return st ? st : setup(comm, root, alg, rooted, c);
 }
 
-rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
+rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg,
+                        const rwc_params *prm)
 {
     rwc_comm *c;
     size_t bytes;
@@ -127,16 +98,16 @@ rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
     if (bytes == 0 || c->size == 1)
         return RW_OK;
     const int32_t *order = NULL;
-    if (alg == RW_COLL_TRINARY && !(st = rwc_trinary_order(c, &order))) {
+    if (alg == RW_COLL_TRINARY && !(st = prm->order(c, alg, &order))) {
         rwc_trace(RWC_BCAST, alg, comm, bytes);
-        return rwc_bcast_trinary(buf, count, type, root, c->dup, order, rwc_segment_bytes());
+        return rwc_bcast_trinary(buf, count, type, root, c->dup, order, prm->segment);
     }
     if (st)
         return st;
-    if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
+    if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
     rwc_trace(RWC_BCAST, alg, comm, bytes);
-    return rwc_bcast_tree(buf, count, type, t, c->dup, rwc_segment_bytes(), alg == RW_COLL_FLAT);
+    return rwc_bcast_tree(buf, count, type, t, c->dup, prm->segment, alg == RW_COLL_FLAT);
 }
 
 /* A non-commutative reduce over a tree out of rank order goes over the
@@ -145,7 +116,7 @@ static rw_status reduce_in_order(const void *s, void *r, int count, MPI_Datatype
                                  rwc_comm *c)
 {
     const rw_tree *t0;
-    rw_status st = rwc_tree_get(c, RW_COLL_BINOMIAL, 0, 0, &t0);
+    rw_status st = rwc_tree_get(c, RW_COLL_BINOMIAL, 0, 0, 2, &t0);
     if (st || root == 0)
         return st ? st : rwc_reduce_tree(s, r, count, type, op, t0, c->dup);
     if (c->rank != 0) { /* the root takes part as any rank (in place: its data is in r), then receives */
@@ -166,7 +137,7 @@ static rw_status reduce_in_order(const void *s, void *r, int count, MPI_Datatype
 }
 
 rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                         rw_coll_alg alg)
+                         rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t bytes;
@@ -178,13 +149,13 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
     if (count == 0)
         return RW_OK;
     const int32_t *order = NULL;
-    if (alg == RW_COLL_TRINARY && !(st = rwc_trinary_order(c, &order))) {
+    if (alg == RW_COLL_TRINARY && !(st = prm->order(c, alg, &order))) {
         rwc_trace(RWC_REDUCE, alg, comm, bytes);
-        return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, order, rwc_segment_bytes());
+        return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, order, prm->segment);
     }
     if (st)
         return st;
-    if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
+    if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
     rwc_trace(RWC_REDUCE, alg, comm, bytes);
     if (!commute && !rw_tree_is_in_order(t))
@@ -201,7 +172,7 @@ static rw_status fits(size_t block, int n)
 
 /* Gather and scatter share their set-up; one block per rank moves. */
 static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype, void *r, int rc,
-                            MPI_Datatype rtype, int root, MPI_Comm comm, rw_coll_alg alg)
+                            MPI_Datatype rtype, int root, MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t blk;
@@ -221,7 +192,7 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
         return st;
     if (blk == 0)
         return RW_OK;
-    if ((st = rwc_tree_get(c, alg, root, blk, &t)))
+    if ((st = rwc_tree_get(c, alg, root, blk, prm->radix, &t)))
         return st;
     rwc_trace(op, alg, comm, blk);
     return op == RWC_GATHER ? rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup)
@@ -229,19 +200,19 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
 }
 
 rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
-                         MPI_Comm comm, rw_coll_alg alg)
+                         MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
-    return run_blocks(RWC_GATHER, s, sc, stype, r, rc, rtype, root, comm, alg);
+    return run_blocks(RWC_GATHER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
 }
 
 rw_status rwc_run_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
-                          MPI_Comm comm, rw_coll_alg alg)
+                          MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
-    return run_blocks(RWC_SCATTER, s, sc, stype, r, rc, rtype, root, comm, alg);
+    return run_blocks(RWC_SCATTER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
 }
 
 rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                            rw_coll_alg alg)
+                            rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t bytes;
@@ -254,11 +225,11 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
     rwc_trace(RWC_ALLREDUCE, alg, comm, bytes);
     if (alg == RW_COLL_TRINARY) { /* reduce to 0 and broadcast from 0, both over the trinary trees */
         const int32_t *order = NULL;
-        st = rwc_trinary_order(c, &order);
+        st = prm->order(c, alg, &order);
         if (!st)
             st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
-                                    order, rwc_segment_bytes());
-        return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, order, rwc_segment_bytes());
+                                    order, prm->segment);
+        return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, order, prm->segment);
     }
     if (commute && alg == RW_COLL_RING)
         return rwc_allreduce_ring(s, r, count, type, op, c->dup);
@@ -270,17 +241,17 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
      * and doubling with a non-commutative operation) */
     rw_coll_alg shape = is_tree_alg(alg) ? alg : RW_COLL_BINOMIAL;
     const rw_tree *t;
-    if ((st = rwc_tree_get(c, shape, 0, bytes, &t)))
+    if ((st = rwc_tree_get(c, shape, 0, bytes, prm->radix, &t)))
         return st;
     if (!commute && !rw_tree_is_in_order(t))
         st = reduce_in_order(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c);
     else
         st = rwc_reduce_tree(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, t, c->dup);
-    return st ? st : rwc_bcast_tree(r, count, type, t, c->dup, rwc_segment_bytes(), shape == RW_COLL_FLAT);
+    return st ? st : rwc_bcast_tree(r, count, type, t, c->dup, prm->segment, shape == RW_COLL_FLAT);
 }
 
 rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
-                            MPI_Comm comm, rw_coll_alg alg)
+                            MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t blk;
@@ -304,22 +275,22 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
         return rwc_allgather_ring(s, sc, stype, r, rc, rtype, c->dup);
     if (alg == RW_COLL_RECURSIVE_DOUBLING)
         return rwc_allgather_rd(s, sc, stype, r, rc, rtype, c->dup);
-    if (alg == RW_COLL_MULTIRING)
-        return rwc_allgather_multiring(s, sc, stype, r, rc, rtype, c);
+    if (alg == RW_COLL_MULTIRING) {
+        const int32_t *order = NULL;
+        return (st = prm->order(c, alg, &order)) ? st : rwc_allgather_multiring(s, sc, stype, r, rc, rtype, c, order);
+    }
     /* gather to 0, broadcast from 0 over the tree */
     const rw_tree *t;
     MPI_Aint lb, ext;
-    if ((st = rwc_tree_get(c, alg, 0, blk, &t)) ||
+    if ((st = rwc_tree_get(c, alg, 0, blk, prm->radix, &t)) ||
         (st = rwc_mpi(PMPI_Type_get_extent(rtype, &lb, &ext), "MPI_Type_get_extent")))
         return st;
     if (s == MPI_IN_PLACE && c->rank != 0)
         st = rwc_gather_tree((char *)r + (MPI_Aint)c->rank * rc * ext, rc, rtype, NULL, 0, rtype, t, c->dup);
     else
         st = rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup);
-    return st ? st : rwc_bcast_tree(r, rc * c->size, rtype, t, c->dup, rwc_segment_bytes(), alg == RW_COLL_FLAT);
+    return st ? st : rwc_bcast_tree(r, rc * c->size, rtype, t, c->dup, prm->segment, alg == RW_COLL_FLAT);
 }
-
-/* ---- rankwise_coll.h: the decision for RW_COLL_AUTO (entry.c), the MPI for PASSTHROUGH ---- */
 
 size_t rwc_bytes_of(int count, MPI_Datatype type)
 {
@@ -331,65 +302,6 @@ int rwc_is_root(MPI_Comm comm, int root)
 {
     int r = -1;
     return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &r) == MPI_SUCCESS && r == root;
-}
-
-rw_status rw_coll_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_bcast(buf, count, type, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_bcast(buf, count, type, root, comm), "MPI_Bcast");
-    return rwc_run_bcast(buf, count, type, root, comm, alg);
-}
-
-rw_status rw_coll_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                         rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_reduce(s, r, count, type, op, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_reduce(s, r, count, type, op, root, comm), "MPI_Reduce");
-    return rwc_run_reduce(s, r, count, type, op, root, comm, alg);
-}
-
-rw_status rw_coll_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                         MPI_Comm comm, rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_gather(s, sc, st, r, rc, rt, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_gather(s, sc, st, r, rc, rt, root, comm), "MPI_Gather");
-    return rwc_run_gather(s, sc, st, r, rc, rt, root, comm, alg);
-}
-
-rw_status rw_coll_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                          MPI_Comm comm, rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_scatter(s, sc, st, r, rc, rt, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_scatter(s, sc, st, r, rc, rt, root, comm), "MPI_Scatter");
-    return rwc_run_scatter(s, sc, st, r, rc, rt, root, comm, alg);
-}
-
-rw_status rw_coll_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                            rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_allreduce(s, r, count, type, op, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_allreduce(s, r, count, type, op, comm), "MPI_Allreduce");
-    return rwc_run_allreduce(s, r, count, type, op, comm, alg);
-}
-
-rw_status rw_coll_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
-                            rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_allgather(s, sc, st, r, rc, rt, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_allgather(s, sc, st, r, rc, rt, comm), "MPI_Allgather");
-    return rwc_run_allgather(s, sc, st, r, rc, rt, comm, alg);
 }
 
 /* ---- over a caller's tree ---- */
@@ -406,7 +318,7 @@ static rw_status tree_setup(const rw_tree *tree, MPI_Comm comm, rwc_comm **c)
     return st;
 }
 
-rw_status rw_coll_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *tree, MPI_Comm comm,
+rw_status rwc_run_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *tree, MPI_Comm comm,
                              size_t segment_bytes)
 {
     rwc_comm *c;
@@ -416,7 +328,7 @@ rw_status rw_coll_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_t
     return st ? st : rwc_bcast_tree(buf, count, type, tree, c->dup, segment_bytes, 0);
 }
 
-rw_status rw_coll_reduce_tree(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, const rw_tree *tree,
+rw_status rwc_run_reduce_tree(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, const rw_tree *tree,
                               MPI_Comm comm)
 {
     rwc_comm *c;
@@ -433,7 +345,7 @@ rw_status rw_coll_reduce_tree(const void *s, void *r, int count, MPI_Datatype ty
     return st ? st : rwc_reduce_tree(s, r, count, type, op, tree, c->dup);
 }
 
-rw_status rw_coll_gather_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
+rw_status rwc_run_gather_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
                               const rw_tree *tree, MPI_Comm comm)
 {
     rwc_comm *c;
@@ -441,7 +353,7 @@ rw_status rw_coll_gather_tree(const void *s, int sc, MPI_Datatype st_, void *r, 
     return st ? st : rwc_gather_tree(s, sc, st_, r, rc, rt, tree, c->dup);
 }
 
-rw_status rw_coll_scatter_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
+rw_status rwc_run_scatter_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
                                const rw_tree *tree, MPI_Comm comm)
 {
     rwc_comm *c;

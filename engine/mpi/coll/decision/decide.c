@@ -11,7 +11,7 @@
  * made on rank 0 and broadcast), so all ranks choose the same algorithm.
  * With none of 2-3 configured, no communicator state is made: the
  * passthrough costs a few nanoseconds. */
-#include "coll.h"
+#include "decision.h"
 #include "internal.h"
 #include "rankwise_coll_tune.h"
 
@@ -34,7 +34,7 @@ static const char *op_env(int op, char buf[32])
 static int env_read;
 static rw_coll_alg forced[RWC_N_OPS];
 static size_t segment;
-static int knomial_k = 4, trace;
+static int knomial_k = 4;
 static int32_t max_evals;
 
 /* A variable whose value is refused: one line (rank 0 of MPI_COMM_WORLD),
@@ -95,7 +95,7 @@ static void read_env(void)
     } else if (!e) {
         max_evals = (int32_t)x;
     }
-    trace = rwc_env_bool("RANKWISE_COLL_TRACE");
+    (void)rwc_tracing(); /* its warning in the same order as before */
     env_read = 1; /* last: the values above are complete */
 }
 
@@ -117,11 +117,6 @@ int rwc_env_asks(void)
             return 1;
     }
     return 0;
-}
-
-const char *rwc_op_name(rwc_op op)
-{
-    return rw_op_name(op);
 }
 
 /* The communicator's cache when this call may be decided from rules or a
@@ -219,13 +214,6 @@ void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, const
                                 key->type, key->mop, *ch};
 }
 
-int rwc_tracing(void)
-{
-    if (!env_read)
-        read_env();
-    return trace;
-}
-
 size_t rwc_segment_bytes(void)
 {
     if (!env_read)
@@ -238,34 +226,4 @@ int rwc_knomial_k(void)
     if (!env_read)
         read_env();
     return knomial_k;
-}
-
-static const char *trace_src;
-
-void rwc_trace_source(const char *source)
-{
-    trace_src = source && strcmp(source, "env") ? source : NULL;
-}
-
-static void trace_line(rwc_op op, const char *alg, MPI_Comm comm, size_t bytes)
-{
-    if (!env_read)
-        read_env();
-    int rank = 0;
-    if (!trace || PMPI_Comm_rank(comm, &rank) || rank != 0)
-        return;
-    if (trace_src)
-        fprintf(stderr, "rankwise-coll: %s %s %zu bytes (%s)\n", rw_op_name(op), alg, bytes, trace_src);
-    else
-        fprintf(stderr, "rankwise-coll: %s %s %zu bytes\n", rw_op_name(op), alg, bytes);
-}
-
-void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes)
-{
-    trace_line(op, rw_coll_alg_name(alg), comm, bytes);
-}
-
-void rwc_trace_choice(rwc_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes)
-{
-    trace_line(op, ch->tree ? "tree" : rw_coll_alg_name(ch->alg), comm, bytes);
 }
