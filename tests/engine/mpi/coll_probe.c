@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "decision/decision.h"
 /* The network's fields; the predictor's schedule builders are named like
  * the library's C API (rw_coll_<op>): renamed here, as the library's
  * build renames them. */
