@@ -74,8 +74,8 @@ const rw_algo_info *rw_algo_by_id(int id)
 
 const rw_algo_info *rw_algo_by_name(const char *name)
 {
-    if (name && !strcmp(name, "rd"))
-        name = "recursive_doubling";
+    if (name && !strcmp(name, "rd")) /* the shorthand RANKWISE_COLL_<OP> takes */
+        return rw_algo_by_id(RW_ALGO_RECURSIVE_DOUBLING);
     for (int i = 0; name && i < N_ALGS; i++)
         if (!strcmp(name, ALGS[i].name))
             return &ALGS[i];

@@ -35,7 +35,7 @@ static const char *INFO_KEYS[] = {"predicted", "passthrough-predicted", "passthr
 static int rule_alg(const char *name)
 {
     const rw_algo_info *a = rw_algo_by_name(name);
-    return !strcmp(name, "tree") || (a && a->id != RW_ALGO_AUTO && strcmp(name, "rd"));
+    return !strcmp(name, "tree") || (a && a->id != RW_ALGO_AUTO && !strcmp(name, a->name));
 }
 
 static int in_list(const char *s, const char **list)
@@ -364,7 +364,7 @@ rw_status rw_coll_rules_lookup(const rw_coll_rules *r, const char *op, int32_t c
         return rw_fail(RW_ERR_ARG, "rw_coll_rules_lookup: rules, op and choice are required");
     if (bytes < 0)
         return rw_fail(RW_ERR_ARG, "rw_coll_rules_lookup: bytes %lld < 0", (long long)bytes);
-    choice->algorithm = "passthrough";
+    choice->algorithm = rw_algo_by_id(RW_ALGO_PASSTHROUGH)->name;
     choice->segment = 0;
     choice->tree = NULL;
     if (comm_size != r->comm_size)
