@@ -119,7 +119,7 @@ typedef struct rwc_comm {
     rw_tree *node_tree; /* binomial over node, rooted at its lowest rank */
     rwc_tree_entry *trees;
     uint64_t generation; /* rwc_model_generation() the network and decisions were made under */
-    int32_t *ring_order; /* multiring allgather: the ranks in ring order (allgather_multiring.c), NULL until used */
+    int32_t *ring_order; /* multiring allgather: the ranks in ring order (decision/params.c), NULL until used */
     struct rwc_verdict *verdicts; /* decisions verified in the job (verify.c) */
     int a2a_cap[64];  /* all-to-all cap from the network per size class (decision/), 0 = not made */
     rwc_outcome last[RWC_N_OPS]; /* per collective; cleared with the network */

@@ -25,7 +25,7 @@ static int warned;
 
 int live_tracing(void)
 {
-    return rwc_tracing(); /* RANKWISE_COLL_TRACE, parsed once (decide.c) */
+    return rwc_tracing(); /* RANKWISE_COLL_TRACE, parsed once (comm/trace.c) */
 }
 
 static void warn_once(const rw_live *ctx, const char *what)
