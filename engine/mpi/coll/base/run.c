@@ -85,6 +85,99 @@ static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype t
     return st ? st : setup(comm, root, alg, rooted, c);
 }
 
+/* ---- the run table: what each operation runs for an algorithm that is
+ * not a tree shape, keyed by the registry's ids (src/coll/registry.c); a
+ * tree shape runs its tree (allreduce: reduce to 0 and bcast from it,
+ * allgather: gather to 0 and bcast). order: the network's order of the
+ * ranks for the algorithms laid along it (RW_ALGO_ORDER), else NULL. ---- */
+
+static rw_status bcast_trinary(void *buf, int count, MPI_Datatype type, int root, rwc_comm *c, const int32_t *order,
+                               const rwc_params *prm)
+{
+    return rwc_bcast_trinary(buf, count, type, root, c->dup, order, prm->segment);
+}
+
+static rw_status reduce_trinary(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root,
+                                rwc_comm *c, const int32_t *order, const rwc_params *prm)
+{
+    return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, order, prm->segment);
+}
+
+/* reduce to 0 and broadcast from 0, both over the trinary trees */
+static rw_status allreduce_trinary(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                                   const int32_t *order, const rwc_params *prm)
+{
+    rw_status st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
+                                      order, prm->segment);
+    return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, order, prm->segment);
+}
+
+static rw_status allreduce_ring(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                                const int32_t *order, const rwc_params *prm)
+{
+    return rwc_allreduce_ring(s, r, count, type, op, c->dup);
+}
+
+static rw_status allreduce_rd(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                              const int32_t *order, const rwc_params *prm)
+{
+    return rwc_allreduce_rd(s, r, count, type, op, c->dup);
+}
+
+static rw_status allreduce_hier(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                                const int32_t *order, const rwc_params *prm)
+{
+    return rwc_allreduce_hier(s, r, count, type, op, c);
+}
+
+static rw_status allgather_ring(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                                rwc_comm *c, const int32_t *order)
+{
+    return rwc_allgather_ring(s, sc, st, r, rc, rt, c->dup);
+}
+
+static rw_status allgather_rd(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, rwc_comm *c,
+                              const int32_t *order)
+{
+    return rwc_allgather_rd(s, sc, st, r, rc, rt, c->dup);
+}
+
+typedef struct run_entry {
+    rw_coll_alg alg;
+    rw_status (*bcast)(void *, int, MPI_Datatype, int, rwc_comm *, const int32_t *, const rwc_params *);
+    rw_status (*reduce)(const void *, void *, int, MPI_Datatype, MPI_Op, int, rwc_comm *, const int32_t *,
+                        const rwc_params *);
+    rw_status (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, rwc_comm *, const int32_t *,
+                           const rwc_params *);
+    int allreduce_commutes; /* commutative operations only: the others run the binomial tree */
+    rw_status (*allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, rwc_comm *, const int32_t *);
+} run_entry;
+
+/* alltoall's pairwise and symmetric: alltoall.c (its own blocks, the cap). */
+static const run_entry RUN[] = {
+    {RW_COLL_RING, NULL, NULL, allreduce_ring, 1, allgather_ring},
+    {RW_COLL_RECURSIVE_DOUBLING, NULL, NULL, allreduce_rd, 1, allgather_rd},
+    {RW_COLL_HIER, NULL, NULL, allreduce_hier, 1, NULL},
+    {RW_COLL_TRINARY, bcast_trinary, reduce_trinary, allreduce_trinary, 0, NULL},
+    {RW_COLL_MULTIRING, NULL, NULL, NULL, 0, rwc_allgather_multiring},
+};
+
+static const run_entry *run_of(rw_coll_alg alg)
+{
+    for (size_t i = 0; i < sizeof RUN / sizeof *RUN; i++)
+        if (RUN[i].alg == alg)
+            return &RUN[i];
+    return NULL;
+}
+
+/* The network's order for an algorithm the registry lays along it. */
+static rw_status order_of(rwc_comm *c, rw_coll_alg alg, const rwc_params *prm, const int32_t **order)
+{
+    const rw_algo_info *a = rw_algo_by_id((int)alg);
+    *order = NULL;
+    return a && (a->flags & RW_ALGO_ORDER) ? prm->order(c, alg, order) : RW_OK;
+}
+
 rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg,
                         const rwc_params *prm)
 {
@@ -97,13 +190,14 @@ rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
         return st;
     if (bytes == 0 || c->size == 1)
         return RW_OK;
-    const int32_t *order = NULL;
-    if (alg == RW_COLL_TRINARY && !(st = prm->order(c, alg, &order))) {
+    const run_entry *run = run_of(alg);
+    if (run && run->bcast) {
+        const int32_t *order = NULL;
+        if ((st = order_of(c, alg, prm, &order)))
+            return st;
         rwc_trace(RWC_BCAST, alg, comm, bytes);
-        return rwc_bcast_trinary(buf, count, type, root, c->dup, order, prm->segment);
+        return run->bcast(buf, count, type, root, c, order, prm);
     }
-    if (st)
-        return st;
     if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
     rwc_trace(RWC_BCAST, alg, comm, bytes);
@@ -148,13 +242,14 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
         return st;
     if (count == 0)
         return RW_OK;
-    const int32_t *order = NULL;
-    if (alg == RW_COLL_TRINARY && !(st = prm->order(c, alg, &order))) {
+    const run_entry *run = run_of(alg);
+    if (run && run->reduce) {
+        const int32_t *order = NULL;
+        if ((st = order_of(c, alg, prm, &order)))
+            return st;
         rwc_trace(RWC_REDUCE, alg, comm, bytes);
-        return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, order, prm->segment);
+        return run->reduce(s, r, count, type, op, root, c, order, prm);
     }
-    if (st)
-        return st;
     if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
     rwc_trace(RWC_REDUCE, alg, comm, bytes);
@@ -223,20 +318,11 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
     if (count == 0)
         return RW_OK;
     rwc_trace(RWC_ALLREDUCE, alg, comm, bytes);
-    if (alg == RW_COLL_TRINARY) { /* reduce to 0 and broadcast from 0, both over the trinary trees */
+    const run_entry *run = run_of(alg);
+    if (run && run->allreduce && (commute || !run->allreduce_commutes)) {
         const int32_t *order = NULL;
-        st = prm->order(c, alg, &order);
-        if (!st)
-            st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
-                                    order, prm->segment);
-        return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, order, prm->segment);
+        return (st = order_of(c, alg, prm, &order)) ? st : run->allreduce(s, r, count, type, op, c, order, prm);
     }
-    if (commute && alg == RW_COLL_RING)
-        return rwc_allreduce_ring(s, r, count, type, op, c->dup);
-    if (commute && alg == RW_COLL_RECURSIVE_DOUBLING)
-        return rwc_allreduce_rd(s, r, count, type, op, c->dup);
-    if (commute && alg == RW_COLL_HIER)
-        return rwc_allreduce_hier(s, r, count, type, op, c);
     /* reduce to 0 and broadcast from 0 over the tree (binomial for ring
      * and doubling with a non-commutative operation) */
     rw_coll_alg shape = is_tree_alg(alg) ? alg : RW_COLL_BINOMIAL;
@@ -271,13 +357,10 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
     if (blk == 0)
         return RW_OK;
     rwc_trace(RWC_ALLGATHER, alg, comm, blk);
-    if (alg == RW_COLL_RING)
-        return rwc_allgather_ring(s, sc, stype, r, rc, rtype, c->dup);
-    if (alg == RW_COLL_RECURSIVE_DOUBLING)
-        return rwc_allgather_rd(s, sc, stype, r, rc, rtype, c->dup);
-    if (alg == RW_COLL_MULTIRING) {
+    const run_entry *run = run_of(alg);
+    if (run && run->allgather) {
         const int32_t *order = NULL;
-        return (st = prm->order(c, alg, &order)) ? st : rwc_allgather_multiring(s, sc, stype, r, rc, rtype, c, order);
+        return (st = order_of(c, alg, prm, &order)) ? st : run->allgather(s, sc, stype, r, rc, rtype, c, order);
     }
     /* gather to 0, broadcast from 0 over the tree */
     const rw_tree *t;
