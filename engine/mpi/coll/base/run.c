@@ -18,9 +18,10 @@ static int is_tree_alg(rw_coll_alg alg)
 }
 
 /* What every rooted call checks: a valid communicator and root, not an
- * intercommunicator, a tree algorithm. */
-static rw_status setup(MPI_Comm comm, int root, rw_coll_alg alg, int rooted, rwc_comm **c)
+ * intercommunicator, an algorithm of op (the registry's). */
+static rw_status setup(MPI_Comm comm, rwc_op op, int root, rw_coll_alg alg, rwc_comm **c)
 {
+    int rooted = rw_op_rooted(op);
     *c = NULL;
     if (comm == MPI_COMM_NULL)
         return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
@@ -29,7 +30,7 @@ static rw_status setup(MPI_Comm comm, int root, rw_coll_alg alg, int rooted, rwc
         return st;
     if (rooted && (root < 0 || root >= (*c)->size))
         return rw_fail(RW_ERR_ARG, "root %d is not a rank of a communicator of %d", root, (*c)->size);
-    if (rooted && !is_tree_alg(alg) && !(rooted == 2 && alg == RW_COLL_TRINARY))
+    if (rooted && !rw_algo_valid(op, (int)alg))
         return rw_fail(RW_ERR_ARG, "%s is not an algorithm of rooted collectives",
                        rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value");
     return RW_OK;
@@ -65,9 +66,10 @@ static rw_status commutative(MPI_Op op, int *out)
  * (op not NULL: reduce, allreduce), that it is defined on the type
  * (rwc_op_fits) and whether it commutes, which the trinary trees need (an
  * invalid operation is refused here, before any message). */
-static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op, int root,
-                       int rooted, rwc_comm **c, size_t *bytes, int *commute)
+static rw_status begin(rwc_op kind, MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op,
+                       int root, rwc_comm **c, size_t *bytes, int *commute)
 {
+    const rw_algo_info *a = rw_algo_by_id((int)alg);
     rw_status st = precheck(comm, alg);
     if (!st)
         st = count_ok(count);
@@ -79,10 +81,10 @@ static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype t
         st = commutative(*op, commute);
     if (!st && alg == RW_COLL_MULTIRING)
         st = rw_fail(RW_ERR_ARG, "multiring is an algorithm of allgather only");
-    if (!st && op && alg == RW_COLL_TRINARY && !*commute)
-        st = rw_fail(RW_ERR_STATE, "trinary %s: a non-commutative operation (the trees are out of rank order)",
-                     rw_op_name(rooted ? RW_OP_REDUCE : RW_OP_ALLREDUCE));
-    return st ? st : setup(comm, root, alg, rooted, c);
+    if (!st && op && a && (a->flags & RW_ALGO_COMMUTES) && !*commute)
+        st = rw_fail(RW_ERR_STATE, "%s %s: a non-commutative operation (the trees are out of rank order)", a->name,
+                     rw_op_name(kind));
+    return st ? st : setup(comm, kind, root, alg, c);
 }
 
 /* ---- the run table: what each operation runs for an algorithm that is
@@ -185,7 +187,7 @@ rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
     size_t bytes;
     const rw_tree *t;
     int commute = 1;
-    rw_status st = begin(comm, alg, count, type, NULL, root, 2, &c, &bytes, &commute); /* 2: trinary too */
+    rw_status st = begin(RWC_BCAST, comm, alg, count, type, NULL, root, &c, &bytes, &commute);
     if (st)
         return st;
     if (bytes == 0 || c->size == 1)
@@ -237,7 +239,7 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
     size_t bytes;
     const rw_tree *t;
     int commute = 0;
-    rw_status st = begin(comm, alg, count, type, &op, root, 2, &c, &bytes, &commute); /* 2: trinary too */
+    rw_status st = begin(RWC_REDUCE, comm, alg, count, type, &op, root, &c, &bytes, &commute);
     if (st)
         return st;
     if (count == 0)
@@ -274,7 +276,7 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
     const rw_tree *t;
     rw_status st = precheck(comm, alg);
     if (!st)
-        st = setup(comm, root, alg, 1, &c);
+        st = setup(comm, op, root, alg, &c);
     if (st)
         return st;
     /* gather: the root counts what it receives; scatter: every other rank does */
@@ -312,7 +314,7 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
     rwc_comm *c;
     size_t bytes;
     int commute = 0;
-    rw_status st = begin(comm, alg, count, type, &op, 0, 0, &c, &bytes, &commute);
+    rw_status st = begin(RWC_ALLREDUCE, comm, alg, count, type, &op, 0, &c, &bytes, &commute);
     if (st)
         return st;
     if (count == 0)
@@ -349,7 +351,7 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
     if (!st && alg == RW_COLL_TRINARY)
         st = rw_fail(RW_ERR_ARG, "trinary is not an allgather algorithm");
     if (!st)
-        st = setup(comm, 0, alg, 0, &c);
+        st = setup(comm, RWC_ALLGATHER, 0, alg, &c);
     if (!st)
         st = fits(blk, c->size);
     if (st)
