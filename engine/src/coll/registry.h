@@ -27,7 +27,8 @@ typedef enum rw_op_id {
 
 #define RW_OP_BIT(op) (1u << (op))
 /* The operations with a root: bcast, reduce, gather, scatter. */
-#define RW_OPS_ROOTED (RW_OP_BIT(RW_OP_BCAST) | RW_OP_BIT(RW_OP_REDUCE) | RW_OP_BIT(RW_OP_GATHER) | RW_OP_BIT(RW_OP_SCATTER))
+#define RW_OPS_ROOTED \
+    (RW_OP_BIT(RW_OP_BCAST) | RW_OP_BIT(RW_OP_REDUCE) | RW_OP_BIT(RW_OP_GATHER) | RW_OP_BIT(RW_OP_SCATTER))
 #define RW_OPS_ALL ((1u << RW_N_OPS) - 1u)
 
 /* "bcast", ...; NULL out of range. */

@@ -10,13 +10,21 @@
 #include "internal.h"
 
 /* The public enum and the registry's ids are one numbering. */
-_Static_assert((int)RW_COLL_AUTO == RW_ALGO_AUTO && (int)RW_COLL_PASSTHROUGH == RW_ALGO_PASSTHROUGH &&
-                   (int)RW_COLL_BINOMIAL == RW_ALGO_BINOMIAL && (int)RW_COLL_KNOMIAL == RW_ALGO_KNOMIAL &&
-                   (int)RW_COLL_FLAT == RW_ALGO_FLAT && (int)RW_COLL_CHAIN == RW_ALGO_CHAIN && (int)RW_COLL_HIER == RW_ALGO_HIER &&
-                   (int)RW_COLL_RING == RW_ALGO_RING && (int)RW_COLL_RECURSIVE_DOUBLING == RW_ALGO_RECURSIVE_DOUBLING &&
-                   (int)RW_COLL_TRINARY == RW_ALGO_TRINARY && (int)RW_COLL_PAIRWISE == RW_ALGO_PAIRWISE &&
-                   (int)RW_COLL_SYMMETRIC == RW_ALGO_SYMMETRIC && (int)RW_COLL_MULTIRING == RW_ALGO_MULTIRING,
-               "rw_coll_alg numbers the registry's algorithms");
+#define SAME_ID(name) _Static_assert((int)RW_COLL_##name == RW_ALGO_##name, "rw_coll_alg numbers the registry's ids")
+SAME_ID(AUTO);
+SAME_ID(PASSTHROUGH);
+SAME_ID(BINOMIAL);
+SAME_ID(KNOMIAL);
+SAME_ID(FLAT);
+SAME_ID(CHAIN);
+SAME_ID(HIER);
+SAME_ID(RING);
+SAME_ID(RECURSIVE_DOUBLING);
+SAME_ID(TRINARY);
+SAME_ID(PAIRWISE);
+SAME_ID(SYMMETRIC);
+SAME_ID(MULTIRING);
+#undef SAME_ID
 
 const char *rw_coll_last_error(void)
 {
@@ -55,7 +63,8 @@ rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
 rw_status rw_coll_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
 {
     if (alg == RW_COLL_AUTO)
-        API_AUTO(rwc_decided_bcast(buf, count, type, root, comm, &pass), rwc_real_bcast(buf, count, type, root, comm), "MPI_Bcast");
+        API_AUTO(rwc_decided_bcast(buf, count, type, root, comm, &pass),
+                 rwc_real_bcast(buf, count, type, root, comm), "MPI_Bcast");
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_bcast(buf, count, type, root, comm), "MPI_Bcast");
     rwc_params prm = rwc_decision_params();
@@ -66,7 +75,8 @@ rw_status rw_coll_reduce(const void *s, void *r, int count, MPI_Datatype type, M
                          rw_coll_alg alg)
 {
     if (alg == RW_COLL_AUTO)
-        API_AUTO(rwc_decided_reduce(s, r, count, type, op, root, comm, &pass), rwc_real_reduce(s, r, count, type, op, root, comm), "MPI_Reduce");
+        API_AUTO(rwc_decided_reduce(s, r, count, type, op, root, comm, &pass),
+                 rwc_real_reduce(s, r, count, type, op, root, comm), "MPI_Reduce");
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_reduce(s, r, count, type, op, root, comm), "MPI_Reduce");
     rwc_params prm = rwc_decision_params();
@@ -77,7 +87,8 @@ rw_status rw_coll_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc
                          MPI_Comm comm, rw_coll_alg alg)
 {
     if (alg == RW_COLL_AUTO)
-        API_AUTO(rwc_decided_gather(s, sc, st, r, rc, rt, root, comm, &pass), rwc_real_gather(s, sc, st, r, rc, rt, root, comm), "MPI_Gather");
+        API_AUTO(rwc_decided_gather(s, sc, st, r, rc, rt, root, comm, &pass),
+                 rwc_real_gather(s, sc, st, r, rc, rt, root, comm), "MPI_Gather");
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_gather(s, sc, st, r, rc, rt, root, comm), "MPI_Gather");
     rwc_params prm = rwc_decision_params();
@@ -88,7 +99,8 @@ rw_status rw_coll_scatter(const void *s, int sc, MPI_Datatype st, void *r, int r
                           MPI_Comm comm, rw_coll_alg alg)
 {
     if (alg == RW_COLL_AUTO)
-        API_AUTO(rwc_decided_scatter(s, sc, st, r, rc, rt, root, comm, &pass), rwc_real_scatter(s, sc, st, r, rc, rt, root, comm), "MPI_Scatter");
+        API_AUTO(rwc_decided_scatter(s, sc, st, r, rc, rt, root, comm, &pass),
+                 rwc_real_scatter(s, sc, st, r, rc, rt, root, comm), "MPI_Scatter");
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_scatter(s, sc, st, r, rc, rt, root, comm), "MPI_Scatter");
     rwc_params prm = rwc_decision_params();
@@ -99,7 +111,8 @@ rw_status rw_coll_allreduce(const void *s, void *r, int count, MPI_Datatype type
                             rw_coll_alg alg)
 {
     if (alg == RW_COLL_AUTO)
-        API_AUTO(rwc_decided_allreduce(s, r, count, type, op, comm, &pass), rwc_real_allreduce(s, r, count, type, op, comm), "MPI_Allreduce");
+        API_AUTO(rwc_decided_allreduce(s, r, count, type, op, comm, &pass),
+                 rwc_real_allreduce(s, r, count, type, op, comm), "MPI_Allreduce");
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_allreduce(s, r, count, type, op, comm), "MPI_Allreduce");
     rwc_params prm = rwc_decision_params();
@@ -110,7 +123,8 @@ rw_status rw_coll_allgather(const void *s, int sc, MPI_Datatype st, void *r, int
                             rw_coll_alg alg)
 {
     if (alg == RW_COLL_AUTO)
-        API_AUTO(rwc_decided_allgather(s, sc, st, r, rc, rt, comm, &pass), rwc_real_allgather(s, sc, st, r, rc, rt, comm), "MPI_Allgather");
+        API_AUTO(rwc_decided_allgather(s, sc, st, r, rc, rt, comm, &pass),
+                 rwc_real_allgather(s, sc, st, r, rc, rt, comm), "MPI_Allgather");
     if (alg == RW_COLL_PASSTHROUGH)
         return rwc_mpi(rwc_real_allgather(s, sc, st, r, rc, rt, comm), "MPI_Allgather");
     rwc_params prm = rwc_decision_params();
