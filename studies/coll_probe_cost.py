@@ -60,7 +60,7 @@ def compile_smpi(out: Path) -> None:
 def compile_mpi(out: Path) -> None:
     """The library's sources with the program (rwc_probe_pnet is hidden in the .so), the
     predictor's schedule builders renamed as the library's build does."""
-    srcs = sorted((ENGINE / "mpi" / "coll").glob("*.c"))
+    srcs = sorted((ENGINE / "mpi" / "coll").rglob("*.c")) + sorted((ENGINE / "mpi" / "reorder").glob("*.c"))
     src = ENGINE / "src"
     renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
                                                             "allgather")]

@@ -26,7 +26,7 @@ import pytest
 from rankwise.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
-from test_coll_lib import ASAN_ENV, library_engine_sources, run_mpi
+from test_coll_lib import ASAN_ENV, library_engine_sources, library_mpi_sources, run_mpi
 from test_coll_rules import LIB, MPI_SOURCES, SMPI_CONFIG, _compile, _env, ground_truth_model
 
 needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")), reason="no Open MPI")
@@ -247,7 +247,8 @@ def asan_grid_program(out_dir: Path) -> Path:
     root = MPI_SOURCES.parents[2]
     engine = root / "engine" / "src"
     flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-             f"-I{root / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]
+             f"-I{root / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}",
+             f"-I{root / 'engine' / 'mpi' / 'coll'}"]
     renames = [f"-Drw_coll_{op}=rwc_sched_{op}" for op in ("bcast", "reduce", "gather", "scatter", "allreduce",
                                                             "allgather")]
     objects = []
@@ -256,7 +257,7 @@ def asan_grid_program(out_dir: Path) -> Path:
         _compile(["mpicc", *flags, *(renames if sub else []), "-c", str(src), "-o", str(obj)])
         objects.append(str(obj))
     exe = out_dir / "topo_reorder_asan"
-    _compile(["mpicc", *flags, *map(str, sorted((root / "engine" / "mpi" / "coll").glob("*.c"))), *objects,
+    _compile(["mpicc", *flags, *map(str, library_mpi_sources(root / "engine" / "mpi")), *objects,
               str(MPI_SOURCES / "topo_reorder.c"), "-ldl", "-lm", "-o", str(exe)])
     return exe
 
