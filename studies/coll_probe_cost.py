@@ -1,5 +1,5 @@
 """What the collectives library's in-job measurement costs (RANKWISE_COLL_PROBE=1,
-engine/mpi/coll/probe.c; docs/collectives.md, "In-job measurement").
+engine/mpi/coll/decision/probe.c; docs/collectives.md, "In-job measurement").
 
 SMPI: uniform non-blocking fat trees in racks of 8 nodes (rankwise.sim.platform), 4, 8, 16 and
 32 nodes, 1 and 2 ranks per node; the program tests/engine/mpi/coll_probe.c linked with the static
@@ -59,7 +59,7 @@ def compile_smpi(out: Path) -> None:
 
 def compile_mpi(out: Path) -> None:
     """The library's sources with the program (rwc_probe_pnet is hidden in the .so)."""
-    srcs = sorted((ENGINE / "mpi" / "coll").glob("*.c"))
+    srcs = sorted((ENGINE / "mpi" / "coll").rglob("*.c")) + sorted((ENGINE / "mpi" / "reorder").glob("*.c"))
     src = ENGINE / "src"
     objects = []
     for c in sorted(src.glob("*.c")) + sorted((src / "coll").glob("*.c")) + sorted((src / "predict").glob("*.c")):

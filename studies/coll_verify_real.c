@@ -2,7 +2,7 @@
  * several sizes, for studies/coll_verify_real.py: the same binary runs as
  * is and with librankwise_coll preloaded (a model, verification on or off).
  * Each size: 600 untimed calls (the library's trials and set-up: at most
- * 2 + 4 x 2 + 256 x 2 calls, engine/mpi/coll/verify.c), then the median
+ * 2 + 4 x 2 + 256 x 2 calls, engine/mpi/coll/decision/verify.c), then the median
  * over 7 batches of the slowest rank's mean time per call.
  * Usage: coll_verify_real CALLS_PER_BATCH; rank 0 prints "op bytes us". */
 #include <mpi.h>

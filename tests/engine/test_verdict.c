@@ -1,5 +1,5 @@
 /* The statistics of the trials that verify a decision in the job
- * (engine/src/coll/verdict.c, engine/mpi/coll/verify.c): a block's time
+ * (engine/src/coll/verdict.c, engine/mpi/coll/decision/verify.c): a block's time
  * per call without the calls that lost the processor, block lengths with
  * a bound, and a verdict that keeps the MPI's own unless the choice is
  * faster beyond the trials' spread. */

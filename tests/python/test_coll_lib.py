@@ -162,6 +162,11 @@ def test_the_profiler_above_the_library_records_the_same_matrix(app_mpi, tmp_pat
 LIBRARY_ENGINE_DIRS = ("", "coll", "predict", "map", "node")
 
 
+def library_mpi_sources(mpi: Path) -> list[Path]:
+    """The library's own sources (engine/mpi/coll/CMakeLists.txt): its layers and the reorder entries."""
+    return sorted((mpi / "coll").rglob("*.c")) + sorted((mpi / "reorder").glob("*.c"))
+
+
 def library_engine_sources(engine: Path) -> list[tuple[str, Path]]:
     """(directory, source) of engine/src files the library is built with."""
     return [(sub, src) for sub in LIBRARY_ENGINE_DIRS for src in sorted((engine / sub).glob("*.c"))]
@@ -171,12 +176,13 @@ def asan_coll_check(out_dir: Path) -> Path:
     """The library's sources and coll_check in one executable built with
     -fsanitize=address,undefined (its MPI_ definitions take the place of
     the MPI's; the real ones are found with RTLD_NEXT as in the .so)."""
-    srcs = sorted((ROOT / "engine" / "mpi" / "coll").glob("*.c"))
+    srcs = library_mpi_sources(ROOT / "engine" / "mpi")
     engine = ROOT / "engine" / "src"
     core = [src for _, src in library_engine_sources(engine)]
     exe = out_dir / "coll_check_asan"
     flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-             f"-I{ROOT / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]
+             f"-I{ROOT / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}",
+             f"-I{ROOT / 'engine' / 'mpi' / 'coll'}"]
     objects = []
     for src in core:
         obj = out_dir / f"{src.parent.name}_{src.stem}.o"

@@ -1,5 +1,5 @@
 """The collectives library's in-job measurement (RANKWISE_COLL_PROBE=1,
-engine/mpi/coll/probe.c): under SMPI its figures are the platform's ground
+engine/mpi/coll/decision/probe.c): under SMPI its figures are the platform's ground
 truth, a degraded node shows, the send overhead is SMPI's smpi/os, every
 rank builds the same network, and it costs little; under Open MPI on
 localhost it finishes with finite positive figures.
@@ -27,7 +27,7 @@ from rankwise.launch import mpi_environment
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import smpirun_command
 
-from test_coll_lib import library_engine_sources
+from test_coll_lib import library_engine_sources, library_mpi_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
@@ -95,7 +95,7 @@ def probe_mpi(tmp_path_factory) -> Path:
     """The library's sources with the program (the symbol is hidden in the
     .so) and the engine's C the library links."""
     work = tmp_path_factory.mktemp("coll-probe-mpi")
-    srcs = sorted((ENGINE / "mpi" / "coll").glob("*.c"))
+    srcs = library_mpi_sources(ENGINE / "mpi")
     src = ENGINE / "src"
     objects = []
     for _, c in library_engine_sources(src):

@@ -26,7 +26,7 @@ import pytest
 from rankwise.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
-from test_coll_lib import ASAN_ENV, library_engine_sources, run_mpi
+from test_coll_lib import ASAN_ENV, library_engine_sources, library_mpi_sources, run_mpi
 from test_coll_rules import LIB, MPI_SOURCES, SMPI_CONFIG, _compile, _env, ground_truth_model
 
 needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")), reason="no Open MPI")
@@ -247,14 +247,15 @@ def asan_grid_program(out_dir: Path) -> Path:
     root = MPI_SOURCES.parents[2]
     engine = root / "engine" / "src"
     flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-             f"-I{root / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}"]
+             f"-I{root / 'engine' / 'include'}", f"-I{engine}", f"-I{engine / 'predict'}", f"-I{engine / 'coll'}",
+             f"-I{root / 'engine' / 'mpi' / 'coll'}"]
     objects = []
     for sub, src in library_engine_sources(engine):
         obj = out_dir / f"{sub or 'src'}_{src.stem}.o"
         _compile(["mpicc", *flags, "-c", str(src), "-o", str(obj)])
         objects.append(str(obj))
     exe = out_dir / "topo_reorder_asan"
-    _compile(["mpicc", *flags, *map(str, sorted((root / "engine" / "mpi" / "coll").glob("*.c"))), *objects,
+    _compile(["mpicc", *flags, *map(str, library_mpi_sources(root / "engine" / "mpi")), *objects,
               str(MPI_SOURCES / "topo_reorder.c"), "-ldl", "-lm", "-o", str(exe)])
     return exe
 

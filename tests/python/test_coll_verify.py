@@ -1,4 +1,4 @@
-"""Decisions verified in the job (engine/mpi/coll/verify.c): a choice from rules or a network runs its first
+"""Decisions verified in the job (engine/mpi/coll/decision/verify.c): a choice from rules or a network runs its first
 calls in turn with the MPI's own, timed, and the ranks keep the faster (RANKWISE_COLL_VERIFY; on by default
 with a real MPI, off under SMPI).
 

@@ -26,7 +26,7 @@ import pytest
 from rankwise import paths
 from rankwise.model import MEASURED, Model
 
-from test_coll_lib import library_engine_sources, run_mpi
+from test_coll_lib import library_engine_sources, library_mpi_sources, run_mpi
 from rankwise.sim.smpi import smpirun_command
 from test_coll_rules import LIB, MPI_SOURCES, _compile, _env
 from conftest import run_cli
@@ -318,7 +318,7 @@ def asan_live_program(out_dir: Path) -> Path:
         _compile(["mpicc", *flags, "-c", str(src), "-o", str(obj)])
         objects.append(str(obj))
     exe = out_dir / "live_api_asan"
-    library = sorted((mpi / "coll").glob("*.c")) + sorted((mpi / "live").glob("*.c"))
+    library = library_mpi_sources(mpi) + sorted((mpi / "live").glob("*.c"))
     _compile(["mpicc", *flags, *map(str, library), *objects, str(MPI_SOURCES / "live_api.c"), "-ldl", "-lm", "-o", str(exe)])
     return exe
 

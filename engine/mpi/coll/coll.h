@@ -1,5 +1,10 @@
-/* librankwise_coll internals: the per-communicator cache, the byte views
- * of typed buffers, the algorithms and the decision (docs/collectives.md). */
+/* librankwise_coll internals every layer shares: the per-communicator
+ * cache (comm/), the byte views of typed buffers, the MPI beneath, the
+ * environment's rules and the trace (docs/collectives.md). The layers'
+ * own: base/base.h (algorithms), decision/decision.h (which algorithm and
+ * its parameters), entry/entry.h (a decided call); entries call the
+ * decision, the decision calls the algorithms, never back
+ * (tests/python/test_coll_layering.py). */
 #ifndef RW_COLL_INTERNAL_H
 #define RW_COLL_INTERNAL_H
 
@@ -16,17 +21,19 @@
  * MPICH's carry no visibility (an MPICH build exported none of them). */
 #define RWC_INTERPOSED __attribute__((visibility("default")))
 #include "rankwise_predict.h"
+#include "coll/registry.h"
 
-/* The six collectives, for the decision and the environment. */
+/* The seven collectives, for the decision and the environment: the
+ * registry's (src/coll/registry.h). */
 typedef enum rwc_op {
-    RWC_BCAST,
-    RWC_REDUCE,
-    RWC_GATHER,
-    RWC_SCATTER,
-    RWC_ALLREDUCE,
-    RWC_ALLGATHER,
-    RWC_ALLTOALL,
-    RWC_N_OPS
+    RWC_BCAST = RW_OP_BCAST,
+    RWC_REDUCE = RW_OP_REDUCE,
+    RWC_GATHER = RW_OP_GATHER,
+    RWC_SCATTER = RW_OP_SCATTER,
+    RWC_ALLREDUCE = RW_OP_ALLREDUCE,
+    RWC_ALLGATHER = RW_OP_ALLGATHER,
+    RWC_ALLTOALL = RW_OP_ALLTOALL,
+    RWC_N_OPS = RW_N_OPS
 } rwc_op;
 
 /* Tags on the private duplicate: one per collective, so two collectives
@@ -112,8 +119,9 @@ typedef struct rwc_comm {
     rw_tree *node_tree; /* binomial over node, rooted at its lowest rank */
     rwc_tree_entry *trees;
     uint64_t generation; /* rwc_model_generation() the network and decisions were made under */
-    int32_t *ring_order; /* multiring allgather: the ranks in ring order (allgather_multiring.c), NULL until used */
+    int32_t *ring_order; /* multiring allgather: the ranks in ring order (decision/params.c), NULL until used */
     struct rwc_verdict *verdicts; /* decisions verified in the job (verify.c) */
+    int a2a_cap[64];  /* all-to-all cap from the network per size class (decision/), 0 = not made */
     rwc_outcome last[RWC_N_OPS]; /* per collective; cleared with the network */
 } rwc_comm;
 
@@ -132,8 +140,9 @@ rwc_comm *rwc_comm_fast(MPI_Comm comm);
 void rwc_comm_forget_network(rwc_comm *c);
 /* Find the nodes, their communicators and tree (once per communicator). */
 rw_status rwc_nodes(rwc_comm *c);
-/* The tree of a shape algorithm (binomial ... hier) rooted at root, cached. */
-rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, const rw_tree **out);
+/* The tree of a shape algorithm (binomial ... hier) rooted at root, cached;
+ * radix: k of k-nomial trees. */
+rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, int radix, const rw_tree **out);
 
 /* The real collectives beneath this library (PMPI_ of the MPI; under a
  * shared build the next definition after ours, since we also define PMPI_). */
@@ -170,118 +179,15 @@ rw_status rwc_copy(const void *src, int sc, MPI_Datatype st, void *dst, int rc, 
 rw_status rwc_mpi(int rc, const char *what);
 int rwc_mpi_code(void);
 
-/* The algorithms, on the private duplicate. */
-rw_status rwc_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *t, MPI_Comm dup,
-                         size_t segment, int fan_out_nonblocking);
-rw_status rwc_reduce_tree(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                          const rw_tree *t, MPI_Comm dup);
-rw_status rwc_gather_tree(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
-                          MPI_Datatype rt, const rw_tree *t, MPI_Comm dup);
-rw_status rwc_scatter_tree(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
-                           MPI_Datatype rt, const rw_tree *t, MPI_Comm dup);
-rw_status rwc_allreduce_ring(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                             MPI_Comm dup);
-rw_status rwc_allreduce_rd(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                           MPI_Comm dup);
-/* Two levels: reduce inside each node to its lowest rank, recursive
- * doubling between those, broadcast inside each node. Commutative ops. */
-rw_status rwc_allreduce_hier(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                             rwc_comm *c);
-rw_status rwc_allgather_ring(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
-                             MPI_Datatype rt, MPI_Comm dup);
-rw_status rwc_allgather_rd(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
-                           MPI_Datatype rt, MPI_Comm dup);
-/* The multi-ring allgather (Ajima 2018): each block in RW_MULTIRING_PARTS
- * parts, part k around ring k (forward, backward) through the ranks in the
- * network's order (rw_multiring_order of rank 0's network when one is
- * configured, else rank order), all parts at once. Moves MPI_Pack bytes. */
-rw_status rwc_allgather_multiring(const void *sendbuf, int sc, MPI_Datatype st, void *recvbuf, int rc,
-                                  MPI_Datatype rt, rwc_comm *c);
-
 /* RW_ERR_ARG unless op is user-defined or a predefined operation the MPI
  * standard defines on the predefined type (op_types.c): anything else
  * passes through to the MPI, which reports its own error on every rank. */
 rw_status rwc_op_fits(MPI_Op op, MPI_Datatype type);
 
-/* The checks and algorithms behind each collective (api.c): RW_ERR_ARG or
- * RW_ERR_STATE when the case is refused, before anything is sent. */
-rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg);
-rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                         rw_coll_alg alg);
-rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                         MPI_Comm comm, rw_coll_alg alg);
-rw_status rwc_run_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                          MPI_Comm comm, rw_coll_alg alg);
-rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                            rw_coll_alg alg);
-rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
-                            rw_coll_alg alg);
-/* alltoall (alltoall.c): pairwise or symmetric (the cap on concurrent
- * sends from RANKWISE_COLL_ALLTOALL_CAP, else the network, else a default). */
-rw_status rwc_run_alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
-                           rw_coll_alg alg);
-/* The MPI entries' decision and run for the C API's RW_COLL_AUTO (entry.c). */
-rw_status rwc_auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
-rw_status rwc_auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
-rw_status rwc_auto_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                          MPI_Comm comm);
-rw_status rwc_auto_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                           MPI_Comm comm);
-rw_status rwc_auto_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
-rw_status rwc_auto_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
 /* count x size of type (0 for a bad type); whether this rank is root. */
 size_t rwc_bytes_of(int count, MPI_Datatype type);
 int rwc_is_root(MPI_Comm comm, int root);
 
-
-/* The decision (decide.c): which algorithm runs this call. Precedence:
- * RANKWISE_COLL_<OP> > rules file (communicators with MPI_COMM_WORLD's group
- * in its order) > model > in-job probe > the MPI's own. bytes is the call's
- * data per rank, the same on every rank; the answer is the same on every
- * rank. Collective when rules or a model are in use (the communicator's
- * cache, a decision made on rank 0 and broadcast). */
-rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes);
-/* The outcome kept for this call's key on comm (rwc_outcome), before any
- * MPI call: 1 the MPI's own (also for every call when neither rules nor a
- * network are configured and nothing is forced), 0 run *ch, -1 none
- * (decide as usual). Local. A rank may find none where another finds one
- * (their keys differ: gather's root counts what it receives); its decision
- * then finds the same final outcome locally, since every rank decided the
- * same bytes at the same calls. */
-int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, const rwc_key *key, rwc_choice *ch);
-/* Keep a final outcome (ch decided from rules or a network, settled by
- * its verification or not verified) for later calls with the same key. */
-void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_key *key,
-                         const rwc_choice *ch, int pass);
-const char *rwc_op_name(rwc_op op);
-/* Whether RANKWISE_COLL_TRACE asks for trace lines. */
-int rwc_tracing(void);
-
-/* The rules file (rules_load.c): RANKWISE_COLL_RULES read once, at MPI_Init
- * (or at the first decision when MPI_Init was not seen). NULL when unset;
- * *broken = 1 when it was set but could not be read (then rank 0 of
- * MPI_COMM_WORLD has printed one line and everything passes through). */
-void rwc_rules_load(void);
-const rw_coll_rules *rwc_rules(int *broken);
-/* The rules' choice for this call on c (rooted collectives, c with the
- * world's group in order); 0 when the rules do not apply to c or op. */
-int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
-/* The rules' trinary-order when the rules apply to c (its size, the world's
- * group in order), else NULL. Local. */
-const int32_t *rwc_rules_trinary_order(rwc_comm *c);
-
-/* The network path (net_decide.c): RANKWISE_MODEL, else with
- * RANKWISE_COLL_PROBE=1 the in-job measurement; a decision per (op, root,
- * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
- * cached on c. 0 when no network is configured or available for c. */
-int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
-/* The power-of-two size class k of bytes, [2^k, 2^(k+1)): what a decision
- * from the network, its verification and the all-to-all cap are kept per. */
-int rwc_size_class(size_t bytes);
-/* Collective on c: set up c's network (RANKWISE_MODEL, in-job probe) if
- * one is configured and not set up yet; whether it is ready (then rank 0
- * holds c->net). For algorithms that lay themselves on the network. */
-int rwc_net_ready(rwc_comm *c);
 /* The live model (model_generation.c; engine/mpi/live/): its generation,
  * raised on every rank of a live context whenever it publishes new
  * figures (a model with every pair) or withdraws them, and the model
@@ -291,27 +197,8 @@ uint64_t rwc_model_generation(void);
 const rw_model *rwc_live_model(void);
 void rwc_model_publish(const rw_model *m, const void *owner);
 void rwc_model_withdraw(const void *owner);
-/* Whether RANKWISE_MODEL or RANKWISE_COLL_PROBE=1 is set. */
-int rwc_net_configured(void);
-/* The pnet of an in-job measurement over c's ranks (probe.c; collective). */
-rw_status rwc_probe_pnet(rwc_comm *c, rw_pnet **out);
 /* Room for one rank's processor name as gathered by rank 0. */
 #define RWC_NAME_LEN (MPI_MAX_PROCESSOR_NAME + 16)
-/* Rank 0: the node of m of each of n ranks, from their processor names
- * (RWC_NAME_LEN apart) as "name" or, as `rankwise probe --group-by rank`
- * names ranks, "name:world rank"; RW_ERR_STATE naming the rank and path
- * for one that is not in m. */
-rw_status rwc_model_nodes(const rw_model *m, const char *path, const char *names, const int *world, int n,
-                          int32_t *node_of);
-/* The predictor's network for ranks on model nodes model_node_of[r]
- * (model_net.c, MPI-free): the model's figures as `rankwise coll tune
- * --model` uses them. */
-rw_status rwc_pnet_from_model(const rw_model *m, int32_t n_ranks, const int32_t *model_node_of,
-                              rw_pnet **out);
-/* Pipelining segment for broadcasts (RANKWISE_COLL_SEGMENT, bytes; 0 = none). */
-size_t rwc_segment_bytes(void);
-/* k of k-nomial trees (RANKWISE_COLL_KNOMIAL_K, default 4). */
-int rwc_knomial_k(void);
 /* The environment (env.c): one rule of each kind for every variable.
  * Problems are the job's: rank 0 of MPI_COMM_WORLD prints them, one line
  * "rankwise-coll: <kind>: <message>" each (rwc_say). */
@@ -350,12 +237,9 @@ const rw_model *rwc_env_model(void);
  * runs nothing of its own (rwc_comm_get refuses with RW_ERR_STATE, the
  * decision passes through) and has said so once. */
 int rwc_thread_multiple(void);
-/* Whether a variable asks the library for anything (an algorithm, rules,
- * a model, the in-job measurement, tracing); getenv only, any thread. */
-int rwc_env_asks(void);
-/* RANKWISE_COLL_MAX_EVALS (decide.c, with the other variables). */
-int32_t rwc_max_evals(void);
 
+/* Whether RANKWISE_COLL_TRACE asks for trace lines (trace.c, read once). */
+int rwc_tracing(void);
 /* RANKWISE_COLL_TRACE=1: one line per handled call on stderr. */
 void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
 /* The same for a call the rules or the network decided: "tree" for a tree,
@@ -363,5 +247,17 @@ void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
 void rwc_trace_choice(rwc_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes);
 /* While set (entry.c, around a decided call), rwc_trace adds the source. */
 void rwc_trace_source(const char *source);
+
+/* What an algorithm takes besides the call's arguments (the registry's
+ * parameters, src/coll/registry.h), given by the layer above: base/ never
+ * decides. The order of the ranks along the network and the all-to-all
+ * cap are collective to make, so an algorithm asks for them only once the
+ * call is sure to run (after its checks, on every rank alike). */
+typedef struct rwc_params {
+    size_t segment; /* pipeline segment, bytes (0: none; trinary: its own) */
+    int radix;      /* k of k-nomial trees */
+    rw_status (*order)(rwc_comm *c, rw_coll_alg alg, const int32_t **out); /* NULL *out: rank order */
+    int (*cap)(rwc_comm *c, size_t bytes); /* concurrent sends of the symmetric all-to-all */
+} rwc_params;
 
 #endif

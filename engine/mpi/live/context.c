@@ -9,6 +9,7 @@
  * Without a model the nodes are the processor names and the model is made
  * here, every pair unmeasured. */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "live.h"
 
@@ -24,7 +25,7 @@ static int warned;
 
 int live_tracing(void)
 {
-    return rwc_tracing(); /* RANKWISE_COLL_TRACE, parsed once (decide.c) */
+    return rwc_tracing(); /* RANKWISE_COLL_TRACE, parsed once (comm/trace.c) */
 }
 
 static void warn_once(const rw_live *ctx, const char *what)

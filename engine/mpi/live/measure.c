@@ -9,6 +9,7 @@
  * real MPI, waits spin against the timeout; under SMPI they block (each
  * MPI_Test would add simulated time), and simulated time cannot hang. */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "live.h"
 

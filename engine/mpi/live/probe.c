@@ -6,6 +6,7 @@
  * its node's ranks (MPI_Bcast): every rank merges the same table into its
  * copy of the model (merge.c). */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "live.h"
 

@@ -1,6 +1,7 @@
 /* A context's model for the collectives' decisions (coll.h's model
  * generation). */
 #include "coll.h"
+#include "decision/decision.h"
 #include "live.h"
 
 uint64_t rw_live_generation(void)

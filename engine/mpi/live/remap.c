@@ -9,9 +9,10 @@
  * decision (before any, since the start model), or, on the start model's
  * picture, by a gain beyond the noise the model records for the pairs. */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "live.h"
-#include "placement.h"
+#include "../reorder/placement.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,6 +3,7 @@
  * widest paths; gather/scatter trees whose largest volumes take the fastest
  * links; local moves scored by the predictor. Hierarchical: the
  * constructions link node leaders (rankwise_coll_tune.h). */
+#include "registry.h"
 #include "tune_internal.h"
 
 #include "shapes.h"
@@ -351,13 +352,18 @@ static void greedy(const rw_pnet *net, const rw_leaders *L, int up, double bytes
     free(n_children);
 }
 
-static int is_up(const char *op) { return !strcmp(op, "reduce") || !strcmp(op, "gather"); }
+static int is_up(const char *op)
+{
+    int k = rw_op_parse(op);
+    return k == RW_OP_REDUCE || k == RW_OP_GATHER;
+}
 
 static rw_status check_op(const char *op)
 {
-    if (!op || (strcmp(op, "bcast") && strcmp(op, "reduce") && strcmp(op, "gather") && strcmp(op, "scatter")))
-        return rw_fail(RW_ERR_ARG, "unknown rooted collective '%s' (known: bcast, reduce, gather, scatter)",
-                       op ? op : "(null)");
+    char known[64];
+    if (!rw_op_rooted(rw_op_parse(op)))
+        return rw_fail(RW_ERR_ARG, "unknown rooted collective '%s' (known: %s)", op ? op : "(null)",
+                       rw_op_names(known, sizeof known, RW_OPS_ROOTED, ", "));
     return RW_OK;
 }
 
@@ -767,7 +773,7 @@ int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, con
     for (int k = 0; k < 4; k++) {
         if (cand[k] >= bytes)
             continue;
-        double tm = rw_tune_score(net, "bcast", t, bytes, cand[k], &o);
+        double tm = rw_tune_score(net, rw_op_name(RW_OP_BCAST), t, bytes, cand[k], &o);
         if (tm < best) {
             best = tm;
             best_seg = cand[k];

@@ -2,6 +2,7 @@
  * its coll/tuned dynamic rules file numbers them (rankwise_coll_tune.h,
  * rw_coll_ompi_choose; docs/collectives-selection.md, "Open MPI's own
  * rules file"). */
+#include "registry.h"
 #include "tune_internal.h"
 
 #include <math.h>
@@ -23,45 +24,42 @@
  * scatter + allgather (slower in 5 of 15 simulated rows and 2 of 3 under
  * real Open MPI). */
 static const struct {
-    const char *op, *name;
+    int op; /* registry.h */
+    const char *name;
     int32_t id;
     int pow2_only;     /* the predictor's schedule of it needs a power-of-two size */
     int eager_only;    /* costed right only below the eager limit */
 } ALGS[] = {
-    {"bcast", "linear", 1, 0, 0},
-    {"bcast", "split_binary", 4, 0, 0},
-    {"bcast", "binary", 5, 0, 0},
-    {"bcast", "binomial", 6, 0, 0},
-    {"reduce", "binomial", 5, 0, 0},
-    {"gather", "linear", 1, 0, 1},
-    {"gather", "binomial", 2, 0, 0},
-    {"scatter", "linear", 1, 0, 1},
-    {"scatter", "binomial", 2, 0, 0},
-    {"allreduce", "nonoverlapping", 2, 0, 0},
-    {"allreduce", "recursive_doubling", 3, 0, 0},
-    {"allreduce", "rabenseifner", 6, 0, 0},
-    {"allgather", "bruck", 2, 0, 0},
-    {"allgather", "recursive_doubling", 3, 1, 0},
-    {"allgather", "ring", 4, 0, 0},
-    {"allgather", "neighbor", 5, 0, 0},
-    {"alltoall", "linear", 1, 0, 0},
-    {"alltoall", "pair", 2, 0, 0},
-    {"alltoall", "bruck", 3, 0, 0},
+    {RW_OP_BCAST, "linear", 1, 0, 0},
+    {RW_OP_BCAST, "split_binary", 4, 0, 0},
+    {RW_OP_BCAST, "binary", 5, 0, 0},
+    {RW_OP_BCAST, "binomial", 6, 0, 0},
+    {RW_OP_REDUCE, "binomial", 5, 0, 0},
+    {RW_OP_GATHER, "linear", 1, 0, 1},
+    {RW_OP_GATHER, "binomial", 2, 0, 0},
+    {RW_OP_SCATTER, "linear", 1, 0, 1},
+    {RW_OP_SCATTER, "binomial", 2, 0, 0},
+    {RW_OP_ALLREDUCE, "nonoverlapping", 2, 0, 0},
+    {RW_OP_ALLREDUCE, "recursive_doubling", 3, 0, 0},
+    {RW_OP_ALLREDUCE, "rabenseifner", 6, 0, 0},
+    {RW_OP_ALLGATHER, "bruck", 2, 0, 0},
+    {RW_OP_ALLGATHER, "recursive_doubling", 3, 1, 0},
+    {RW_OP_ALLGATHER, "ring", 4, 0, 0},
+    {RW_OP_ALLGATHER, "neighbor", 5, 0, 0},
+    {RW_OP_ALLTOALL, "linear", 1, 0, 0},
+    {RW_OP_ALLTOALL, "pair", 2, 0, 0},
+    {RW_OP_ALLTOALL, "bruck", 3, 0, 0},
 };
 #define N_ALGS (sizeof ALGS / sizeof ALGS[0])
 
 /* Open MPI's collective numbers in its rules file (coll_base_functions.h). */
 int32_t rw_coll_ompi_collective_id(const char *op)
 {
-    static const struct {
-        const char *op;
-        int32_t id;
-    } IDS[] = {{"allgather", 0}, {"allreduce", 2}, {"alltoall", 3}, {"bcast", 7},
-               {"gather", 9},    {"reduce", 11},   {"scatter", 15}};
-    for (size_t i = 0; op && i < sizeof IDS / sizeof IDS[0]; i++)
-        if (!strcmp(op, IDS[i].op))
-            return IDS[i].id;
-    return -1;
+    static const int32_t IDS[RW_N_OPS] = {[RW_OP_ALLGATHER] = 0, [RW_OP_ALLREDUCE] = 2, [RW_OP_ALLTOALL] = 3,
+                                          [RW_OP_BCAST] = 7,     [RW_OP_GATHER] = 9,     [RW_OP_REDUCE] = 11,
+                                          [RW_OP_SCATTER] = 15};
+    int k = rw_op_parse(op);
+    return k >= 0 ? IDS[k] : -1;
 }
 
 static void put(rw_coll_ompi_choice *out, const char *name, int32_t id, int64_t segment, double time)
@@ -84,12 +82,12 @@ rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes, 
     rw_status checked = rw_coll_check_decision("rw_coll_ompi_choose", net, op, bytes, opt, &o, &fixed);
     if (checked != RW_OK)
         return checked;
-    int32_t p = net->n_ranks;
+    int32_t p = net->n_ranks, k_op = rw_op_parse(op);
     int64_t seg;
     double pass = rw_coll_ompi_time(net, op, fixed, bytes, &o, &seg);
     put(out, fixed, 0, seg, pass);
     for (size_t i = 0; i < N_ALGS && out->n < RW_COLL_OMPI_MAX; i++) {
-        if (strcmp(ALGS[i].op, op) || (ALGS[i].pow2_only && (p & (p - 1))) ||
+        if (ALGS[i].op != k_op || (ALGS[i].pow2_only && (p & (p - 1))) ||
             (ALGS[i].eager_only && bytes >= (double)o.eager_limit))
             continue;
         double t = rw_coll_ompi_time(net, op, ALGS[i].name, bytes, &o, &seg);

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 #include "rankwise_coll_rules.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -26,17 +27,16 @@ struct rw_coll_rules {
     int32_t *trinary_order; /* trinary-order: comm_size ranks, or NULL */
 };
 
-static const char *OPS[] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather", "alltoall", NULL};
-/* Without a root: the library runs its own algorithms, by name, and no given tree. */
-static const char *UNROOTED[] = {"allreduce", "allgather", "alltoall", NULL};
-static const char *ALGS[] = {"passthrough", "tree", "binomial", "knomial", "flat", "chain", "hier",
-                             "ring", "recursive_doubling", "trinary", "pairwise", "symmetric", "multiring", NULL};
-/* The library's algorithms of allreduce and allgather only (rankwise_coll.h). */
-static const char *UNROOTED_ALGS[] = {"ring", "recursive_doubling", NULL};
-/* The library's algorithms of alltoall, which has no others. */
-static const char *ALLTOALL_ALGS[] = {"pairwise", "symmetric", NULL};
 /* Keys a rule may carry for people and tools; the lookup does not use them. */
 static const char *INFO_KEYS[] = {"predicted", "passthrough-predicted", "passthrough-alg", "via", "gain", NULL};
+
+/* The algorithms a rule may name: the library's (not auto; no "rd"
+ * shorthand), passthrough, and tree (a tree given by parents=). */
+static int rule_alg(const char *name)
+{
+    const rw_algo_info *a = rw_algo_by_name(name);
+    return !strcmp(name, "tree") || (a && a->id != RW_ALGO_AUTO && !strcmp(name, a->name));
+}
 
 static int in_list(const char *s, const char **list)
 {
@@ -159,9 +159,10 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
         if (n_seen < (int)(sizeof seen / sizeof *seen))
             seen[n_seen++] = key;
         if (!strcmp(key, "op")) {
-            if (!in_list(val, OPS))
-                return rw_parse_fail(path, line, "unknown operation '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
-                                     val);
+            char known[128];
+            if (rw_op_parse(val) < 0)
+                return rw_parse_fail(path, line, "unknown operation '%s' (known: %s)", val,
+                                     rw_op_names(known, sizeof known, RW_OPS_ALL, ", "));
             snprintf(ru->op, sizeof ru->op, "%s", val);
         } else if (!strcmp(key, "root")) {
             if (!strcmp(val, "*"))
@@ -181,11 +182,11 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
             ru->lo = lo;
             ru->hi = hi;
         } else if (!strcmp(key, "alg")) {
-            if (!in_list(val, ALGS))
-                return rw_parse_fail(path, line,
-                                     "unknown algorithm '%s' (known: passthrough, tree, binomial, knomial, flat, chain, hier, "
-                                     "ring, recursive_doubling, trinary, pairwise, symmetric, multiring)",
-                                     val);
+            if (!rule_alg(val)) {
+                char known[256];
+                return rw_parse_fail(path, line, "unknown algorithm '%s' (known: passthrough, tree, %s)", val,
+                                     rw_algo_names(known, sizeof known, RW_ALGO_BINOMIAL, -1, 0));
+            }
             snprintf(ru->algorithm, sizeof ru->algorithm, "%s", val);
         } else if (!strcmp(key, "segment")) {
             if (parse_int(val, 0, INT64_MAX, &v))
@@ -204,20 +205,22 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
     }
     if (!ru->op[0] || ru->root == -2 || ru->lo < 0 || !ru->algorithm[0])
         return rw_parse_fail(path, line, "a rule needs op=, root=, bytes= and alg=");
-    int unrooted = in_list(ru->op, UNROOTED);
+    int op = rw_op_parse(ru->op), unrooted = !rw_op_rooted(op);
     if (unrooted && ru->root >= 0)
         return rw_parse_fail(path, line, "%s has no root: root=*", ru->op);
     if (unrooted && !strcmp(ru->algorithm, "tree"))
         return rw_parse_fail(path, line, "%s runs the library's algorithms by name, not alg=tree", ru->op);
-    if (!unrooted && in_list(ru->algorithm, UNROOTED_ALGS))
-        return rw_parse_fail(path, line, "alg=%s is for allreduce and allgather only", ru->algorithm);
-    if ((strcmp(ru->op, "alltoall") == 0) != in_list(ru->algorithm, ALLTOALL_ALGS) && strcmp(ru->algorithm, "passthrough"))
-        return rw_parse_fail(path, line, "alltoall runs alg=pairwise, symmetric or passthrough, and only it does");
-    if (!strcmp(ru->algorithm, "trinary") && strcmp(ru->op, "bcast") && strcmp(ru->op, "reduce") &&
-        strcmp(ru->op, "allreduce"))
-        return rw_parse_fail(path, line, "alg=trinary is for bcast, reduce and allreduce only");
-    if (!strcmp(ru->algorithm, "multiring") && strcmp(ru->op, "allgather"))
-        return rw_parse_fail(path, line, "alg=multiring is for allgather only");
+    const rw_algo_info *a = strcmp(ru->algorithm, "tree") ? rw_algo_by_name(ru->algorithm) : NULL;
+    if (a && !rw_algo_valid(op, a->id)) {
+        char names[128];
+        /* alltoall has algorithms of its own and no others */
+        if (op == RW_OP_ALLTOALL || a->ops == RW_OP_BIT(RW_OP_ALLTOALL))
+            return rw_parse_fail(path, line, "%s runs alg=%s or passthrough, and only it does",
+                                 rw_op_name(RW_OP_ALLTOALL),
+                                 rw_algo_names(names, sizeof names, RW_ALGO_BINOMIAL, RW_OP_ALLTOALL, 0));
+        return rw_parse_fail(path, line, "alg=%s is for %s only", ru->algorithm,
+                             rw_op_names(names, sizeof names, a->ops, " and "));
+    }
     if (!strcmp(ru->algorithm, "tree")) {
         if (!parents)
             return rw_parse_fail(path, line, "alg=tree needs parents=");
@@ -362,7 +365,7 @@ rw_status rw_coll_rules_lookup(const rw_coll_rules *r, const char *op, int32_t c
         return rw_fail(RW_ERR_ARG, "rw_coll_rules_lookup: rules, op and choice are required");
     if (bytes < 0)
         return rw_fail(RW_ERR_ARG, "rw_coll_rules_lookup: bytes %lld < 0", (long long)bytes);
-    choice->algorithm = "passthrough";
+    choice->algorithm = rw_algo_by_id(RW_ALGO_PASSTHROUGH)->name;
     choice->segment = 0;
     choice->tree = NULL;
     if (comm_size != r->comm_size)

@@ -1,6 +1,7 @@
 /* Choosing a rooted collective's algorithm: the MPI's own choice (Open MPI's
  * tuned decision as SimGrid 3.32 SMPI's `ompi` selector makes it) against
  * rankwise's trees, all scored by the predictor. */
+#include "registry.h"
 #include "tune_internal.h"
 
 #include <math.h>
@@ -210,28 +211,16 @@ static const char *ompi_alltoall(int32_t p, double s)
 
 static int rw_coll_is_rooted(const char *op)
 {
-    return op && (!strcmp(op, "bcast") || !strcmp(op, "reduce") || !strcmp(op, "gather") || !strcmp(op, "scatter"));
+    return rw_op_rooted(rw_op_parse(op));
 }
 
 const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes)
 {
-    if (!op)
-        return NULL;
-    if (!strcmp(op, "bcast"))
-        return ompi_bcast(comm_size, bytes);
-    if (!strcmp(op, "reduce"))
-        return ompi_reduce(comm_size, bytes);
-    if (!strcmp(op, "gather"))
-        return ompi_gather(comm_size, bytes);
-    if (!strcmp(op, "scatter"))
-        return ompi_scatter(comm_size, bytes);
-    if (!strcmp(op, "allreduce"))
-        return ompi_allreduce(comm_size, bytes);
-    if (!strcmp(op, "allgather"))
-        return ompi_allgather(comm_size, bytes);
-    if (!strcmp(op, "alltoall"))
-        return ompi_alltoall(comm_size, bytes);
-    return NULL;
+    /* in the registry's order of operations (registry.h) */
+    static const char *(*const DECISION[RW_N_OPS])(int32_t, double) = {
+        ompi_bcast, ompi_reduce, ompi_gather, ompi_scatter, ompi_allreduce, ompi_allgather, ompi_alltoall};
+    int k = rw_op_parse(op);
+    return k >= 0 ? DECISION[k](comm_size, bytes) : NULL;
 }
 
 /* ---------------------------------------------- the passthrough, modelled */
@@ -244,12 +233,12 @@ static void ompi_as_tree(const char *op, const char *alg, double bytes, int32_t 
 {
     *shape = NULL;
     *segment = 0;
-    int bcast = !strcmp(op, "bcast");
+    int bcast = rw_op_parse(op) == RW_OP_BCAST;
     if (!strcmp(alg, "binomial")) {
-        *shape = strcmp(op, "scatter") ? "binomial" : "inorder_binomial";
+        *shape = rw_op_parse(op) != RW_OP_SCATTER ? "binomial" : "inorder_binomial";
         /* ompi_binomial reduce's segments (SMPI 3.32 reduce-ompi.cpp): 1 KiB from 2 KiB
          * while p > 0.6016 / 1024 * bytes + 1.3496, except below 20 KiB on fewer than 8 ranks */
-        if (!strcmp(op, "reduce") && bytes >= 2048 && !(p < 8 && bytes < 20480) && bytes / 4 > 1 &&
+        if (rw_op_parse(op) == RW_OP_REDUCE && bytes >= 2048 && !(p < 8 && bytes < 20480) && bytes / 4 > 1 &&
             p > 0.6016 / 1024.0 * bytes + 1.3496)
             *segment = 1024;
     } else if (!strcmp(alg, "knomial")) {
@@ -282,7 +271,7 @@ static double predict_named(const rw_pnet *net, const char *op, const char *alg,
     const char *name = alg;
     if (!strcmp(alg, "scatter_rdb_allgather") && !rw_is_pow2(net->n_ranks))
         name = "scatter_allgather";
-    if (!strcmp(op, "bcast") && !strcmp(alg, "knomial"))
+    if (rw_op_parse(op) == RW_OP_BCAST && !strcmp(alg, "knomial"))
         name = "knomial_isend";
     rw_sim_result r;
     if (rw_predict_collective(net, op, name, bytes, &c, RW_SIM_SHARED, &r) != RW_OK)
@@ -336,15 +325,16 @@ static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const ch
     *tree = NULL;
     ompi_as_tree(op, ompi, bytes, net->n_ranks, &shape, &seg);
     if (shape) {
-        rw_status st = !strcmp(op, "reduce") && !strcmp(ompi, "binary") ? ompi_fanout_tree(net->n_ranks, root, 2, tree)
-                                                                          : rw_tree_by_name(shape, net->n_ranks, root, 4, tree);
+        rw_status st = rw_op_parse(op) == RW_OP_REDUCE && !strcmp(ompi, "binary")
+                           ? ompi_fanout_tree(net->n_ranks, root, 2, tree)
+                           : rw_tree_by_name(shape, net->n_ranks, root, 4, tree);
         if (st != RW_OK)
             return st;
         *segment = seg;
         /* Open MPI's binary and binomial reduces pre-post the next child's receive; its
          * gathers take their children one blocking receive after the other */
-        int generic = !strcmp(op, "reduce") && (!strcmp(ompi, "binary") || !strcmp(ompi, "binomial"));
-        const char *as = generic ? "reduce_ompi" : !strcmp(op, "gather") ? "gather_ompi" : op;
+        int generic = rw_op_parse(op) == RW_OP_REDUCE && (!strcmp(ompi, "binary") || !strcmp(ompi, "binomial"));
+        const char *as = generic ? "reduce_ompi" : rw_op_parse(op) == RW_OP_GATHER ? "gather_ompi" : op;
         *time = rw_tune_score(net, as, *tree, bytes, seg, o);
     } else {
         *segment = strcmp(ompi, "chain") ? 0 : 8192;
@@ -377,7 +367,7 @@ static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg,
     int32_t p = net->n_ranks;
     if (bytes <= 0 || p == 1) /* nothing moves */
         return 0.0;
-    if (!strcmp(op, "allgather")) {
+    if (rw_op_parse(op) == RW_OP_ALLGATHER) {
         const char *name = !strcmp(alg, "recursive_doubling") || !strcmp(alg, "two_proc") ? "rdb"
                            : !strcmp(alg, "neighbor")                                  ? "neighborexchange"
                            : !strcmp(alg, "linear")                                    ? NULL
@@ -396,7 +386,8 @@ static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg,
             t += ompi_all_time(net, op, rw_coll_ompi_algorithm(op, p, (double)rest * 4), (double)rest * 4, o);
         return t;
     }
-    return ompi_rooted_time(net, "reduce", bytes, o) + ompi_rooted_time(net, "bcast", bytes, o);
+    return ompi_rooted_time(net, rw_op_name(RW_OP_REDUCE), bytes, o) +
+           ompi_rooted_time(net, rw_op_name(RW_OP_BCAST), bytes, o);
 }
 
 rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char *op, double bytes,
@@ -422,7 +413,7 @@ double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, do
                          const rw_tune_options *o, int64_t *segment)
 {
     *segment = 0;
-    if (!strcmp(op, "alltoall"))
+    if (rw_op_parse(op) == RW_OP_ALLTOALL)
         return net->n_ranks > 1 && bytes > 0 ? predict_named(net, op, alg, bytes, 0, o) : 0.0;
     if (!rw_coll_is_rooted(op))
         return ompi_all_time(net, op, alg, bytes, o);
@@ -434,11 +425,13 @@ double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, do
     return time;
 }
 
-static double library_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
+static double library_time(const rw_pnet *net, const char *op, const char *alg, int32_t root, double bytes,
                            const rw_tune_options *o)
 {
     rw_coll_options c = rw_tune_coll_options(o);
     rw_sim_result r;
+    if (rw_coll_is_rooted(op))
+        c.root = root; /* rooted: from the decision's root (trinary) */
     if (rw_predict_library(net, op, alg, bytes, &c, RW_SIM_SHARED, &r) != RW_OK)
         return INFINITY;
     return r.time;
@@ -485,15 +478,15 @@ static rw_status copy_tree(const rw_tree *t, rw_tree **out)
 
 #define MAX_CANDIDATES 8
 
-/* The library's triple trinary trees from root (bcast, reduce): three trees
- * at once, so no one rw_tree, in the library's own segments. */
-static double trinary_time(const rw_pnet *net, const char *op, int32_t root, double bytes,
-                           const rw_tune_options *o)
+/* The library's algorithms the registry has the tuner weigh for op, by
+ * name, in its order; the long-message ones from the eager limit on. */
+static void library_candidates(rw_coll_decision *d, const rw_pnet *net, int op, int32_t root, double bytes,
+                               const rw_tune_options *o)
 {
-    rw_coll_options c = rw_tune_coll_options(o);
-    rw_sim_result r;
-    c.root = root;
-    return rw_predict_library(net, op, "trinary", bytes, &c, RW_SIM_SHARED, &r) == RW_OK ? r.time : INFINITY;
+    const rw_algo_info *a;
+    for (int i = 0; (a = rw_algo_at(i)) != NULL; i++)
+        if ((a->tuned & RW_OP_BIT(op)) && (!(a->flags & RW_ALGO_LONG) || bytes >= (double)o->eager_limit))
+            add(d, a->name, a->name, 0, library_time(net, rw_op_name(op), a->name, root, bytes, o), NULL);
 }
 
 /* Ranks in the largest subtree below t's root: a scatter sends that many
@@ -526,7 +519,7 @@ static int32_t largest_subtree(const rw_tree *t)
  * than Open MPI where the predictor saw 12-21 % faster. */
 static int trusted(const char *op, const rw_coll_candidate *c, double bytes, const rw_tune_options *o)
 {
-    if (strcmp(op, "scatter"))
+    if (rw_op_parse(op) != RW_OP_SCATTER)
         return 1;
     if (bytes >= (double)o->eager_limit)
         return 0;
@@ -540,7 +533,7 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
         return rw_fail(RW_ERR_ARG, "rw_coll_decide: out is NULL");
     *out = NULL;
     rw_tune_options o;
-    const char *ompi;
+    const char *ompi = NULL;
     rw_status checked = rw_coll_check_decision("rw_coll_decide", net, op, bytes, opt, &o, &ompi);
     if (checked != RW_OK)
         return checked;
@@ -556,24 +549,17 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     rw_tree *t = NULL;
     int64_t seg;
 
-    if (!strcmp(op, "alltoall")) {
-        /* [0] the MPI's own, [1] the library's pairwise, [2] its symmetric (no trees) */
+    int k_op = rw_op_parse(op);
+    if (k_op == RW_OP_ALLTOALL) {
+        /* [0] the MPI's own, then the library's own (no trees) */
         add(d, ompi, "passthrough", 0, p > 1 && bytes > 0 ? predict_named(net, op, ompi, bytes, 0, &o) : 0.0, NULL);
-        add(d, "pairwise", "pairwise", 0, library_time(net, op, "pairwise", bytes, &o), NULL);
-        add(d, "symmetric", "symmetric", 0, library_time(net, op, "symmetric", bytes, &o), NULL);
+        library_candidates(d, net, k_op, root, bytes, &o);
         goto choose;
     }
     if (!rw_coll_is_rooted(op)) {
         /* [0] the MPI's own, [1] the library's binomial, then its others. */
-        static const char *LIB[] = {"binomial", "knomial", "recursive_doubling", "ring", "hier"};
         add(d, ompi, "passthrough", 0, ompi_all_time(net, op, ompi, bytes, &o), NULL);
-        for (size_t k = 0; k < sizeof LIB / sizeof *LIB; k++)
-            add(d, LIB[k], LIB[k], 0, library_time(net, op, LIB[k], bytes, &o), NULL);
-        if (!strcmp(op, "allgather")) /* the parts along rings in the network's order */
-            add(d, "multiring", "multiring", 0, library_time(net, op, "multiring", bytes, &o), NULL);
-        /* the triple trinary trees (reduce, then broadcast) for long vectors */
-        if (!strcmp(op, "allreduce") && bytes >= (double)o.eager_limit)
-            add(d, "trinary", "trinary", 0, library_time(net, op, "trinary", bytes, &o), NULL);
+        library_candidates(d, net, k_op, root, bytes, &o);
         goto choose;
     }
     /* [0] the passthrough as the MPI runs it. */
@@ -595,14 +581,12 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     if ((st = rw_tree_eager_from(net, op, root, bytes, &o, starts, n_starts, &t)) != RW_OK)
         goto fail;
     add(d, "tree", "eager", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
-    if (!strcmp(op, "gather") || !strcmp(op, "scatter")) {
+    if (k_op == RW_OP_GATHER || k_op == RW_OP_SCATTER) {
         if ((st = rw_model_tree_volume(net, op, root, bytes, &o, &t)) != RW_OK)
             goto fail;
         add(d, "tree", "volume", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     }
-    if (!strcmp(op, "reduce") && bytes >= (double)o.eager_limit) /* the trinary trees reversed */
-        add(d, "trinary", "trinary", 0, trinary_time(net, op, root, bytes, &o), NULL);
-    if (!strcmp(op, "bcast") && bytes >= (double)o.eager_limit) {
+    if (k_op == RW_OP_BCAST && bytes >= (double)o.eager_limit) {
         rw_status (*build[2])(const rw_pnet *, int32_t, rw_tree **) = {rw_model_tree_chain, rw_model_tree_binary};
         const char *name[2] = {"chain", "binary"};
         for (int k = 0; k < 2; k++) {
@@ -619,8 +603,9 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
                 goto fail;
             add(d, "tree", "eager", seg, rw_tune_score(net, op, t, bytes, seg, &o), t);
         }
-        add(d, "trinary", "trinary", 0, trinary_time(net, op, root, bytes, &o), NULL);
     }
+    /* the library's own by name after the trees (trinary: the three trees, reversed for reduce) */
+    library_candidates(d, net, k_op, root, bytes, &o);
 choose:;
     int32_t best = 0;
     for (int32_t i = 1; i < d->n_candidates; i++)

@@ -27,7 +27,9 @@
 #include "multiring_sched.h"
 #include "trinary_sched.h"
 #include "alltoall_symmetric.h"
+#include "../coll/registry.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,72 +153,52 @@ static rw_status allgather_rd(rw_builder *b, double bytes)
     return RW_OK;
 }
 
-static rw_status alltoall(const rw_pnet *net, const char *alg, double bytes, const rw_coll_options *opt,
-                          rw_sched **out)
+static rw_status sched_alltoall(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
+                                const rw_coll_options *opt, rw_sched **out)
 {
-    int pairwise = !strcmp(alg, "pairwise");
-    if (!pairwise && strcmp(alg, "symmetric"))
-        return rw_fail(RW_ERR_ARG, "unknown alltoall algorithm '%s' of the library (known: pairwise, symmetric)", alg);
-    if (!(bytes >= 0.0 && bytes < 9.0e15))
-        return rw_fail(RW_ERR_ARG, "alltoall: message size %g bytes (0 to 8 PB)", bytes);
     rw_builder b;
     rw_status st = rw_builder_init(&b, net->n_ranks, opt);
     if (st != RW_OK)
         return st;
-    if (pairwise && bytes > 0)
+    if (a->id == RW_ALGO_PAIRWISE && bytes > 0)
         for (int32_t s = 1; s < b.p; s++)
             rw_b_peer_step(&b, RW_PEER_SHIFT, s, bytes, 0.0);
-    else if (!pairwise)
+    else if (a->id == RW_ALGO_SYMMETRIC)
         st = rw_b_alltoall_symmetric(&b, net, 0, bytes);
     if (st != RW_OK && b.err == RW_OK)
         b.err = st;
     return rw_builder_finish(&b, out);
 }
 
-rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
-                           const rw_coll_options *opt, rw_sched **out)
+/* three trees at once, laid along the network (trinary_sched.c) */
+static rw_status sched_trinary(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
+                               const rw_coll_options *opt, rw_sched **out)
 {
-    if (!out)
-        return rw_fail(RW_ERR_ARG, "rw_sched_library: out is NULL");
-    *out = NULL;
-    if (!net || !op || !alg || net->n_ranks < 1)
-        return rw_fail(RW_ERR_ARG, "rw_sched_library: a placed network, an operation and an algorithm are required");
-    if (!strcmp(op, "alltoall"))
-        return alltoall(net, alg, bytes, opt, out);
-    int allreduce = !strcmp(op, "allreduce"), bcast = !strcmp(op, "bcast"), reduce = !strcmp(op, "reduce");
-    if (!allreduce && !bcast && !reduce && strcmp(op, "allgather"))
-        return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' of the library's own (known: allreduce, allgather, alltoall, bcast, reduce)", op);
-    if (!(bytes >= 0.0 && bytes < 9.0e15))
-        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
-    if (!strcmp(alg, "trinary")) /* three trees at once, laid along the network (trinary_sched.c) */
-        return rw_sched_trinary(net, op, bytes, opt, out);
-    if (!strcmp(alg, "multiring")) { /* parts along rings in the network's order (multiring_sched.c) */
-        if (strcmp(op, "allgather"))
-            return rw_fail(RW_ERR_ARG, "multiring is not an algorithm of %s (allgather)", op);
-        return rw_sched_multiring(net, bytes, opt, out);
-    }
-    if (bcast || reduce)
-        return rw_fail(RW_ERR_ARG, "unknown %s algorithm '%s' of the library's own (known: trinary)", op, alg);
-    static const struct {
-        const char *name;
-        rw_tree_shape shape;
-    } TREES[] = {{"binomial", RW_SHAPE_BINOMIAL}, {"knomial", RW_SHAPE_KNOMIAL}, {"chain", RW_SHAPE_CHAIN}};
+    return rw_sched_trinary(net, rw_op_name(op), bytes, opt, out);
+}
+
+/* parts along rings in the network's order (multiring_sched.c) */
+static rw_status sched_multiring(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
+                                 const rw_coll_options *opt, rw_sched **out)
+{
+    return rw_sched_multiring(net, bytes, opt, out);
+}
+
+/* allreduce and allgather over a tree shape (the library's default radix
+ * 4), in steps (ring, recursive doubling) or over the nodes (hier). */
+static rw_status sched_steps(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
+                             const rw_coll_options *opt, rw_sched **out)
+{
+    int allreduce = op == RW_OP_ALLREDUCE;
     int32_t p = net->n_ranks;
     rw_tree *t = NULL;
     rw_status st = RW_OK;
-    for (size_t i = 0; i < sizeof TREES / sizeof *TREES; i++)
-        if (!strcmp(alg, TREES[i].name))
-            st = rw_tree_shape_build(TREES[i].shape, p, 0, 4, &t);
-    if (st == RW_OK && !t && !strcmp(alg, "hier") && !allreduce)
+    if (a->shape >= 0)
+        st = rw_tree_shape_build((rw_tree_shape)a->shape, p, 0, 4, &t);
+    else if (a->id == RW_ALGO_HIER && !allreduce)
         st = rw_tree_hierarchical(p, 0, net->node_of, RW_SHAPE_BINOMIAL, RW_SHAPE_BINOMIAL, 2, &t);
     if (st != RW_OK)
         return st;
-    if (!t && strcmp(alg, "ring") && strcmp(alg, "recursive_doubling") && strcmp(alg, "hier"))
-        return rw_fail(RW_ERR_ARG,
-                       "unknown %s algorithm '%s' of the library (known: ring, recursive_doubling, hier, binomial, "
-                       "knomial, chain)",
-                       op, alg);
     rw_builder b;
     st = rw_builder_init(&b, p, opt);
     if (st == RW_OK) {
@@ -224,9 +206,9 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
             st = RW_OK; /* nothing moves */
         else if (t)
             st = over_tree(&b, allreduce, t, bytes);
-        else if (!strcmp(alg, "ring"))
+        else if (a->id == RW_ALGO_RING)
             st = allreduce ? allreduce_ring(&b, bytes) : allgather_ring(&b, bytes);
-        else if (!strcmp(alg, "recursive_doubling"))
+        else if (a->id == RW_ALGO_RECURSIVE_DOUBLING)
             st = allreduce ? rw_b_allreduce_rdb(&b, NULL, p, bytes) : allgather_rd(&b, bytes);
         else
             st = allreduce_hier(&b, net->node_of, bytes);
@@ -236,6 +218,81 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, 
     }
     rw_tree_free(t);
     return st;
+}
+
+#define B(op) RW_OP_BIT(RW_OP_##op)
+#define BOTH_ALL (B(ALLREDUCE) | B(ALLGATHER))
+
+/* The schedule of each algorithm of the registry (src/coll/registry.c)
+ * the predictor can build, and for which operations: the library's
+ * algorithms message for message. */
+static const struct {
+    int id;
+    unsigned ops;
+    rw_status (*build)(const rw_pnet *, int, const rw_algo_info *, double, const rw_coll_options *, rw_sched **);
+} SCHED[] = {
+    {RW_ALGO_BINOMIAL, BOTH_ALL, sched_steps},
+    {RW_ALGO_KNOMIAL, BOTH_ALL, sched_steps},
+    {RW_ALGO_CHAIN, BOTH_ALL, sched_steps},
+    {RW_ALGO_HIER, BOTH_ALL, sched_steps},
+    {RW_ALGO_RING, BOTH_ALL, sched_steps},
+    {RW_ALGO_RECURSIVE_DOUBLING, BOTH_ALL, sched_steps},
+    {RW_ALGO_TRINARY, B(BCAST) | B(REDUCE) | B(ALLREDUCE), sched_trinary},
+    {RW_ALGO_MULTIRING, B(ALLGATHER), sched_multiring},
+    {RW_ALGO_PAIRWISE, B(ALLTOALL), sched_alltoall},
+    {RW_ALGO_SYMMETRIC, B(ALLTOALL), sched_alltoall},
+};
+#define N_SCHED (sizeof SCHED / sizeof *SCHED)
+
+/* The operations with a schedule of any algorithm; the algorithms of op's. */
+static unsigned sched_ops(void)
+{
+    unsigned ops = 0;
+    for (size_t i = 0; i < N_SCHED; i++)
+        ops |= SCHED[i].ops;
+    return ops;
+}
+
+static const char *sched_algs(int op, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_SCHED; i++)
+        if (SCHED[i].ops & RW_OP_BIT(op)) {
+            int k = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", rw_algo_by_id(SCHED[i].id)->name);
+            if (k > 0)
+                len = len + (size_t)k < size ? len + (size_t)k : size - 1;
+        }
+    return buf;
+}
+
+rw_status rw_sched_library(const rw_pnet *net, const char *op_name, const char *alg, double bytes,
+                           const rw_coll_options *opt, rw_sched **out)
+{
+    if (!out)
+        return rw_fail(RW_ERR_ARG, "rw_sched_library: out is NULL");
+    *out = NULL;
+    if (!net || !op_name || !alg || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "rw_sched_library: a placed network, an operation and an algorithm are required");
+    int op = rw_op_parse(op_name);
+    char known[160];
+    if (op < 0 || !(sched_ops() & RW_OP_BIT(op)))
+        return rw_fail(RW_ERR_ARG, "unknown collective '%s' of the library's own (known: %s)", op_name,
+                       rw_op_names(known, sizeof known, sched_ops(), ", "));
+    if (!(bytes >= 0.0 && bytes < 9.0e15))
+        return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op_name, bytes);
+    const rw_algo_info *a = rw_algo_by_name(alg);
+    if (a && strcmp(a->name, alg))
+        a = NULL; /* the full name only */
+    for (size_t i = 0; a && i < N_SCHED; i++)
+        if (SCHED[i].id == a->id && (SCHED[i].ops & RW_OP_BIT(op)))
+            return SCHED[i].build(net, op, a, bytes, opt, out);
+    for (size_t i = 0; a && i < N_SCHED; i++)
+        if (SCHED[i].id == a->id)
+            return rw_fail(RW_ERR_ARG, "%s is not an algorithm of %s (%s)", alg, op_name,
+                           rw_op_names(known, sizeof known, SCHED[i].ops, ", "));
+    return rw_fail(RW_ERR_ARG, "unknown %s algorithm '%s' of the library (known: %s)", op_name, alg,
+                   sched_algs(op, known, sizeof known));
 }
 
 rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg, double bytes,

@@ -15,15 +15,8 @@
 #include <string.h>
 
 #include "coll.h"
-/* The network's fields; the predictor's schedule builders are named like
- * the library's C API (rw_coll_<op>): renamed here, as the library's
- * build renames them. */
-#define rw_coll_bcast rwc_sched_bcast
-#define rw_coll_reduce rwc_sched_reduce
-#define rw_coll_gather rwc_sched_gather
-#define rw_coll_scatter rwc_sched_scatter
-#define rw_coll_allreduce rwc_sched_allreduce
-#define rw_coll_allgather rwc_sched_allgather
+#include "decision/decision.h"
+/* The network's fields. */
 #include "predict_internal.h"
 
 /* A communicator's cache whose nodes are its ranks. */

@@ -1,4 +1,4 @@
-/* The verification of a decision (engine/mpi/coll/verify.c) under a clock
+/* The verification of a decision (engine/mpi/coll/decision/verify.c) under a clock
  * the test sets, and the MPI calls a gather or scatter makes once its
  * outcome is final, for tests/python/test_coll_verify.py. Linked with
  * -rdynamic, so that this program's PMPI_ functions below come before

@@ -12,7 +12,7 @@
  * "name:<rank in MPI_COMM_WORLD>" (the names of `rankwise probe --group-by
  * rank`). A rank whose node is not in the model, a model that cannot be
  * read or lacks a pair: one warning, and the communicator passes through. */
-#include "coll.h"
+#include "decision.h"
 #include "internal.h"
 #include "rankwise_coll_tune.h"
 
@@ -209,7 +209,7 @@ static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *he
     head[H_ALG] = RW_COLL_PASSTHROUGH;
     head[H_SEGMENT] = head[H_TREE] = 0;
     /* unrooted collectives are decided with root 0 */
-    if (rw_coll_decide(c->net, rwc_op_name(op), root < 0 ? 0 : root, ldexp(1.0, cls), &opt, &d) == RW_OK &&
+    if (rw_coll_decide(c->net, rw_op_name(op), root < 0 ? 0 : root, ldexp(1.0, cls), &opt, &d) == RW_OK &&
         d->chosen > 0) {
         const rw_coll_candidate *k = &d->candidates[d->chosen];
         rw_coll_alg alg;
@@ -308,7 +308,7 @@ int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *o
             return 0;
         if (rwc_tracing() && c->rank == 0)
             fprintf(stderr, "rankwise-coll: decided %s root %d %.0f+ bytes on %d ranks from the %s: %s (%.6f s)\n",
-                    rwc_op_name(op), root, ldexp(1.0, cls), c->size, c->net_source,
+                    rw_op_name(op), root, ldexp(1.0, cls), c->size, c->net_source,
                     e->tree ? "tree" : rw_coll_alg_name(e->alg), e->seconds);
     }
     *out = (rwc_choice){e->tree ? RW_COLL_AUTO : e->alg, e->tree, (size_t)e->segment, c->net_source};

@@ -8,13 +8,6 @@
 /* Tags of the three trees on the private duplicate, above coll.h's. */
 enum { RWC_TAG_TRINARY = 32 };
 
-/* The order the trinary trees of c lay its ranks in (rw_tree_trinary_ordered):
- * with a network (RANKWISE_MODEL, or RANKWISE_COLL_PROBE=1; net_decide.c),
- * rw_trinary_best_order of it, made on rank 0 once per network and
- * broadcast on c's duplicate; *order = NULL (rank order) without one, or
- * when rank 0 could not make it. Collective on c (trinary_order.c). */
-rw_status rwc_trinary_order(rwc_comm *c, const int32_t **order);
-
 /* Broadcast from root over the three trinary trees on the private
  * duplicate dup, ranks laid in `order` (NULL: rank order), in segments of
  * `segment` bytes (0: rw_trinary_segment). */

@@ -1,7 +1,7 @@
 /* Allgather without a root: ring (n-1 steps, one block each) and recursive
  * doubling (power-of-two sizes; others take the ring). Blocks move in the
  * receive type, which has the same signature on every rank. */
-#include "coll.h"
+#include "base.h"
 #include "internal.h"
 
 static rw_status own_block(const void *sendbuf, int sc, MPI_Datatype st, char *recvbuf, int rc,

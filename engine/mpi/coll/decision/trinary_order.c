@@ -6,8 +6,8 @@
  * network, else a walk along it; made on rank 0, which alone holds it, and
  * broadcast), rank order otherwise. Kept with the network: a new live
  * model drops both (rwc_comm_forget_network). */
-#include "coll.h"
-#include "coll_trinary.h"
+#include "decision.h"
+#include "base/coll_trinary.h"
 #include "coll/trinary.h"
 #include "internal.h"
 

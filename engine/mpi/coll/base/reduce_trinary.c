@@ -15,7 +15,7 @@
  * one tree while the parent waited for it in another); a loop over
  * segments and trees together made the trees advance in lockstep, 4x
  * slower than the binomial tree on 32 ranks. */
-#include "coll.h"
+#include "base.h"
 #include "coll_trinary.h"
 #include "coll/trinary.h"
 #include "internal.h"

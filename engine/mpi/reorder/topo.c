@@ -18,6 +18,7 @@
  * A rank's node in the model is found as net_decide.c finds it: its
  * processor name, else "name:<rank in MPI_COMM_WORLD>". */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "placement.h"
 #include "rankwise_map.h"

@@ -1,54 +1,27 @@
 /* The algorithms behind one entry per collective: rwc_run_<op> checks the
- * case (refusing before anything is sent), then runs the algorithm on the
- * communicator's private duplicate; rw_coll_<op> (rankwise_coll.h) adds
- * the decision for RW_COLL_AUTO and the MPI's own for RW_COLL_PASSTHROUGH. */
+ * case (refusing before anything is sent), then runs the algorithm the
+ * registry's id names on the communicator's private duplicate, with the
+ * parameters it is given (rwc_params: segment, radix, the network's order,
+ * the all-to-all cap); rwc_run_<op>_tree the same over a given tree. */
+#include "base.h"
 #include "coll_trinary.h"
-#include "coll.h"
 #include "internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const alg_names[] = {"auto", "passthrough", "binomial", "knomial", "flat", "chain",
-                                        "hier", "ring", "recursive_doubling", "trinary",
-                                        "pairwise", "symmetric", "multiring"};
-
-const char *rw_coll_last_error(void)
-{
-    return rw_last_error();
-}
-
-const char *rw_coll_alg_name(rw_coll_alg alg)
-{
-    return (int)alg >= 0 && (size_t)alg < sizeof alg_names / sizeof *alg_names ? alg_names[alg] : NULL;
-}
-
-rw_status rw_coll_alg_parse(const char *name, rw_coll_alg *out)
-{
-    for (size_t i = 0; name && i < sizeof alg_names / sizeof *alg_names; i++)
-        if (!strcmp(name, alg_names[i])) {
-            *out = (rw_coll_alg)i;
-            return RW_OK;
-        }
-    if (name && !strcmp(name, "rd")) {
-        *out = RW_COLL_RECURSIVE_DOUBLING;
-        return RW_OK;
-    }
-    return rw_fail(RW_ERR_ARG, "'%s' is not a collective algorithm (auto, passthrough, binomial, knomial, "
-                               "flat, chain, hier, ring, recursive_doubling, trinary, pairwise, symmetric, multiring)",
-                   name ? name : "(null)");
-}
-
 static int is_tree_alg(rw_coll_alg alg)
 {
-    return alg >= RW_COLL_BINOMIAL && alg <= RW_COLL_HIER;
+    const rw_algo_info *a = rw_algo_by_id((int)alg);
+    return a && (a->flags & RW_ALGO_TREE);
 }
 
 /* What every rooted call checks: a valid communicator and root, not an
- * intercommunicator, a tree algorithm. */
-static rw_status setup(MPI_Comm comm, int root, rw_coll_alg alg, int rooted, rwc_comm **c)
+ * intercommunicator, an algorithm of op (the registry's). */
+static rw_status setup(MPI_Comm comm, rwc_op op, int root, rw_coll_alg alg, rwc_comm **c)
 {
+    int rooted = rw_op_rooted(op);
     *c = NULL;
     if (comm == MPI_COMM_NULL)
         return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
@@ -57,7 +30,7 @@ static rw_status setup(MPI_Comm comm, int root, rw_coll_alg alg, int rooted, rwc
         return st;
     if (rooted && (root < 0 || root >= (*c)->size))
         return rw_fail(RW_ERR_ARG, "root %d is not a rank of a communicator of %d", root, (*c)->size);
-    if (rooted && !is_tree_alg(alg) && !(rooted == 2 && alg == RW_COLL_TRINARY))
+    if (rooted && !rw_algo_valid(op, (int)alg))
         return rw_fail(RW_ERR_ARG, "%s is not an algorithm of rooted collectives",
                        rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value");
     return RW_OK;
@@ -93,9 +66,10 @@ static rw_status commutative(MPI_Op op, int *out)
  * (op not NULL: reduce, allreduce), that it is defined on the type
  * (rwc_op_fits) and whether it commutes, which the trinary trees need (an
  * invalid operation is refused here, before any message). */
-static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op, int root,
-                       int rooted, rwc_comm **c, size_t *bytes, int *commute)
+static rw_status begin(rwc_op kind, MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op,
+                       int root, rwc_comm **c, size_t *bytes, int *commute)
 {
+    const rw_algo_info *a = rw_algo_by_id((int)alg);
     rw_status st = precheck(comm, alg);
     if (!st)
         st = count_ok(count);
@@ -107,34 +81,129 @@ static rw_status begin(MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype t
         st = commutative(*op, commute);
     if (!st && alg == RW_COLL_MULTIRING)
         st = rw_fail(RW_ERR_ARG, "multiring is an algorithm of allgather only");
-    if (!st && op && alg == RW_COLL_TRINARY && !*commute)
-        st = rw_fail(RW_ERR_STATE, "trinary %s: a non-commutative operation (the trees are out of rank order)",
-                     rooted ? "reduce" : "allreduce");
-    return st ? st : setup(comm, root, alg, rooted, c);
+    if (!st && op && a && (a->flags & RW_ALGO_COMMUTES) && !*commute)
+        st = rw_fail(RW_ERR_STATE, "%s %s: a non-commutative operation (the trees are out of rank order)", a->name,
+                     rw_op_name(kind));
+    return st ? st : setup(comm, kind, root, alg, c);
 }
 
-rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
+/* ---- the run table: what each operation runs for an algorithm that is
+ * not a tree shape, keyed by the registry's ids (src/coll/registry.c); a
+ * tree shape runs its tree (allreduce: reduce to 0 and bcast from it,
+ * allgather: gather to 0 and bcast). order: the network's order of the
+ * ranks for the algorithms laid along it (RW_ALGO_ORDER), else NULL. ---- */
+
+static rw_status bcast_trinary(void *buf, int count, MPI_Datatype type, int root, rwc_comm *c, const int32_t *order,
+                               const rwc_params *prm)
+{
+    return rwc_bcast_trinary(buf, count, type, root, c->dup, order, prm->segment);
+}
+
+static rw_status reduce_trinary(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root,
+                                rwc_comm *c, const int32_t *order, const rwc_params *prm)
+{
+    return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, order, prm->segment);
+}
+
+/* reduce to 0 and broadcast from 0, both over the trinary trees */
+static rw_status allreduce_trinary(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                                   const int32_t *order, const rwc_params *prm)
+{
+    rw_status st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
+                                      order, prm->segment);
+    return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, order, prm->segment);
+}
+
+static rw_status allreduce_ring(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                                const int32_t *order, const rwc_params *prm)
+{
+    return rwc_allreduce_ring(s, r, count, type, op, c->dup);
+}
+
+static rw_status allreduce_rd(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                              const int32_t *order, const rwc_params *prm)
+{
+    return rwc_allreduce_rd(s, r, count, type, op, c->dup);
+}
+
+static rw_status allreduce_hier(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, rwc_comm *c,
+                                const int32_t *order, const rwc_params *prm)
+{
+    return rwc_allreduce_hier(s, r, count, type, op, c);
+}
+
+static rw_status allgather_ring(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                                rwc_comm *c, const int32_t *order)
+{
+    return rwc_allgather_ring(s, sc, st, r, rc, rt, c->dup);
+}
+
+static rw_status allgather_rd(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, rwc_comm *c,
+                              const int32_t *order)
+{
+    return rwc_allgather_rd(s, sc, st, r, rc, rt, c->dup);
+}
+
+typedef struct run_entry {
+    rw_coll_alg alg;
+    rw_status (*bcast)(void *, int, MPI_Datatype, int, rwc_comm *, const int32_t *, const rwc_params *);
+    rw_status (*reduce)(const void *, void *, int, MPI_Datatype, MPI_Op, int, rwc_comm *, const int32_t *,
+                        const rwc_params *);
+    rw_status (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, rwc_comm *, const int32_t *,
+                           const rwc_params *);
+    int allreduce_commutes; /* commutative operations only: the others run the binomial tree */
+    rw_status (*allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, rwc_comm *, const int32_t *);
+} run_entry;
+
+/* alltoall's pairwise and symmetric: alltoall.c (its own blocks, the cap). */
+static const run_entry RUN[] = {
+    {RW_COLL_RING, NULL, NULL, allreduce_ring, 1, allgather_ring},
+    {RW_COLL_RECURSIVE_DOUBLING, NULL, NULL, allreduce_rd, 1, allgather_rd},
+    {RW_COLL_HIER, NULL, NULL, allreduce_hier, 1, NULL},
+    {RW_COLL_TRINARY, bcast_trinary, reduce_trinary, allreduce_trinary, 0, NULL},
+    {RW_COLL_MULTIRING, NULL, NULL, NULL, 0, rwc_allgather_multiring},
+};
+
+static const run_entry *run_of(rw_coll_alg alg)
+{
+    for (size_t i = 0; i < sizeof RUN / sizeof *RUN; i++)
+        if (RUN[i].alg == alg)
+            return &RUN[i];
+    return NULL;
+}
+
+/* The network's order for an algorithm the registry lays along it. */
+static rw_status order_of(rwc_comm *c, rw_coll_alg alg, const rwc_params *prm, const int32_t **order)
+{
+    const rw_algo_info *a = rw_algo_by_id((int)alg);
+    *order = NULL;
+    return a && (a->flags & RW_ALGO_ORDER) ? prm->order(c, alg, order) : RW_OK;
+}
+
+rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg,
+                        const rwc_params *prm)
 {
     rwc_comm *c;
     size_t bytes;
     const rw_tree *t;
     int commute = 1;
-    rw_status st = begin(comm, alg, count, type, NULL, root, 2, &c, &bytes, &commute); /* 2: trinary too */
+    rw_status st = begin(RWC_BCAST, comm, alg, count, type, NULL, root, &c, &bytes, &commute);
     if (st)
         return st;
     if (bytes == 0 || c->size == 1)
         return RW_OK;
-    const int32_t *order = NULL;
-    if (alg == RW_COLL_TRINARY && !(st = rwc_trinary_order(c, &order))) {
+    const run_entry *run = run_of(alg);
+    if (run && run->bcast) {
+        const int32_t *order = NULL;
+        if ((st = order_of(c, alg, prm, &order)))
+            return st;
         rwc_trace(RWC_BCAST, alg, comm, bytes);
-        return rwc_bcast_trinary(buf, count, type, root, c->dup, order, rwc_segment_bytes());
+        return run->bcast(buf, count, type, root, c, order, prm);
     }
-    if (st)
-        return st;
-    if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
+    if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
     rwc_trace(RWC_BCAST, alg, comm, bytes);
-    return rwc_bcast_tree(buf, count, type, t, c->dup, rwc_segment_bytes(), alg == RW_COLL_FLAT);
+    return rwc_bcast_tree(buf, count, type, t, c->dup, prm->segment, alg == RW_COLL_FLAT);
 }
 
 /* A non-commutative reduce over a tree out of rank order goes over the
@@ -143,7 +212,7 @@ static rw_status reduce_in_order(const void *s, void *r, int count, MPI_Datatype
                                  rwc_comm *c)
 {
     const rw_tree *t0;
-    rw_status st = rwc_tree_get(c, RW_COLL_BINOMIAL, 0, 0, &t0);
+    rw_status st = rwc_tree_get(c, RW_COLL_BINOMIAL, 0, 0, 2, &t0);
     if (st || root == 0)
         return st ? st : rwc_reduce_tree(s, r, count, type, op, t0, c->dup);
     if (c->rank != 0) { /* the root takes part as any rank (in place: its data is in r), then receives */
@@ -164,25 +233,26 @@ static rw_status reduce_in_order(const void *s, void *r, int count, MPI_Datatype
 }
 
 rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                         rw_coll_alg alg)
+                         rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t bytes;
     const rw_tree *t;
     int commute = 0;
-    rw_status st = begin(comm, alg, count, type, &op, root, 2, &c, &bytes, &commute); /* 2: trinary too */
+    rw_status st = begin(RWC_REDUCE, comm, alg, count, type, &op, root, &c, &bytes, &commute);
     if (st)
         return st;
     if (count == 0)
         return RW_OK;
-    const int32_t *order = NULL;
-    if (alg == RW_COLL_TRINARY && !(st = rwc_trinary_order(c, &order))) {
+    const run_entry *run = run_of(alg);
+    if (run && run->reduce) {
+        const int32_t *order = NULL;
+        if ((st = order_of(c, alg, prm, &order)))
+            return st;
         rwc_trace(RWC_REDUCE, alg, comm, bytes);
-        return rwc_reduce_trinary(s, r, count, type, op, root, c->dup, order, rwc_segment_bytes());
+        return run->reduce(s, r, count, type, op, root, c, order, prm);
     }
-    if (st)
-        return st;
-    if ((st = rwc_tree_get(c, alg, root, bytes, &t)))
+    if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
     rwc_trace(RWC_REDUCE, alg, comm, bytes);
     if (!commute && !rw_tree_is_in_order(t))
@@ -199,14 +269,14 @@ static rw_status fits(size_t block, int n)
 
 /* Gather and scatter share their set-up; one block per rank moves. */
 static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype, void *r, int rc,
-                            MPI_Datatype rtype, int root, MPI_Comm comm, rw_coll_alg alg)
+                            MPI_Datatype rtype, int root, MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t blk;
     const rw_tree *t;
     rw_status st = precheck(comm, alg);
     if (!st)
-        st = setup(comm, root, alg, 1, &c);
+        st = setup(comm, op, root, alg, &c);
     if (st)
         return st;
     /* gather: the root counts what it receives; scatter: every other rank does */
@@ -219,7 +289,7 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
         return st;
     if (blk == 0)
         return RW_OK;
-    if ((st = rwc_tree_get(c, alg, root, blk, &t)))
+    if ((st = rwc_tree_get(c, alg, root, blk, prm->radix, &t)))
         return st;
     rwc_trace(op, alg, comm, blk);
     return op == RWC_GATHER ? rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup)
@@ -227,58 +297,49 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
 }
 
 rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
-                         MPI_Comm comm, rw_coll_alg alg)
+                         MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
-    return run_blocks(RWC_GATHER, s, sc, stype, r, rc, rtype, root, comm, alg);
+    return run_blocks(RWC_GATHER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
 }
 
 rw_status rwc_run_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
-                          MPI_Comm comm, rw_coll_alg alg)
+                          MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
-    return run_blocks(RWC_SCATTER, s, sc, stype, r, rc, rtype, root, comm, alg);
+    return run_blocks(RWC_SCATTER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
 }
 
 rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                            rw_coll_alg alg)
+                            rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t bytes;
     int commute = 0;
-    rw_status st = begin(comm, alg, count, type, &op, 0, 0, &c, &bytes, &commute);
+    rw_status st = begin(RWC_ALLREDUCE, comm, alg, count, type, &op, 0, &c, &bytes, &commute);
     if (st)
         return st;
     if (count == 0)
         return RW_OK;
     rwc_trace(RWC_ALLREDUCE, alg, comm, bytes);
-    if (alg == RW_COLL_TRINARY) { /* reduce to 0 and broadcast from 0, both over the trinary trees */
+    const run_entry *run = run_of(alg);
+    if (run && run->allreduce && (commute || !run->allreduce_commutes)) {
         const int32_t *order = NULL;
-        st = rwc_trinary_order(c, &order);
-        if (!st)
-            st = rwc_reduce_trinary(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c->dup,
-                                    order, rwc_segment_bytes());
-        return st ? st : rwc_bcast_trinary(r, count, type, 0, c->dup, order, rwc_segment_bytes());
+        return (st = order_of(c, alg, prm, &order)) ? st : run->allreduce(s, r, count, type, op, c, order, prm);
     }
-    if (commute && alg == RW_COLL_RING)
-        return rwc_allreduce_ring(s, r, count, type, op, c->dup);
-    if (commute && alg == RW_COLL_RECURSIVE_DOUBLING)
-        return rwc_allreduce_rd(s, r, count, type, op, c->dup);
-    if (commute && alg == RW_COLL_HIER)
-        return rwc_allreduce_hier(s, r, count, type, op, c);
     /* reduce to 0 and broadcast from 0 over the tree (binomial for ring
      * and doubling with a non-commutative operation) */
     rw_coll_alg shape = is_tree_alg(alg) ? alg : RW_COLL_BINOMIAL;
     const rw_tree *t;
-    if ((st = rwc_tree_get(c, shape, 0, bytes, &t)))
+    if ((st = rwc_tree_get(c, shape, 0, bytes, prm->radix, &t)))
         return st;
     if (!commute && !rw_tree_is_in_order(t))
         st = reduce_in_order(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, 0, c);
     else
         st = rwc_reduce_tree(c->rank == 0 ? s : (s == MPI_IN_PLACE ? r : s), r, count, type, op, t, c->dup);
-    return st ? st : rwc_bcast_tree(r, count, type, t, c->dup, rwc_segment_bytes(), shape == RW_COLL_FLAT);
+    return st ? st : rwc_bcast_tree(r, count, type, t, c->dup, prm->segment, shape == RW_COLL_FLAT);
 }
 
 rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
-                            MPI_Comm comm, rw_coll_alg alg)
+                            MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
     size_t blk;
@@ -290,7 +351,7 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
     if (!st && alg == RW_COLL_TRINARY)
         st = rw_fail(RW_ERR_ARG, "trinary is not an allgather algorithm");
     if (!st)
-        st = setup(comm, 0, alg, 0, &c);
+        st = setup(comm, RWC_ALLGATHER, 0, alg, &c);
     if (!st)
         st = fits(blk, c->size);
     if (st)
@@ -298,26 +359,23 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
     if (blk == 0)
         return RW_OK;
     rwc_trace(RWC_ALLGATHER, alg, comm, blk);
-    if (alg == RW_COLL_RING)
-        return rwc_allgather_ring(s, sc, stype, r, rc, rtype, c->dup);
-    if (alg == RW_COLL_RECURSIVE_DOUBLING)
-        return rwc_allgather_rd(s, sc, stype, r, rc, rtype, c->dup);
-    if (alg == RW_COLL_MULTIRING)
-        return rwc_allgather_multiring(s, sc, stype, r, rc, rtype, c);
+    const run_entry *run = run_of(alg);
+    if (run && run->allgather) {
+        const int32_t *order = NULL;
+        return (st = order_of(c, alg, prm, &order)) ? st : run->allgather(s, sc, stype, r, rc, rtype, c, order);
+    }
     /* gather to 0, broadcast from 0 over the tree */
     const rw_tree *t;
     MPI_Aint lb, ext;
-    if ((st = rwc_tree_get(c, alg, 0, blk, &t)) ||
+    if ((st = rwc_tree_get(c, alg, 0, blk, prm->radix, &t)) ||
         (st = rwc_mpi(PMPI_Type_get_extent(rtype, &lb, &ext), "MPI_Type_get_extent")))
         return st;
     if (s == MPI_IN_PLACE && c->rank != 0)
         st = rwc_gather_tree((char *)r + (MPI_Aint)c->rank * rc * ext, rc, rtype, NULL, 0, rtype, t, c->dup);
     else
         st = rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup);
-    return st ? st : rwc_bcast_tree(r, rc * c->size, rtype, t, c->dup, rwc_segment_bytes(), alg == RW_COLL_FLAT);
+    return st ? st : rwc_bcast_tree(r, rc * c->size, rtype, t, c->dup, prm->segment, alg == RW_COLL_FLAT);
 }
-
-/* ---- rankwise_coll.h: the decision for RW_COLL_AUTO (entry.c), the MPI for PASSTHROUGH ---- */
 
 size_t rwc_bytes_of(int count, MPI_Datatype type)
 {
@@ -329,65 +387,6 @@ int rwc_is_root(MPI_Comm comm, int root)
 {
     int r = -1;
     return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &r) == MPI_SUCCESS && r == root;
-}
-
-rw_status rw_coll_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_bcast(buf, count, type, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_bcast(buf, count, type, root, comm), "MPI_Bcast");
-    return rwc_run_bcast(buf, count, type, root, comm, alg);
-}
-
-rw_status rw_coll_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                         rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_reduce(s, r, count, type, op, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_reduce(s, r, count, type, op, root, comm), "MPI_Reduce");
-    return rwc_run_reduce(s, r, count, type, op, root, comm, alg);
-}
-
-rw_status rw_coll_gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                         MPI_Comm comm, rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_gather(s, sc, st, r, rc, rt, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_gather(s, sc, st, r, rc, rt, root, comm), "MPI_Gather");
-    return rwc_run_gather(s, sc, st, r, rc, rt, root, comm, alg);
-}
-
-rw_status rw_coll_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
-                          MPI_Comm comm, rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_scatter(s, sc, st, r, rc, rt, root, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_scatter(s, sc, st, r, rc, rt, root, comm), "MPI_Scatter");
-    return rwc_run_scatter(s, sc, st, r, rc, rt, root, comm, alg);
-}
-
-rw_status rw_coll_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                            rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_allreduce(s, r, count, type, op, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_allreduce(s, r, count, type, op, comm), "MPI_Allreduce");
-    return rwc_run_allreduce(s, r, count, type, op, comm, alg);
-}
-
-rw_status rw_coll_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
-                            rw_coll_alg alg)
-{
-    if (alg == RW_COLL_AUTO)
-        return rwc_auto_allgather(s, sc, st, r, rc, rt, comm);
-    if (alg == RW_COLL_PASSTHROUGH)
-        return rwc_mpi(rwc_real_allgather(s, sc, st, r, rc, rt, comm), "MPI_Allgather");
-    return rwc_run_allgather(s, sc, st, r, rc, rt, comm, alg);
 }
 
 /* ---- over a caller's tree ---- */
@@ -404,7 +403,7 @@ static rw_status tree_setup(const rw_tree *tree, MPI_Comm comm, rwc_comm **c)
     return st;
 }
 
-rw_status rw_coll_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *tree, MPI_Comm comm,
+rw_status rwc_run_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *tree, MPI_Comm comm,
                              size_t segment_bytes)
 {
     rwc_comm *c;
@@ -414,7 +413,7 @@ rw_status rw_coll_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_t
     return st ? st : rwc_bcast_tree(buf, count, type, tree, c->dup, segment_bytes, 0);
 }
 
-rw_status rw_coll_reduce_tree(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, const rw_tree *tree,
+rw_status rwc_run_reduce_tree(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, const rw_tree *tree,
                               MPI_Comm comm)
 {
     rwc_comm *c;
@@ -431,7 +430,7 @@ rw_status rw_coll_reduce_tree(const void *s, void *r, int count, MPI_Datatype ty
     return st ? st : rwc_reduce_tree(s, r, count, type, op, tree, c->dup);
 }
 
-rw_status rw_coll_gather_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
+rw_status rwc_run_gather_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
                               const rw_tree *tree, MPI_Comm comm)
 {
     rwc_comm *c;
@@ -439,7 +438,7 @@ rw_status rw_coll_gather_tree(const void *s, int sc, MPI_Datatype st_, void *r, 
     return st ? st : rwc_gather_tree(s, sc, st_, r, rc, rt, tree, c->dup);
 }
 
-rw_status rw_coll_scatter_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
+rw_status rwc_run_scatter_tree(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt,
                                const rw_tree *tree, MPI_Comm comm)
 {
     rwc_comm *c;

@@ -1,13 +1,14 @@
-/* MPI_Bcast, MPI_Reduce, MPI_Gather, MPI_Scatter, MPI_Allreduce, MPI_Alltoall and
- * MPI_Allgather: each asks the decision (decide.c) for an algorithm and
- * runs it, or the MPI's own. A case an algorithm does not take
- * (intercommunicators, arguments MPI should reject, ...) is refused before
- * anything is sent and goes to the MPI's own collective, which also
- * reports MPI's errors. The nonblocking and persistent collectives are not
- * defined here: they reach the MPI unchanged. */
-#include "coll.h"
+/* A decided call, for the MPI entries (entry.c) and the C API's
+ * RW_COLL_AUTO (api.c): the decision (decision/) chooses an algorithm and
+ * its parameters, the algorithm (base/) runs it, or the MPI's own does. A
+ * case an algorithm does not take (intercommunicators, arguments MPI
+ * should reject, ...) is refused before anything is sent and goes to the
+ * MPI's own collective, which also reports MPI's errors. */
+#include "base/base.h"
+#include "decision/decision.h"
+#include "decision/verify.h"
+#include "entry.h"
 #include "internal.h"
-#include "verify.h"
 
 #include <stdio.h>
 
@@ -16,23 +17,13 @@
 /* RW_ERR_ARG and RW_ERR_STATE: nothing sent, the MPI's own runs. */
 #define PASSED(st) ((st) == RW_ERR_ARG || (st) == RW_ERR_STATE)
 
-/* A call the library ran and that failed: one line on this rank, and the
- * failing MPI call's own code (which that call has already given to the
- * error handler of the communicator's duplicate, the application's), else
- * MPI_ERR_OTHER. */
-static int failed(rw_status st)
-{
-    fprintf(stderr, "rankwise-coll: error: %s\n", rw_last_error());
-    return st == RW_ERR_MPI ? rwc_mpi_code() : MPI_ERR_OTHER;
-}
-
 /* A decided broadcast shape with a segment runs as that shape's tree,
  * pipelined (the shapes' own runs take RANKWISE_COLL_SEGMENT). */
 static rw_status shape_as_tree(rwc_choice *ch, MPI_Comm comm, int root, size_t bytes)
 {
     rwc_comm *c;
     rw_status st = rwc_comm_get(comm, &c);
-    return st ? st : rwc_tree_get(c, ch->alg, root, bytes, &ch->tree);
+    return st ? st : rwc_tree_get(c, ch->alg, root, bytes, rwc_knomial_k(), &ch->tree);
 }
 
 /* Blocks of one rank x the communicator's size must fit an MPI count. */
@@ -90,6 +81,7 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
             if (!st)                                                                                    \
                 rwc_trace_choice(op, &ch, comm, bytes);                                                 \
         } else if (ch.alg != RW_COLL_PASSTHROUGH) {                                                     \
+            rwc_params prm = rwc_decision_params();                                                     \
             st = run;                                                                                   \
         }                                                                                               \
         rwc_trace_source(NULL);                                                                         \
@@ -104,21 +96,21 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 #define KEY(count, type, ktype, kop) {{(count), (count)}, {(type), (type)}, (ktype), (kop)}
 #define KEY2(rc, rt, oc, ot) {{(rc), (oc)}, {(rt), (ot)}, NO_TYPE, NO_OP}
 
-static rw_status auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
+rw_status rwc_decided_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(count, type, NO_TYPE, NO_OP);
     DECIDED(RWC_BCAST, root, key, rwc_bytes_of(count, type), 1,
-            rwc_run_bcast(buf, count, type, root, comm, ch.alg),
-            rw_coll_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
+            rwc_run_bcast(buf, count, type, root, comm, ch.alg, &prm),
+            rwc_run_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
 }
 
-static rw_status auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root,
+rw_status rwc_decided_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root,
                              MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(count, type, type, op);
     DECIDED(RWC_REDUCE, root, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
-            rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg),
-            rw_coll_reduce_tree(s, r, count, type, op, ch.tree, comm));
+            rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg, &prm),
+            rwc_run_reduce_tree(s, r, count, type, op, ch.tree, comm));
 }
 
 /* gather: the root counts what it receives, every other rank what it sends */
@@ -127,7 +119,7 @@ static rw_status tree_gather(const void *s, int sc, MPI_Datatype st, void *r, in
 {
     int me = rwc_is_root(comm, root);
     rw_status e = me ? blocks_fit(rc, rt, comm) : blocks_fit(sc, st, comm);
-    return e ? e : rw_coll_gather_tree(s, sc, st, r, rc, rt, t, comm);
+    return e ? e : rwc_run_gather_tree(s, sc, st, r, rc, rt, t, comm);
 }
 
 static rw_status tree_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root,
@@ -135,24 +127,24 @@ static rw_status tree_scatter(const void *s, int sc, MPI_Datatype st, void *r, i
 {
     int me = rwc_is_root(comm, root);
     rw_status e = me ? blocks_fit(sc, st, comm) : blocks_fit(rc, rt, comm);
-    return e ? e : rw_coll_scatter_tree(s, sc, st, r, rc, rt, t, comm);
+    return e ? e : rwc_run_scatter_tree(s, sc, st, r, rc, rt, t, comm);
 }
 
-static rw_status auto_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+rw_status rwc_decided_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                              int root, MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY2(rc, rtype, sc, stype);
     DECIDED(RWC_GATHER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype), 1,
-            rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+            rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg, &prm),
             tree_gather(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
-static rw_status auto_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+rw_status rwc_decided_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                               int root, MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY2(sc, stype, rc, rtype);
     DECIDED(RWC_SCATTER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype), 1,
-            rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg),
+            rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg, &prm),
             tree_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
 
@@ -163,8 +155,8 @@ static rw_status tree_allreduce(const void *s, void *r, int count, MPI_Datatype 
                                 const rw_tree *t, size_t segment)
 {
     const void *mine = s == MPI_IN_PLACE && !rwc_is_root(comm, t->root) ? r : s;
-    rw_status st = rw_coll_reduce_tree(mine, r, count, type, op, t, comm);
-    return st ? st : rw_coll_bcast_tree(r, count, type, t, comm, segment);
+    rw_status st = rwc_run_reduce_tree(mine, r, count, type, op, t, comm);
+    return st ? st : rwc_run_bcast_tree(r, count, type, t, comm, segment);
 }
 
 /* Allgather over a tree: gather to its root, broadcast the whole buffer. */
@@ -181,152 +173,39 @@ static rw_status tree_allgather(const void *s, int sc, MPI_Datatype stype, void 
     if (st)
         return st;
     if (s == MPI_IN_PLACE && me != t->root)
-        st = rw_coll_gather_tree((char *)r + (MPI_Aint)me * rc * ext, rc, rtype, NULL, 0, rtype, t, comm);
+        st = rwc_run_gather_tree((char *)r + (MPI_Aint)me * rc * ext, rc, rtype, NULL, 0, rtype, t, comm);
     else
-        st = rw_coll_gather_tree(s, sc, stype, r, rc, rtype, t, comm);
+        st = rwc_run_gather_tree(s, sc, stype, r, rc, rtype, t, comm);
     int n = 0;
     PMPI_Comm_size(comm, &n);
-    return st ? st : rw_coll_bcast_tree(r, rc * n, rtype, t, comm, segment);
+    return st ? st : rwc_run_bcast_tree(r, rc * n, rtype, t, comm, segment);
 }
 
-static rw_status auto_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+rw_status rwc_decided_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                                 int *pass)
 {
     const rwc_key key = KEY(count, type, type, op);
     DECIDED(RWC_ALLREDUCE, -1, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
-            rwc_run_allreduce(s, r, count, type, op, comm, ch.alg),
+            rwc_run_allreduce(s, r, count, type, op, comm, ch.alg, &prm),
             tree_allreduce(s, r, count, type, op, comm, ch.tree, ch.segment));
 }
 
-static rw_status auto_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+rw_status rwc_decided_allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                                 MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(rc, rtype, NO_TYPE, NO_OP);
     DECIDED(RWC_ALLGATHER, -1, key, rwc_bytes_of(rc, rtype), 1,
-            rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg),
+            rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg, &prm),
             tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
 }
 
 /* alltoall: the library's own algorithms only (no tree). */
-static rw_status auto_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
+rw_status rwc_decided_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
                                MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(rc, rtype, NO_TYPE, NO_OP);
     DECIDED(RWC_ALLTOALL, -1, key, rwc_bytes_of(rc, rtype), 1,
-            rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg),
+            rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg, &prm),
             RW_ERR_STATE);
 }
 
-/* The MPI entries: the MPI's own when passed (its own return code). */
-#define MPI_ENTRY(call, real)                                                                           \
-    do {                                                                                                \
-        int pass = 0;                                                                                   \
-        rw_status st = call;                                                                            \
-        if (pass) {                                                                                     \
-            int real_rc_ = real; /* (a parameter is named rc) */                                        \
-            rwc_verify_end(1);                                                                          \
-            return real_rc_;                                                                            \
-        }                                                                                               \
-        rwc_verify_end(0);                                                                              \
-        return st ? failed(st) : MPI_SUCCESS;                                                           \
-    } while (0)
-
-/* The C API's RW_COLL_AUTO (api.c): the same decision; RW_ERR_MPI when the
- * MPI's own fails. */
-#define API_ENTRY(call, real, name)                                                                     \
-    do {                                                                                                \
-        int pass = 0;                                                                                   \
-        rw_status st = call;                                                                            \
-        if (pass)                                                                                       \
-            st = rwc_mpi(real, name);                                                                   \
-        rwc_verify_end(pass);                                                                           \
-        return st;                                                                                      \
-    } while (0)
-
-rw_status rwc_auto_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
-{
-    API_ENTRY(auto_bcast(buf, count, type, root, comm, &pass), rwc_real_bcast(buf, count, type, root, comm),
-              "MPI_Bcast");
-}
-
-rw_status rwc_auto_reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
-{
-    API_ENTRY(auto_reduce(s, r, count, type, op, root, comm, &pass), rwc_real_reduce(s, r, count, type, op, root, comm),
-              "MPI_Reduce");
-}
-
-rw_status rwc_auto_gather(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt, int root,
-                          MPI_Comm comm)
-{
-    API_ENTRY(auto_gather(s, sc, st_, r, rc, rt, root, comm, &pass), rwc_real_gather(s, sc, st_, r, rc, rt, root, comm),
-              "MPI_Gather");
-}
-
-rw_status rwc_auto_scatter(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt, int root,
-                           MPI_Comm comm)
-{
-    API_ENTRY(auto_scatter(s, sc, st_, r, rc, rt, root, comm, &pass),
-              rwc_real_scatter(s, sc, st_, r, rc, rt, root, comm), "MPI_Scatter");
-}
-
-rw_status rwc_auto_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
-{
-    API_ENTRY(auto_allreduce(s, r, count, type, op, comm, &pass), rwc_real_allreduce(s, r, count, type, op, comm),
-              "MPI_Allreduce");
-}
-
-rw_status rwc_auto_allgather(const void *s, int sc, MPI_Datatype st_, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
-{
-    API_ENTRY(auto_allgather(s, sc, st_, r, rc, rt, comm, &pass), rwc_real_allgather(s, sc, st_, r, rc, rt, comm),
-              "MPI_Allgather");
-}
-
-#ifndef RW_SMPI
-/* PMPI_ names are the same functions (a profiler above calls them). */
-#define ALSO_PMPI(name) __attribute__((alias(#name)))
-RWC_INTERPOSED int PMPI_Bcast(void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Bcast);
-RWC_INTERPOSED int PMPI_Reduce(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm) ALSO_PMPI(MPI_Reduce);
-RWC_INTERPOSED int PMPI_Gather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Gather);
-RWC_INTERPOSED int PMPI_Scatter(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm) ALSO_PMPI(MPI_Scatter);
-RWC_INTERPOSED int PMPI_Allreduce(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) ALSO_PMPI(MPI_Allreduce);
-RWC_INTERPOSED int PMPI_Allgather(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Allgather);
-RWC_INTERPOSED int PMPI_Alltoall(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) ALSO_PMPI(MPI_Alltoall);
-#endif
-
-RWC_INTERPOSED int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
-{
-    MPI_ENTRY(auto_bcast(buf, count, type, root, comm, &pass), rwc_real_bcast(buf, count, type, root, comm));
-}
-
-RWC_INTERPOSED int MPI_Reduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
-{
-    MPI_ENTRY(auto_reduce(s, r, count, type, op, root, comm, &pass), rwc_real_reduce(s, r, count, type, op, root, comm));
-}
-
-RWC_INTERPOSED int MPI_Gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
-{
-    MPI_ENTRY(auto_gather(s, sc, stype, r, rc, rtype, root, comm, &pass),
-              rwc_real_gather(s, sc, stype, r, rc, rtype, root, comm));
-}
-
-RWC_INTERPOSED int MPI_Scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root, MPI_Comm comm)
-{
-    MPI_ENTRY(auto_scatter(s, sc, stype, r, rc, rtype, root, comm, &pass),
-              rwc_real_scatter(s, sc, stype, r, rc, rtype, root, comm));
-}
-
-RWC_INTERPOSED int MPI_Allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
-{
-    MPI_ENTRY(auto_allreduce(s, r, count, type, op, comm, &pass), rwc_real_allreduce(s, r, count, type, op, comm));
-}
-
-RWC_INTERPOSED int MPI_Allgather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
-{
-    MPI_ENTRY(auto_allgather(s, sc, stype, r, rc, rtype, comm, &pass),
-              rwc_real_allgather(s, sc, stype, r, rc, rtype, comm));
-}
-
-RWC_INTERPOSED int MPI_Alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, MPI_Comm comm)
-{
-    MPI_ENTRY(auto_alltoall(s, sc, stype, r, rc, rtype, comm, &pass), rwc_real_alltoall(s, sc, stype, r, rc, rtype, comm));
-}

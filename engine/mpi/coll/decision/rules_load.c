@@ -4,7 +4,7 @@
  * it was made for, so it applies only to communicators holding the
  * world's group in the world's order; on any other communicator a rank
  * number would name another process. */
-#include "coll.h"
+#include "decision.h"
 #include "internal.h"
 
 #include <stdio.h>
@@ -65,7 +65,7 @@ int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice 
 {
     rw_coll_choice rc;
     if (!rules || !has_world_order(c) || bytes > INT64_MAX ||
-        rw_coll_rules_lookup(rules, rwc_op_name(op), c->size, root, (int64_t)bytes, &rc) != RW_OK)
+        rw_coll_rules_lookup(rules, rw_op_name(op), c->size, root, (int64_t)bytes, &rc) != RW_OK)
         return 0;
     *out = (rwc_choice){RW_COLL_PASSTHROUGH, NULL, 0, "rules"};
     if (!strcmp(rc.algorithm, "tree")) {

@@ -5,7 +5,7 @@
  * the same signature. A node sends with blocking sends, one child after
  * the other (SMPI's binomial_tree does the same), or, fan_out_nonblocking,
  * posts all its sends at once and waits for them (SMPI's flattree). */
-#include "coll.h"
+#include "base.h"
 #include "internal.h"
 
 #include <stdlib.h>

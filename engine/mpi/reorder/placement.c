@@ -4,6 +4,7 @@
  * predicted faster by min_gain. Shared by MPI's reorder flag (topo.c) and
  * the live model's remap (engine/mpi/live/remap.c). No MPI here. */
 #include "coll.h"
+#include "decision/decision.h"
 #include "internal.h"
 #include "placement.h"
 

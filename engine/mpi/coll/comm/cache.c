@@ -6,7 +6,7 @@
  * predefined ones, MPI_Finalize); duplicates of it build their own. */
 #include "coll.h"
 #include "internal.h"
-#include "verify.h"
+#include "decision/verify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +33,7 @@ void rwc_comm_forget_network(rwc_comm *c)
     c->net_state = 0;
     free(c->ring_order); /* laid on that network */
     c->ring_order = NULL;
+    memset(c->a2a_cap, 0, sizeof c->a2a_cap); /* made from that network */
     rwc_verify_forget(c); /* of decisions made from it (and keyed by their trees) */
     memset(c->last, 0, sizeof c->last); /* outcomes may name those trees */
 }
@@ -169,11 +170,7 @@ static int size_class(size_t bytes)
     return bytes > 65536;
 }
 
-static const rw_tree_shape shape_of[] = {
-    [RW_COLL_BINOMIAL] = RW_SHAPE_BINOMIAL, [RW_COLL_KNOMIAL] = RW_SHAPE_KNOMIAL,
-    [RW_COLL_FLAT] = RW_SHAPE_FLAT, [RW_COLL_CHAIN] = RW_SHAPE_CHAIN};
-
-rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, const rw_tree **out)
+rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, int radix, const rw_tree **out)
 {
     *out = NULL;
     int cls = size_class(bytes);
@@ -184,12 +181,13 @@ rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, con
         }
     rw_status st;
     rw_tree *t = NULL;
+    const rw_algo_info *a;
     if (alg == RW_COLL_HIER) {
         if ((st = rwc_nodes(c)))
             return st;
         st = rw_tree_hierarchical(c->size, root, c->node_of, RW_SHAPE_BINOMIAL, RW_SHAPE_BINOMIAL, 2, &t);
-    } else if (alg >= RW_COLL_BINOMIAL && alg <= RW_COLL_CHAIN) {
-        st = rw_tree_shape_build(shape_of[alg], c->size, root, rwc_knomial_k(), &t);
+    } else if ((a = rw_algo_by_id((int)alg)) && a->shape >= 0) { /* the registry's shapes */
+        st = rw_tree_shape_build((rw_tree_shape)a->shape, c->size, root, radix, &t);
     } else {
         st = rw_fail(RW_ERR_ARG, "%s is not a tree algorithm", rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "?");
     }

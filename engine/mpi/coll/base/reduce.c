@@ -10,7 +10,7 @@
  * rank order MPI requires. Either order depends only on the tree, so a
  * floating-point result is the same on every run with the same
  * communicator, root and size. */
-#include "coll.h"
+#include "base.h"
 #include "internal.h"
 
 #include <stdlib.h>

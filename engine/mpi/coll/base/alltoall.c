@@ -6,7 +6,7 @@
  * in the receive type; with MPI_IN_PLACE the receive buffer is copied aside
  * first (every block is sent from the copy, received in place). */
 #include "alltoall_symmetric.h"
-#include "coll.h"
+#include "base.h"
 #include "internal.h"
 
 #include <limits.h>
@@ -71,55 +71,8 @@ static rw_status symmetric(const blocks *s, const blocks *r, int me, int n, int 
     return st;
 }
 
-/* A cap made from the network is kept among c's decisions as an entry of
- * this root, which no collective has: dropped with them when the model
- * changes or the communicator goes. */
-enum { CAP_ENTRY = -2 };
-
-/* The cap on concurrent sends (collective on c): RANKWISE_COLL_ALLTOALL_CAP
- * when set, else from the network of RANKWISE_MODEL or the in-job probe
- * (rank 0 computes it once per power-of-two size class, at the class's
- * smallest size, and every rank takes it), else RW_A2A_DEFAULT_CAP. */
-static int cap_of(rwc_comm *c, size_t bytes)
-{
-    const char *v = getenv("RANKWISE_COLL_ALLTOALL_CAP");
-    if (v && *v) {
-        char *end;
-        long k = strtol(v, &end, 10);
-        if (!*end && k >= 1 && k <= INT_MAX)
-            return (int)k;
-        static int warned;
-        if (!warned++ && c->rank == 0)
-            fprintf(stderr, "rankwise-coll: warning: RANKWISE_COLL_ALLTOALL_CAP=%s is not a positive integer; "
-                            "the cap comes from the network\n", v);
-    }
-    if (!rwc_net_configured())
-        return RW_A2A_DEFAULT_CAP;
-    rwc_choice ignored;
-    rwc_net_choice(c, RWC_ALLTOALL, -1, bytes, &ignored); /* sets the network up (collective) */
-    int cls = rwc_size_class(bytes);
-    for (rwc_decision_entry *e = c->decisions; e; e = e->next)
-        if (e->op == RWC_ALLTOALL && e->root == CAP_ENTRY && e->size_class == cls)
-            return (int)e->segment;
-    int cap = RW_A2A_DEFAULT_CAP;
-    if (c->rank == 0 && c->net_state > 0 && c->net)
-        cap = rw_a2a_cap(c->net, ldexp(1.0, cls));
-    if (rwc_real_bcast(&cap, 1, MPI_INT, 0, c->dup) != MPI_SUCCESS)
-        return RW_A2A_DEFAULT_CAP; /* every rank sees the same failure of the duplicate */
-    rwc_decision_entry *e = calloc(1, sizeof *e);
-    int have = e != NULL, all = 0;
-    /* kept only where every rank keeps it, so that the next call is collective everywhere or nowhere */
-    if (rwc_real_allreduce(&have, &all, 1, MPI_INT, MPI_MIN, c->dup) == MPI_SUCCESS && all) {
-        *e = (rwc_decision_entry){RWC_ALLTOALL, CAP_ENTRY, cls, RW_COLL_SYMMETRIC, cap, NULL, 0.0, c->decisions};
-        c->decisions = e;
-    } else {
-        free(e);
-    }
-    return cap;
-}
-
 rw_status rwc_run_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype,
-                           MPI_Comm comm, rw_coll_alg alg)
+                           MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
     int inter = 0;
     size_t sbytes = 0, rbytes;
@@ -167,7 +120,7 @@ rw_status rwc_run_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, i
         sb.ext = sext;
         st = rwc_copy(block(&sb, c->rank), sc, stype, block(&rb, c->rank), rc, rtype, c->dup);
     }
-    int cap = !st && alg == RW_COLL_SYMMETRIC ? cap_of(c, rbytes) : 0;
+    int cap = !st && alg == RW_COLL_SYMMETRIC ? prm->cap(c, rbytes) : 0;
     rwc_trace(RWC_ALLTOALL, alg, comm, rbytes);
     if (!st && c->size > 1)
         st = alg == RW_COLL_PAIRWISE ? pairwise(&sb, &rb, c->rank, c->size, c->dup)

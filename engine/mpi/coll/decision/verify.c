@@ -23,6 +23,7 @@
  * 4.1); the unverified trees chosen from a probed model there ran
  * 512 B-4 KiB broadcasts 3-5x slower than the MPI's own, which the
  * predictor, knowing nothing of shared-memory collectives, put faster. */
+#include "decision.h"
 #include "verify.h"
 
 #include "internal.h"
@@ -149,7 +150,7 @@ static void trace_verdict(const rwc_verdict *v, const double *worst)
     fprintf(stderr,
             "rankwise-coll: verified %s root %d %llu+ bytes on %d ranks in %d calls (%d %s): %s %.2f us, the MPI's "
             "own %.2f us: %s\n",
-            rwc_op_name((rwc_op)v->op), v->root, 1ull << v->size_class, now.c->size, v->calls,
+            rw_op_name(v->op), v->root, 1ull << v->size_class, now.c->size, v->calls,
             UNTIMED / 2 + CAL + v->length[0], alg, alg, worst[0] * 1e6, worst[1] * 1e6, v->keep ? alg : "the MPI's own");
 }
 

@@ -19,6 +19,7 @@
  * communicator's MPI_Comm_dup would wait for a rank whose thread waits for
  * the lock in the other's. */
 #include "coll.h"
+#include "decision/decision.h"
 
 static int multiple = -1; /* the MPI's thread level is MPI_THREAD_MULTIPLE; -1 not known yet */
 static int said;

@@ -3,12 +3,12 @@
  * parts and part k travels its own ring, forward or backward, all parts at
  * once, so that a rank sends and receives on two neighbours at a time
  * instead of one. The rings run through the ranks in the network's order
- * (rw_multiring_order on rank 0's network, broadcast once per
- * communicator and network; rank order without one), so ring neighbours
+ * (given: rw_multiring_order on rank 0's network, decision/params.c; rank
+ * order without one), so ring neighbours
  * are one hop apart on a torus and a ring leaves each rack once on a fat
  * tree. The data moves as its bytes in MPI_Pack order: the whole result
  * buffer is one byte view (the buffer itself for dense predefined types). */
-#include "coll.h"
+#include "base.h"
 #include "internal.h"
 
 #include "coll/multiring.h"
@@ -17,39 +17,6 @@
 #include <stdlib.h>
 
 enum { RWC_TAG_MULTIRING = 48 }; /* + ring, above the trinary trees' tags */
-
-/* The ring order of c's ranks, the same on every rank (collective). */
-static rw_status ring_order(rwc_comm *c, const int32_t **out)
-{
-    *out = NULL;
-    if (!rwc_net_ready(c))
-        return RW_OK; /* rank order */
-    if (c->ring_order) {
-        *out = c->ring_order;
-        return RW_OK;
-    }
-    int32_t *order = malloc((size_t)c->size * sizeof *order);
-    int ok = order != NULL;
-    if (ok && c->rank == 0)
-        ok = rw_multiring_order(c->net, c->size, order) == RW_OK;
-    int all = 0;
-    rw_status st = rwc_mpi(rwc_real_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->dup), "MPI_Allreduce (ring order)");
-    if (!st && all)
-        st = rwc_mpi(rwc_real_bcast(order, c->size, MPI_INT32_T, 0, c->dup), "MPI_Bcast (ring order)");
-    if (st || !all) {
-        free(order);
-        return st; /* !all: rank order on every rank */
-    }
-    c->ring_order = order;
-    *out = order;
-    if (rwc_tracing() && c->rank == 0) { /* once per communicator and network */
-        fprintf(stderr, "rankwise-coll: multiring order from the %s:", c->net_source);
-        for (int32_t p = 0; p < c->size && p < 64; p++)
-            fprintf(stderr, " %d", (int)order[p]);
-        fprintf(stderr, "%s\n", c->size > 64 ? " ..." : "");
-    }
-    return RW_OK;
-}
 
 /* This rank's own block into the byte view at block `me`. */
 static rw_status own_block(const void *sendbuf, int sc, MPI_Datatype stype, void *recvbuf, int rc,
@@ -73,15 +40,12 @@ static rw_status own_block(const void *sendbuf, int sc, MPI_Datatype stype, void
 }
 
 rw_status rwc_allgather_multiring(const void *sendbuf, int sc, MPI_Datatype stype, void *recvbuf, int rc,
-                                  MPI_Datatype rtype, rwc_comm *c)
+                                  MPI_Datatype rtype, rwc_comm *c, const int32_t *order)
 {
     int n = c->size, me = c->rank;
     size_t blk;
-    const int32_t *order;
     rw_status st = rwc_type_bytes(rc, rtype, &blk);
     if (st || blk == 0)
-        return st;
-    if ((st = ring_order(c, &order)))
         return st;
     int32_t *pos = malloc((size_t)n * sizeof *pos);
     if (!pos)

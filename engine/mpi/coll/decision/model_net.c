@@ -10,7 +10,7 @@
  * taken out of the eager alpha. So the library
  * decides as the rules `coll tune` would write for the same placement.
  * No MPI here. */
-#include "coll.h"
+#include "decision.h"
 #include "internal.h"
 
 #include <math.h>

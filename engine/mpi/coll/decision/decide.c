@@ -11,41 +11,31 @@
  * made on rank 0 and broadcast), so all ranks choose the same algorithm.
  * With none of 2-3 configured, no communicator state is made: the
  * passthrough costs a few nanoseconds. */
-#include "coll.h"
+#include "decision.h"
 #include "internal.h"
 #include "rankwise_coll_tune.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_env[RWC_N_OPS] = {
-    "RANKWISE_COLL_BCAST", "RANKWISE_COLL_REDUCE", "RANKWISE_COLL_GATHER",
-    "RANKWISE_COLL_SCATTER", "RANKWISE_COLL_ALLREDUCE", "RANKWISE_COLL_ALLGATHER",
-    "RANKWISE_COLL_ALLTOALL"};
-static const char *const op_name[RWC_N_OPS] = {"bcast", "reduce", "gather", "scatter", "allreduce", "allgather",
-                                                  "alltoall"};
+/* RANKWISE_COLL_<OP>, the operation's name in capitals, in buf (local:
+ * rwc_env_asks runs in any thread). */
+static const char *op_env(int op, char buf[32])
+{
+    int n = snprintf(buf, 32, "RANKWISE_COLL_%s", rw_op_name(op));
+    for (int i = (int)strlen("RANKWISE_COLL_"); i < n && i < 32; i++)
+        buf[i] = (char)toupper((unsigned char)buf[i]);
+    return buf;
+}
 
 static int env_read;
 static rw_coll_alg forced[RWC_N_OPS];
 static size_t segment;
-static int knomial_k = 4, trace;
+static int knomial_k = 4;
 static int32_t max_evals;
-
-/* ring and recursive doubling exist for allreduce and allgather only */
-static int valid_for(rwc_op op, rw_coll_alg alg)
-{
-    if (alg == RW_COLL_RING || alg == RW_COLL_RECURSIVE_DOUBLING)
-        return op == RWC_ALLREDUCE || op == RWC_ALLGATHER;
-    if (alg != RW_COLL_PASSTHROUGH && (op == RWC_ALLTOALL) != (alg == RW_COLL_PAIRWISE || alg == RW_COLL_SYMMETRIC))
-        return 0; /* alltoall has only its own two */
-    if (alg == RW_COLL_TRINARY)
-        return op == RWC_BCAST || op == RWC_REDUCE || op == RWC_ALLREDUCE;
-    if (alg == RW_COLL_MULTIRING)
-        return op == RWC_ALLGATHER;
-    return alg != RW_COLL_AUTO;
-}
 
 /* A variable whose value is refused: one line (rank 0 of MPI_COMM_WORLD),
  * the value cut to RWC_SHOWN_VALUE characters. */
@@ -73,13 +63,14 @@ static int env_int(const char *name, long long lo, long long hi, long long *out)
 static void read_env(void)
 {
     for (int op = 0; op < RWC_N_OPS; op++) {
-        const char *v = getenv(op_env[op]);
+        char name[32];
+        const char *v = getenv(op_env(op, name));
         forced[op] = RW_COLL_AUTO;
         if (!v || !*v)
             continue;
         rw_coll_alg alg;
-        if (rw_coll_alg_parse(v, &alg) || !valid_for((rwc_op)op, alg))
-            refuse(op_env[op], v, "is not an algorithm of this collective; the MPI's own runs");
+        if (rw_coll_alg_parse(v, &alg) || !rw_algo_valid(op, alg))
+            refuse(name, v, "is not an algorithm of this collective; the MPI's own runs");
         else
             forced[op] = alg;
     }
@@ -104,7 +95,7 @@ static void read_env(void)
     } else if (!e) {
         max_evals = (int32_t)x;
     }
-    trace = rwc_env_bool("RANKWISE_COLL_TRACE");
+    (void)rwc_tracing(); /* its warning in the same order as before */
     env_read = 1; /* last: the values above are complete */
 }
 
@@ -120,16 +111,12 @@ int rwc_env_asks(void)
     static const char *const more[] = {"RANKWISE_COLL_RULES", "RANKWISE_MODEL", "RANKWISE_COLL_PROBE",
                                        "RANKWISE_COLL_TRACE"};
     for (int i = 0; i < RWC_N_OPS + (int)(sizeof more / sizeof *more); i++) {
-        const char *v = getenv(i < RWC_N_OPS ? op_env[i] : more[i - RWC_N_OPS]);
+        char name[32];
+        const char *v = getenv(i < RWC_N_OPS ? op_env(i, name) : more[i - RWC_N_OPS]);
         if (v && *v)
             return 1;
     }
     return 0;
-}
-
-const char *rwc_op_name(rwc_op op)
-{
-    return op_name[op];
 }
 
 /* The communicator's cache when this call may be decided from rules or a
@@ -227,13 +214,6 @@ void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, const
                                 key->type, key->mop, *ch};
 }
 
-int rwc_tracing(void)
-{
-    if (!env_read)
-        read_env();
-    return trace;
-}
-
 size_t rwc_segment_bytes(void)
 {
     if (!env_read)
@@ -246,34 +226,4 @@ int rwc_knomial_k(void)
     if (!env_read)
         read_env();
     return knomial_k;
-}
-
-static const char *trace_src;
-
-void rwc_trace_source(const char *source)
-{
-    trace_src = source && strcmp(source, "env") ? source : NULL;
-}
-
-static void trace_line(rwc_op op, const char *alg, MPI_Comm comm, size_t bytes)
-{
-    if (!env_read)
-        read_env();
-    int rank = 0;
-    if (!trace || PMPI_Comm_rank(comm, &rank) || rank != 0)
-        return;
-    if (trace_src)
-        fprintf(stderr, "rankwise-coll: %s %s %zu bytes (%s)\n", op_name[op], alg, bytes, trace_src);
-    else
-        fprintf(stderr, "rankwise-coll: %s %s %zu bytes\n", op_name[op], alg, bytes);
-}
-
-void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes)
-{
-    trace_line(op, rw_coll_alg_name(alg), comm, bytes);
-}
-
-void rwc_trace_choice(rwc_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes)
-{
-    trace_line(op, ch->tree ? "tree" : rw_coll_alg_name(ch->alg), comm, bytes);
 }

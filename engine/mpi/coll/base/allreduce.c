@@ -3,7 +3,7 @@
  * caller sends non-commutative ones to reduce + bcast over an in-order
  * tree). Every combination puts the lower rank's data on the left, so all
  * ranks compute bit-identical results, the same on every run. */
-#include "coll.h"
+#include "base.h"
 #include "internal.h"
 
 #include <stdlib.h>

@@ -21,7 +21,7 @@
  * give alpha and beta, each round trip the least of a few (noise only ever
  * adds time). Rank 0 gathers the leaders' rows and broadcasts the figures:
  * every rank builds the same rw_pnet, so decisions agree everywhere. */
-#include "coll.h"
+#include "decision.h"
 #include "internal.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
  * order a gather receives them in: smallest subtree first on the standard
  * shapes). On a binomial tree rooted at 0 that is rank order. The root
  * reorders the blocks into rank order; every block moves as bytes. */
-#include "coll.h"
+#include "base.h"
 #include "internal.h"
 
 #include <stdlib.h>
