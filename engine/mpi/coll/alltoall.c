@@ -97,7 +97,7 @@ static int cap_of(rwc_comm *c, size_t bytes)
         return RW_A2A_DEFAULT_CAP;
     rwc_choice ignored;
     rwc_net_choice(c, RWC_ALLTOALL, -1, bytes, &ignored); /* sets the network up (collective) */
-    int cls = rwc_size_class(bytes);
+    int cls = rw_size_class_pow2(bytes);
     for (rwc_decision_entry *e = c->decisions; e; e = e->next)
         if (e->op == RWC_ALLTOALL && e->root == CAP_ENTRY && e->size_class == cls)
             return (int)e->segment;

@@ -162,13 +162,6 @@ rw_status rwc_nodes(rwc_comm *c)
     return st;
 }
 
-/* Two size classes: the trees built from a model differ between eager and
- * rendezvous messages; the standard shapes are the same in both. */
-static int size_class(size_t bytes)
-{
-    return bytes > 65536;
-}
-
 static const rw_tree_shape shape_of[] = {
     [RW_COLL_BINOMIAL] = RW_SHAPE_BINOMIAL, [RW_COLL_KNOMIAL] = RW_SHAPE_KNOMIAL,
     [RW_COLL_FLAT] = RW_SHAPE_FLAT, [RW_COLL_CHAIN] = RW_SHAPE_CHAIN};
@@ -176,9 +169,9 @@ static const rw_tree_shape shape_of[] = {
 rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, const rw_tree **out)
 {
     *out = NULL;
-    int cls = size_class(bytes);
+    int cls = rw_size_class_protocol(bytes);
     for (rwc_tree_entry *e = c->trees; e; e = e->next)
-        if (e->alg == alg && e->root == root && e->size_class == cls) {
+        if (e->alg == alg && e->root == root && e->protocol_class == cls) {
             *out = e->tree;
             return RW_OK;
         }

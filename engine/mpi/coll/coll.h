@@ -16,6 +16,7 @@
  * MPICH's carry no visibility (an MPICH build exported none of them). */
 #define RWC_INTERPOSED __attribute__((visibility("default")))
 #include "rankwise_predict.h"
+#include "coll/size_class.h"
 
 /* The six collectives, for the decision and the environment. */
 typedef enum rwc_op {
@@ -38,7 +39,7 @@ enum { RWC_TAG_BCAST = 1, RWC_TAG_REDUCE, RWC_TAG_GATHER, RWC_TAG_SCATTER, RWC_T
 /* Cached on a user communicator (attribute), freed with it. */
 typedef struct rwc_tree_entry {
     rw_coll_alg alg;
-    int root, size_class;
+    int root, protocol_class; /* rw_size_class_protocol */
     rw_tree *tree;
     struct rwc_tree_entry *next;
 } rwc_tree_entry;
@@ -275,9 +276,6 @@ const int32_t *rwc_rules_trinary_order(rwc_comm *c);
  * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
  * cached on c. 0 when no network is configured or available for c. */
 int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
-/* The power-of-two size class k of bytes, [2^k, 2^(k+1)): what a decision
- * from the network, its verification and the all-to-all cap are kept per. */
-int rwc_size_class(size_t bytes);
 /* Collective on c: set up c's network (RANKWISE_MODEL, in-job probe) if
  * one is configured and not set up yet; whether it is ready (then rank 0
  * holds c->net). For algorithms that lay themselves on the network. */
