@@ -136,6 +136,12 @@ RW_API rw_status rw_pnet_from_model(const rw_model *m, int32_t n_nodes, const in
                                     const int32_t *slots, const rw_pnet_model_options *options,
                                     int64_t *n_filled, int32_t *model_link, rw_pnet **out);
 
+/* Per-node send and receive overheads o and o_recv (s, finite, >= 0) a
+ * probe's ping-pong alpha holds: set as the network's overheads and taken
+ * out of alpha, alpha[i][j] - o[i] - o_recv[j] (at least 0), since the
+ * predictor charges them apart. */
+RW_API rw_status rw_pnet_take_overheads(rw_pnet *net, const double *o, const double *o_recv);
+
 /* A network's figures as it holds them (valid until it changes or is
  * freed; NULL where a figure is not set). */
 typedef struct rw_pnet_view {

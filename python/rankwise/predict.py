@@ -125,6 +125,7 @@ def predict_lib() -> C.CDLL:
                                       i64p, i32p, C.POINTER(vp)]
     so.rw_pnet_view_of.argtypes = [vp, C.POINTER(CPnetView)]
     so.rw_pnet_link.argtypes = [vp, C.c_int32, f64p, i64p, i32p, i32p]
+    so.rw_pnet_take_overheads.argtypes = [vp, f64p, f64p]
     so.rw_sched_free.argtypes = [vp]
     so.rw_sched_free.restype = None
     so.rw_sched_collective.argtypes = [C.c_char_p, C.c_char_p, C.c_int32, C.c_double,
@@ -287,7 +288,15 @@ class PredictNetwork:
         recv = np.broadcast_to(np.asarray(recv, dtype=np.float64), (n,)).copy()
         if not (np.isfinite(send).all() and np.isfinite(recv).all() and (send >= 0).all() and (recv >= 0).all()):
             raise RankwiseError("overheads must be finite and >= 0 seconds")
-        alpha = np.maximum(self.alpha - send[:, None] - recv[None, :], 0.0)
+        so = predict_lib()
+        ptr = self._to_c(np.arange(n, dtype=np.int32))
+        try:  # the engine's rule (rw_pnet_take_overheads), as from_model(overheads=True)
+            engine.check(so.rw_pnet_take_overheads(ptr, send.ctypes.data_as(f64p), recv.ctypes.data_as(f64p)))
+            v = CPnetView()
+            engine.check(so.rw_pnet_view_of(ptr, C.byref(v)))
+            alpha = np.ctypeslib.as_array(v.alpha, shape=(n, n)).copy()
+        finally:
+            so.rw_pnet_free(ptr)
         return replace(self, alpha=alpha, overhead=send, recv_overhead=recv)
 
     @classmethod

@@ -160,18 +160,13 @@ rw_status rw_pnet_from_model(const rw_model *m, int32_t n_nodes, const int32_t *
         int has_o = per_node(o.send_overhead, m->overhead, k_n, model_index, v1, v3);
         int has_or = per_node(o.recv_overhead, m->recv_overhead, k_n, model_index, v2, v3);
         o.overheads = has_o || has_or;
-        for (int32_t a = 0; o.overheads && a < k_n; a++)
-            for (int32_t b = 0; b < k_n; b++) {
-                double *x = &pairs->alpha[(size_t)a * k_n + b];
-                *x = fmax(0.0, *x - v1[a] - v2[b]);
-            }
     }
     if (!st)
         st = rw_pnet_create(k_n, pairs->alpha, pairs->beta, &net);
     if (!st) /* a model measured under SMPI shares as SimGrid does; one from a real MPI equally */
         st = rw_pnet_set_sharing(net, strncmp(m->source, "smpi", 4) ? RW_SHARE_EQUAL : RW_SHARE_LATENCY);
-    if (!st && o.overheads && !(st = rw_pnet_set_overhead(net, v1)))
-        st = rw_pnet_set_recv_overhead(net, v2);
+    if (!st && o.overheads)
+        st = rw_pnet_take_overheads(net, v1, v2);
     if (!st && o.node_caps)
         st = set_caps(net, m, k_n, model_index, pairs->beta, v1, v2);
     if (!st)
@@ -188,6 +183,24 @@ rw_status rw_pnet_from_model(const rw_model *m, int32_t n_nodes, const int32_t *
         rw_pnet_free(net);
     else
         *out = net;
+    return st;
+}
+
+rw_status rw_pnet_take_overheads(rw_pnet *net, const double *o, const double *o_recv)
+{
+    if (!net || !o || !o_recv)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_take_overheads: no network or no overheads");
+    for (int32_t a = 0; a < net->n; a++)
+        if (!(isfinite(o[a]) && o[a] >= 0 && isfinite(o_recv[a]) && o_recv[a] >= 0))
+            return rw_fail(RW_ERR_ARG, "overheads must be finite and >= 0 seconds");
+    rw_status st = rw_pnet_set_overhead(net, o);
+    if (!st)
+        st = rw_pnet_set_recv_overhead(net, o_recv);
+    for (int32_t a = 0; !st && a < net->n; a++)
+        for (int32_t b = 0; b < net->n; b++) {
+            double *x = &net->alpha[(size_t)a * net->n + b];
+            *x = fmax(0.0, *x - o[a] - o_recv[b]);
+        }
     return st;
 }
 
