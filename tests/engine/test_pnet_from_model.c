@@ -113,10 +113,35 @@ static void test_missing_pairs(void)
     rw_model_free(m);
 }
 
+/* Round trips whose median sits far above their best (a loaded stack):
+ * latencies are noise, every measured pair takes their median, for the
+ * predictor as for the mapper (the library's RANKWISE_MODEL decisions
+ * kept each pair's own noise before this rule was shared). */
+static void test_noisy_latencies_take_their_median(void)
+{
+    rw_model *m = three_nodes();
+    for (int p = 0; p < 9; p++)
+        if (p / 3 != p % 3)
+            m->pair_stats[(size_t)p * m->n_sizes] = (rw_stat){.count = 5, .min = 1e-6, .median = 2e-6, .max = 3e-6};
+    CHECK(rw_model_latency_noisy(m) == 1);
+    int32_t idx[3] = {0, 1, 2};
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, NULL, &net) == RW_OK);
+    rw_pnet_view v;
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK);
+    for (int p = 0; p < 9; p++)
+        if (p / 3 != p % 3)
+            CHECK_CLOSE(v.alpha[p], 2e-6, 1e-12); /* alphas 1, 1, 2, 2, 3, 3 us */
+    CHECK_CLOSE(v.beta[0 * 3 + 2], 1.0 / 3e9, 1e-12); /* the bandwidths stay each pair's */
+    rw_pnet_free(net);
+    rw_model_free(m);
+}
+
 int main(void)
 {
     test_pairs_caps_links();
     test_overheads_taken_out_of_alpha();
     test_missing_pairs();
+    test_noisy_latencies_take_their_median();
     CHECK_DONE();
 }
