@@ -318,6 +318,21 @@ RW_API int rw_model_groups(const rw_model *m, int32_t *group_of);
  * memory. */
 RW_API int rw_model_latency_noisy(const rw_model *m);
 
+/* The drift rule (`rankwise diff`, `watch`, the live model in the job):
+ * a figure changed when the ratio after / before is finite, > 0 and
+ * beyond the threshold either way, |log ratio| > log(1 + threshold)
+ * (rw_drift_beyond: figures measured once, without a spread). Round trips
+ * changed when, besides, their ranges [min, max] do not overlap (the noise
+ * each measurement showed): rw_drift_strength gives |log ratio| then, else
+ * -1, so the most changed size is the strongest. rw_drift_strengths: the
+ * same over n figures; RW_ERR_ARG on a threshold not >= 0. */
+RW_API int rw_drift_beyond(double ratio, double threshold);
+RW_API double rw_drift_strength(double before_min, double before_median, double before_max, double after_min,
+                                double after_median, double after_max, double threshold);
+RW_API rw_status rw_drift_strengths(int64_t n, const double *before_min, const double *before_median,
+                                    const double *before_max, const double *after_min, const double *after_median,
+                                    const double *after_max, double threshold, double *strength);
+
 /* ---------------------------------------------------------------------
  * Probe schedule: round-robin tournament (circle method)
  * ------------------------------------------------------------------- */

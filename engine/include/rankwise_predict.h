@@ -102,6 +102,63 @@ RW_API int32_t rw_pnet_n_links(const rw_pnet *net);
 /* Rank r runs on node node_of[r], r < n_ranks. */
 RW_API rw_status rw_pnet_set_placement(rw_pnet *net, int32_t n_ranks, const int32_t *node_of);
 
+/* The network of a measured model's nodes: one rule for every reader of a
+ * model (the CLI's predictions, `coll tune`, the collectives library's
+ * RANKWISE_MODEL decisions). Node k is model node model_index[k] with
+ * slots[k] ranks (NULL: 1 each; it matters only for a node whose own pair
+ * was not measured: free with one slot, missing with more). Pairs as the
+ * mapper reads them (rw_network_from_model: a model whose latencies are
+ * noise gives every measured pair their median; fill_missing costs a
+ * missing pair as the slowest measured one, *n_filled counting them).
+ * node_caps: each node's injection (ejection) cap is the model's stress-test
+ * figure, else the best bandwidth it showed as a sender (receiver) to any
+ * other node, large messages included. The model's shared links over the
+ * pairs that cross them, in the model's order, a link no pair crosses left
+ * out: model_link (may be NULL; room for the model's n_links) receives the
+ * model link of each network link. The protocol knee with the
+ * large-message fit (intra-node keeps its one fit). Sharing: SimGrid's for
+ * a model measured under SMPI, equal otherwise. overheads: per-node send
+ * and receive overheads, send_overhead / recv_overhead for every node when
+ * not NaN, else the model's (the median of the others where a node has
+ * none), taken out of alpha (alpha[i][j] - o[i] - o_recv[j], at least 0):
+ * a ping-pong's alpha holds them and the predictor charges them apart.
+ * Placement: one rank per node until rw_pnet_set_placement. */
+typedef struct rw_pnet_model_options {
+    int fill_missing;
+    int node_caps;
+    int overheads;
+    double send_overhead; /* s, NaN: the model's */
+    double recv_overhead;
+} rw_pnet_model_options;
+/* No filling, node caps, no overheads (NaN overrides). */
+RW_API rw_pnet_model_options rw_pnet_model_options_default(void);
+RW_API rw_status rw_pnet_from_model(const rw_model *m, int32_t n_nodes, const int32_t *model_index,
+                                    const int32_t *slots, const rw_pnet_model_options *options,
+                                    int64_t *n_filled, int32_t *model_link, rw_pnet **out);
+
+/* Per-node send and receive overheads o and o_recv (s, finite, >= 0) a
+ * probe's ping-pong alpha holds: set as the network's overheads and taken
+ * out of alpha, alpha[i][j] - o[i] - o_recv[j] (at least 0), since the
+ * predictor charges them apart. */
+RW_API rw_status rw_pnet_take_overheads(rw_pnet *net, const double *o, const double *o_recv);
+
+/* A network's figures as it holds them (valid until it changes or is
+ * freed; NULL where a figure is not set). */
+typedef struct rw_pnet_view {
+    int32_t n_nodes;
+    const double *alpha, *beta;         /* n x n */
+    const double *overhead, *recv_overhead, *inject, *eject; /* n */
+    int64_t knee;
+    const double *alpha_large, *beta_large; /* n x n, when knee > 0 */
+    rw_sharing_rule sharing;
+    int32_t n_links;
+} rw_pnet_view;
+RW_API rw_status rw_pnet_view_of(const rw_pnet *net, rw_pnet_view *out);
+/* Link `link`'s capacity and pairs; src and dst (may be NULL) need room for
+ * *n_pairs, which a first call with NULL arrays gives. */
+RW_API rw_status rw_pnet_link(const rw_pnet *net, int32_t link, double *capacity, int64_t *n_pairs,
+                              int32_t *src, int32_t *dst);
+
 /* ---------------------------------------------------------------------
  * Schedules
  * ------------------------------------------------------------------- */

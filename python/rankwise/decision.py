@@ -12,11 +12,14 @@ everywhere (map, optimize, demo, bench) is the predictor's.
 
 from __future__ import annotations
 
+import ctypes as C
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
+from rankwise import engine
 from rankwise.congestion import Congestion, relabel_search
 from rankwise.errors import UsageError
 from rankwise.mapping import MapResult, Network, grid_of, map_ranks
@@ -30,11 +33,14 @@ OTHER_OBJECTIVE_MAX_RANKS = 4096
 # Node caps within this fraction of the allocation's median are one value in
 # the second reading of the network (steady_caps): a probe's noise.
 CAP_NOISE = 0.10
-# Without shared-link capacities in the network, a candidate that sends more
-# bytes between the model's groups (racks) than the default must be predicted
-# this much faster: what it adds crosses uplinks the predictor cannot see
-# (measured: a broadcast predicted 4 % faster ran 10 % slower, tests).
-UNSEEN_LINK_MARGIN = 0.10
+
+
+@lru_cache(maxsize=1)
+def _decision_lib():
+    so = engine.lib()
+    so.rw_decision_bar.argtypes = [C.c_double, C.c_int]
+    so.rw_decision_bar.restype = C.c_double
+    return so
 
 
 def steady_caps(predictor):
@@ -116,7 +122,7 @@ def decide(matrix: CommMatrix, network: Network, predictor, *, workload: Workloa
     min_gain of it. `workload` overrides what the matrix stands for
     (workload_of(matrix): its recorded collective calls by SMPI's default
     algorithms). `groups`: the model's group of each node (Model.groups,
-    in the network's order), for the margin of UNSEEN_LINK_MARGIN."""
+    in the network's order), for the engine's RW_UNSEEN_LINK_MARGIN."""
     if objective not in _OTHER:
         raise UsageError(f"the predictor decides for the time and bottleneck objectives, not '{objective}'")
     if predictor.n_nodes != network.n_nodes or list(predictor.names) != list(network.names):
@@ -158,8 +164,11 @@ def decide(matrix: CommMatrix, network: Network, predictor, *, workload: Workloa
         if key not in seen:
             seen[key] = wl.time(predictor, c.node_of), wl.time(steady, c.node_of)
         c.time, c.steady = seen[key]
-    # The fastest candidate that beats the default by min_gain on both readings
-    # (by UNSEEN_LINK_MARGIN when it loads links the network does not hold).
+    # The fastest candidate that beats the default on both readings by the engine's
+    # rule (rw_decision_bar: min_gain; without shared-link capacities in the network, a
+    # candidate that sends more bytes between the model's groups than the default needs
+    # RW_UNSEEN_LINK_MARGIN, as the job's reorder).
+    bar = _decision_lib().rw_decision_bar
     unseen = groups is not None and not predictor.links
     if unseen:
         groups = np.asarray(groups)
@@ -167,7 +176,7 @@ def decide(matrix: CommMatrix, network: Network, predictor, *, workload: Workloa
 
     def keep(c: Candidate) -> float:
         more = unseen and cross_group_bytes(search_matrix, c.node_of, groups) > base
-        return 1 - max(min_gain, UNSEEN_LINK_MARGIN if more else 0.0, 1e-9)
+        return bar(min_gain, int(more))
 
     winners = [c for c in candidates[1:] if c.time < default.time * keep(c) and c.steady < default.steady * keep(c)]
     chosen = min(winners, key=lambda c: c.time) if winners else default

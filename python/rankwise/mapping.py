@@ -110,6 +110,23 @@ def _missing_hint(message: str, fill_missing: bool) -> str:
     return message.replace(_FILL_HINT, "; --allow-missing cannot fill it: the model measured no pair between nodes")
 
 
+def model_allocation(model: Model, hosts: Sequence[tuple[str, int]] | None):
+    """(hosts, their model indices, their slots) of an allocation on a model; hosts=None: every
+    node of the model, slots = the ranks it probed with."""
+    if hosts is None:
+        hosts = [(name, int(k)) for name, k in zip(model.names, model.ranks_per_node)]
+    index = []
+    for name, _ in hosts:
+        k = model.names.index(name) if name in model.names else -1
+        if k < 0:
+            raise RankwiseError(f"node '{name}' of the allocation is not in the model "
+                                f"(it has {model.n_nodes} nodes: probe it first)")
+        index.append(k)
+    idx = np.asarray(index, dtype=np.int32)
+    slots = np.asarray([s for _, s in hosts], dtype=np.int32)
+    return list(hosts), idx, slots
+
+
 @dataclass
 class Network:
     """The allocation a job may use: node names, slots, and the cost of a
@@ -146,17 +163,7 @@ class Network:
                    fill_missing: bool = False) -> "Network":
         """The allocation's nodes (host, slots) as the model measured them;
         hosts=None: every node of the model, slots = the ranks it probed with."""
-        if hosts is None:
-            hosts = [(name, int(k)) for name, k in zip(model.names, model.ranks_per_node)]
-        index = []
-        for name, _ in hosts:
-            k = model.names.index(name) if name in model.names else -1
-            if k < 0:
-                raise RankwiseError(f"node '{name}' of the allocation is not in the model "
-                                    f"(it has {model.n_nodes} nodes: probe it first)")
-            index.append(k)
-        idx = np.asarray(index, dtype=np.int32)
-        slots = np.asarray([s for _, s in hosts], dtype=np.int32)
+        hosts, idx, slots = model_allocation(model, hosts)
         so = map_lib()
         mptr = model._to_c()
         net = NetworkPtr()

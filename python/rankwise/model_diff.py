@@ -5,8 +5,9 @@ A pair changed when, at some message size, the round trips of the two
 models do not overlap (the range [min, max] over the kept samples of every
 round, docs/formats.md "Statistics") and their medians differ by more than
 `threshold` (a relative floor: a simulated network has no noise at all, and
-a change of 0.1 % is not one to act on). The pair's change is the ratio of
-the medians (after / before) at its most changed such size.
+a change of 0.1 % is not one to act on), either way: the engine's drift rule
+(rw_drift_strength), which the live model in the job applies too. The pair's
+change is the ratio of the medians (after / before) at its most changed such size.
 
 Changed pairs are then explained, as a degraded node or uplink would show
 (the same reasoning as rankwise.anomalies, applied to the change):
@@ -20,10 +21,13 @@ Changed pairs are then explained, as a degraded node or uplink would show
 
 from __future__ import annotations
 
+import ctypes as C
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
+from rankwise import engine
 from rankwise.model import MEASURED, MISSING, Model
 
 THRESHOLD = 0.10  # a median 10 % away, outside the other model's range, is a change
@@ -116,18 +120,41 @@ def _copied(a: Model, b: Model, ia, ib, sa, sb) -> np.ndarray:
     return same
 
 
+@lru_cache(maxsize=1)
+def _drift_lib() -> C.CDLL:
+    so = engine.lib()
+    f64p = C.POINTER(C.c_double)
+    so.rw_drift_strengths.argtypes = [C.c_int64] + [f64p] * 6 + [C.c_double, f64p]
+    so.rw_drift_beyond.argtypes = [C.c_double, C.c_double]
+    so.rw_drift_beyond.restype = C.c_int
+    return so
+
+
+def _strengths(lo_a, med_a, hi_a, lo_b, med_b, hi_b, threshold: float) -> np.ndarray:
+    """Per figure |log(after / before)| where the round trips changed (rw_drift_strength), else -1."""
+    arrays = [np.ascontiguousarray(x, dtype=np.float64) for x in (lo_a, med_a, hi_a, lo_b, med_b, hi_b)]
+    out = np.empty(arrays[0].shape, dtype=np.float64)
+    f64p = C.POINTER(C.c_double)
+    engine.check(_drift_lib().rw_drift_strengths(out.size, *(x.ctypes.data_as(f64p) for x in arrays), float(threshold),
+                                                 out.ctypes.data_as(f64p)))
+    return out
+
+
+def _beyond(ratio: float, threshold: float) -> bool:
+    """A figure measured once (no spread) changed by this ratio (rw_drift_beyond)."""
+    return bool(_drift_lib().rw_drift_beyond(float(ratio), float(threshold)))
+
+
 def _pair_ratios(a: Model, b: Model, ia, ib, sa, sb, threshold: float):
     """Per compared pair: the ratio at the most changed size and whether it changed."""
     sub = np.ix_(ia, ia)
     subb = np.ix_(ib, ib)
     lo_a, med_a, hi_a = (getattr(a, k)[sub][..., sa] for k in ("rtt_min", "rtt_median", "rtt_max"))
     lo_b, med_b, hi_b = (getattr(b, k)[subb][..., sb] for k in ("rtt_min", "rtt_median", "rtt_max"))
+    strength = _strengths(lo_a, med_a, hi_a, lo_b, med_b, hi_b, threshold)  # the engine's drift rule
+    sig = strength >= 0
     with np.errstate(divide="ignore", invalid="ignore"):
         r = med_b / med_a
-        apart = (lo_b > hi_a) | (hi_b < lo_a)  # the two ranges of samples do not overlap
-        big = np.abs(np.log(r)) > np.log1p(threshold)
-        sig = apart & big & np.isfinite(r) & (r > 0)
-        strength = np.where(sig, np.abs(np.log(r)), -1.0)
         # Not significant anywhere: the ratio at the largest size, for the picture.
         best = np.where(sig.any(-1), strength.argmax(-1), r.shape[-1] - 1)
     ratio = np.take_along_axis(r, best[..., None], -1)[..., 0]
@@ -140,7 +167,7 @@ def _capacity_changes(a: Model, b: Model, threshold: float) -> dict[str, float]:
     for link in a.links:
         if link.name in caps_b and link.capacity > 0:
             r = caps_b[link.name] / link.capacity
-            if abs(np.log(r)) > np.log1p(threshold):
+            if _beyond(r, threshold):
                 out[link.name] = r
     return out
 
@@ -173,7 +200,7 @@ def _nic_changes(a: Model, b: Model, ia, ib, names, threshold: float) -> list[No
         va, vb = np.asarray(getattr(a, attr))[ia], np.asarray(getattr(b, attr))[ib]
         with np.errstate(divide="ignore", invalid="ignore"):
             r = vb / va
-        for k in np.flatnonzero(np.isfinite(r) & (r > 0) & (np.abs(np.log(np.where(r > 0, r, 1))) > np.log1p(threshold))):
+        for k in (k for k in range(r.size) if _beyond(r[k], threshold)):
             # A bandwidth falling is a slowdown: report every ratio as slower-above-1.
             slow = 1 / r[k] if attr != "overhead" else r[k]
             out.append(NodeChange(names[k], 1, 1, float(slow), what))

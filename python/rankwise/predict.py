@@ -78,6 +78,33 @@ class CSimResult(C.Structure):
     ]
 
 
+class CPnetModelOptions(C.Structure):
+    _fields_ = [
+        ("fill_missing", C.c_int),
+        ("node_caps", C.c_int),
+        ("overheads", C.c_int),
+        ("send_overhead", C.c_double),
+        ("recv_overhead", C.c_double),
+    ]
+
+
+class CPnetView(C.Structure):
+    _fields_ = [
+        ("n_nodes", C.c_int32),
+        ("alpha", f64p),
+        ("beta", f64p),
+        ("overhead", f64p),
+        ("recv_overhead", f64p),
+        ("inject", f64p),
+        ("eject", f64p),
+        ("knee", C.c_int64),
+        ("alpha_large", f64p),
+        ("beta_large", f64p),
+        ("sharing", C.c_int),
+        ("n_links", C.c_int32),
+    ]
+
+
 @lru_cache(maxsize=1)
 def predict_lib() -> C.CDLL:
     """librankwise with the predictor's functions declared."""
@@ -93,6 +120,12 @@ def predict_lib() -> C.CDLL:
     so.rw_pnet_set_node_caps.argtypes = [vp, f64p, f64p]
     so.rw_pnet_add_link.argtypes = [vp, C.c_double, C.c_int64, i32p, i32p, i32p]
     so.rw_pnet_set_placement.argtypes = [vp, C.c_int32, i32p]
+    so.rw_pnet_model_options_default.restype = CPnetModelOptions
+    so.rw_pnet_from_model.argtypes = [engine.ModelPtr, C.c_int32, i32p, i32p, C.POINTER(CPnetModelOptions),
+                                      i64p, i32p, C.POINTER(vp)]
+    so.rw_pnet_view_of.argtypes = [vp, C.POINTER(CPnetView)]
+    so.rw_pnet_link.argtypes = [vp, C.c_int32, f64p, i64p, i32p, i32p]
+    so.rw_pnet_take_overheads.argtypes = [vp, f64p, f64p]
     so.rw_sched_free.argtypes = [vp]
     so.rw_sched_free.restype = None
     so.rw_sched_collective.argtypes = [C.c_char_p, C.c_char_p, C.c_int32, C.c_double,
@@ -255,66 +288,83 @@ class PredictNetwork:
         recv = np.broadcast_to(np.asarray(recv, dtype=np.float64), (n,)).copy()
         if not (np.isfinite(send).all() and np.isfinite(recv).all() and (send >= 0).all() and (recv >= 0).all()):
             raise RankwiseError("overheads must be finite and >= 0 seconds")
-        alpha = np.maximum(self.alpha - send[:, None] - recv[None, :], 0.0)
+        so = predict_lib()
+        ptr = self._to_c(np.arange(n, dtype=np.int32))
+        try:  # the engine's rule (rw_pnet_take_overheads), as from_model(overheads=True)
+            engine.check(so.rw_pnet_take_overheads(ptr, send.ctypes.data_as(f64p), recv.ctypes.data_as(f64p)))
+            v = CPnetView()
+            engine.check(so.rw_pnet_view_of(ptr, C.byref(v)))
+            alpha = np.ctypeslib.as_array(v.alpha, shape=(n, n)).copy()
+        finally:
+            so.rw_pnet_free(ptr)
         return replace(self, alpha=alpha, overhead=send, recv_overhead=recv)
 
     @classmethod
     def from_model(cls, model: Model, hosts: Sequence[tuple[str, int]] | None = None, *,
-                   node_caps: bool = True, fill_missing: bool = False) -> "PredictNetwork":
-        """The allocation's nodes as the model measured them (alpha, beta per
-        pair through rankwise.mapping.Network.from_model). With node_caps each
-        node's injection (ejection) cap is the model's nic figure (the stress
-        test's, docs/model-structure.md), else the best bandwidth it showed as
-        a sender (receiver) to any other node: concurrent flows through one
-        NIC then share it. The model's shared links (rack uplinks) become
-        SharedLinks over the allocation's pairs that cross them."""
-        from rankwise.mapping import Network
+                   node_caps: bool = True, fill_missing: bool = False,
+                   overheads: bool = False, send_overhead: float | None = None,
+                   recv_overhead: float | None = None) -> "PredictNetwork":
+        """The allocation's nodes as the model measured them, by the engine's one rule
+        (rw_pnet_from_model, engine/include/rankwise_predict.h), which the collectives
+        library's RANKWISE_MODEL decisions follow too: alpha, beta per pair as the mapper
+        reads them (rankwise.mapping.Network.from_model). With node_caps each node's
+        injection (ejection) cap is the model's nic figure (the stress test's,
+        docs/model-structure.md), else the best bandwidth it showed as a sender (receiver)
+        to any other node: concurrent flows through one NIC then share it. The model's
+        shared links (rack uplinks) become SharedLinks over the allocation's pairs that
+        cross them. With overheads, the per-node send and receive overheads (send_overhead /
+        recv_overhead for every node when given, else the model's, the median of the others
+        where a node has none), taken out of alpha as with_measured_overheads does."""
+        from rankwise.mapping import _missing_hint, model_allocation
 
-        net = Network.from_model(model, hosts, fill_missing=fill_missing)
-        idx = np.asarray([model.index(name) for name in net.names], dtype=np.intp)
-        inject = eject = None
-        if node_caps and net.n_nodes > 1:
-            with np.errstate(divide="ignore"):
-                bw = np.where(net.beta > 0, 1.0 / net.beta, 0.0)
-            np.fill_diagonal(bw, 0.0)
-            inject, eject = bw.max(axis=1), bw.max(axis=0)
-            if model.knee > 0:
-                # The best bandwidth a node showed, large messages included.
-                big = model.beta_large[np.ix_(idx, idx)].copy()
-                np.fill_diagonal(big, np.nan)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    bw_large = np.where(big > 0, 1.0 / big, 0.0)
-                inject = np.maximum(inject, bw_large.max(axis=1))
-                eject = np.maximum(eject, bw_large.max(axis=0))
-            # What the stress test measured replaces the guess.
-            for caps, measured in ((inject, model.inject), (eject, model.eject)):
-                if measured is not None:
-                    found = measured[idx]
-                    caps[:] = np.where(np.isfinite(found) & (found > 0), found, caps)
+        hosts, idx, slots = model_allocation(model, hosts)
+        so = predict_lib()
+        opt = so.rw_pnet_model_options_default()
+        opt.fill_missing, opt.node_caps, opt.overheads = int(fill_missing), int(node_caps), int(overheads)
+        for name, value in (("send_overhead", send_overhead), ("recv_overhead", recv_overhead)):
+            if value is not None:
+                setattr(opt, name, float(value))
+        model_link = np.zeros(max(len(model.links), 1), dtype=np.int32)
+        mptr = model._to_c()
+        ptr = C.c_void_p()
+        try:
+            engine.check(so.rw_pnet_from_model(mptr, len(hosts), idx.ctypes.data_as(i32p),
+                                               slots.ctypes.data_as(i32p), C.byref(opt), None,
+                                               model_link.ctypes.data_as(i32p), C.byref(ptr)))
+        except RankwiseError as exc:
+            raise RankwiseError(_missing_hint(str(exc), fill_missing)) from None
+        finally:
+            engine.lib().rw_model_free(mptr)
+        try:
+            return cls._from_c(ptr, [h for h, _ in hosts], lambda k: model.links[model_link[k]].name)
+        finally:
+            so.rw_pnet_free(ptr)
+
+    @classmethod
+    def _from_c(cls, ptr: C.c_void_p, names: list[str], link_name) -> "PredictNetwork":
+        """The figures of an engine network; link_name(k): its link k's name."""
+        so = predict_lib()
+        v = CPnetView()
+        engine.check(so.rw_pnet_view_of(ptr, C.byref(v)))
+        n = v.n_nodes
+
+        def vec(p, shape):
+            return None if not p else np.ctypeslib.as_array(p, shape=shape).copy()
+
         links = []
-        if model.links and model.group_of is not None:
-            group_of = np.asarray(model.group_of)[idx]
-            for link in model.links:
-                pairs = np.argwhere(link.crosses(group_of)).astype(np.int32)
-                if pairs.size:
-                    links.append(SharedLink(link.name, float(link.capacity), pairs))
-        # A model measured under SMPI shares as SimGrid does; one from a real MPI equally.
-        sharing = "latency" if model.source.startswith("smpi") else "equal"
-        pn = cls(list(net.names), net.alpha, net.beta, inject=inject, eject=eject, links=links, sharing=sharing)
-        pn._protocol_from_model(model)
-        return pn
-
-    def _protocol_from_model(self, model: Model) -> None:
-        """The model's knee and its pairs' large-message fit for these nodes. The measured send
-        overhead stays out: on a real MPI a ping-pong's alpha already holds the sender's o
-        (docs/model-structure.md, "Overhead and protocol knee")."""
-        idx = np.asarray([model.index(name) for name in self.names])
-        if model.knee > 0:
-            self.knee = int(model.knee)
-            self.alpha_large = np.ascontiguousarray(model.alpha_large[np.ix_(idx, idx)])
-            self.beta_large = np.ascontiguousarray(model.beta_large[np.ix_(idx, idx)])
-            np.fill_diagonal(self.alpha_large, np.nan)  # intra-node keeps its one fit
-            np.fill_diagonal(self.beta_large, np.nan)
+        for k in range(v.n_links):
+            cap, count = C.c_double(), C.c_int64()
+            engine.check(so.rw_pnet_link(ptr, k, C.byref(cap), C.byref(count), None, None))
+            pairs = np.zeros((count.value, 2), dtype=np.int32)
+            src, dst = np.zeros(count.value, np.int32), np.zeros(count.value, np.int32)
+            engine.check(so.rw_pnet_link(ptr, k, None, None, src.ctypes.data_as(i32p), dst.ctypes.data_as(i32p)))
+            pairs[:, 0], pairs[:, 1] = src, dst
+            links.append(SharedLink(link_name(k), cap.value, pairs))
+        sharing = {code: name for name, code in SHARING.items()}[v.sharing]
+        return cls(names, vec(v.alpha, (n, n)), vec(v.beta, (n, n)), overhead=vec(v.overhead, (n,)),
+                   recv_overhead=vec(v.recv_overhead, (n,)), inject=vec(v.inject, (n,)), eject=vec(v.eject, (n,)),
+                   links=links, knee=int(v.knee), alpha_large=vec(v.alpha_large, (n, n)),
+                   beta_large=vec(v.beta_large, (n, n)), sharing=sharing)
 
     # ------------------------------------------------------------ C side
     def _to_c(self, node_of: np.ndarray) -> C.c_void_p:

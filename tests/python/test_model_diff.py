@@ -79,6 +79,20 @@ def test_threshold_is_a_floor_for_noiseless_models():
     assert [c.name for c in diff_models(a, b, threshold=0.01).nodes] == ["node-3"]
 
 
+def test_the_threshold_holds_either_way():
+    """The drift rule (the engine's rw_drift_strength, which the live model in the job applies
+    too) is symmetric in the ratio: a pair back to its speed after being 10.5 % slower (ratio
+    1 / 1.105 = 0.905) is as much a change as the slowdown was; 9 % either way is not."""
+    a = model_of(SPEC, 1, spread=0.0)
+    for factor, changed in ((1.105, True), (1 / 1.105, True), (1.09, False), (1 / 1.09, False)):
+        b = model_of(SPEC, 1, spread=0.0)
+        for arr in (b.rtt_min, b.rtt_median, b.rtt_max):
+            arr[0, 1] = a.rtt_median[0, 1] * factor
+        d = diff_models(a, b)
+        assert bool(d.changed[0, 1]) is changed, factor
+        assert int(d.changed.sum()) == int(changed)
+
+
 def test_nodes_added_removed_and_matched_by_name():
     a = model_of(SPEC, 1)
     b = model_of(degraded(Degraded("node", 2, bw_factor=0.25)), 2)

@@ -430,3 +430,25 @@ def test_bad_requests_are_one_line_errors(platform):
     with pytest.raises(RankwiseError, match="finite, >= 0"):
         predict_collective(bad, "bcast", "binomial", 1024, [0, 1])
     assert algorithms("reduce") == ["binomial"] and algorithms("nope") == []
+
+
+def test_the_models_overheads_come_out_of_alpha_by_the_engines_one_rule(model_file):
+    """from_model(overheads=True) is the rule the collectives library's RANKWISE_MODEL follows
+    (rw_pnet_from_model): the model's per-node overheads (the median of the others where a node
+    has none), or the ones given, taken out of alpha as with_measured_overheads does."""
+    from rankwise.model import Model
+
+    m = Model.load(model_file)
+    m.overhead = np.array([0.2, np.nan, 0.4, 0.3]) * US
+    plain = PredictNetwork.from_model(m)
+    net = PredictNetwork.from_model(m, overheads=True)
+    send = np.array([0.2, 0.3, 0.4, 0.3]) * US
+    want = plain.with_measured_overheads(send, np.zeros(4))
+    np.testing.assert_allclose(net.overhead, send, rtol=1e-12)
+    assert (net.recv_overhead == 0).all()
+    np.testing.assert_allclose(net.alpha, want.alpha, rtol=1e-12)
+    given = PredictNetwork.from_model(m, overheads=True, send_overhead=1 * US, recv_overhead=0.5 * US)
+    np.testing.assert_allclose(given.alpha, plain.with_measured_overheads(1 * US, 0.5 * US).alpha, rtol=1e-12)
+    assert PredictNetwork.from_model(m, overheads=False).overhead is None
+    with pytest.raises(RankwiseError, match="overheads must be finite"):
+        PredictNetwork.from_model(m, overheads=True, send_overhead=-1.0)

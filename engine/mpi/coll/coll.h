@@ -21,7 +21,7 @@
  * MPICH's carry no visibility (an MPICH build exported none of them). */
 #define RWC_INTERPOSED __attribute__((visibility("default")))
 #include "rankwise_predict.h"
-#include "coll/registry.h"
+#include "coll/size_class.h"
 
 /* The seven collectives, for the decision and the environment: the
  * registry's (src/coll/registry.h). */
@@ -45,7 +45,7 @@ enum { RWC_TAG_BCAST = 1, RWC_TAG_REDUCE, RWC_TAG_GATHER, RWC_TAG_SCATTER, RWC_T
 /* Cached on a user communicator (attribute), freed with it. */
 typedef struct rwc_tree_entry {
     rw_coll_alg alg;
-    int root, size_class;
+    int root, protocol_class; /* rw_size_class_protocol */
     rw_tree *tree;
     struct rwc_tree_entry *next;
 } rwc_tree_entry;

@@ -4,8 +4,8 @@
  *
  * A pair changed when, at a measured size, the new round trips [min, max]
  * do not overlap the model's (the noise it measured) and the medians
- * differ by more than the threshold: the rule of `rankwise diff`
- * (docs/live-model.md). Its change is the ratio of the medians at its
+ * differ by more than the threshold: rw_drift_strength, the rule of
+ * `rankwise diff` (docs/live-model.md). Its change is the ratio of the medians at its
  * most changed such size.
  *
  * The time is always replaced; the statistics at the measured sizes and
@@ -116,12 +116,12 @@ rw_status live_merge(rw_live *ctx, const live_sample *samples, int32_t n_samples
             }
             if (s == 0 && ctx->noisy_latency) /* noise: never a change */
                 continue;
-            double r = x->stat[s].median / ref[s].median;
-            int apart = x->stat[s].min > ref[s].max || x->stat[s].max < ref[s].min;
-            if (known && apart && fabs(r - 1) > ctx->threshold && fabs(log(r)) > worst) {
+            double strength = rw_drift_strength(ref[s].min, ref[s].median, ref[s].max, x->stat[s].min,
+                                                x->stat[s].median, x->stat[s].max, ctx->threshold);
+            if (known && strength > worst) {
                 changed = 1;
-                worst = fabs(log(r));
-                worst_ratio = r;
+                worst = strength;
+                worst_ratio = x->stat[s].median / ref[s].median;
                 worst_size = ctx->sizes[s];
             }
         }

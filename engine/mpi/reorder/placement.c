@@ -1,14 +1,40 @@
 /* A new rank order on a measured model: the mapper (rw_map) places the
  * traffic's vertices on the slots the communicator already occupies, and
  * the result replaces the identity (vertex v on rank v) only when
- * predicted faster by min_gain. Shared by MPI's reorder flag (topo.c) and
- * the live model's remap (engine/mpi/live/remap.c). No MPI here. */
+ * rw_decision_replaces says so (min_gain; RW_UNSEEN_LINK_MARGIN when it
+ * sends more bytes between the model's groups). Shared by MPI's reorder
+ * flag (topo.c) and the live model's remap (engine/mpi/live/remap.c). No
+ * MPI here. */
 #include "coll.h"
 #include "decision/decision.h"
 #include "internal.h"
 #include "placement.h"
 
 #include <stdlib.h>
+
+/* Whether the mapper's placement (vertex v on node cand[v]) sends more
+ * bytes between the model's groups than the identity (node ident[v]): the
+ * mapper's network holds no shared link, so those bytes are unseen. */
+static rw_status crosses_more(const rw_model *m, const rw_matrix *traffic, const int32_t *idx, int32_t k_n,
+                              const int32_t *ident, const int32_t *cand, int *more)
+{
+    int32_t n = traffic->n_ranks;
+    int32_t *group = malloc((size_t)m->n_nodes * sizeof *group), *g = malloc(((size_t)n + 1) * sizeof *g);
+    rw_status st = group && g ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory for %d ranks' groups", (int)n);
+    int64_t before = 0, after = 0, total = 0;
+    if (!st && rw_model_groups(m, group) < 0)
+        st = RW_ERR_NOMEM;
+    for (int pass = 0; !st && pass < 2; pass++) {
+        const int32_t *node = pass ? cand : ident;
+        for (int32_t v = 0; v < n; v++)
+            g[v] = node[v] >= 0 && node[v] < k_n ? group[idx[node[v]]] : -1;
+        st = rw_map_cut(traffic, g, 0, pass ? &after : &before, &total);
+    }
+    *more = !st && after > before;
+    free(group);
+    free(g);
+    return st;
+}
 
 rw_status rwc_place_on_model(const rw_model *m, const rw_matrix *traffic, const int32_t *model_node, int size,
                              double min_gain, int *new_rank_of, rwc_placement *out)
@@ -56,7 +82,9 @@ rw_status rwc_place_on_model(const rw_model *m, const rw_matrix *traffic, const 
         out->cost = res.cost;
         out->algorithm = res.algorithm;
         out->n_nodes = k_n;
-        out->changed = res.cost < out->identity * (1 - min_gain);
+        int more = 0;
+        st = crosses_more(m, traffic, idx, k_n, node_of, res.node_of, &more);
+        out->changed = !st && rw_decision_replaces(out->identity, res.cost, min_gain, more);
     }
     for (int32_t v = 0; !st && v < n_virtual; v++) {
         int r = v;

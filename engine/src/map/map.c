@@ -294,7 +294,7 @@ rw_status rw_map(const rw_matrix *traffic, const rw_network *net, const rw_map_o
      * placement the model cannot tell from the default stays the default
      * (what the model leaves out, e.g. a collective's step order, is then
      * left as users know it). */
-    if (cost >= out->block_cost * (1 - (o.min_gain > 1e-9 ? o.min_gain : 1e-9))) {
+    if (!rw_decision_replaces(out->block_cost, cost, o.min_gain, 0)) {
         memcpy(out->node_of, block, (size_t)n * sizeof *block);
         if ((st = assign_slots(net, n, block, NULL, out->slot_of))) goto fail;
         cost = out->block_cost;

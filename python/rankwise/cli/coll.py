@@ -142,31 +142,15 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
         index = {n: i for i, n in enumerate(full.names)}
         net = _subset(full, [index[h] for h in used])
     else:
-        net = PredictNetwork.from_model(model, [(h, 1) for h in used], fill_missing=allow_missing)
-        where = [model.index(h) for h in net.names]
-        send = _per_node(model.overhead, where, overhead)
-        recv = _per_node(model.recv_overhead, where, recv_overhead)
-        if send is not None or recv is not None:  # the probe's alpha holds them: taken out of it
-            net = net.with_measured_overheads(0.0 if send is None else send, 0.0 if recv is None else recv)
+        # the probe's alpha holds the overheads: taken out of it (as the library's RANKWISE_MODEL)
+        net = PredictNetwork.from_model(model, [(h, 1) for h in used], fill_missing=allow_missing, overheads=True,
+                                        send_overhead=overhead, recv_overhead=recv_overhead)
         return net, placement(counts), counts, knee, label
     if overhead is not None:
         net.overhead = np.full(net.n_nodes, float(overhead))
     if recv_overhead is not None:
         net.recv_overhead = np.full(net.n_nodes, float(recv_overhead))
     return net, placement(counts), counts, knee, label
-
-
-def _per_node(measured, where: list[int], given: Optional[float]):
-    """An overhead per used node: the one given, else the model's (the median of the others
-    where a node has none), else None."""
-    if given is not None:
-        return np.full(len(where), float(given))
-    if measured is None:
-        return None
-    o = np.asarray(measured, dtype=np.float64)[where]
-    if not np.isfinite(o).any():
-        return None
-    return np.where(np.isfinite(o), o, np.nanmedian(o))
 
 
 def _options(knee: int, eager_limit: Optional[int], min_gain: float, max_evals: int, gamma: float):

@@ -163,19 +163,12 @@ rw_status rwc_nodes(rwc_comm *c)
     return st;
 }
 
-/* Two size classes: the trees built from a model differ between eager and
- * rendezvous messages; the standard shapes are the same in both. */
-static int size_class(size_t bytes)
-{
-    return bytes > 65536;
-}
-
 rw_status rwc_tree_get(rwc_comm *c, rw_coll_alg alg, int root, size_t bytes, int radix, const rw_tree **out)
 {
     *out = NULL;
-    int cls = size_class(bytes);
+    int cls = rw_size_class_protocol(bytes);
     for (rwc_tree_entry *e = c->trees; e; e = e->next)
-        if (e->alg == alg && e->root == root && e->size_class == cls) {
+        if (e->alg == alg && e->root == root && e->protocol_class == cls) {
             *out = e->tree;
             return RW_OK;
         }

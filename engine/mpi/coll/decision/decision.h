@@ -44,9 +44,6 @@ const int32_t *rwc_rules_trinary_order(rwc_comm *c);
  * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
  * cached on c. 0 when no network is configured or available for c. */
 int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
-/* The power-of-two size class k of bytes, [2^k, 2^(k+1)): what a decision
- * from the network, its verification and the all-to-all cap are kept per. */
-int rwc_size_class(size_t bytes);
 /* Collective on c: set up c's network (RANKWISE_MODEL, in-job probe) if
  * one is configured and not set up yet; whether it is ready (then rank 0
  * holds c->net). For algorithms that lay themselves on the network. */

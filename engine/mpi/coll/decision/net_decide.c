@@ -183,15 +183,6 @@ static void set_up_network(rwc_comm *c)
     c->net_state = ok ? 1 : -1;
 }
 
-/* class k holds [2^k, 2^(k+1)) bytes */
-int rwc_size_class(size_t bytes)
-{
-    int k = 0;
-    while (bytes >>= 1)
-        k++;
-    return k;
-}
-
 /* What rank 0 broadcasts: alg, segment, has tree, seconds; then parents
  * and sibling orders of the tree. */
 enum { H_ALG, H_SEGMENT, H_TREE, H_SECONDS, H_N };
@@ -299,7 +290,7 @@ int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *o
         set_up_network(c);
     if (c->net_state < 0 || bytes == 0) /* nothing moves at 0 bytes */
         return 0;
-    int cls = rwc_size_class(bytes);
+    int cls = rw_size_class_pow2(bytes);
     rwc_decision_entry *e = c->decisions;
     while (e && !(e->op == (int)op && e->root == root && e->size_class == cls))
         e = e->next;

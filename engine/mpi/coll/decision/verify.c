@@ -81,7 +81,7 @@ static struct {
 
 static rwc_verdict *find(rwc_comm *c, rwc_op op, int root, size_t bytes, const rwc_choice *ch)
 {
-    int cls = rwc_size_class(bytes);
+    int cls = rw_size_class_pow2(bytes);
     rwc_verdict *v = c->verdicts;
     while (v && !(v->op == (int)op && v->root == root && v->size_class == cls && v->alg == ch->alg &&
                   v->tree == ch->tree && v->segment == ch->segment))

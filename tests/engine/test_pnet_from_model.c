@@ -1,0 +1,147 @@
+/* rw_pnet_from_model: the one rule from a measured model to the
+ * predictor's network (the CLI, coll tune and the library's RANKWISE_MODEL
+ * all call it), on models small enough to work out by hand. */
+#include "check.h"
+#include "rankwise_predict.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* 3 nodes, pair i -> j alpha (i + 1) us and beta 1 / ((j + 1) GB/s);
+ * groups {0, 1} and {2}; a link out of group 0. */
+static rw_model *three_nodes(void)
+{
+    int64_t sizes[2] = {8, 65536};
+    rw_model *m = NULL;
+    CHECK(rw_model_create(3, NULL, NULL, 2, sizes, &m) == RW_OK);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            int p = i * 3 + j;
+            if (i == j)
+                continue;
+            m->pair_state[p] = RW_PAIR_MEASURED;
+            m->alpha[p] = (i + 1) * 1e-6;
+            m->beta[p] = 1.0 / ((j + 1) * 1e9);
+        }
+    for (int i = 0; i < 3; i++)
+        m->group_of[i] = i < 2 ? 0 : 1;
+    int32_t g0 = 0;
+    CHECK(rw_model_add_link(m, "up-0", 5e8, 1, &g0, 0, NULL) == RW_OK);
+    return m;
+}
+
+static void test_pairs_caps_links(void)
+{
+    rw_model *m = three_nodes();
+    m->inject[1] = 7e9; /* the stress test's figure replaces the guess */
+    int32_t idx[3] = {2, 0, 1}, model_link[1] = {-1};
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, model_link, &net) == RW_OK);
+    rw_pnet_view v;
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK);
+    CHECK(v.n_nodes == 3 && v.knee == 0 && !v.overhead && v.sharing == RW_SHARE_EQUAL);
+    CHECK_CLOSE(v.alpha[0 * 3 + 1], 3e-6, 1e-12); /* network node 0 is model node 2 */
+    CHECK_CLOSE(v.beta[1 * 3 + 2], 1.0 / 2e9, 1e-20);
+    CHECK(v.alpha[0] == 0 && v.beta[0] == 0);     /* one slot, own pair unmeasured: free */
+    CHECK_CLOSE(v.inject[0], 2e9, 1e-12);             /* best it sent at: to model node 1 */
+    CHECK_CLOSE(v.eject[0], 3e9, 1e-12);              /* it receives at 3 GB/s */
+    CHECK_CLOSE(v.inject[2], 7e9, 1e-12);
+    CHECK(v.n_links == 1 && model_link[0] == 0);
+    double cap = 0;
+    int64_t n = 0;
+    int32_t src[4], dst[4];
+    CHECK(rw_pnet_link(net, 0, &cap, &n, NULL, NULL) == RW_OK && n == 2 && cap == 5e8);
+    CHECK(rw_pnet_link(net, 0, NULL, NULL, src, dst) == RW_OK);
+    CHECK(src[0] == 1 && dst[0] == 0 && src[1] == 2 && dst[1] == 0); /* model 0 -> 2, 1 -> 2 */
+    CHECK(rw_pnet_link(net, 1, &cap, &n, NULL, NULL) == RW_ERR_ARG);
+    rw_pnet_free(net);
+
+    rw_pnet_model_options o = rw_pnet_model_options_default();
+    o.node_caps = 0;
+    int32_t two[2] = {0, 1};
+    CHECK(rw_pnet_from_model(m, 2, two, NULL, &o, NULL, model_link, &net) == RW_OK);
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK && !v.inject && !v.eject && v.n_links == 0); /* no pair leaves group 0 */
+    rw_pnet_free(net);
+    rw_model_free(m);
+}
+
+static void test_overheads_taken_out_of_alpha(void)
+{
+    rw_model *m = three_nodes();
+    m->overhead[0] = 0.2e-6;
+    m->overhead[1] = 0.4e-6; /* node 2: none, the median of the others (0.3 us) */
+    int32_t idx[3] = {0, 1, 2};
+    rw_pnet_model_options o = rw_pnet_model_options_default();
+    o.overheads = 1;
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, &o, NULL, NULL, &net) == RW_OK);
+    rw_pnet_view v;
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK && v.overhead && v.recv_overhead);
+    CHECK_CLOSE(v.overhead[2], 0.3e-6, 1e-12);
+    CHECK(v.recv_overhead[0] == 0);
+    CHECK_CLOSE(v.alpha[2 * 3 + 0], 3e-6 - 0.3e-6, 1e-12);
+    rw_pnet_free(net);
+    o.send_overhead = 1e-6; /* given: every node, the model's set aside */
+    o.recv_overhead = 0.5e-6;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, &o, NULL, NULL, &net) == RW_OK);
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK);
+    CHECK_CLOSE(v.alpha[0 * 3 + 1], 0, 1e-12); /* 1 us - 1 - 0.5: at least 0 */
+    CHECK_CLOSE(v.alpha[2 * 3 + 1], 1.5e-6, 1e-12);
+    rw_pnet_free(net);
+    o.send_overhead = -1;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, &o, NULL, NULL, &net) == RW_ERR_ARG && !net);
+    rw_model_free(m);
+}
+
+static void test_missing_pairs(void)
+{
+    rw_model *m = three_nodes();
+    m->pair_state[0 * 3 + 2] = RW_PAIR_MISSING;
+    int32_t idx[3] = {0, 1, 2};
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, NULL, &net) == RW_ERR_STATE && !net);
+    rw_pnet_model_options o = rw_pnet_model_options_default();
+    o.fill_missing = 1;
+    int64_t filled = 0;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, &o, &filled, NULL, &net) == RW_OK && filled == 1);
+    rw_pnet_view v;
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK);
+    CHECK_CLOSE(v.alpha[0 * 3 + 2], 3e-6, 1e-12); /* the slowest measured */
+    rw_pnet_free(net);
+    int32_t twice[2] = {1, 1};
+    CHECK(rw_pnet_from_model(m, 2, twice, NULL, NULL, NULL, NULL, &net) == RW_ERR_ARG && !net);
+    rw_model_free(m);
+}
+
+/* Round trips whose median sits far above their best (a loaded stack):
+ * latencies are noise, every measured pair takes their median, for the
+ * predictor as for the mapper (the library's RANKWISE_MODEL decisions
+ * kept each pair's own noise before this rule was shared). */
+static void test_noisy_latencies_take_their_median(void)
+{
+    rw_model *m = three_nodes();
+    for (int p = 0; p < 9; p++)
+        if (p / 3 != p % 3)
+            m->pair_stats[(size_t)p * m->n_sizes] = (rw_stat){.count = 5, .min = 1e-6, .median = 2e-6, .max = 3e-6};
+    CHECK(rw_model_latency_noisy(m) == 1);
+    int32_t idx[3] = {0, 1, 2};
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, NULL, &net) == RW_OK);
+    rw_pnet_view v;
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK);
+    for (int p = 0; p < 9; p++)
+        if (p / 3 != p % 3)
+            CHECK_CLOSE(v.alpha[p], 2e-6, 1e-12); /* alphas 1, 1, 2, 2, 3, 3 us */
+    CHECK_CLOSE(v.beta[0 * 3 + 2], 1.0 / 3e9, 1e-12); /* the bandwidths stay each pair's */
+    rw_pnet_free(net);
+    rw_model_free(m);
+}
+
+int main(void)
+{
+    test_pairs_caps_links();
+    test_overheads_taken_out_of_alpha();
+    test_missing_pairs();
+    test_noisy_latencies_take_their_median();
+    CHECK_DONE();
+}
