@@ -34,8 +34,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.anomalies import find_slow_links
-from rankwise.model import Model
+from rankwise.model.anomalies import find_slow_links
+from rankwise.model.model import Model
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, _route_arrays, build_links, generate
 from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
 
@@ -115,7 +115,7 @@ def synthetic(seeds: int) -> bool:
 
 
 def simulated(out: Path) -> bool:
-    from rankwise.probe import ProbeOptions, probe_sim
+    from rankwise.measure.probe import ProbeOptions, probe_sim
 
     ok = True
     t = new_table("SimGrid probes (default options), racks dealt in shuffled order")

@@ -32,12 +32,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from rankwise import paths
-from rankwise.coll.bench import PROGRAM, SMPI_DEFAULT, _clean_env, _program_args, _run
-from rankwise.coll.binding import TuneOptions
+from rankwise.util import paths
+from rankwise.coll.comparison import PROGRAM, SMPI_DEFAULT, _clean_env, _program_args, _run
+from rankwise._engine.coll import TuneOptions
 from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
-from rankwise.errors import RankwiseError
-from rankwise.programs import SMPI_SHARED_BLOCK
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.benchmark_programs import SMPI_SHARED_BLOCK
 from rankwise.sim import smpi
 
 OPS = ("bcast", "reduce", "gather", "scatter", "allreduce", "allgather")
@@ -69,7 +69,7 @@ def rows_for(model: Path, ranks: int, nodes: list[str] | None, overhead: float |
 
 def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: Path, label: str) -> list[dict]:
     from rankwise.sim.platform_file import read_platform
-    from rankwise.validate import platform_files
+    from rankwise.predict.validate import platform_files
 
     xml, _ = platform_files(folder)
     hosts = [h for h, _ in read_platform(xml)][:ranks]
@@ -110,8 +110,8 @@ def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: P
 def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path) -> list[dict]:
     """Three ways, rotated each repeat: Open MPI's fixed decision, its rules file from the model,
     and rankwise's library preloaded with `coll tune`'s own rules from the same model."""
-    from rankwise.coll.bench import LauncherTarget, run_tune
-    from rankwise.profile import launcher_command
+    from rankwise.coll.comparison import LauncherTarget, run_tune
+    from rankwise.measure.profile import launcher_command
 
     ranks = LauncherTarget(launcher, None, None, None).ranks(work)
     rows, label = rows_for(model, ranks, None, None)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankwise.model import MEASURED, Model
+from rankwise.model.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 

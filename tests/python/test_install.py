@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rankwise import __version__
-from rankwise.launch import mpi_environment
+from rankwise.cluster.launch import mpi_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = ROOT / "tests" / "install"

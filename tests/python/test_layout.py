@@ -51,18 +51,18 @@ def test_the_walk_sees_imports_inside_functions(tmp_path):
 
 # Modules that run on a real cluster: importing them, and their real-MPI parts, must work where the
 # simulator is absent (here: rankwise.sim made unimportable).
-REAL_CLUSTER = ["rankwise.launch", "rankwise.allocation", "rankwise.launcher_files", "rankwise.launcher_files.openmpi",
-                "rankwise.launcher_files.mpich", "rankwise.launcher_files.intel", "rankwise.launcher_files.slurm",
-                "rankwise.launcher_files.permutation", "rankwise.probe", "rankwise.profile", "rankwise.hostfile",
-                "rankwise.files"]
+REAL_CLUSTER = ["rankwise.cluster.launch", "rankwise.cluster.allocation", "rankwise.cluster.launcher_files", "rankwise.cluster.launcher_files.openmpi",
+                "rankwise.cluster.launcher_files.mpich", "rankwise.cluster.launcher_files.intel", "rankwise.cluster.launcher_files.slurm",
+                "rankwise.cluster.launcher_files.permutation", "rankwise.measure.probe", "rankwise.measure.profile", "rankwise.cluster.hostfile",
+                "rankwise.util.files"]
 
 NO_SIM = """
 import sys
 sys.modules["rankwise.sim"] = None  # `import rankwise.sim...` now raises ImportError
 for name in {modules!r}:
     __import__(name)
-from rankwise.probe import ProbeOptions
-from rankwise.profile import launcher_command
+from rankwise.measure.probe import ProbeOptions
+from rankwise.measure.profile import launcher_command
 assert ProbeOptions(sizes="8,1K", group_by="rank").args() == ["--sizes", "8,1K", "--group-by", "rank"]
 words, env = launcher_command("srun -n 2", "./app", ["x"], {{"RANKWISE_PROFILE_OUT": "p.rwc"}})
 assert words == ["srun", "-n", "2", "./app", "x"] and env["RANKWISE_PROFILE_OUT"] == "p.rwc"

@@ -9,8 +9,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rankwise import __version__, paths
-from rankwise.variables import VARIABLES
+from rankwise import __version__
+
+from rankwise.util import paths
+from rankwise.util.variables import VARIABLES
 
 BUILD_INFO = "build-info.txt"  # written by engine/CMakeLists.txt beside the libraries
 

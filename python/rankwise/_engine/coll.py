@@ -10,9 +10,9 @@ from os import fspath, PathLike
 
 import numpy as np
 
-from rankwise import engine
-from rankwise.errors import RankwiseError
-from rankwise.predict import PredictNetwork, predict_lib
+from rankwise._engine import core as engine
+from rankwise.util.errors import RankwiseError
+from rankwise.predict.predictor import PredictNetwork, predict_lib
 
 NAME_MAX = 40  # RW_COLL_NAME_MAX
 ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
@@ -268,7 +268,7 @@ def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbyt
     """Predicted seconds of op (bcast, reduce, gather, scatter) along the
     tree of `parents` (-1 at the root), siblings sent to in increasing
     `order` (rw_sched_tree: a reduce receives them in the reverse order)."""
-    from rankwise.predict import _node_of, _options, _simulate
+    from rankwise.predict.predictor import _node_of, _options, _simulate
 
     so = tune_lib()
     node_of = _node_of(network, node_of)

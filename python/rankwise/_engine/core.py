@@ -7,8 +7,8 @@ import contextlib
 import ctypes as C
 from functools import lru_cache
 
-from rankwise.errors import RankwiseError
-from rankwise.paths import engine_library
+from rankwise.util.errors import RankwiseError
+from rankwise.util.paths import engine_library
 
 # The engine's binary interface this binding is written for (rankwise.h,
 # RW_ABI_VERSION): structure layouts below and function signatures.

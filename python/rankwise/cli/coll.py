@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
 from rankwise.cli.predict import MAX_RANKS, MAX_RANKS_PER_NODE, check_ranks  # noqa: F401  one rule, every predicting verb
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.util.errors import RankwiseError, UsageError
 
 coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
 
@@ -63,7 +63,7 @@ def _parse_roots(text: str, ranks: int) -> list[int]:
 
 def _subset(net, idx: list[int]):
     """The network restricted to nodes idx (in that order)."""
-    from rankwise.predict import PredictNetwork, SharedLink
+    from rankwise.predict.predictor import PredictNetwork, SharedLink
 
     ix = np.asarray(idx, dtype=np.int64)
     where = {int(old): new for new, old in enumerate(ix)}
@@ -89,7 +89,7 @@ def _node_names(text: str) -> list[str]:
 
 def _pick_nodes(all_names: list[str], hostfile: Optional[Path], nodes: Optional[str], where: str):
     """[(name, slots or None)] of the allocation."""
-    from rankwise.allocation import read_allocation
+    from rankwise.cluster.allocation import read_allocation
 
     if hostfile is not None and nodes is not None:
         raise UsageError("give the allocation as --hostfile FILE or --nodes LIST, not both")
@@ -112,7 +112,7 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
     """(network over the nodes used, rank -> node, ranks on each node, the
     model's knee or 0, a label)."""
     from rankwise.cli.predict import block_counts
-    from rankwise.predict import PredictNetwork, placement
+    from rankwise.predict.predictor import PredictNetwork, placement
 
     if (model_path is None) == (platform is None):
         raise UsageError("give the network as --model FILE (measured) or --platform DIR (a generated "
@@ -127,7 +127,7 @@ def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: 
         hosts = _pick_nodes(full.names, hostfile, nodes, f"the platform {platform}")
         label = platform.name or str(platform)
     else:
-        from rankwise.model import Model
+        from rankwise.model.model import Model
 
         model = Model.load(model_path)
         hosts = _pick_nodes(list(model.names), hostfile, nodes, f"the model {model_path}")
@@ -170,7 +170,7 @@ def _per_node(measured, where: list[int], given: Optional[float]):
 
 
 def _options(knee: int, eager_limit: Optional[int], min_gain: float, max_evals: int, gamma: float):
-    from rankwise.coll.binding import TuneOptions
+    from rankwise._engine.coll import TuneOptions
 
     if eager_limit is not None and eager_limit < 0:
         raise UsageError(f"--eager-limit must be >= 0 bytes, got {eager_limit}")
@@ -232,7 +232,7 @@ def coll_predict_command(
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
     if plot is not None:
-        from rankwise.plots import png_target
+        from rankwise.report.plots import png_target
 
         png_target(plot)  # before any prediction: the PNG follows every output's rules
     net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
@@ -241,7 +241,7 @@ def coll_predict_command(
         raise UsageError(f"--root: rank {root} is not one of the {ranks} ranks")
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    from rankwise.engine import interruptible
+    from rankwise._engine.core import interruptible
 
     with interruptible():  # minutes at thousands of ranks, inside the engine
         decisions = decide_sizes(net, node_of, op, size_list, root, opts)
@@ -296,9 +296,9 @@ def coll_tune_command(
     """Decide every operation, size class and root for an allocation; write the rules file."""
     from rankwise.cli.predict import parse_size_list
     from rankwise.coll.report import print_tune_summary
-    from rankwise.coll.binding import trinary_order
+    from rankwise._engine.coll import trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
-    from rankwise.files import prepare_output, write_atomic
+    from rankwise.util.files import prepare_output, write_atomic
 
     if file_format not in ("rankwise", "ompi-rules"):
         raise UsageError(f"--format: unknown format '{file_format}' (choose from rankwise, ompi-rules)")
@@ -314,7 +314,7 @@ def coll_tune_command(
                                                     overhead, allow_missing, recv_overhead)
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    from rankwise.engine import interruptible
+    from rankwise._engine.core import interruptible
 
     if file_format == "ompi-rules":
         _write_ompi_rules(output, net, node_of, op_list, size_list, opts, ranks, len(counts), label)
@@ -339,8 +339,8 @@ def _write_ompi_rules(output: Path, net, node_of, op_list, size_list, opts, rank
                       label: str) -> None:
     from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
     from rankwise.coll.report import print_ompi_summary
-    from rankwise.engine import interruptible
-    from rankwise.files import write_atomic
+    from rankwise._engine.core import interruptible
+    from rankwise.util.files import write_atomic
 
     with console.status("deciding") as status, interruptible():
         rows = tune_ompi(net, node_of, op_list, size_list, opts,

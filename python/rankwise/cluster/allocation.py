@@ -8,9 +8,9 @@ import os
 import re
 from os import PathLike
 
-from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.hostfile import read_hostfile
-from rankwise.numbers import bounded_int, shown
+from rankwise.util.errors import RankwiseError, UsageError, file_error
+from rankwise.cluster.hostfile import read_hostfile
+from rankwise.util.numbers import bounded_int, shown
 
 Allocation = list[tuple[str, int]]
 

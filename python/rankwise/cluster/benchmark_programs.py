@@ -28,11 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise import launch, paths
-from rankwise.errors import RankwiseError
+from rankwise.cluster import launch
+
+from rankwise.util import paths
+from rankwise.util.errors import RankwiseError
 from rankwise.sim import smpi
 from rankwise.sim.hosts import rank_hosts
-from rankwise.hostfile import read_hostfile, write_hostfile
+from rankwise.cluster.hostfile import read_hostfile, write_hostfile
 
 PROGRAMS = ("alltoall", "stencil", "groups", "fft", "collectives")
 PREFIX = "rankwise-bench-"
@@ -230,7 +232,7 @@ def run_benchmark(
     profile (simulated runs): run the build linked with the PMPI profiler
     (rankwise-bench-NAME-profiled) and write the traffic of the timed
     iterations to this matrix file. Under a real launcher, preload the
-    profiler through the launcher instead (rankwise.profile).
+    profiler through the launcher instead (rankwise.measure.profile).
     """
     name = program_name(program)
     args = [fspath(a) for a in args]

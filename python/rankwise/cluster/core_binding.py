@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankwise.errors import RankwiseError
-from rankwise.placement import Placement
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.placement import Placement
 
 # What a launcher calls itself in messages.
 LAUNCHER_NAMES = {"slurm": "Slurm (srun --cpu-bind=map_cpu)", "mpich": "MPICH/Hydra (-bind-to user:)",
@@ -44,7 +44,7 @@ class CoreBinding:
 
     @classmethod
     def from_cores(cls, topology, cores) -> "CoreBinding":
-        """Ranks on cores (logical indices) of a node topology (rankwise.node)."""
+        """Ranks on cores (logical indices) of a node topology (rankwise.model.node)."""
         cores = np.asarray(cores, dtype=np.int64)
         return cls(topology.package_of[cores], topology.core_in_package[cores], topology.cpu_of[cores])
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from os import PathLike
 
-from rankwise.errors import RankwiseError, file_error
-from rankwise.files import write_atomic
-from rankwise.inputs import read_input
-from rankwise.numbers import OutOfRange, bounded_int, shown
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.util.files import write_atomic
+from rankwise.util.inputs import read_input
+from rankwise.util.numbers import OutOfRange, bounded_int, shown
 
 Hosts = list[tuple[str, int]]
 

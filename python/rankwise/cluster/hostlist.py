@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 _SPECIAL = set("[],= \t#")
 _ITEM = re.compile(r"([^\[\],]*)(?:\[([0-9,\-]+)\])?([^\[\],]*)")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.util.errors import RankwiseError, UsageError
 
 LAUNCHER_HINTS = {
     "mpirun": "install Open MPI (apt-get install openmpi-bin) or MPICH (apt-get install mpich)",

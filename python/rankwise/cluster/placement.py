@@ -1,6 +1,6 @@
 """A placement: for every rank of a job, the node (host) and the slot (core
 index on that node) it runs on. What `rankwise map` computes and what the
-launcher files (rankwise.launcher_files) carry."""
+launcher files (rankwise.cluster.launcher_files) carry."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 
 def host_problem(name: str) -> str | None:

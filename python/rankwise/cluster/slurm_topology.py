@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankwise.hostlist import check_name, compress
-from rankwise.model import MEASURED, MISSING, Model
+from rankwise.cluster.hostlist import check_name, compress
+from rankwise.model.model import MEASURED, MISSING, Model
 
 GAP = 1.3  # between-group latencies this much apart split a level
 NIC_SHARE = 0.5  # a NIC carrying less than half the median node's is slow
@@ -118,9 +118,9 @@ def build_switches(model: Model) -> list[Switch]:
 
 
 def nodes_to_avoid(model: Model) -> list[Avoid]:
-    """Nodes whose own link is slow (rankwise.anomalies), whose NIC carries
+    """Nodes whose own link is slow (rankwise.model.anomalies), whose NIC carries
     less than NIC_SHARE of the median node's, or that stopped answering."""
-    from rankwise.anomalies import find_slow_links
+    from rankwise.model.anomalies import find_slow_links
 
     out: dict[str, list[str]] = {}
     n = model.n_nodes

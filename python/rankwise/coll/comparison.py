@@ -35,10 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise import launch, paths
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.patterns import format_size
-from rankwise.programs import SMPI_SHARED_BLOCK, Table, parse_output
+from rankwise.cluster import launch
+
+from rankwise.util import paths
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.traffic.patterns import format_size
+from rankwise.cluster.benchmark_programs import SMPI_SHARED_BLOCK, Table, parse_output
 from rankwise.sim import smpi
 
 OPS = ("bcast", "reduce", "gather", "scatter", "allreduce", "allgather")
@@ -243,8 +245,8 @@ def check_rules_file(path: Path, ranks: int | None = None) -> None:
     """A --rules file read by the library's own reader before anything runs: a file the library
     would refuse (truncated, another version, binary, empty) or of another job size would make
     every 'rankwise' row the MPI's own collective, reported as rankwise's."""
-    from rankwise.coll.binding import Rules
-    from rankwise.inputs import check_input
+    from rankwise._engine.coll import Rules
+    from rankwise.util.inputs import check_input
 
     check_input(path)
     try:
@@ -271,7 +273,7 @@ class SimTarget:
 
     def __init__(self, path: Path, overhead: float, model: Path | None = None):
         from rankwise.sim.platform_file import read_platform
-        from rankwise.validate import platform_files
+        from rankwise.predict.validate import platform_files
 
         try:
             self.xml, self.folder = platform_files(path)
@@ -290,7 +292,7 @@ class SimTarget:
             raise RankwiseError(f"{self.xml}: a compiled platform lists no hosts; give its XML")
         self.modelled: set[str] | None = None
         if model is not None:
-            from rankwise.model import Model
+            from rankwise.model.model import Model
 
             self.modelled = set(Model.load(model).names)
 
@@ -383,7 +385,7 @@ class LauncherTarget:
 
     def run(self, variant: str, shape: Shape | None, ops, sizes, iterations: int, rules: Path | None,
             work: Path) -> dict[str, Table]:
-        from rankwise.profile import launcher_command
+        from rankwise.measure.profile import launcher_command
 
         variables: dict[str, str] = {}
         if variant != "default":
@@ -407,7 +409,7 @@ class LauncherTarget:
 
     def ranks(self, work: Path) -> int:
         """The job's size, from a one-size run of the program."""
-        from rankwise.profile import launcher_command
+        from rankwise.measure.profile import launcher_command
 
         cmd, env = launcher_command(
             self.launcher + (f" -hostfile {self.hostfile}" if self.hostfile else ""),
@@ -429,7 +431,7 @@ class LauncherTarget:
     def trace(self, shape: Shape | None, ops, sizes, rules: Path | None, work: Path) -> dict[tuple[str, int], set[str]]:
         """What the library ran for each (op, size) with these rules: one untimed call each,
         traced (RANKWISE_COLL_TRACE=1; the timed runs are not traced, a trace line costs time)."""
-        from rankwise.profile import launcher_command
+        from rankwise.measure.profile import launcher_command
 
         lib = paths.PACKAGE_DIR / "_lib" / "librankwise_coll.so"
         variables = {"LD_PRELOAD": " ".join(p for p in (str(lib), os.environ.get("LD_PRELOAD", "")) if p),
@@ -548,7 +550,7 @@ CSV_HEAD = "platform,ranks,ranks_per_node,op,size,default_us,binomial_us,rankwis
 
 
 def write_csv(points: Sequence[Point], path: Path) -> Path:
-    from rankwise.files import write_atomic
+    from rankwise.util.files import write_atomic
 
     lines = [CSV_HEAD] + [
         f"{p.platform},{p.ranks},{p.rpn},{p.op},{p.size},{p.default:.3f},{p.binomial:.3f},{p.rankwise:.3f},"
@@ -563,7 +565,7 @@ def plot_op(points: Sequence[Point], op: str, path: Path, title: str) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from rankwise.plots import save_figure
+    from rankwise.report.plots import save_figure
 
     fig = Figure(figsize=(11, 4.5), layout="constrained")
     FigureCanvasAgg(fig)

@@ -34,7 +34,7 @@ def _links(network) -> list[tuple[np.ndarray, float]]:
 
 class Congestion:
     """The objective for one traffic (bytes and messages between ranks) on
-    one predictor network (rankwise.predict.PredictNetwork)."""
+    one predictor network (rankwise.predict.predictor.PredictNetwork)."""
 
     def __init__(self, network, sent, n_ranks: int):
         self.net = network

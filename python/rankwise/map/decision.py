@@ -2,8 +2,8 @@
 "Decisions"; docs/prediction.md).
 
 The searches (the C engine's algorithms under their sum objectives, and the
-congestion search of rankwise.congestion) propose placements; the predictor
-costs each one on the job's workload (rankwise.workload: point-to-point
+congestion search of rankwise.map.congestion) propose placements; the predictor
+costs each one on the job's workload (rankwise.predict.workload: point-to-point
 traffic as one concurrent phase, collective calls by their algorithms'
 schedules) and the fastest wins. It replaces the launchers' default block
 placement only when predicted at least `min_gain` faster; the gain printed
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankwise.congestion import Congestion, relabel_search
-from rankwise.errors import UsageError
-from rankwise.mapping import MapResult, Network, grid_of, map_ranks
-from rankwise.matrix import CommMatrix
-from rankwise.workload import Workload, workload_of
+from rankwise.map.congestion import Congestion, relabel_search
+from rankwise.util.errors import UsageError
+from rankwise.map.mapping import MapResult, Network, grid_of, map_ranks
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.predict.workload import Workload, workload_of
 
 # The search objective each candidate set also tries besides the one asked for.
 _OTHER = {"time": "bottleneck", "bottleneck": "time"}

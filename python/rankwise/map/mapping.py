@@ -12,10 +12,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from rankwise import engine
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.matrix import CommMatrix
-from rankwise.model import Model
+from rankwise._engine import core as engine
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import Model
 
 # The names users give; their values come from the engine by name
 # (rw_algorithm_from_name, ...), checked when the library is loaded.
@@ -253,7 +253,7 @@ def _objective_code(objective: str) -> int:
 def grid_of(matrix: CommMatrix) -> tuple[tuple[int, int, int], bool] | None:
     """Process grid (x fastest) and periodicity of a matrix made by a grid
     pattern (stencil2d/3d, ring), from the spec it records; None otherwise."""
-    from rankwise.patterns import parse_pattern_spec
+    from rankwise.traffic.patterns import parse_pattern_spec
 
     if not matrix.pattern:
         return None

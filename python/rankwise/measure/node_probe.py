@@ -1,7 +1,7 @@
 """Figures inside the node from a probe's rank-to-rank ping-pongs: each rank
 is attributed to the core it reports running on (its first PU's OS cpu id,
 as bound by the launcher), each pair of ranks to the level their cores
-share (rankwise.node.LEVELS), and every level gets alpha + beta * bytes
+share (rankwise.model.node.LEVELS), and every level gets alpha + beta * bytes
 fitted by least squares over its pairs. Attributing by the reported cpu,
 not by the binding asked for, keeps the figures honest when a launcher
 binds elsewhere (or not at all)."""
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankwise.errors import RankwiseError
-from rankwise.node import LEVELS, NodeTopology
+from rankwise.util.errors import RankwiseError
+from rankwise.model.node import LEVELS, NodeTopology
 
 
 def cores_of_cpus(topology: NodeTopology, cpus) -> np.ndarray:
@@ -76,8 +76,9 @@ def run(launcher: list[str], sizes: list[int], rounds: int, timeout: float = 600
     import subprocess
     import time
 
-    from rankwise import launch, paths
+    from rankwise.cluster import launch
 
+    from rankwise.util import paths
     cmd = [*launcher, str(paths.program("rankwise-node-probe", "mpi")), ",".join(map(str, sizes)), str(rounds)]
     t0 = time.monotonic()
     try:
@@ -157,8 +158,10 @@ def run_sim(dp, node: str, sizes: list[int], rounds: int, per_domain: int = 2,
     import time
     from pathlib import Path
 
-    from rankwise import launch, paths
-    from rankwise.hostfile import write_hostfile
+    from rankwise.cluster import launch
+
+    from rankwise.util import paths
+    from rankwise.cluster.hostfile import write_hostfile
     from rankwise.sim import smpi
 
     if node not in dp.nodes:
@@ -189,7 +192,7 @@ def run_sim(dp, node: str, sizes: list[int], rounds: int, per_domain: int = 2,
     reported, span = parse_extras(r.stdout)
     if reported != hosts:  # SMPI runs rank k on the hostfile's k-th line; anything else is a bug
         raise RankwiseError(f"the simulated node probe ran on {reported}, not on {hosts}")
-    from rankwise.node import NodeTopology
+    from rankwise.model.node import NodeTopology
 
     topology = NodeTopology.load(synthetic=dp.spec.node)
     return SimNodeProbe(node, hosts, cores, topology.cpu_of[cores], samples, loaded, span, wall)

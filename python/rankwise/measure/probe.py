@@ -12,11 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise import launch, paths
-from rankwise.errors import RankwiseError
-from rankwise.files import prepare_output
-from rankwise.model import MISSING, Model
-from rankwise.hostfile import read_hostfile, write_hostfile
+from rankwise.cluster import launch
+
+from rankwise.util import paths
+from rankwise.util.errors import RankwiseError
+from rankwise.util.files import prepare_output
+from rankwise.model.model import MISSING, Model
+from rankwise.cluster.hostfile import read_hostfile, write_hostfile
 
 PROBE = "rankwise-probe"
 

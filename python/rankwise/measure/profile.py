@@ -34,10 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise import launch, paths
-from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.matrix import CommMatrix
-from rankwise.hostfile import read_hostfile, write_hostfile
+from rankwise.cluster import launch
+
+from rankwise.util import paths
+from rankwise.util.errors import RankwiseError, UsageError, file_error
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.cluster.hostfile import read_hostfile, write_hostfile
 
 LIBRARY = "librankwise_profile"
 HEADER = "rankwise_profile.h"
@@ -223,8 +225,8 @@ def _failure(result: launch.RunResult, app: str) -> RankwiseError:
 
 
 def _check_output(output: Path) -> Path:
-    from rankwise.files import prepare_output
-    from rankwise.matrix import MATRIX_SUFFIXES
+    from rankwise.util.files import prepare_output
+    from rankwise.traffic.matrix import MATRIX_SUFFIXES
 
     return prepare_output(output.resolve(), MATRIX_SUFFIXES)  # the same -o rules as every verb
 

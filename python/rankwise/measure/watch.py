@@ -4,7 +4,7 @@ Each probe re-measures a share of the node pairs (`--pairs-fraction`), the
 next slice of them in turn, merged into the previous model as `rankwise probe
 --update --pairs` does, so every pair is refreshed every 1/F probes; the
 first probe of a folder measures every pair. Each new model is compared
-with the previous one (rankwise.model_diff) and listed in the folder's
+with the previous one (rankwise.model.diff) and listed in the folder's
 index (docs/formats.md "Watch index"), which a later `watch` into the same
 folder continues.
 
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.files import remove_stale_temporaries_in, write_atomic
-from rankwise.numbers import bounded_int, finite_float
-from rankwise.model import MEASURED, Model
-from rankwise.model_diff import ModelDiff, diff_models
+from rankwise.util.errors import RankwiseError, UsageError, file_error
+from rankwise.util.files import remove_stale_temporaries_in, write_atomic
+from rankwise.util.numbers import bounded_int, finite_float
+from rankwise.model.model import MEASURED, Model
+from rankwise.model.diff import ModelDiff, diff_models
 
 INDEX = "index.tsv"
 HEADER = "rankwise-watch 1"
@@ -83,7 +83,7 @@ def read_index(folder: Path) -> list[Entry]:
     path = folder / INDEX
     if not os.path.lexists(path):
         return []
-    from rankwise.inputs import read_input
+    from rankwise.util.inputs import read_input
 
     data = read_input(path)  # a regular file (or a pipe): a FIFO or a directory is refused, never waited on
     try:
@@ -268,7 +268,7 @@ class Watch:
             fresh = pairs if pairs is not None else [(x, y) for x in model.names for y in model.names if x != y]
             diff = diff_models(self.previous, model, self.threshold, fresh) if self.previous is not None else None
             if diff is not None and self.plot:
-                from rankwise.diff_plot import plot_diff
+                from rankwise.report.diff_plot import plot_diff
 
                 plot_diff(diff, plot_path, title=f"{self.entries[-1].model} -> {model_name}")
             measured = len(pairs) if pairs is not None else model.n_nodes * (model.n_nodes - 1)
@@ -307,7 +307,7 @@ def sim_probe(platform: Path, options, nodes: int | None = None, hostfile: Path 
     """A probe of the simulated cluster as it stands at the watch's clock."""
     import dataclasses
 
-    from rankwise.probe import probe_sim
+    from rankwise.measure.probe import probe_sim
     from rankwise.sim.profiles import platform_at
 
     def probe(pairs, update, output, start):
@@ -326,7 +326,7 @@ def launcher_probe(launcher: str, options, hostfile: Path | None = None,
                    show_progress: bool = True) -> Callable[..., Model]:
     import dataclasses
 
-    from rankwise.probe import probe_launcher
+    from rankwise.measure.probe import probe_launcher
 
     def probe(pairs, update, output, start):
         opts = dataclasses.replace(options, pairs=pairs, update=update, same_nodes=True)

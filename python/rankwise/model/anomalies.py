@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankwise.model import MEASURED, Model
+from rankwise.model.model import MEASURED, Model
 
 THRESHOLD = 1.3  # slower than 1.3x the healthy value counts as degraded
 JITTER_RATIO = 3.0  # a pair of a varying link varying 3x more than the pairs no link explains is listed...

@@ -9,7 +9,7 @@ a change of 0.1 % is not one to act on). The pair's change is the ratio of
 the medians (after / before) at its most changed such size.
 
 Changed pairs are then explained, as a degraded node or uplink would show
-(the same reasoning as rankwise.anomalies, applied to the change):
+(the same reasoning as rankwise.model.anomalies, applied to the change):
 - a shared link changed when most of the pairs whose flows cross it changed
   (the model's own `link` lines, or, without them, each group's uplink: the
   pairs with one end in the group);
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankwise.model import MEASURED, MISSING, Model
+from rankwise.model.model import MEASURED, MISSING, Model
 
 THRESHOLD = 0.10  # a median 10 % away, outside the other model's range, is a change
 SHARE = 0.75  # a link or a node changed when this share of its pairs changed...

@@ -12,10 +12,10 @@ from os import PathLike, fspath
 
 import numpy as np
 
-from rankwise import engine
-from rankwise.errors import RankwiseError
-from rankwise.files import prepare_output
-from rankwise.inputs import check_input
+from rankwise._engine import core as engine
+from rankwise.util.errors import RankwiseError
+from rankwise.util.files import prepare_output
+from rankwise.util.inputs import check_input
 
 # Pair states in the numpy arrays (the engine's values are looked up by
 # name when crossing to C: _states_to_c, _states_from_c).
@@ -117,7 +117,7 @@ class Model:
     links: list[Link] = field(default_factory=list)
     spreads: list[Spread] = field(default_factory=list)  # capacities read at separate times (format 5)
     # Inside the node (format 3, docs/inside-node.md): alpha and beta by the
-    # level two cores share (rankwise.node.LEVELS), NaN where not measured.
+    # level two cores share (rankwise.model.node.LEVELS), NaN where not measured.
     node_alpha: np.ndarray | None = None
     node_beta: np.ndarray | None = None
 

@@ -11,10 +11,10 @@ from os import PathLike, fspath
 
 import numpy as np
 
-from rankwise import engine
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.inputs import check_input
-from rankwise.matrix import CommMatrix
+from rankwise._engine import core as engine
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.util.inputs import check_input
+from rankwise.traffic.matrix import CommMatrix
 
 i32p, i64p, f64p = C.POINTER(C.c_int32), C.POINTER(C.c_int64), C.POINTER(C.c_double)
 
@@ -133,7 +133,7 @@ def synthetic_size(synthetic: str) -> int:
     took 10 GB, so the size is known, and capped, before hwloc sees it."""
     import re
 
-    from rankwise.numbers import bounded_int
+    from rankwise.util.numbers import bounded_int
 
     text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", synthetic)
     size = 1
@@ -156,12 +156,12 @@ def _checked(fn, synthetic: str | None, xml: str | PathLike | None, *rest) -> No
     if synthetic is not None and (not synthetic.strip() or "\0" in synthetic):
         raise UsageError(f"synthetic topology {synthetic!r} is empty or holds a NUL character")
     if synthetic is not None and not (synthetic.isascii() and synthetic.isprintable()):
-        from rankwise.numbers import shown
+        from rankwise.util.numbers import shown
 
         raise UsageError(f"synthetic topology '{shown(synthetic, 60)}' holds characters hwloc's syntax has not "
                          "(e.g. 'pack:2 numa:2 core:4 pu:1')")
     if synthetic is not None and synthetic_size(synthetic) > MAX_PUS:
-        from rankwise.numbers import shown
+        from rankwise.util.numbers import shown
 
         raise UsageError(f"synthetic topology '{shown(synthetic, 60)}' makes more than {MAX_PUS} PUs "
                          "(the largest synthetic node rankwise builds)")

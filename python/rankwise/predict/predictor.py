@@ -22,10 +22,10 @@ from typing import Sequence
 
 import numpy as np
 
-from rankwise import engine
-from rankwise.errors import RankwiseError
-from rankwise.matrix import CommMatrix
-from rankwise.model import Model
+from rankwise._engine import core as engine
+from rankwise.util.errors import RankwiseError
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import Model
 
 i32p, i64p, f64p = C.POINTER(C.c_int32), C.POINTER(C.c_int64), C.POINTER(C.c_double)
 
@@ -262,13 +262,13 @@ class PredictNetwork:
     def from_model(cls, model: Model, hosts: Sequence[tuple[str, int]] | None = None, *,
                    node_caps: bool = True, fill_missing: bool = False) -> "PredictNetwork":
         """The allocation's nodes as the model measured them (alpha, beta per
-        pair through rankwise.mapping.Network.from_model). With node_caps each
+        pair through rankwise.map.mapping.Network.from_model). With node_caps each
         node's injection (ejection) cap is the model's nic figure (the stress
         test's, docs/model-structure.md), else the best bandwidth it showed as
         a sender (receiver) to any other node: concurrent flows through one
         NIC then share it. The model's shared links (rack uplinks) become
         SharedLinks over the allocation's pairs that cross them."""
-        from rankwise.mapping import Network
+        from rankwise.map.mapping import Network
 
         net = Network.from_model(model, hosts, fill_missing=fill_missing)
         idx = np.asarray([model.index(name) for name in net.names], dtype=np.intp)

@@ -17,9 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, predict_collective
-from rankwise.programs import run_benchmark
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.predict.predictor import SMPI_ALGORITHM, PredictNetwork, predict_collective
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.smpi import overhead_settings
 
 US = 1e-6
@@ -127,7 +127,7 @@ def plot_validation(rows: Sequence[Row], title: str, path: str | PathLike) -> Pa
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from rankwise.plots import png_target, save_figure
+    from rankwise.report.plots import png_target, save_figure
 
     path = png_target(path)
     fig = Figure(figsize=(7.0, 4.5), layout="constrained")

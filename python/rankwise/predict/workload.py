@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankwise.collective_calls import CollectiveCall
-from rankwise.errors import RankwiseError
-from rankwise.matrix import CommMatrix
+from rankwise.traffic.collective_calls import CollectiveCall
+from rankwise.util.errors import RankwiseError
+from rankwise.traffic.matrix import CommMatrix
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,7 @@ def _pow2(n: int) -> bool:
 def logical_matrix(op: str, n: int, nbytes: int, root: int = 0, calls: int = 1) -> CommMatrix:
     """What the profiler counts for `calls` calls (patterns.collective's
     rules; all-to-all: nbytes to every other rank)."""
-    from rankwise import patterns
-
+    from rankwise.traffic import patterns
     if op == "alltoall":
         return patterns.alltoall(n, int(nbytes), iterations=calls)
     return patterns.collective(n, int(nbytes), op=op, root=root, iterations=calls)
@@ -82,8 +81,7 @@ def smpi_stages(op: str, n: int, nbytes: int, root: int = 0) -> list[Stage]:
 
 def sent_matrix(stage: Stage, n: int) -> CommMatrix:
     """The bytes a stage moves between ranks (for the search's objectives)."""
-    from rankwise import patterns
-
+    from rankwise.traffic import patterns
     if isinstance(stage, Phase):
         return stage.matrix
     if stage.op == "bcast" and stage.algorithm == "binomial":
@@ -128,7 +126,7 @@ def _exchange_lib():
     """The predictor's schedule builder (rankwise_predict.h), declared once."""
     import ctypes as C
 
-    from rankwise.predict import predict_lib
+    from rankwise.predict.predictor import predict_lib
 
     so = predict_lib()
     if not getattr(so, "_rw_sched_add_declared", False):
@@ -181,8 +179,7 @@ class ExchangeSchedule:
         import ctypes as C
         import weakref
 
-        from rankwise import engine
-
+        from rankwise._engine import core as engine
         self.sched = None
         steps = exchange_volumes(matrix, iterations)
         if not steps:
@@ -211,7 +208,7 @@ class ExchangeSchedule:
             front = nxt
 
     def time(self, network, node_of) -> float:
-        from rankwise.predict import _simulate
+        from rankwise.predict.predictor import _simulate
 
         if self.sched is None:
             return 0.0
@@ -283,7 +280,7 @@ class Workload:
         """Predicted seconds for the whole workload with rank r on node
         node_of[r] of `network` (a PredictNetwork): the point-to-point
         phases, then every call, one after the other."""
-        from rankwise.predict import predict_collective, predict_traffic
+        from rankwise.predict.predictor import predict_collective, predict_traffic
 
         node_of = np.ascontiguousarray(node_of, dtype=np.int32)
         total = 0.0
@@ -307,7 +304,7 @@ class Workload:
 
 
 def _pattern_params(matrix: CommMatrix):
-    from rankwise.patterns import parse_pattern_spec
+    from rankwise.traffic.patterns import parse_pattern_spec
 
     if not matrix.pattern:
         return None

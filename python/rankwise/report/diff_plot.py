@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.model_diff import ModelDiff
-from rankwise.plots import (GROUP_LINE_COLOR, UNPROBED_COLOR, group_ticks, label_positions, node_ticks,
+from rankwise.model.diff import ModelDiff
+from rankwise.report.plots import (GROUP_LINE_COLOR, UNPROBED_COLOR, group_ticks, label_positions, node_ticks,
                             png_target, save_figure, short_names)
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 
 def plot_diff(diff: ModelDiff, path: str | PathLike, title: str = "") -> Path:

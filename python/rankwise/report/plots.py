@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.errors import RankwiseError
-from rankwise.model import MEASURED, MISSING, UNPROBED, Model
+from rankwise.util.errors import RankwiseError
+from rankwise.model.model import MEASURED, MISSING, UNPROBED, Model
 
 FIGSIZE = (16.0, 8.0)  # inches
 DPI = 125  # -> 2000 x 1000 pixels
@@ -36,9 +36,9 @@ ANNOTATE_MAX = 16  # up to this many nodes, each cell shows its value  # max / m
 
 def png_target(path: str | PathLike) -> Path:
     """The PNG path checked before any work is done, by the rules of every output
-    (rankwise.files.prepare_output: no directory, device, FIFO or socket; a link
+    (rankwise.util.files.prepare_output: no directory, device, FIFO or socket; a link
     followed; its folder made); rankwise's plots go through here, then save_figure."""
-    from rankwise.files import prepare_output
+    from rankwise.util.files import prepare_output
 
     return prepare_output(path)
 
@@ -321,10 +321,10 @@ def short_names(names: list[str], width: int = 18) -> list[str]:
 
 
 def save_figure(fig, path: str | PathLike) -> Path:
-    """Write the figure as every output is written (rankwise.files): checked, then a
+    """Write the figure as every output is written (rankwise.util.files): checked, then a
     complete NAME.tmp.PID renamed over the file; a failed plot never leaves a
     half-written PNG, and a killed one leaves a temporary the next write removes."""
-    from rankwise.files import prepare_output, write_through_temporary
+    from rankwise.util.files import prepare_output, write_through_temporary
 
     path = prepare_output(path)
     write_through_temporary(path, lambda fh: fig.savefig(fh, format="png", dpi=DPI))
@@ -336,7 +336,7 @@ __all__ = ["plot_model", "FIGSIZE", "DPI"]
 
 def plot_speedup(comparisons, path: str | PathLike, title: str = "rankwise vs the default placement") -> Path:
     """Speed-up (default time / rankwise time) by message size, one line per
-    comparison (rankwise.optimize.Comparison). Written atomically."""
+    comparison (rankwise.workflows.optimize.Comparison). Written atomically."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

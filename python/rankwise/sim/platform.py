@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, UsageError, file_error
+from rankwise.util.errors import RankwiseError, UsageError, file_error
 from rankwise.sim.platform_file import MAX_CORES, hostfile_for
 from rankwise.sim.topology import FAT_TREE, MAX_NODES, Shape, link_pairs, route_arrays, routes_xml, shape_of
-from rankwise.files import write_atomic
-from rankwise.hostfile import write_hostfile
+from rankwise.util.files import write_atomic
+from rankwise.cluster.hostfile import write_hostfile
 
 __all__ = [
     "Degraded",

@@ -3,13 +3,13 @@ the simulator: the route figures of every pair (the same link table as the
 SimGrid platform), with noise. Used to test and measure how well the model's
 structure (groups, slow and variable links) is recovered, on many platforms
 and seeds in little time; one simulated probe checks the same on real
-measurements (tests/python/test_anomalies.py)."""
+measurements (tests/python/model/test_anomalies.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rankwise.model import MEASURED, Model
+from rankwise.model.model import MEASURED, Model
 from rankwise.sim.platform import PlatformSpec, _route_arrays, build_links
 
 SIZES = (8, 1024, 65536, 1 << 20)

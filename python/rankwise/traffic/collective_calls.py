@@ -33,7 +33,7 @@ class CollectiveCall:
     ranks: tuple[int, ...] | None = None
 
     def __post_init__(self):
-        from rankwise.errors import RankwiseError
+        from rankwise.util.errors import RankwiseError
 
         if self.op not in COLLECTIVE_OPS:
             raise RankwiseError(f"unknown collective '{self.op}' (choose from {', '.join(COLLECTIVE_OPS)})")

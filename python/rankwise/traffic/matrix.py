@@ -8,7 +8,7 @@ never empty, totals within int64) and of the text file format (docs/formats.md,
 arrays and copies them across. ``.npz`` files are a numpy alternative.
 
 Beside the traffic a matrix may hold the collective calls of the run
-(``collectives``, rankwise.collective_calls.CollectiveCall), grouped by
+(``collectives``, rankwise.traffic.collective_calls.CollectiveCall), grouped by
 communicator, operation, root and size: a profile records them, the
 `collective` pattern makes its one call; the predictor costs them by what
 their algorithm sends. The engine keeps them canonical too (rankwise.h,
@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise import engine
-from rankwise.collective_calls import CollectiveCall
-from rankwise.errors import RankwiseError
-from rankwise.files import prepare_output, write_through_temporary
-from rankwise.inputs import check_input
-from rankwise.numbers import bounded_int, shown
+from rankwise._engine import core as engine
+from rankwise.traffic.collective_calls import CollectiveCall
+from rankwise.util.errors import RankwiseError
+from rankwise.util.files import prepare_output, write_through_temporary
+from rankwise.util.inputs import check_input
+from rankwise.util.numbers import bounded_int, shown
 
 NPZ_VERSION = 2  # the text format's version (RW_MATRIX_FORMAT_VERSION); 1 still reads
 NPZ_FORMAT = f"rankwise-matrix {NPZ_VERSION}"

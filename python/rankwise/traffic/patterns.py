@@ -22,10 +22,10 @@ from typing import Callable
 
 import numpy as np
 
-from rankwise.collective_calls import CollectiveCall
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.matrix import CommMatrix
-from rankwise.numbers import bounded_int, shown
+from rankwise.traffic.collective_calls import CollectiveCall
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.util.numbers import bounded_int, shown
 
 INT64_MAX = 2**63 - 1
 MAX_ENTRIES = 1 << 25  # 33.5 M pairs, ~1 GiB while building: beyond that, a typo

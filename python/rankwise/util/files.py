@@ -31,7 +31,7 @@ from typing import BinaryIO
 from os import PathLike
 from pathlib import Path
 
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.util.errors import RankwiseError, UsageError
 
 _TEMP = re.compile(r"\.tmp\.([0-9]{1,10})")  # what follows NAME in our temporaries
 

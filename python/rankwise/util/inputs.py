@@ -12,7 +12,7 @@ import os
 import stat
 from os import PathLike, fspath
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 # Worded as the C engine's reader words a directory (rw_open_text).
 _KINDS = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # rankwise/, which holds _lib and _bin
 
 
 def engine_library() -> Path:

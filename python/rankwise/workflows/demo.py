@@ -9,17 +9,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rankwise.anomalies import find_slow_links
-from rankwise.errors import RankwiseError
-from rankwise.optimize import benchmark_runner, compare, plan, predicted_rows, with_bytes
-from rankwise.patterns import dims_create, generate
+from rankwise.model.anomalies import find_slow_links
+from rankwise.util.errors import RankwiseError
+from rankwise.workflows.optimize import benchmark_runner, compare, plan, predicted_rows, with_bytes
+from rankwise.traffic.patterns import dims_create, generate
 from rankwise.report.placement import print_comparison
-from rankwise.plots import plot_model, plot_speedup
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.report.plots import plot_model, plot_speedup
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.report.model import render, summarize
 from rankwise.sim.platform import default_spec
 from rankwise.sim.platform import generate as generate_platform
-from rankwise.files import write_atomic
+from rankwise.util.files import write_atomic
 from rankwise.sim.verdict import judge
 
 
@@ -152,8 +152,8 @@ def run_demo_emulated(out: Path, console: Console | None = None) -> bool:
 
     from rankwise.emulate import down, up
     from rankwise.emulate.system import check_supported
-    from rankwise.optimize import benchmark_runner
-    from rankwise.probe import probe_launcher
+    from rankwise.workflows.optimize import benchmark_runner
+    from rankwise.measure.probe import probe_launcher
     from rankwise.sim.platform import Degraded, PlatformSpec, load_generated
 
     console = console or Console(emoji=False)

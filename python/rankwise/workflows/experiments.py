@@ -8,7 +8,7 @@ a CSV and a PNG beside it. Simulated time is deterministic, so one run per
 placement is the measurement (--repeats adds interleaved runs anyway).
 
 SMPI's all-to-all is pinned to the pairwise algorithm for power-of-two rank
-counts and to the ring otherwise (rankwise.programs.smpi_alltoall_cfg):
+counts and to the ring otherwise (rankwise.cluster.benchmark_programs.smpi_alltoall_cfg):
 the default linear one is slow to simulate past ~128 ranks."""
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.model import Model
-from rankwise.optimize import Comparison, benchmark_runner, compare, plan, predicted_rows, with_bytes
-from rankwise.patterns import dims_create, format_size, generate
-from rankwise.probe import LIGHT_SIM_PROBE, probe_sim
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.model.model import Model
+from rankwise.workflows.optimize import Comparison, benchmark_runner, compare, plan, predicted_rows, with_bytes
+from rankwise.traffic.patterns import dims_create, format_size, generate
+from rankwise.measure.probe import LIGHT_SIM_PROBE, probe_sim
 from rankwise.sim.platform import PlatformSpec, default_spec
 from rankwise.sim.platform import generate as generate_platform
-from rankwise.files import write_atomic
+from rankwise.util.files import write_atomic
 
 BENCH_PROBE = LIGHT_SIM_PROBE
 PREDICTION_TOLERANCE = 0.20  # the goal: predicted speed-up within 20 % of the measured one
@@ -52,7 +52,7 @@ class Row:
     before: float
     after: float
     extra: dict[str, str] = field(default_factory=dict)
-    predicted: float = float("nan")  # the predictor's speed-up for this row (rankwise.decision)
+    predicted: float = float("nan")  # the predictor's speed-up for this row (rankwise.map.decision)
 
     @property
     def speedup(self) -> float:
@@ -162,7 +162,7 @@ def stencil(lab: Lab, quick: bool) -> list[Experiment]:
             chosen = (grid, p)
     exp.passed = all(r.speedup >= 1.2 for r in exp.rows)
     grid, p = chosen
-    from rankwise.programs import run_benchmark
+    from rankwise.cluster.benchmark_programs import run_benchmark
     xml, _ = lab.platform("default")
     res = run_benchmark("stencil", ["--grid", grid, "--mode", "all", "--sizes", "16K,64K,256K,1M",
                                     "--iterations", "2"], sim=xml, hosts=p.after_hosts)
@@ -238,7 +238,7 @@ def real_mpi(lab: Lab, quick: bool) -> list[Experiment]:
     every rank a node): it runs; there is no network to gain from."""
     if not shutil.which("mpirun"):
         raise RankwiseError("mpirun not found: install Open MPI (apt-get install openmpi-bin)")
-    from rankwise.optimize import run_optimize
+    from rankwise.workflows.optimize import run_optimize
 
     exp = Experiment("real-mpi", "real Open MPI on localhost: all-to-all, 4 ranks", "localhost (real MPI)",
                      "size", "us")
@@ -293,7 +293,7 @@ def show(exp: Experiment, console: Console) -> None:
 
 
 def save(exp: Experiment, out: Path) -> tuple[Path, Path]:
-    from rankwise.plots import plot_rows
+    from rankwise.report.plots import plot_rows
 
     extra = list(exp.rows[0].extra) if exp.rows else []
     predicted = any(np.isfinite(r.predicted) for r in exp.rows)

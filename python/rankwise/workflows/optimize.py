@@ -18,15 +18,15 @@ from pathlib import Path
 import numpy as np
 from rich.markup import escape
 
-from rankwise.programs import PROGRAMS, PREFIX, run_benchmark
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.decision import Decision, decide, predicted_speedup
-from rankwise.mapping import MapResult, Network
-from rankwise.matrix import CommMatrix
-from rankwise.model import Model
-from rankwise.placement import Placement, placement_on_nodes
-from rankwise.predict import PredictNetwork
-from rankwise.workload import Workload, workload_of
+from rankwise.cluster.benchmark_programs import PROGRAMS, PREFIX, run_benchmark
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.map.decision import Decision, decide, predicted_speedup
+from rankwise.map.mapping import MapResult, Network
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import Model
+from rankwise.cluster.placement import Placement, placement_on_nodes
+from rankwise.predict.predictor import PredictNetwork
+from rankwise.predict.workload import Workload, workload_of
 
 OUTLIER_FACTOR = 10.0  # Cui et al. 2020: runs an order of magnitude off are dropped
 
@@ -115,9 +115,9 @@ def placed_launch(launcher: str, hosts: list[str], folder: Path) -> tuple[list[s
     Open MPI's sequential mapper over a one-host-per-line hostfile, Hydra's
     machinefile (MPICH, Intel MPI: ranks follow its lines), Slurm's
     arbitrary distribution (SLURM_HOSTFILE)."""
-    from rankwise import launch
-    from rankwise.launcher_files import mpich, slurm
-    from rankwise.profile import launcher_kind
+    from rankwise.cluster import launch
+    from rankwise.cluster.launcher_files import mpich, slurm
+    from rankwise.measure.profile import launcher_kind
 
     words = launch.parse_launcher(launcher)
     placement = Placement.from_hosts(hosts)
@@ -191,7 +191,7 @@ def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | N
          algorithm: str = "auto", objective: str = "time", selection: str = "weighted", seed: int = 1,
          allow_missing: bool = False, workload: Workload | None = None, min_gain: float = 0.02) -> Plan:
     """Map the traffic on the model's network, the predictor deciding
-    (rankwise.decision); the default is the launchers' block placement over
+    (rankwise.map.decision); the default is the launchers' block placement over
     the allocation in its order. `workload`: what the traffic stands for,
     when known better than its matrix says (a benchmark's pinned algorithm)."""
     network = Network.from_model(model, hosts, fill_missing=allow_missing)
@@ -209,7 +209,7 @@ def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | N
 def predicted_rows(p: Plan, sizes, spec_at: Callable[[int], str]) -> np.ndarray:
     """The predictor's speed-up of each row: the job's workload at that row's
     size, in the default and in rankwise's placement."""
-    from rankwise.patterns import generate
+    from rankwise.traffic.patterns import generate
 
     return np.array([p.predicted_speedup(workload_of(generate(spec_at(int(s))))) for s in sizes])
 
@@ -226,7 +226,7 @@ def benchmark_spec(bench: str, args: Sequence[str], n_ranks: int, table: str | N
     size (with_bytes sets each row's): alltoall, and the stencil when one
     mode is timed (--mode or --table 1d / 2d / 3d); None for the others,
     whose rows are costed by the profiled traffic as a whole."""
-    from rankwise.patterns import dims_create
+    from rankwise.traffic.patterns import dims_create
 
     opts = {}
     for i, word in enumerate(args):
@@ -271,9 +271,9 @@ def app_runner(app: str, args: Sequence[str], *, sim=None, launcher: str | None 
     import subprocess
     import tempfile
 
-    from rankwise import launch
+    from rankwise.cluster import launch
     from rankwise.sim import smpi
-    from rankwise.hostfile import write_hostfile
+    from rankwise.cluster.hostfile import write_hostfile
 
     def run(hosts: list[str]) -> dict[int, float]:
         with tempfile.TemporaryDirectory(prefix="rankwise-verify-") as tmp:
@@ -319,7 +319,7 @@ def sim_launch_hint(platform: Path, hosts: Sequence[str], hostfile: Path, app: s
     cluster with rank k on hosts[k]; writes that hostfile."""
     import shlex
 
-    from rankwise.hostfile import write_hostfile
+    from rankwise.cluster.hostfile import write_hostfile
     from rankwise.sim import smpi
 
     write_hostfile(hostfile, list(hosts))
@@ -336,14 +336,14 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
                  verify: bool = True, repeats: int = 3, table: str | None = None, group_by: str | None = None,
                  allow_missing: bool = False):
     """The whole pipeline, printing each stage; returns (plan, comparison or None)."""
-    from rankwise import paths
-    from rankwise.allocation import read_allocation
+    from rankwise.util import paths
+    from rankwise.cluster.allocation import read_allocation
     from rankwise.report.placement import print_comparison, print_prediction, print_prediction_check
-    from rankwise.launcher_files import FORMATS, usage_hint, write_placement
-    from rankwise.patterns import generate
-    from rankwise.plots import plot_model, plot_speedup
-    from rankwise.probe import LIGHT_SIM_PROBE, ProbeOptions, probe_launcher, probe_sim
-    from rankwise.profile import profile_launcher, profile_sim
+    from rankwise.cluster.launcher_files import FORMATS, usage_hint, write_placement
+    from rankwise.traffic.patterns import generate
+    from rankwise.report.plots import plot_model, plot_speedup
+    from rankwise.measure.probe import LIGHT_SIM_PROBE, ProbeOptions, probe_launcher, probe_sim
+    from rankwise.measure.profile import profile_launcher, profile_sim
 
     if fmt not in FORMATS:
         raise UsageError(f"--format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
@@ -361,7 +361,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     platform_hosts = None
     if sim is not None:
         from rankwise.sim.platform_file import read_platform
-        from rankwise.validate import platform_files
+        from rankwise.predict.validate import platform_files
 
         if not Path(sim).exists():
             raise RankwiseError(f"{sim}: platform file not found")
@@ -423,7 +423,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
             elif sim is not None:
                 import tempfile
 
-                from rankwise.hostfile import write_hostfile
+                from rankwise.cluster.hostfile import write_hostfile
                 with tempfile.TemporaryDirectory(prefix="rankwise-") as tmp:
                     hf = Path(tmp) / "hosts"
                     write_hostfile(hf, default_hosts)
@@ -484,7 +484,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
         print_comparison(comparison, console, title=f"{label}: default placement vs rankwise", errors=True)
         print_prediction_check(comparison, console, source=path.name, whole=whole)
         csv = out / "verify.csv"
-        from rankwise.files import write_atomic
+        from rankwise.util.files import write_atomic
         write_atomic(csv, comparison.to_csv())
         written.append(("before/after table", csv))
         if comparison.sizes.size > 1:

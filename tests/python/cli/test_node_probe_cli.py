@@ -28,7 +28,7 @@ def test_two_ranks_on_two_packages_fill_the_node_level(tmp_path):
     if not _two_cores():
         import pytest
         pytest.skip("one core")
-    from rankwise.model import Model
+    from rankwise.model.model import Model
 
     Model.empty(["a", "b"], [8, 1024]).save(tmp_path / "in.rwm")
     r = run_cli("node", "probe", "--launcher", BOUND, "--synthetic", TWO_PACKAGES, "--sizes", "8,64K",

@@ -1,4 +1,4 @@
-"""Core bindings in the launcher files (rankwise.binding): Open MPI's
+"""Core bindings in the launcher files (rankwise.cluster.core_binding): Open MPI's
 slot=P:C, Intel MPI's I_MPI_PIN_PROCESSOR_LIST per host, one cpu list for
 Slurm's map_cpu and Hydra's -bind-to user:, refused naming the launcher
 when the nodes need different lists; and, under real Open MPI, ranks run
@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankwise.binding import CoreBinding
-from rankwise.errors import RankwiseError
-from rankwise.launcher_files import read_placement, usage_hint, write_placement
-from rankwise.node import NodeTopology
-from rankwise.placement import Placement
+from rankwise.cluster.core_binding import CoreBinding
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.launcher_files import read_placement, usage_hint, write_placement
+from rankwise.model.node import NodeTopology
+from rankwise.cluster.placement import Placement
 
 NODE = "pack:2 numa:2 core:4 pu:2"  # cpu of core c is 2c
-WHERE = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "where.c"
+WHERE = Path(__file__).resolve().parents[2] / "engine" / "mpi" / "where.c"
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankwise.allocation import allocation_from_env, expand_nodelist, parse_tasks_per_node, read_allocation
-from rankwise.errors import RankwiseError
-from rankwise.launcher_files import FORMATS, read_placement, usage_hint, write_placement
-from rankwise.placement import Placement
+from rankwise.cluster.allocation import allocation_from_env, expand_nodelist, parse_tasks_per_node, read_allocation
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.launcher_files import FORMATS, read_placement, usage_hint, write_placement
+from rankwise.cluster.placement import Placement
 
 
 # Host names as clusters have them: short names, FQDNs, dashes, IPv4 addresses.
@@ -169,7 +169,7 @@ def test_refusals_leave_the_old_file(tmp_path, fmt, host, app, message):
 
 
 def test_a_failing_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    import rankwise.files as pf
+    import rankwise.util.files as pf
 
     def broken(src, dst):
         raise OSError(28, "No space left on device")
@@ -204,7 +204,7 @@ def test_placement_helpers_and_checks():
 
 
 def test_more_node_lists_and_allocations(tmp_path):
-    from rankwise.allocation import allocation_from_nodelist
+    from rankwise.cluster.allocation import allocation_from_nodelist
 
     assert expand_nodelist("r[1-2]n[08-10]") == ["r1n08", "r1n09", "r1n10", "r2n08", "r2n09", "r2n10"]
     assert allocation_from_nodelist("gpu[1-2]", slots=8) == [("gpu1", 8), ("gpu2", 8)]

@@ -1,5 +1,5 @@
 """The benchmark programs (rankwise-bench-*) on small simulated clusters and
-under Open MPI on localhost, run and parsed by rankwise.programs.
+under Open MPI on localhost, run and parsed by rankwise.cluster.benchmark_programs.
 
 Simulated times depend on the platform only, so the SMPI tests assert
 figures derived from the platform: a node link is 12.5 GB/s, so a rank
@@ -12,10 +12,12 @@ import shutil
 import numpy as np
 import pytest
 
-from rankwise import paths, patterns
-from rankwise.programs import parse_output, program_name, run_benchmark
-from rankwise.errors import RankwiseError
-from rankwise.matrix import CommMatrix
+from rankwise.util import paths
+
+from rankwise.traffic import patterns
+from rankwise.cluster.benchmark_programs import parse_output, program_name, run_benchmark
+from rankwise.util.errors import RankwiseError
+from rankwise.traffic.matrix import CommMatrix
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 MiB = 1 << 20

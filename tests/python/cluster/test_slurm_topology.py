@@ -1,4 +1,4 @@
-"""rankwise.slurm_topology and rankwise.hostlist: the Slurm export."""
+"""rankwise.cluster.slurm_topology and rankwise.cluster.hostlist: the Slurm export."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from slurm_conf import check_topology_conf, nodes_under
 
-from rankwise.errors import RankwiseError
-from rankwise.hostlist import compress, expand
-from rankwise.model import MEASURED, Model
-from rankwise.slurm_topology import build_switches, nodes_to_avoid, topology_conf
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.hostlist import compress, expand
+from rankwise.model.model import MEASURED, Model
+from rankwise.cluster.slurm_topology import build_switches, nodes_to_avoid, topology_conf
 
 
 @given(st.lists(st.tuples(st.sampled_from(["node-", "n", "gpu"]), st.integers(0, 300), st.booleans()),

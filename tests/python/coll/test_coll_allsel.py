@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from rankwise import paths
-from rankwise.coll.binding import TuneOptions, decide, predict_tree
-from rankwise.predict import PredictNetwork, placement
+from rankwise.util import paths
+from rankwise._engine.coll import TuneOptions, decide, predict_tree
+from rankwise.predict.predictor import PredictNetwork, placement
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 
-SOURCE = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "coll_times.c"
+SOURCE = Path(__file__).resolve().parents[2] / "engine" / "mpi" / "coll_times.c"
 LIB = paths.PACKAGE_DIR / "_lib" / "smpi"
 O = 1e-6
 

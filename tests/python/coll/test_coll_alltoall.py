@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from test_coll_lib import LIB, MPI_SOURCES, _compile, needs_mpi, needs_smpi, ran, run_mpi
 
-from rankwise.coll import binding
-from rankwise.predict import PredictNetwork, placement, predict_lib
+from rankwise._engine import coll as binding
+from rankwise.predict.predictor import PredictNetwork, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "studies"))
 import tofu_alltoall as study  # noqa: E402
 

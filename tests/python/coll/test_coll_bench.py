@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from rankwise.coll.bench import Point, band_means, choice_at, goals, read_choices
-from rankwise.programs import run_benchmark
+from rankwise.coll.comparison import Point, band_means, choice_at, goals, read_choices
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.platform import PlatformSpec, Varying, generate
 from rankwise.sim.platform_file import read_platform
 

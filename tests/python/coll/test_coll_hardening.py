@@ -29,12 +29,11 @@ from pathlib import Path
 
 import pytest
 
-from rankwise import paths
-
+from rankwise.util import paths
 from test_coll_lib import checks_passed, needs_mpi, run_mpi
 from test_coll_rules import synthetic_model
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MPI_SOURCES = ROOT / "tests" / "engine" / "mpi"
 LIB = paths.PACKAGE_DIR / "_lib"
 MODEL_CAP, RULES_CAP = 256 << 20, 64 << 20  # RWC_MODEL_MAX_BYTES, RWC_RULES_MAX_BYTES (engine/mpi/coll/coll.h)

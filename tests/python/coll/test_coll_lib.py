@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from rankwise import paths
-from rankwise import profile as prof
-from rankwise.launch import mpi_environment
-from rankwise.matrix import CommMatrix
+from rankwise.util import paths
+from rankwise.measure import profile as prof
+from rankwise.cluster.launch import mpi_environment
+from rankwise.traffic.matrix import CommMatrix
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MPI_SOURCES = ROOT / "tests" / "engine" / "mpi"
 LIB = paths.PACKAGE_DIR / "_lib"
 OPS = ("BCAST", "REDUCE", "GATHER", "SCATTER", "ALLREDUCE", "ALLGATHER")

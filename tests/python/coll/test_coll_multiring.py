@@ -16,10 +16,10 @@ import pytest
 from test_coll_lib import (ASAN_ENV, asan_coll_check, check_mpi, check_smpi, checks_passed, needs_mpi,  # noqa: F401
                            needs_smpi, ran, run_mpi)
 
-from rankwise.model import MEASURED, Model
+from rankwise.model.model import MEASURED, Model
 from rankwise.sim.platform import PlatformSpec, generate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "studies"))
 import tofu_allgather as study  # noqa: E402
 import tofu_collectives as tofu  # noqa: E402
@@ -137,9 +137,9 @@ def test_multiring_beats_the_ring_as_predicted(platforms, times_program, tmp_pat
 
 
 def test_the_tuner_chooses_multiring_for_long_allgathers_and_the_rules_name_it(platforms, tmp_path):
-    from rankwise.coll.binding import Rules
+    from rankwise._engine.coll import Rules
     from rankwise.coll.tune import format_rules, tune_allocation
-    from rankwise.predict import placement
+    from rankwise.predict.predictor import placement
 
     net = network(platforms["torus"])
     node_of = placement(1, net.n_nodes)
@@ -158,8 +158,8 @@ def test_the_tuner_chooses_multiring_for_long_allgathers_and_the_rules_name_it(p
 
 
 def test_multiring_rule_for_another_collective_is_one_line(tmp_path):
-    from rankwise.coll.binding import Rules
-    from rankwise.errors import RankwiseError
+    from rankwise._engine.coll import Rules
+    from rankwise.util.errors import RankwiseError
 
     path = tmp_path / "rules.rwr"
     path.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=allreduce root=* bytes=0:10 alg=multiring\n")

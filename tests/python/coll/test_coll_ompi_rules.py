@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import assert_one_line_error, run_cli
-from rankwise.coll.binding import OmpiAlgorithm, OmpiChoice, TuneOptions, decide, ompi_choose
+from rankwise._engine.coll import OmpiAlgorithm, OmpiChoice, TuneOptions, decide, ompi_choose
 from rankwise.coll.ompi_rules import OMPI_OPS, OmpiRow, format_ompi_rules, message_rules, tune_ompi
-from rankwise.predict import PredictNetwork, placement
+from rankwise.predict.predictor import PredictNetwork, placement
 from test_coll_lib import MPI_SOURCES, _compile, needs_mpi, run_mpi
 from test_coll_tune import networks
 

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from rankwise import paths
-
-SOURCE = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "coll_oracle.c"
+from rankwise.util import paths
+SOURCE = Path(__file__).resolve().parents[2] / "engine" / "mpi" / "coll_oracle.c"
 LIB = paths.PACKAGE_DIR / "_lib" / "smpi"
 CONFIG = ["--cfg=smpi/os:0:1e-6:0", "--cfg=smpi/or:0:1e-6:0", "--cfg=smpi/simulate-computation:no",
           "--log=root.thres:critical"]

@@ -22,14 +22,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankwise import paths
-from rankwise.launch import mpi_environment
+from rankwise.util import paths
+from rankwise.cluster.launch import mpi_environment
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import smpirun_command
 
 from test_coll_lib import library_engine_sources
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ENGINE = ROOT / "engine"
 PROGRAM = ROOT / "tests" / "engine" / "mpi" / "coll_probe.c"
 LIB = paths.PACKAGE_DIR / "_lib"

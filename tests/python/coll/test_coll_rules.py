@@ -26,14 +26,14 @@ from pathlib import Path
 
 import pytest
 
-from rankwise import paths
-from rankwise.launch import mpi_environment
-from rankwise.model import MEASURED, Model
+from rankwise.util import paths
+from rankwise.cluster.launch import mpi_environment
+from rankwise.model.model import MEASURED, Model
 
 from conftest import run_cli
 from test_coll_lib import ASAN_ENV, asan_coll_check, checks_passed, run_mpi
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MPI_SOURCES = ROOT / "tests" / "engine" / "mpi"
 LIB = paths.PACKAGE_DIR / "_lib"
 BYTES_MAX = (1 << 63) - 1
@@ -168,7 +168,7 @@ def test_mpi_bcast_runs_the_tree_of_coll_tunes_rules_under_smpi(time_program, sm
 def ground_truth_model(platform, hosts: list[str]) -> Model:
     """The platform's own figures as a measured model would hold them: each
     pair's route latency and bottleneck bandwidth, a send overhead of 1 us."""
-    from rankwise.predict import PredictNetwork
+    from rankwise.predict.predictor import PredictNetwork
 
     truth = PredictNetwork.from_ground_truth(platform.platform_xml.parent)
     where = [truth.names.index(h) for h in hosts]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from rankwise.model import MEASURED, Model
+from rankwise.model.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 from test_coll_lib import ASAN_ENV, library_engine_sources, run_mpi
@@ -193,8 +193,7 @@ def test_bad_cart_weights_warn_once_and_keep_the_mpis_order(grid_program, parity
 def test_stencil_benchmark_runs_right_in_the_reordered_order(parity_model_file, flag):
     """rankwise-bench-stencil --reorder / --reorder-graph under the preloaded
     library: the grid renumbered, every received block verified (--check)."""
-    from rankwise import paths
-
+    from rankwise.util import paths
     program = paths.program("rankwise-bench-stencil", "mpi")
     r = run_mpi([str(program), "--grid", "2x4x1", "--mode", "3d", "--sizes", "1K", "--iterations", "2",
                  "--periodic", "--check", flag], N,

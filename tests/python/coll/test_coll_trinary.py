@@ -14,10 +14,10 @@ import pytest
 from test_coll_lib import (ASAN_ENV, asan_coll_check, check_mpi, check_smpi, checks_passed, needs_mpi,  # noqa: F401
                            needs_smpi, ran, run_mpi)
 
-from rankwise.predict import placement
+from rankwise.predict.predictor import placement
 from rankwise.sim.platform import PlatformSpec, generate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "studies"))
 import tofu_collectives as study  # noqa: E402
 
@@ -96,9 +96,9 @@ def small_torus(tmp_path_factory):
 
 
 def test_the_tuner_chooses_trinary_for_long_broadcasts_and_the_rules_name_it(small_torus, tmp_path):
-    from rankwise.coll.binding import Rules
+    from rankwise._engine.coll import Rules
     from rankwise.coll.tune import format_rules, tune_allocation
-    from rankwise.predict import placement
+    from rankwise.predict.predictor import placement
 
     net = study.PredictNetwork.from_ground_truth(small_torus.out_dir).with_overheads(study.OVERHEAD, study.OVERHEAD)
     node_of = placement(1, net.n_nodes)
@@ -116,8 +116,8 @@ def test_the_tuner_chooses_trinary_for_long_broadcasts_and_the_rules_name_it(sma
 
 
 def test_trinary_rule_for_another_collective_is_one_line(tmp_path):
-    from rankwise.coll.binding import Rules
-    from rankwise.errors import RankwiseError
+    from rankwise._engine.coll import Rules
+    from rankwise.util.errors import RankwiseError
 
     path = tmp_path / "rules.rwr"
     path.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=gather root=0 bytes=0:10 alg=trinary\n")
@@ -136,7 +136,7 @@ def test_trinary_rule_for_another_collective_is_one_line(tmp_path):
 def test_the_library_runs_trinary_from_the_rules(small_torus, tmp_path):
     """The rules the tuner writes make MPI_Bcast run the trinary trees, to the nanosecond of the forced run."""
     from rankwise.coll.tune import format_rules, tune_allocation
-    from rankwise.predict import placement
+    from rankwise.predict.predictor import placement
     from rankwise.sim.smpi import overhead_settings, smpirun_command
 
     net = study.PredictNetwork.from_ground_truth(small_torus.out_dir).with_overheads(study.OVERHEAD, study.OVERHEAD)
@@ -186,7 +186,7 @@ def test_the_rules_carry_the_order_the_trees_were_costed_in(small_torus, tmp_pat
     the library lay the trees as the tuner costed them, along the network, to the nanosecond of the run
     with the model; without it they went in rank order (x2.5 slower than predicted on a shuffled fat tree
     with a degraded node, docs/benchmarks.md)."""
-    from rankwise.coll.binding import Rules, trinary_order
+    from rankwise._engine.coll import Rules, trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.sim.smpi import overhead_settings, smpirun_command
 
@@ -217,7 +217,7 @@ def test_the_rules_carry_the_order_the_trees_were_costed_in(small_torus, tmp_pat
 
 def test_the_rules_reader_gives_the_trinary_order(tmp_path):
     """(Malformed trinary-order lines: test_coll_tune.test_bad_rules_file_one_line.)"""
-    from rankwise.coll.binding import Rules
+    from rankwise._engine.coll import Rules
 
     path = tmp_path / "rules.rwr"
     path.write_text("rankwise-coll-rules 1\ncomm-size 4\ntrinary-order 3,1,0,2\n")

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rankwise.coll.binding import Rules, TuneOptions, decide, ompi_algorithm
+from rankwise._engine.coll import Rules, TuneOptions, decide, ompi_algorithm
 from rankwise.coll.tune import format_rules, size_classes, tune_allocation
-from rankwise.errors import RankwiseError
-from rankwise.predict import PredictNetwork, placement
+from rankwise.util.errors import RankwiseError
+from rankwise.predict.predictor import PredictNetwork, placement
 
 US = 1e-6
 
@@ -278,7 +278,7 @@ def test_restrict_to_one_construction():
 
 
 def test_neighbouring_passthrough_classes_merge():
-    from rankwise.coll.binding import Candidate, Decision
+    from rankwise._engine.coll import Candidate, Decision
     from rankwise.coll.tune import Rule, merge_passthrough
 
     def dec(chosen):
@@ -300,9 +300,11 @@ def test_tuned_pipelines_run_as_predicted_once_the_receive_overhead_is_known(tmp
     every pipelined broadcast they choose is what the library's run takes under SMPI."""
     import subprocess
 
-    from rankwise import launch, paths
-    from rankwise.hostfile import write_hostfile
-    from rankwise.programs import parse_output
+    from rankwise.cluster import launch
+
+    from rankwise.util import paths
+    from rankwise.cluster.hostfile import write_hostfile
+    from rankwise.cluster.benchmark_programs import parse_output
     from rankwise.sim import smpi
     from rankwise.sim.platform import PlatformSpec, generate
 
@@ -348,9 +350,11 @@ def test_open_mpis_gather_is_predicted_with_one_receive_after_the_other(tmp_path
     shuffled platform; the passthrough's prediction is now SMPI's time."""
     import subprocess
 
-    from rankwise import launch, paths
-    from rankwise.hostfile import write_hostfile
-    from rankwise.programs import parse_output
+    from rankwise.cluster import launch
+
+    from rankwise.util import paths
+    from rankwise.cluster.hostfile import write_hostfile
+    from rankwise.cluster.benchmark_programs import parse_output
     from rankwise.sim import smpi
     from rankwise.sim.platform import Degraded, PlatformSpec, generate
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from test_coll_lib import LIB, MPI_SOURCES, _compile, needs_mpi, needs_smpi, run_mpi
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "studies"))
 from smpi_link import build_linked  # noqa: E402
 

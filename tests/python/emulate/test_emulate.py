@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, run_cli
-from rankwise.anomalies import find_slow_links
+from rankwise.model.anomalies import find_slow_links
 from rankwise.emulate.system import Unsupported, check_supported
-from rankwise.launch import mpi_environment
-from rankwise.model import MEASURED, Model
-from rankwise.probe import ProbeOptions, probe_launcher
+from rankwise.cluster.launch import mpi_environment
+from rankwise.model.model import MEASURED, Model
+from rankwise.measure.probe import ProbeOptions, probe_launcher
 from rankwise.sim.platform import load_generated
 from rankwise.sim.verdict import judge
 from test_coll_lib import MPI_SOURCES, _compile, LIB, checks_passed, forced, ran

@@ -26,14 +26,14 @@ import numpy as np
 import pytest
 
 from conftest import HYDRA, MPICC_MPICH, NO_MPICH, run_cli
-from rankwise import patterns
-from rankwise.anomalies import find_slow_links
+from rankwise.traffic import patterns
+from rankwise.model.anomalies import find_slow_links
 from rankwise.emulate.midrun import run_with_change
-from rankwise.launch import RunResult, failure_message, mpi_environment
-from rankwise.matrix import CommMatrix
-from rankwise.model import MEASURED, MISSING, Model
-from rankwise.paths import program
-from rankwise.watch import read_index
+from rankwise.cluster.launch import RunResult, failure_message, mpi_environment
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import MEASURED, MISSING, Model
+from rankwise.util.paths import program
+from rankwise.measure.watch import read_index
 from test_coll_lib import LIB, MPI_SOURCES, _compile, checks_passed, forced, ran
 from test_emulate import Cluster, _name, emulated
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_one_line_error, run_cli
-from rankwise.hostlist import expand
-from rankwise.model import Model
+from rankwise.cluster.hostlist import expand
+from rankwise.model.model import Model
 from test_emulate import UNAVAILABLE, _name
 
 

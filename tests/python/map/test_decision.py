@@ -1,4 +1,4 @@
-"""The predictor decides the mapping (rankwise.decision): workloads with
+"""The predictor decides the mapping (rankwise.map.decision): workloads with
 collective calls costed by their algorithms, the congestion search, the
 readings against a probe's noise, and the two cases the sum objective got
 wrong, measured under SMPI."""
@@ -10,19 +10,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rankwise import patterns
-from rankwise.collective_calls import CollectiveCall
-from rankwise.congestion import Congestion, relabel_search
-from rankwise.decision import decide, steady_caps
-from rankwise.mapping import Network, map_ranks
-from rankwise.matrix import CommMatrix
-from rankwise.model import Model
-from rankwise.optimize import plan
-from rankwise.predict import PredictNetwork, predict_collective
-from rankwise.probe import LIGHT_SIM_PROBE, probe_sim
-from rankwise.programs import run_benchmark
+from rankwise.traffic import patterns
+from rankwise.traffic.collective_calls import CollectiveCall
+from rankwise.map.congestion import Congestion, relabel_search
+from rankwise.map.decision import decide, steady_caps
+from rankwise.map.mapping import Network, map_ranks
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import Model
+from rankwise.workflows.optimize import plan
+from rankwise.predict.predictor import PredictNetwork, predict_collective
+from rankwise.measure.probe import LIGHT_SIM_PROBE, probe_sim
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
-from rankwise.workload import Phase, Schedule, exchange_time, workload_of
+from rankwise.predict.workload import Phase, Schedule, exchange_time, workload_of
 
 
 class ProfiledMatrix(CommMatrix):

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankwise import patterns
-from rankwise.errors import RankwiseError
-from rankwise.mapping import Network, cut, grid_of, map_ranks, placement_cost
-from rankwise.matrix import CommMatrix
+from rankwise.traffic import patterns
+from rankwise.util.errors import RankwiseError
+from rankwise.map.mapping import Network, cut, grid_of, map_ranks, placement_cost
+from rankwise.traffic.matrix import CommMatrix
 
 
 def random_network(rng, n_nodes, slots_lo=1, slots_hi=4, names=None):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankwise import patterns
-from rankwise.mapping import Network, map_ranks, placement_cost
-from rankwise.matrix import CommMatrix
+from rankwise.traffic import patterns
+from rankwise.map.mapping import Network, map_ranks, placement_cost
+from rankwise.traffic.matrix import CommMatrix
 from rankwise.sim.platform import PlatformSpec, generate
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankwise.model import Model
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.model.model import Model
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from conftest import assert_one_line_error, run_cli
 
@@ -124,8 +124,8 @@ def test_sim_platform_rejects_a_bad_switch(tmp_path, value, text):
 
 
 def test_prediction_above_the_knee_uses_the_large_fit_and_matches_smpi(tmp_path):
-    from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, placement, predict_collective
-    from rankwise.programs import run_benchmark
+    from rankwise.predict.predictor import SMPI_ALGORITHM, PredictNetwork, placement, predict_collective
+    from rankwise.cluster.benchmark_programs import run_benchmark
 
     # The switched platform without its send overhead: the model's o is not the predictor's.
     spec = PlatformSpec(racks=1, nodes_per_rack=3, cores=1, protocol_switch=65536,

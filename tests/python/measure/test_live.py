@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from rankwise import paths
-from rankwise.model import MEASURED, Model
+from rankwise.util import paths
+from rankwise.model.model import MEASURED, Model
 
 from test_coll_lib import library_engine_sources, run_mpi
 from rankwise.sim.smpi import smpirun_command

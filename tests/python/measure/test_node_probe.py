@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from rankwise.errors import RankwiseError
-from rankwise.node import LEVELS, NodeTopology
-from rankwise.node_probe import cores_of_cpus, fit_level_costs
+from rankwise.util.errors import RankwiseError
+from rankwise.model.node import LEVELS, NodeTopology
+from rankwise.measure.node_probe import cores_of_cpus, fit_level_costs
 
 NODE = "pack:2 numa:2 core:4 pu:1"  # 16 cores, 4 domains of 4, 2 packages
 TRUE_ALPHA = np.array([0.3e-6, 0.5e-6, 1.0e-6, 2.0e-6])
@@ -57,8 +57,8 @@ def test_bad_samples_are_refused():
 
 
 def test_fitted_figures_go_into_the_model_as_node_cost_lines(tmp_path):
-    from rankwise.model import Model
-    from rankwise.node import NodeCosts
+    from rankwise.model.model import Model
+    from rankwise.model.node import NodeCosts
 
     topo = NodeTopology.load(synthetic=NODE)
     pairs = [(0, 1), (0, 4), (0, 8)]  # domain, package, node
@@ -73,7 +73,7 @@ def test_fitted_figures_go_into_the_model_as_node_cost_lines(tmp_path):
 
 
 def test_parse_output_keeps_pairs_alone_and_at_once_apart():
-    from rankwise.node_probe import parse_output
+    from rankwise.measure.node_probe import parse_output
 
     text = "launcher noise\ncpu 0 4\ncpu 1 0\npp 0 1 8 1.5e-06\nbw 0 1 8 2.5e-06\n"
     cpus, alone, loaded = parse_output(text)
@@ -84,7 +84,7 @@ def test_parse_output_keeps_pairs_alone_and_at_once_apart():
 
 
 def test_pair_costs_are_fitted_per_pair_of_domains():
-    from rankwise.node_probe import fit_pair_costs
+    from rankwise.measure.node_probe import fit_pair_costs
 
     domain_of = np.array([0, 0, 1, 2])
     truth = {(0, 0): (1e-7, 1e-11), (0, 1): (3e-7, 2e-11), (0, 2): (7e-7, 5e-11), (1, 2): (6e-7, 4e-11)}
@@ -100,7 +100,7 @@ def test_pair_costs_are_fitted_per_pair_of_domains():
 
 
 def test_parse_extras_reads_hosts_and_the_span():
-    from rankwise.node_probe import parse_extras
+    from rankwise.measure.node_probe import parse_extras
 
     text = "cpu 0 3\ncpu 1 5\nhost 1 node-0-d1\nhost 0 node-0-d0\npp 0 1 8 1e-6\ntime 1.5e-03\n"
     assert parse_extras(text) == (["node-0-d0", "node-0-d1"], 1.5e-3)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rankwise import launch
-from rankwise.model import MEASURED, MISSING, Model
+from rankwise.cluster import launch
+from rankwise.model.model import MEASURED, MISSING, Model
 
 from conftest import run_cli
 from test_probe_real import pid_of_rank

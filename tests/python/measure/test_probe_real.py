@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankwise import paths
-from rankwise.launch import mpi_environment
-from rankwise.model import MEASURED, MISSING, Model
-from rankwise.probe import ProbeOptions, probe_launcher
+from rankwise.util import paths
+from rankwise.cluster.launch import mpi_environment
+from rankwise.model.model import MEASURED, MISSING, Model
+from rankwise.measure.probe import ProbeOptions, probe_launcher
 
 pytestmark = pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun on this machine")
 
@@ -155,7 +155,7 @@ def test_rank_that_stops_answering_is_missing_and_the_probe_still_writes(tmp_pat
         assert model.state[i, 2] == MISSING or model.samples[i, 2].min() >= 2, i
 
 
-STOP_RANK = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "stop_rank.c"
+STOP_RANK = Path(__file__).resolve().parents[2] / "engine" / "mpi" / "stop_rank.c"
 
 
 @pytest.mark.parametrize("stop_at", ["ibcast", "isend:7330"], ids=["sharing-the-plan", "in-a-phase"])

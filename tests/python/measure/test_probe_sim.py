@@ -8,9 +8,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from rankwise.anomalies import find_slow_links
-from rankwise.model import MEASURED, MISSING, UNPROBED, Model
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.model.anomalies import find_slow_links
+from rankwise.model.model import MEASURED, MISSING, UNPROBED, Model
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 FAST = dict(sizes="8,1K,64K,1M", repetitions=2, rounds=2)

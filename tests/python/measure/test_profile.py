@@ -21,16 +21,16 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise import profile as prof
-from rankwise.collective_calls import CollectiveCall as CC
-from rankwise.errors import RankwiseError
-from rankwise.launch import mpi_environment
-from rankwise import patterns as P
-from rankwise.matrix import CommMatrix
+from rankwise.measure import profile as prof
+from rankwise.traffic.collective_calls import CollectiveCall as CC
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.launch import mpi_environment
+from rankwise.traffic import patterns as P
+from rankwise.traffic.matrix import CommMatrix
 from rankwise.sim.platform_file import read_platform
 
-SOURCE = Path(__file__).resolve().parents[1] / "engine" / "mpi" / "profile_exerciser.c"
-INCLUDE = Path(__file__).resolve().parents[2] / "engine" / "include"
+SOURCE = Path(__file__).resolve().parents[2] / "engine" / "mpi" / "profile_exerciser.c"
+INCLUDE = Path(__file__).resolve().parents[3] / "engine" / "include"
 LAUNCHER = "mpirun -np 4 --oversubscribe"
 
 needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")), reason="no Open MPI")
@@ -402,7 +402,7 @@ def bench_calls(iterations: int, root: int) -> list[CC]:
 
 @needs_smpi
 def test_smpi_bench_collectives_profile_holds_exactly_its_calls(small_platform, tmp_path):
-    from rankwise.programs import run_benchmark
+    from rankwise.cluster.benchmark_programs import run_benchmark
 
     out = tmp_path / "c.rwc"
     args = ["--sizes", ",".join(map(str, BENCH_SIZES)), "--iterations", "3", "--warmup", "2", "--root", "1"]
@@ -417,7 +417,7 @@ def test_smpi_bench_collectives_profile_holds_exactly_its_calls(small_platform, 
 
 @needs_smpi
 def test_smpi_groups_beyond_the_cap_are_counted_as_dropped(small_platform, tmp_path, monkeypatch):
-    from rankwise.programs import run_benchmark
+    from rankwise.cluster.benchmark_programs import run_benchmark
 
     monkeypatch.setenv("RANKWISE_PROFILE_COLL_GROUPS", "4")
     out = tmp_path / "c.rwc"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 SIZES = "8,64K,1M,4M"

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, run_cli
-from rankwise.matrix import CommMatrix
-from rankwise.model import Model
-from rankwise.predict import PredictNetwork, predict_traffic
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import Model
+from rankwise.predict.predictor import PredictNetwork, predict_traffic
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Congested, Degraded, PlatformSpec, Varying, generate
 
 FAST = dict(sizes="8,64K,1M", repetitions=2, rounds=1, mode="isolated")

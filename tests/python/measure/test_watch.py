@@ -1,4 +1,4 @@
-"""rankwise.watch: the rotation of partial probes and the series' index."""
+"""rankwise.measure.watch: the rotation of partial probes and the series' index."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.model import Model
-from rankwise.model_diff import diff_models
-from rankwise.watch import INDEX, Entry, parse_every, read_index, rotating_pairs, write_index
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.model.model import Model
+from rankwise.model.diff import diff_models
+from rankwise.measure.watch import INDEX, Entry, parse_every, read_index, rotating_pairs, write_index
 
 
 def test_parse_every():

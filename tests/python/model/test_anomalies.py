@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankwise.anomalies import capacity_spreads, find_slow_links, pair_variation
-from rankwise.model import Model, Spread
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.model.anomalies import capacity_spreads, find_slow_links, pair_variation
+from rankwise.model.model import Model, Spread
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, generate
 from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
 

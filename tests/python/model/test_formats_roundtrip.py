@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from rankwise.collective_calls import CollectiveCall
-from rankwise.errors import RankwiseError
-from rankwise.matrix import CommMatrix
-from rankwise.model import MEASURED, MISSING, UNPROBED, Link, Model, Spread
+from rankwise.traffic.collective_calls import CollectiveCall
+from rankwise.util.errors import RankwiseError
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import MEASURED, MISSING, UNPROBED, Link, Model, Spread
 
 # RANKWISE_EXAMPLES=5000 for a deeper run than the suite's.
 SETTINGS = settings(max_examples=int(os.environ.get("RANKWISE_EXAMPLES", 150)), deadline=None,

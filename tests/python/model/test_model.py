@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankwise.errors import RankwiseError
-from rankwise.model import MEASURED, MISSING, Model
+from rankwise.util.errors import RankwiseError
+from rankwise.model.model import MEASURED, MISSING, Model
 
 
 def synthetic(n=6, sizes=(8, 1024, 65536, 1 << 20), seed=0) -> Model:
@@ -100,8 +100,7 @@ def test_save_creates_missing_folders_as_every_writer_does(tmp_path):
 def test_binding_refuses_an_engine_of_another_abi(monkeypatch):
     """A package and an engine from different builds: a clear error at load
     time, not a crash in a structure of another layout."""
-    from rankwise import engine
-
+    from rankwise._engine import core as engine
     engine.lib.cache_clear()
     monkeypatch.setattr(engine, "ABI_VERSION", engine.ABI_VERSION + 1)
     try:
@@ -113,8 +112,8 @@ def test_binding_refuses_an_engine_of_another_abi(monkeypatch):
 
 
 def test_enumerations_come_from_the_engine_by_name():
-    from rankwise import engine
-    from rankwise.model import MODES, STATE_NAMES
+    from rankwise._engine import core as engine
+    from rankwise.model.model import MODES, STATE_NAMES
 
     assert engine.enum_names("pair_state") == STATE_NAMES
     assert engine.enum_names("probe_mode") == MODES

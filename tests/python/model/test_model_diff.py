@@ -1,4 +1,4 @@
-"""rankwise.model_diff: what changed between two models, beyond their noise."""
+"""rankwise.model.diff: what changed between two models, beyond their noise."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from rankwise.model import Link
-from rankwise.model_diff import diff_models
+from rankwise.model.model import Link
+from rankwise.model.diff import diff_models
 from rankwise.sim.platform import Degraded, PlatformSpec
 from rankwise.sim.synthetic import synthetic_model
 

@@ -1,4 +1,4 @@
-"""Inside the node (rankwise.node over engine/src/node): hwloc topologies from
+"""Inside the node (rankwise.model.node over engine/src/node): hwloc topologies from
 synthetic descriptions and XML, and the placement of a node's ranks on its
 cores. On synthetic 2-package / 4-NUMA nodes the domain cut of the pattern
 generators' stencils and synthetic groups (Getmansky et al. 2015, §3) must
@@ -12,9 +12,9 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.node import LEVELS, NodeCosts, NodeTopology, export_xml
-from rankwise.patterns import generate
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.model.node import LEVELS, NodeCosts, NodeTopology, export_xml
+from rankwise.traffic.patterns import generate
 
 from conftest import run_cli
 
@@ -228,7 +228,7 @@ def test_costs(node):
 
 def test_the_model_keeps_figures_inside_the_node(tmp_path):
     """Format 3: node-cost lines; a model without them is still written as version 2."""
-    from rankwise.model import Model
+    from rankwise.model.model import Model
 
     m = Model.empty(["a", "b"], [8, 1024])
     m.save(tmp_path / "old.rwm")
@@ -254,7 +254,7 @@ def test_the_model_keeps_figures_inside_the_node(tmp_path):
     ("node-cost cache 1e-6", "takes 3 fields"),
 ])
 def test_bad_node_cost_lines_name_their_line(tmp_path, line, message):
-    from rankwise.model import Model
+    from rankwise.model.model import Model
 
     path = tmp_path / "m.rwm"
     path.write_text(f"rankwise-model 3\nsizes 8\n{line}\nnodes 1\nnode 0 a 1\n")

@@ -1,4 +1,4 @@
-"""The predictor (rankwise.predict) against SMPI with the algorithm pinned, on small generated
+"""The predictor (rankwise.predict.predictor) against SMPI with the algorithm pinned, on small generated
 platforms; the closed-form formulas; Luo et al. 2018 Tables 5-6; the binding's errors."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankwise import patterns
-from rankwise.errors import RankwiseError
-from rankwise.predict import (
+from rankwise.traffic import patterns
+from rankwise.util.errors import RankwiseError
+from rankwise.predict.predictor import (
     SMPI_ALGORITHM,
     PredictNetwork,
     SharedLink,
@@ -22,13 +22,13 @@ from rankwise.predict import (
     predict_collective,
     predict_traffic,
 )
-from rankwise.probe import ProbeOptions, probe_sim
-from rankwise.programs import run_benchmark
+from rankwise.measure.probe import ProbeOptions, probe_sim
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import COLLECTIVE_OVERHEADS, overhead_settings
 
 US = 1e-6
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ALLTOALL_SIZES = "1K,16K,256K,1M"
 COLL_SIZES = "1K,64K,1M"
 
@@ -152,7 +152,7 @@ def test_open_mpis_generic_reduce_pays_receive_overheads_in_wait_order(tmp_path,
     child's, whose deeper subtree answers last: the second child's message, there first,
     pays its receive overhead after. Charged at arrival it was predicted 1-3 us short
     (16 ranks: 16.0 us for SMPI's 19.0) and the tuner kept it against faster trees."""
-    from rankwise.coll.binding import predict_tree
+    from rankwise._engine.coll import predict_tree
 
     gp = generate(PlatformSpec(racks=1, nodes_per_rack=16, cores=1), tmp_path)
     o = 1e-6
@@ -188,7 +188,7 @@ def test_open_mpis_binomial_reduce_in_1k_segments_is_costed_segment_by_segment(t
     tuner kept it where trees measured x1.5-x8 faster. Stated tolerance 8 %: the predictor is
     still pessimistic by about 0.4 us per segment (a forwarding rank's send overhead is placed
     once its parent has posted the receive)."""
-    from rankwise.coll.binding import TuneOptions, decide
+    from rankwise._engine.coll import TuneOptions, decide
 
     n, o = 32, 1e-6
     gp = generate(PlatformSpec(racks=1, nodes_per_rack=n, cores=1), tmp_path)

@@ -8,9 +8,9 @@ import pytest
 from matplotlib import colors
 from matplotlib.image import imread
 
-from rankwise.errors import RankwiseError
-from rankwise.model import MEASURED, MISSING, Model
-from rankwise.plots import DPI, FIGSIZE, HIGHLIGHT_COLOR, MAX_LABELS, MISSING_COLOR, label_positions, plot_model
+from rankwise.util.errors import RankwiseError
+from rankwise.model.model import MEASURED, MISSING, Model
+from rankwise.report.plots import DPI, FIGSIZE, HIGHLIGHT_COLOR, MAX_LABELS, MISSING_COLOR, label_positions, plot_model
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WIDTH, HEIGHT = round(FIGSIZE[0] * DPI), round(FIGSIZE[1] * DPI)
@@ -104,7 +104,7 @@ def test_bad_highlight_index(tmp_path):
 
 
 def test_missing_folders_are_made_as_for_every_output(tmp_path):
-    """A plot follows the -o rules of every output (rankwise.files.prepare_output)."""
+    """A plot follows the -o rules of every output (rankwise.util.files.prepare_output)."""
     path = tmp_path / "no" / "such" / "dir" / "heat.png"
     plot_model(rack_model(racks=2, per_rack=2, missing=()), path)
     assert path.read_bytes()[:4] == b"\x89PNG"

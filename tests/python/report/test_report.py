@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from rankwise.model import MEASURED, MISSING, Model
+from rankwise.model.model import MEASURED, MISSING, Model
 from rankwise.report.model import compress_names, render, summarize
 
 SIZES = (8, 1024, 65536, 1 << 20)

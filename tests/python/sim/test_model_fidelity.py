@@ -10,8 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.model import MEASURED, Link, Model
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.model.model import MEASURED, Link, Model
 from rankwise.sim.faults import NIC, SHARED, SLOW, VARYING, crossing_pairs, read_faults
 from rankwise.sim.fidelity import Claim, ari, claims_from_faults, score
 from rankwise.sim.random_platform import random_platform, write_random_platform

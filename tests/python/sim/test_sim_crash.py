@@ -20,11 +20,11 @@ from rich.console import Console
 
 from conftest import assert_one_line_error, run_cli
 from sim_platforms import full_zone_platform
-from rankwise import optimize
-from rankwise.errors import RankwiseError
-from rankwise.model import MEASURED
-from rankwise.probe import LIGHT_SIM_PROBE, ProbeOptions, probe_sim
-from rankwise.programs import run_benchmark
+from rankwise.workflows import optimize
+from rankwise.util.errors import RankwiseError
+from rankwise.model.model import MEASURED
+from rankwise.measure.probe import LIGHT_SIM_PROBE, ProbeOptions, probe_sim
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim import smpi
 
 needs_smpi = pytest.mark.skipif(not shutil.which("smpirun"), reason="no SimGrid")
@@ -172,7 +172,7 @@ def test_optimize_probes_a_simulated_cluster_with_the_light_settings(small_platf
         seen.update(options=options, ranks_per_node=ranks_per_node)
         raise _Probed
 
-    monkeypatch.setattr("rankwise.probe.probe_sim", fake_probe_sim)
+    monkeypatch.setattr("rankwise.measure.probe.probe_sim", fake_probe_sim)
     with pytest.raises(_Probed):
         optimize.run_optimize(console=Console(file=io.StringIO()), app=None, args=[], sim=small_platform.platform_xml,
                               pattern="alltoall:ranks=8,bytes=1K", out=tmp_path / "out")

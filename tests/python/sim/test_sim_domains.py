@@ -10,10 +10,10 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.node import NodeTopology
-from rankwise.patterns import generate
-from rankwise.programs import run_benchmark
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.model.node import NodeTopology
+from rankwise.traffic.patterns import generate
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.domains import (DomainSpec, block_cores, generate_domains, hosts_of_cores, load_domains)
 from rankwise.sim.platform import Degraded, PlatformSpec
 from rankwise.sim.platform_file import read_platform

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from rankwise.errors import UsageError
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.util.errors import UsageError
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, build_links, generate, load_generated, route
 
 FAST = dict(sizes="8,1K,64K,1M", repetitions=2, rounds=2)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 from rankwise.sim.platform import (
     Congested,
     Degraded,
@@ -26,7 +26,7 @@ from rankwise.sim.platform import (
     route,
 )
 from rankwise.sim.platform_file import MAX_RADICAL_HOSTS, hostfile_for, parse_radical, read_platform
-from rankwise.hostfile import read_hostfile, write_hostfile
+from rankwise.cluster.hostfile import read_hostfile, write_hostfile
 
 US = 1e-6
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from rankwise.errors import UsageError
-from rankwise.model_diff import diff_models
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.util.errors import UsageError
+from rankwise.model.diff import diff_models
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, generate, load_generated
 from rankwise.sim.profiles import platform_at, read_profile, schedule, shift
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, run_cli
-from rankwise.errors import UsageError
-from rankwise.mapping import Network
-from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, placement, predict_collective
-from rankwise.programs import run_benchmark
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.util.errors import UsageError
+from rankwise.map.mapping import Network
+from rankwise.predict.predictor import SMPI_ALGORITHM, PredictNetwork, placement, predict_collective
+from rankwise.cluster.benchmark_programs import run_benchmark
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, build_links, generate, load_generated, route
 
 US = 1e-6
@@ -268,7 +268,7 @@ def test_alltoall_predicted_from_the_ground_truth_matches_smpi(tmp_path, topolog
 
 
 def test_verdict_matches_a_slow_torus_link_through_the_routes_crossing_it(tmp_path):
-    from rankwise.anomalies import find_slow_links
+    from rankwise.model.anomalies import find_slow_links
     from rankwise.sim.verdict import judge
 
     spec = PlatformSpec(topology="torus:3,2,2", cores=1, degraded=[Degraded("x", 4, 0.25), Degraded("node", 7, 1.0, 5.0)])
@@ -291,7 +291,7 @@ def test_a_dragonfly_s_longer_routes_are_not_taken_for_slow_blocks(tmp_path, deg
     whole number of distance-class steps farther is explained (anomalies.distance_classes). A healthy
     dragonfly gives no finding (it gave 18 slow blocks), and the faults are found with no
     false block (16 came with them)."""
-    from rankwise.anomalies import find_slow_links
+    from rankwise.model.anomalies import find_slow_links
     from rankwise.sim.verdict import judge
 
     gen = generate(PlatformSpec(topology="dragonfly:3,2,2", cores=1, degraded=list(degraded)), tmp_path / "plat")

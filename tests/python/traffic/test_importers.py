@@ -17,10 +17,10 @@ from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rankwise.errors import RankwiseError
-from rankwise.importers import FORMATS, detect_format, format_name, load_comm
-from rankwise.launch import mpi_environment
-from rankwise.matrix import CommMatrix
+from rankwise.util.errors import RankwiseError
+from rankwise.traffic.importers import FORMATS, detect_format, format_name, load_comm
+from rankwise.cluster.launch import mpi_environment
+from rankwise.traffic.matrix import CommMatrix
 
 MB = 1 << 20
 

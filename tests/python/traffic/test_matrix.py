@@ -11,8 +11,8 @@ from conftest import assert_one_line_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankwise.errors import RankwiseError
-from rankwise.matrix import CommMatrix
+from rankwise.util.errors import RankwiseError
+from rankwise.traffic.matrix import CommMatrix
 
 
 def small() -> CommMatrix:
@@ -211,7 +211,7 @@ def test_a_directory_is_named_as_such(tmp_path):
 
 # ------------------------------------------------------- collective calls
 def test_collective_calls_are_canonical_and_kept_by_symmetrized(tmp_path):
-    from rankwise.collective_calls import CollectiveCall as CC
+    from rankwise.traffic.collective_calls import CollectiveCall as CC
 
     calls = [CC("bcast", 64, 2, 1, (7, 5, 3, 1)), CC("allreduce", 16, 5, 0, tuple(range(8))),
              CC("bcast", 64, 3, 1, (7, 5, 3, 1)), CC("alltoall", 4)]
@@ -238,7 +238,7 @@ def test_collectives_must_be_records(calls, error):
 
 
 def test_collectives_refused_by_the_engine_name_the_offence():
-    from rankwise.collective_calls import CollectiveCall as CC
+    from rankwise.traffic.collective_calls import CollectiveCall as CC
 
     for call, error in [(CC("bcast", 8, 1, 0, (0, 4)), "communicator 0: member 4 is not in [0, 4)"),
                         (CC("bcast", 8, 1, 0, (1, 1)), "communicator 0: rank 1 is a member twice"),
@@ -259,7 +259,7 @@ def test_version_1_files_read_without_calls_and_bad_v2_npz(tmp_path):
                 comm_start=[0, 2], comm_ranks=[3, 1], coll_dropped=0)
     good = tmp_path / "good.npz"
     np.savez(good, **base)
-    from rankwise.collective_calls import CollectiveCall as CC
+    from rankwise.traffic.collective_calls import CollectiveCall as CC
     assert CommMatrix.load(good).collectives == [CC("bcast", 8, 1, 0, (3, 1))]
     for change, error in [({"coll_comm": [1]}, "collective call 0 (bcast): communicator 1 is not in [-1, 1)"),
                           ({"comm_start": [0, 3]}, "'comm_start' must rise from 0 to the length of 'comm_ranks'"),
@@ -283,7 +283,7 @@ def test_a_malformed_coll_line_is_one_line_error_from_the_cli(tmp_path):
 
 
 def test_importing_a_matrix_file_keeps_its_calls_and_other_importers_make_none(tmp_path):
-    from rankwise.collective_calls import CollectiveCall as CC
+    from rankwise.traffic.collective_calls import CollectiveCall as CC
 
     m = CommMatrix(4, [0], [1], [1], [8], collectives=[CC("bcast", 8, 2, 1, (3, 1))])
     m.save(tmp_path / "in.rwc")

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise import patterns as P
-from rankwise.errors import RankwiseError
-from rankwise.matrix import CommMatrix
+from rankwise.traffic import patterns as P
+from rankwise.util.errors import RankwiseError
+from rankwise.traffic.matrix import CommMatrix
 
 
 def dests(m: CommMatrix, rank: int) -> list[int]:
@@ -322,7 +322,7 @@ def test_cli_errors_are_one_line(tmp_path):
 
 
 def test_collective_volumes_follow_the_profiler_rules():
-    from rankwise.patterns import collective
+    from rankwise.traffic.patterns import collective
 
     b = collective(4, 1000, op="bcast", root=2)
     assert sorted(zip(b.src.tolist(), b.dst.tolist())) == [(2, 0), (2, 1), (2, 3)]
@@ -341,8 +341,8 @@ def test_collective_volumes_follow_the_profiler_rules():
 
 
 def test_collective_pattern_holds_its_call_times_iterations(tmp_path):
-    from rankwise.collective_calls import CollectiveCall
-    from rankwise.patterns import collective, generate
+    from rankwise.traffic.collective_calls import CollectiveCall
+    from rankwise.traffic.patterns import collective, generate
 
     assert collective(4, 1000, op="bcast", root=2, iterations=3).collectives == [
         CollectiveCall("bcast", 1000, 3, 2)]

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.bench import Experiment, Row, save
+from rankwise.workflows.experiments import Experiment, Row, save
 
 
 def test_save_writes_csv_and_png(tmp_path):
@@ -42,7 +42,7 @@ def test_real_mpi_experiment(tmp_path):
 def test_rows_carry_the_predicted_speedup_beside_the_measured_one(tmp_path):
     from rich.console import Console
 
-    from rankwise.bench import show
+    from rankwise.workflows.experiments import show
 
     exp = Experiment("y", "predicted", "default", "size", "us",
                      rows=[Row("1K", 10.0, 5.0, predicted=2.2), Row("1M", 100.0, 40.0, predicted=3.5)])

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.errors import RankwiseError
-from rankwise.launch import mpi_environment
-from rankwise.matrix import CommMatrix
-from rankwise.model import MISSING, Model
-from rankwise.optimize import app_runner, benchmark_name, compare, robust_median
-from rankwise.placement import launch_host
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.launch import mpi_environment
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import MISSING, Model
+from rankwise.workflows.optimize import app_runner, benchmark_name, compare, robust_median
+from rankwise.cluster.placement import launch_host
 
 real_mpi = pytest.mark.skipif(not shutil.which("mpirun"), reason="no mpirun on this machine")
 
@@ -183,7 +183,7 @@ def test_real_mpi_path_on_localhost(tmp_path):
 def test_placed_launch_speaks_each_launcher(tmp_path, monkeypatch):
     """Rank k on hosts[k]: Slurm's arbitrary distribution, Hydra's
     machinefile, Open MPI's sequential mapper (fake launchers on PATH)."""
-    from rankwise.optimize import placed_launch
+    from rankwise.workflows.optimize import placed_launch
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import shlex
 from os import PathLike
 
-from rankwise.binding import CoreBinding, cpu_list_text
-from rankwise.errors import UsageError
-from rankwise.launcher_files import intel, mpich, openmpi, permutation, slurm
-from rankwise.placement import Placement
+from rankwise.cluster.core_binding import CoreBinding, cpu_list_text
+from rankwise.util.errors import UsageError
+from rankwise.cluster.launcher_files import intel, mpich, openmpi, permutation, slurm
+from rankwise.cluster.placement import Placement
 
 FORMATS = {"openmpi": openmpi, "mpich": mpich, "intel": intel, "slurm": slurm, "permutation": permutation}
 
@@ -22,7 +22,7 @@ def _format(fmt: str):
 
 def write_placement(placement: Placement, fmt: str, path: str | PathLike, app: str | None = None,
                     binding: CoreBinding | None = None) -> None:
-    """binding: the core of every rank (rankwise.binding), written as the
+    """binding: the core of every rank (rankwise.cluster.core_binding), written as the
     format binds: refused, naming the launcher, where it cannot be."""
     if binding is not None:
         binding.check(placement)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from os import PathLike
-from rankwise.errors import file_error
-from rankwise.inputs import read_input
-from rankwise.numbers import bounded_int, shown
-from rankwise.placement import Placement, host_problem
+from rankwise.util.errors import file_error
+from rankwise.util.inputs import read_input
+from rankwise.util.numbers import bounded_int, shown
+from rankwise.cluster.placement import Placement, host_problem
 
 
 def lines(path: str | PathLike, comment: str = "#") -> Iterator[tuple[int, str]]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from os import PathLike
 
-from rankwise.binding import CoreBinding, cpu_list_text
-from rankwise.errors import RankwiseError, file_error
-from rankwise.launcher_files._text import count, host, lines
-from rankwise.placement import Placement
-from rankwise.files import write_atomic
+from rankwise.cluster.core_binding import CoreBinding, cpu_list_text
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.cluster.launcher_files._text import count, host, lines
+from rankwise.cluster.placement import Placement
+from rankwise.util.files import write_atomic
 
 PIN_VARIABLE = "I_MPI_PIN_PROCESSOR_LIST"
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from os import PathLike
 
-from rankwise.binding import CoreBinding
-from rankwise.errors import RankwiseError, file_error
-from rankwise.launcher_files._text import MAX_RANK, count, from_rows, host, lines
-from rankwise.placement import Placement
-from rankwise.files import write_atomic
+from rankwise.cluster.core_binding import CoreBinding
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.cluster.launcher_files._text import MAX_RANK, count, from_rows, host, lines
+from rankwise.cluster.placement import Placement
+from rankwise.util.files import write_atomic
 
 LINE = re.compile(r"rank\s+(\d+)\s*=\s*(\S+)\s+slots?\s*=\s*(\S+)")
 _ITEM = r"(?:(\d+):)?(\d+)(?:-\d+)?"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from os import PathLike
 
-from rankwise.errors import file_error
-from rankwise.launcher_files._text import MAX_RANK, count, from_rows, host, lines
-from rankwise.placement import Placement
-from rankwise.files import write_atomic
+from rankwise.util.errors import file_error
+from rankwise.cluster.launcher_files._text import MAX_RANK, count, from_rows, host, lines
+from rankwise.cluster.placement import Placement
+from rankwise.util.files import write_atomic
 
 HEADER = "# rankwise placement: rank node slot"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from os import PathLike
 
-from rankwise.binding import CoreBinding
-from rankwise.errors import file_error
-from rankwise.launcher_files._text import host, lines
-from rankwise.placement import Placement
-from rankwise.files import write_atomic
+from rankwise.cluster.core_binding import CoreBinding
+from rankwise.util.errors import file_error
+from rankwise.cluster.launcher_files._text import host, lines
+from rankwise.cluster.placement import Placement
+from rankwise.util.files import write_atomic
 
 
 def write(placement: Placement, path: str | PathLike, *, app: str | None = None,

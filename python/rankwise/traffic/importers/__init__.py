@@ -1,7 +1,7 @@
 """Importers: an application's traffic from what MPI tools write, as one
-CommMatrix (rankwise.matrix).
+CommMatrix (rankwise.traffic.matrix).
 
-    from rankwise.importers import load_comm
+    from rankwise.traffic.importers import load_comm
     m = load_comm("stats.txt")                    # format told by content
     m = load_comm("prof/", n_ranks=64)            # Open MPI monitoring files
     m = load_comm("pairs.csv", format="list")
@@ -18,10 +18,10 @@ from __future__ import annotations
 from os import PathLike, fspath
 from pathlib import Path
 
-from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.importers import dense, intel, matrix_market, native, openmpi, plain
-from rankwise.importers._common import TooLarge, check_ranks_option, read_bytes, read_lines
-from rankwise.matrix import CommMatrix
+from rankwise.util.errors import RankwiseError, UsageError, file_error
+from rankwise.traffic.importers import dense, intel, matrix_market, native, openmpi, plain
+from rankwise.traffic.importers._common import TooLarge, check_ranks_option, read_bytes, read_lines
+from rankwise.traffic.matrix import CommMatrix
 
 # name -> one-line description (the order is the one shown to users)
 FORMATS: dict[str, str] = {

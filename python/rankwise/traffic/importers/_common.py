@@ -3,7 +3,7 @@ collecting (src, dst, msgs, bytes) triplets that become a CommMatrix only
 once the whole input has been read (an error anywhere means no matrix).
 
 Every error names the file and, where there is one, the line:
-``path:line: message`` (rankwise.errors.file_error)."""
+``path:line: message`` (rankwise.util.errors.file_error)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.inputs import read_input
-from rankwise.matrix import TEXT_MAX, CommMatrix
-from rankwise.numbers import bounded_int, shown
+from rankwise.util.errors import RankwiseError, UsageError, file_error
+from rankwise.util.inputs import read_input
+from rankwise.traffic.matrix import TEXT_MAX, CommMatrix
+from rankwise.util.numbers import bounded_int, shown
 
 INT64_MAX = 2**63 - 1
 MAX_RANKS = 1 << 26  # RW_MATRIX_MAX_RANKS of the engine

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, file_error
-from rankwise.importers._common import (
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.traffic.importers._common import (
     INT64_MAX,
     job_size,
     parse_count,
@@ -38,7 +38,7 @@ from rankwise.importers._common import (
     split_fields,
     strip_comment,
 )
-from rankwise.matrix import CommMatrix
+from rankwise.traffic.matrix import CommMatrix
 
 NAME = "dense"
 _PROFILE2MAT = re.compile(r"(?P<stem>.*)_(?P<what>size|msg|avg)_(?P<kind>[A-Za-z0-9]+)\.mat")

@@ -44,8 +44,8 @@ from __future__ import annotations
 
 import re
 
-from rankwise.errors import file_error
-from rankwise.importers._common import (
+from rankwise.util.errors import file_error
+from rankwise.traffic.importers._common import (
     INT64_MAX,
     Triplets,
     job_size,
@@ -55,8 +55,8 @@ from rankwise.importers._common import (
     read_lines,
     source_text,
 )
-from rankwise.matrix import CommMatrix
-from rankwise.numbers import shown
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.util.numbers import shown
 
 NAME = "intel"
 MB = 1 << 20  # Intel MPI's "MB"

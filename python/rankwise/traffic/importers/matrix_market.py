@@ -20,8 +20,8 @@ pattern (no values), skew-symmetric and hermitian matrices are refused.
 
 from __future__ import annotations
 
-from rankwise.errors import file_error
-from rankwise.importers._common import (
+from rankwise.util.errors import file_error
+from rankwise.traffic.importers._common import (
     Triplets,
     job_size,
     parse_count,
@@ -29,8 +29,8 @@ from rankwise.importers._common import (
     read_lines,
     source_text,
 )
-from rankwise.matrix import CommMatrix
-from rankwise.numbers import shown
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.util.numbers import shown
 
 NAME = "mtx"
 BANNER = "%%matrixmarket"

@@ -9,9 +9,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from rankwise.errors import RankwiseError, file_error
-from rankwise.importers._common import job_size, read_bytes
-from rankwise.matrix import CommMatrix
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.traffic.importers._common import job_size, read_bytes
+from rankwise.traffic.matrix import CommMatrix
 
 RWC = "rwc"
 NPZ = "npz"

@@ -58,8 +58,8 @@ import glob as globmod
 import re
 from pathlib import Path
 
-from rankwise.errors import UsageError, file_error
-from rankwise.importers._common import (
+from rankwise.util.errors import UsageError, file_error
+from rankwise.traffic.importers._common import (
     Triplets,
     ends_with_newline,
     job_size,
@@ -69,8 +69,8 @@ from rankwise.importers._common import (
     read_lines,
     source_text,
 )
-from rankwise.matrix import CommMatrix
-from rankwise.numbers import shown
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.util.numbers import shown
 
 NAME = "openmpi"
 DEFAULT_KINDS = "EISR"

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, file_error
-from rankwise.importers._common import (
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.traffic.importers._common import (
     INT64_MAX,
     MAX_RANKS,
     Triplets,
@@ -34,8 +34,8 @@ from rankwise.importers._common import (
     split_fields,
     strip_comment,
 )
-from rankwise.matrix import CommMatrix
-from rankwise.numbers import shown
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.util.numbers import shown
 
 NAME = "list"
 
