@@ -173,7 +173,8 @@ def test_node_lists_beyond_the_limit_are_refused_at_once(tmp_path, ring, nodes):
 
 
 def test_node_list_at_the_limit_still_expands():
-    from rankwise.cluster.allocation import MAX_NODES, expand_nodelist
+    from rankwise.cluster.hostlist import MAX_NODES
+    from rankwise.cluster.hostlist import expand as expand_nodelist
 
     hosts = expand_nodelist(f"n[1-{MAX_NODES}]")
     assert len(hosts) == MAX_NODES and hosts[-1] == f"n{MAX_NODES}"

@@ -57,7 +57,8 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
 
 
 def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int], model):
-    from rankwise.cluster.allocation import expand_nodelist, read_allocation
+    from rankwise.cluster.allocation import read_allocation
+    from rankwise.cluster.hostlist import expand as expand_nodelist
     from rankwise.cluster.hostfile import MAX_SLOTS
 
     if hosts is not None and nodelist is not None:

@@ -3,22 +3,17 @@ node list, or the Slurm job's environment."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from os import PathLike
 
 from rankwise.util.errors import RankwiseError, UsageError, file_error
 from rankwise.cluster.hostfile import read_hostfile
+from rankwise.cluster.hostlist import MAX_NODES, expand
 from rankwise.util.numbers import bounded_int, shown
 
 Allocation = list[tuple[str, int]]
 
-# Nodes in one allocation. A mapping holds N x N arrays of the network
-# (8192 nodes: 512 MiB each), and a model of more nodes could not have been
-# probed (N^2 pairs); a node list is counted against this before it is
-# expanded, so 'n[0-99999999]' is refused at once, not after minutes.
-MAX_NODES = 8192
 
 
 def read_allocation(path: str | PathLike) -> Allocation:
@@ -32,85 +27,11 @@ def read_allocation(path: str | PathLike) -> Allocation:
     return hosts
 
 
-_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
-
-
-def expand_nodelist(text: str) -> list[str]:
-    """Slurm's compressed host list: 'node[01-04,07],gpu3' -> node01 ... gpu3
-    (zero padding kept; several groups in a name, 'r[1-2]n[1-2]', expand
-    left group outermost, as Slurm does). Duplicates are an error."""
-    names, depth, start = [], 0, 0
-    for i, c in enumerate(text + ","):
-        if c == "[":
-            if depth:
-                raise UsageError(f"node list '{shown(text, 80)}': nested '['")
-            depth = 1
-        elif c == "]":
-            if not depth:
-                raise UsageError(f"node list '{shown(text, 80)}': ']' without '['")
-            depth = 0
-        elif c == "," and not depth:
-            names.append(text[start:i].strip())
-            start = i + 1
-    if depth:
-        raise UsageError(f"node list '{shown(text, 80)}': '[' without ']'")
-    hosts: list[str] = []
-    split = []
-    for name in names:
-        if not name:
-            raise UsageError(f"node list '{shown(text, 80)}': empty host name")
-        parts = re.split(r"\[([^\]]*)\]", name)  # literal, group, literal, group, ..., literal
-        groups = [_ranges(p, text) if k % 2 else None for k, p in enumerate(parts)]
-        split.append((parts, groups))
-    # Counted before expanding: ranges hold up to 10^18 names.
-    count = 0
-    for parts, groups in split:
-        size = 1
-        for ranges in filter(None, groups):
-            size *= sum(hi - lo + 1 for lo, hi, _ in ranges)
-        count += size
-        if count > MAX_NODES:
-            raise UsageError(f"node list '{shown(text, 80)}' names more than {MAX_NODES} nodes, "
-                             "the most an allocation may have")
-    for parts, groups in split:
-        choices = [[p] if ranges is None else _expand(ranges) for p, ranges in zip(parts, groups)]
-        hosts += ["".join(pick) for pick in itertools.product(*choices)]
-    seen: set[str] = set()
-    for h in hosts:
-        if h in seen:
-            raise UsageError(f"node list '{shown(text, 80)}': host '{shown(h)}' appears twice")
-        seen.add(h)
-    return hosts
-
-
-def _ranges(group: str, text: str) -> list[tuple[int, int, int]]:
-    """(lo, hi, zero-padded width) of each 'N' or 'N-M' of a bracket group."""
-    out = []
-    for part in group.split(","):
-        m = _RANGE.fullmatch(part.strip())
-        if not m:
-            raise UsageError(f"node list '{shown(text, 80)}': '{shown(part)}' is not N or N-M")
-        lo_text, hi_text = m.group(1), m.group(2) or m.group(1)
-        try:
-            lo, hi = bounded_int(lo_text, 10**18), bounded_int(hi_text, 10**18)
-        except ValueError:
-            raise UsageError(f"node list '{shown(text, 80)}': '{shown(part)}' has more than 18 digits") from None
-        if hi < lo:
-            raise UsageError(f"node list '{shown(text, 80)}': range {lo_text}-{hi_text} is empty")
-        width = len(lo_text) if lo_text.startswith("0") else 0  # 'n[08-10]' keeps two digits
-        out.append((lo, hi, width))
-    return out
-
-
-def _expand(ranges: list[tuple[int, int, int]]) -> list[str]:
-    return [str(v).zfill(width) for lo, hi, width in ranges for v in range(lo, hi + 1)]
-
-
 def allocation_from_nodelist(text: str, slots: int = 1) -> Allocation:
     """A Slurm node list with the same number of slots on every node."""
     if slots < 1:
         raise UsageError(f"slots per node must be at least 1, got {slots}")
-    return [(h, slots) for h in expand_nodelist(text)]
+    return [(h, slots) for h in expand(text)]
 
 
 def parse_tasks_per_node(text: str, n_nodes: int) -> list[int]:
@@ -139,7 +60,7 @@ def allocation_from_env(env=None) -> Allocation | None:
     if not nodelist:
         return None
     try:
-        hosts = expand_nodelist(nodelist)
+        hosts = expand(nodelist)
     except RankwiseError as exc:  # say where the list came from
         raise RankwiseError(f"SLURM_JOB_NODELIST: {exc}") from None
     tasks = env.get("SLURM_TASKS_PER_NODE")

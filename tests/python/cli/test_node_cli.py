@@ -14,7 +14,7 @@ import pytest
 from conftest import assert_one_line_error, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_binding import needs_mpi, run_where, where  # noqa: E402,F401  (the fixture)
+from test_core_binding import needs_mpi, run_where, where  # noqa: E402,F401  (the fixture)
 
 NODE = "pack:2 numa:2 core:4 pu:1"
 

@@ -13,7 +13,7 @@ import numpy as np
 from conftest import assert_one_line_error, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_binding import needs_mpi  # noqa: E402
+from test_core_binding import needs_mpi  # noqa: E402
 
 BOUND = "mpirun -np 2 --bind-to core"
 TWO_PACKAGES = "pack:2 core:1 pu:1"  # cpu 0 and cpu 1 in different packages

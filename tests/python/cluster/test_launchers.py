@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankwise.cluster.allocation import allocation_from_env, expand_nodelist, parse_tasks_per_node, read_allocation
+from rankwise.cluster.allocation import allocation_from_env, parse_tasks_per_node, read_allocation
+from rankwise.cluster.hostlist import expand as expand_nodelist
 from rankwise.util.errors import RankwiseError
 from rankwise.cluster.launcher_files import FORMATS, read_placement, usage_hint, write_placement
 from rankwise.cluster.placement import Placement
