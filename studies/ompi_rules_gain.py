@@ -33,7 +33,10 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from rankwise.util import paths
-from rankwise.coll.comparison import PROGRAM, SMPI_DEFAULT, _clean_env, _program_args, _run
+from rankwise.coll.comparison import PROGRAM, SMPI_DEFAULT
+from rankwise.coll.comparison import clean_environment as _clean_env
+from rankwise.coll.comparison import program_args as _program_args
+from rankwise.coll.comparison import run_program as _run
 from rankwise._engine.coll import TuneOptions
 from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
 from rankwise.util.errors import RankwiseError
@@ -59,7 +62,7 @@ console = Console()
 def rows_for(model: Path, ranks: int, nodes: list[str] | None, overhead: float | None):
     """The verb's choices; overhead None: the model's own (as `coll tune` without --overhead),
     else that send and receive overhead (the simulated runs' SMPI settings)."""
-    from rankwise.cli.coll import _allocation
+    from rankwise.predict.allocation import collective_allocation as _allocation
 
     net, node_of, _, knee, label = _allocation(model, None, None, ",".join(nodes) if nodes else None, ranks, 1,
                                                overhead, False, overhead)

@@ -19,6 +19,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.predict.allocation import block_counts, check_ranks
 from rankwise.util.errors import RankwiseError, UsageError
 
 MAX_SIZES = 64  # as the benchmark programs (RW_BENCH_MAX_SIZES)
@@ -74,51 +75,6 @@ def check_operation(op: str, algorithm: Optional[str]) -> list[str]:
     if algorithm not in known:
         raise UsageError(f"--algorithm: {op} has no algorithm '{algorithm}' (choose from {', '.join(known)})")
     return [algorithm]
-
-
-# The predictor's time grows faster than the square of the ranks (4,096 ranks: ~2 min per size on
-# one core): beyond these a prediction would run for hours, uninterruptible inside the engine.
-MAX_RANKS = 4096
-MAX_RANKS_PER_NODE = 1024
-
-
-def check_ranks(ranks: Optional[int], nodes: Optional[int] = None) -> None:
-    """--ranks of predict --op, coll predict and coll tune: 1..MAX_RANKS, and at most MAX_RANKS_PER_NODE on each of
-    the allocation's `nodes` (when known)."""
-    if ranks is None or ranks < 1:
-        raise UsageError(f"--ranks must be >= 1, got {ranks}")
-    if ranks > MAX_RANKS:
-        raise UsageError(f"--ranks {ranks}: at most {MAX_RANKS} ranks (the prediction's time grows with the "
-                         "square of the ranks)")
-    if nodes is not None and ranks > nodes * MAX_RANKS_PER_NODE:
-        raise UsageError(f"--ranks {ranks}: the allocation's {nodes} node(s) hold at most "
-                         f"{nodes * MAX_RANKS_PER_NODE} ranks ({MAX_RANKS_PER_NODE} per node)")
-
-
-def block_counts(ranks: int, slots: list[int], ranks_per_node: Optional[int], where: str) -> list[int]:
-    """Ranks per node of a block placement, in allocation order: ranks_per_node
-    on each node (the last one may hold fewer), or the nodes' slots filled in
-    turn when not given. UsageError when the ranks do not fit."""
-    if ranks < 1:
-        raise UsageError(f"--ranks must be >= 1, got {ranks}")
-    if ranks_per_node is not None:
-        if ranks_per_node < 1:
-            raise UsageError(f"--ranks-per-node must be >= 1, got {ranks_per_node}")
-        need = math.ceil(ranks / ranks_per_node)
-        if need > len(slots):
-            raise UsageError(f"{ranks} ranks at {ranks_per_node} per node need {need} nodes, "
-                             f"{where} has {len(slots)}")
-        return [min(ranks_per_node, ranks - i * ranks_per_node) for i in range(need)]
-    if sum(slots) < ranks:
-        raise UsageError(f"{ranks} ranks do not fit the {sum(slots)} slots of {where} "
-                         "(--ranks-per-node K overrides the slots)")
-    counts, left = [], ranks
-    for s in slots:
-        if left == 0:
-            break
-        counts.append(min(s, left))
-        left -= counts[-1]
-    return counts
 
 
 def load_allocation(model_path: Path, hostfile: Optional[Path], ranks: int, ranks_per_node: Optional[int]):

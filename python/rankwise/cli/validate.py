@@ -15,7 +15,8 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.cli.predict import block_counts, check_operation, parse_size_list, write_csv
+from rankwise.cli.predict import check_operation, parse_size_list, write_csv
+from rankwise.predict.allocation import block_counts
 from rankwise.util.errors import RankwiseError, UsageError
 
 NETWORKS = ("truth", "model")

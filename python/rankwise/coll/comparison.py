@@ -194,19 +194,22 @@ def run_tune(args: list[str], output: Path) -> Path:
 SIM_START_EVERY_US = 1_000_000
 
 
-def _program_args(ops: Sequence[str], sizes: Sequence[int], iterations: int, start_every_us: int = 0) -> list[str]:
+def program_args(ops: Sequence[str], sizes: Sequence[int], iterations: int, start_every_us: int = 0) -> list[str]:
+    """rankwise-bench-collectives' arguments: these operations and sizes, one warm-up call."""
     args = ["--collectives", ",".join(ops), "--sizes", ",".join(str(s) for s in sizes),
             "--iterations", str(iterations), "--warmup", "1"]
     return args + (["--start-every", str(start_every_us)] if start_every_us else [])
 
 
-def _clean_env() -> dict[str, str]:
+def clean_environment() -> dict[str, str]:
     """The MPI environment without RANKWISE_COLL_* (each run sets its own)."""
     return {k: v for k, v in launch.mpi_environment().items() if not k.startswith("RANKWISE_COLL_")}
 
 
-def _run(cmd: list[str], env: dict[str, str], what: str, simulated: bool, timeout: float = 3600,
+def run_program(cmd: list[str], env: dict[str, str], what: str, simulated: bool, timeout: float = 3600,
          stderr: list[str] | None = None) -> dict[str, Table]:
+    """Run rankwise-bench-collectives (`cmd`, as a launcher or smpirun gives it): its tables,
+    or its failure as one line naming `what`."""
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env, timeout=timeout,
                            stdin=subprocess.DEVNULL, start_new_session=True)
@@ -328,7 +331,7 @@ class SimTarget:
         hostfile = work / f"hosts-{shape.ranks}x{shape.rpn}"
         hostfile.write_text("".join(f"{h}\n" for h in self.nodes(shape) for _ in range(shape.rpn)))
         cfg = (SMPI_SHARED_BLOCK, *smpi.overhead_settings(self.overhead, self.overhead), *SMPI_DEFAULT)
-        env = _clean_env()
+        env = clean_environment()
         program = PROGRAM
         if variant == "binomial":
             cfg += SMPI_BINOMIAL
@@ -338,9 +341,9 @@ class SimTarget:
             if rules is not None:
                 env["RANKWISE_COLL_RULES"] = str(rules)
         cmd = smpi.smpirun_command(paths.program(program, "smpi"),
-                                   _program_args(ops, sizes, iterations, SIM_START_EVERY_US),
+                                   program_args(ops, sizes, iterations, SIM_START_EVERY_US),
                                    self.xml, hostfile, shape.ranks, extra_cfg=cfg)
-        return _run(cmd, env, f"{variant} run of {shape.ranks} ranks ({shape.rpn} per node) on {self.label}",
+        return run_program(cmd, env, f"{variant} run of {shape.ranks} ranks ({shape.rpn} per node) on {self.label}",
                     simulated=True)
 
 
@@ -399,13 +402,13 @@ class LauncherTarget:
                 variables.update(inherited_coll_env())
                 if rules is not None:
                     variables["RANKWISE_COLL_RULES"] = str(rules)
-        args = _program_args(ops, sizes, iterations)
+        args = program_args(ops, sizes, iterations)
         launcher = self.launcher
         if self.hostfile is not None:
             launcher += f" -hostfile {self.hostfile}"
         cmd, env = launcher_command(launcher, str(paths.program(PROGRAM, "mpi")), args, variables)
         env = {k: v for k, v in env.items() if not k.startswith("RANKWISE_COLL_") or k in variables}
-        return _run(cmd, env, f"{variant} run under {self.launcher}", simulated=False)
+        return run_program(cmd, env, f"{variant} run under {self.launcher}", simulated=False)
 
     def ranks(self, work: Path) -> int:
         """The job's size, from a one-size run of the program."""
@@ -413,7 +416,7 @@ class LauncherTarget:
 
         cmd, env = launcher_command(
             self.launcher + (f" -hostfile {self.hostfile}" if self.hostfile else ""),
-            str(paths.program(PROGRAM, "mpi")), _program_args(["bcast"], [8], 1), {})
+            str(paths.program(PROGRAM, "mpi")), program_args(["bcast"], [8], 1), {})
         r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env, stdin=subprocess.DEVNULL,
                            timeout=600)
         if r.returncode != 0:
@@ -439,11 +442,11 @@ class LauncherTarget:
         if rules is not None:
             variables["RANKWISE_COLL_RULES"] = str(rules)
         launcher = self.launcher + (f" -hostfile {self.hostfile}" if self.hostfile is not None else "")
-        cmd, env = launcher_command(launcher, str(paths.program(PROGRAM, "mpi")), _program_args(ops, sizes, 1),
+        cmd, env = launcher_command(launcher, str(paths.program(PROGRAM, "mpi")), program_args(ops, sizes, 1),
                                     variables)
         env = {k: v for k, v in env.items() if not k.startswith("RANKWISE_COLL_") or k in variables}
         lines: list[str] = []
-        _run(cmd, env, f"traced run under {self.launcher}", simulated=False, stderr=lines)
+        run_program(cmd, env, f"traced run under {self.launcher}", simulated=False, stderr=lines)
         return traced(lines)
 
 

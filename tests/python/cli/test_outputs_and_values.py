@@ -201,7 +201,7 @@ def test_coll_ranks_are_bounded(verb, ranks, text, model_file, tmp_path):
 
 
 def test_coll_ranks_beyond_what_the_nodes_hold(model_file, tmp_path):
-    from rankwise.cli.coll import MAX_RANKS_PER_NODE
+    from rankwise.predict.allocation import MAX_RANKS_PER_NODE
 
     small = tmp_path / "two.rwm"
     m = Model.load(model_file)
