@@ -29,7 +29,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise._engine.coll import TuneOptions
+from rankwise.coll.selection import TuneOptions
 from rankwise.coll.tune import decide_sizes
 from rankwise.predict.predictor import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, default_spec, generate

@@ -608,7 +608,7 @@ def _child(target: Target, argv: list[str], inp: Path, folder: Path) -> None:
 
                     read_platform(inp)
                 elif target.reader == "rules":
-                    from rankwise._engine.coll import Rules
+                    from rankwise.coll.selection import Rules
 
                     Rules(inp).close()
                 elif target.reader == "watch":

@@ -37,7 +37,7 @@ from rankwise.coll.comparison import PROGRAM, SMPI_DEFAULT
 from rankwise.coll.comparison import clean_environment as _clean_env
 from rankwise.coll.comparison import program_args as _program_args
 from rankwise.coll.comparison import run_program as _run
-from rankwise._engine.coll import TuneOptions
+from rankwise.coll.selection import TuneOptions
 from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
 from rankwise.util.errors import RankwiseError
 from rankwise.cluster.benchmark_programs import SMPI_SHARED_BLOCK

@@ -61,7 +61,7 @@ def _parse_roots(text: str, ranks: int) -> list[int]:
 
 
 def _options(knee: int, eager_limit: Optional[int], min_gain: float, max_evals: int, gamma: float):
-    from rankwise._engine.coll import TuneOptions
+    from rankwise.coll.selection import TuneOptions
 
     if eager_limit is not None and eager_limit < 0:
         raise UsageError(f"--eager-limit must be >= 0 bytes, got {eager_limit}")
@@ -187,7 +187,7 @@ def coll_tune_command(
     """Decide every operation, size class and root for an allocation; write the rules file."""
     from rankwise.cli.predict import parse_size_list
     from rankwise.coll.report import print_tune_summary
-    from rankwise._engine.coll import trinary_order
+    from rankwise.coll.selection import trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.util.files import prepare_output, write_atomic
 

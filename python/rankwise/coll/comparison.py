@@ -248,7 +248,7 @@ def check_rules_file(path: Path, ranks: int | None = None) -> None:
     """A --rules file read by the library's own reader before anything runs: a file the library
     would refuse (truncated, another version, binary, empty) or of another job size would make
     every 'rankwise' row the MPI's own collective, reported as rankwise's."""
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
     from rankwise.util.inputs import check_input
 
     check_input(path)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from rankwise._engine.coll import OmpiChoice, TuneOptions, ompi_choose, ompi_collective_id
+from rankwise.coll.selection import OmpiChoice, TuneOptions, ompi_choose, ompi_collective_id
 from rankwise.coll.tune import size_classes
 from rankwise.predict.predictor import PredictNetwork
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rankwise._engine.coll import Candidate, Decision
+from rankwise.coll.selection import Candidate, Decision
 from rankwise.traffic.patterns import format_size
 from rankwise.report.placement import format_time
 

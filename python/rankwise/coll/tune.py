@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from rankwise._engine.coll import ALL_OPS, Decision, TuneOptions, decide
+from rankwise.coll.selection import ALL_OPS, Decision, TuneOptions, decide
 from rankwise.predict.predictor import PredictNetwork
 
 RULES_VERSION = 1

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise._engine.coll import Rules
+from rankwise.coll.selection import Rules
 from rankwise.model.model import MEASURED, Model
 
 ALPHA, BETA = 5e-6, 1e-9
@@ -200,7 +200,7 @@ def test_alltoall_is_predicted_and_tuned(model, tmp_path):
     assert r.returncode == 0, r.stderr
     rules = [line for line in out.read_text().splitlines() if line.startswith("rule ")]
     assert rules and all("op=alltoall root=*" in line for line in rules)
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
 
     rules = Rules(out)
     assert len(rules) >= 1 and rules.lookup("alltoall", 8, 0, 4096).algorithm in ("passthrough", "pairwise",

@@ -302,7 +302,7 @@ def test_messages_name_the_real_cause(tmp_path):
                           "neg.txt:1: destination rank -1 is below 0")
     rules = tmp_path / "r.rules"
     rules.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=bcast root=0 bytes=0:100 alg=tree alg=binomial\n")
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
     from rankwise.util.errors import RankwiseError
 
     with pytest.raises(RankwiseError, match=r"r\.rules:3: alg= given twice"):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rankwise.util import paths
-from rankwise._engine.coll import TuneOptions, decide, predict_tree
+from rankwise.coll.selection import TuneOptions, decide, predict_tree
 from rankwise.predict.predictor import PredictNetwork, placement
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 

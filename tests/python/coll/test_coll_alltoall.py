@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from test_coll_lib import LIB, MPI_SOURCES, _compile, needs_mpi, needs_smpi, ran, run_mpi
 
-from rankwise._engine import coll as binding
+from rankwise.coll import selection
 from rankwise.predict.predictor import PredictNetwork, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 
@@ -178,7 +178,7 @@ def test_symmetric_beats_pairwise_on_a_torus_as_predicted(tmp_path):
 def test_the_tuner_weighs_pairwise_and_symmetric(tmp_path):
     plat = generate(PlatformSpec(topology="torus:4,4,2", cores=1, seed=1), tmp_path / "t")
     net = PredictNetwork.from_ground_truth(plat.out_dir)
-    d = binding.decide(net, placement(1, 32), "alltoall", 1 << 20)
+    d = selection.decide(net, placement(1, 32), "alltoall", 1 << 20)
     names = [c.algorithm for c in d.candidates]
     assert names[1:] == ["pairwise", "symmetric"]
     times = {c.algorithm: c.time for c in d.candidates}
@@ -197,11 +197,11 @@ def test_rules_take_the_alltoall_names_and_refuse_others(tmp_path, line, error):
     path = tmp_path / "rules"
     path.write_text(f"rankwise-coll-rules 1\ncomm-size 8\n{line}\n")
     if error is None:
-        rules = binding.Rules(path)
+        rules = selection.Rules(path)
         assert rules.lookup("alltoall", 8, -1, 50).algorithm == line.split("alg=")[1]
     else:
         with pytest.raises(Exception, match=error):
-            binding.Rules(path)
+            selection.Rules(path)
 
 
 @needs_mpi

@@ -137,7 +137,7 @@ def test_multiring_beats_the_ring_as_predicted(platforms, times_program, tmp_pat
 
 
 def test_the_tuner_chooses_multiring_for_long_allgathers_and_the_rules_name_it(platforms, tmp_path):
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.predict.predictor import placement
 
@@ -158,7 +158,7 @@ def test_the_tuner_chooses_multiring_for_long_allgathers_and_the_rules_name_it(p
 
 
 def test_multiring_rule_for_another_collective_is_one_line(tmp_path):
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
     from rankwise.util.errors import RankwiseError
 
     path = tmp_path / "rules.rwr"

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import assert_one_line_error, run_cli
-from rankwise._engine.coll import OmpiAlgorithm, OmpiChoice, TuneOptions, decide, ompi_choose
+from rankwise.coll.selection import OmpiAlgorithm, OmpiChoice, TuneOptions, decide, ompi_choose
 from rankwise.coll.ompi_rules import OMPI_OPS, OmpiRow, format_ompi_rules, message_rules, tune_ompi
 from rankwise.predict.predictor import PredictNetwork, placement
 from test_coll_lib import MPI_SOURCES, _compile, needs_mpi, run_mpi

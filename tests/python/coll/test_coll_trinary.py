@@ -96,7 +96,7 @@ def small_torus(tmp_path_factory):
 
 
 def test_the_tuner_chooses_trinary_for_long_broadcasts_and_the_rules_name_it(small_torus, tmp_path):
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.predict.predictor import placement
 
@@ -116,7 +116,7 @@ def test_the_tuner_chooses_trinary_for_long_broadcasts_and_the_rules_name_it(sma
 
 
 def test_trinary_rule_for_another_collective_is_one_line(tmp_path):
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
     from rankwise.util.errors import RankwiseError
 
     path = tmp_path / "rules.rwr"
@@ -186,7 +186,7 @@ def test_the_rules_carry_the_order_the_trees_were_costed_in(small_torus, tmp_pat
     the library lay the trees as the tuner costed them, along the network, to the nanosecond of the run
     with the model; without it they went in rank order (x2.5 slower than predicted on a shuffled fat tree
     with a degraded node, docs/benchmarks.md)."""
-    from rankwise._engine.coll import Rules, trinary_order
+    from rankwise.coll.selection import Rules, trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.sim.smpi import overhead_settings, smpirun_command
 
@@ -217,7 +217,7 @@ def test_the_rules_carry_the_order_the_trees_were_costed_in(small_torus, tmp_pat
 
 def test_the_rules_reader_gives_the_trinary_order(tmp_path):
     """(Malformed trinary-order lines: test_coll_tune.test_bad_rules_file_one_line.)"""
-    from rankwise._engine.coll import Rules
+    from rankwise.coll.selection import Rules
 
     path = tmp_path / "rules.rwr"
     path.write_text("rankwise-coll-rules 1\ncomm-size 4\ntrinary-order 3,1,0,2\n")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rankwise._engine.coll import Rules, TuneOptions, decide, ompi_algorithm
+from rankwise.coll.selection import Rules, TuneOptions, decide, ompi_algorithm
 from rankwise.coll.tune import format_rules, size_classes, tune_allocation
 from rankwise.util.errors import RankwiseError
 from rankwise.predict.predictor import PredictNetwork, placement
@@ -278,7 +278,7 @@ def test_restrict_to_one_construction():
 
 
 def test_neighbouring_passthrough_classes_merge():
-    from rankwise._engine.coll import Candidate, Decision
+    from rankwise.coll.selection import Candidate, Decision
     from rankwise.coll.tune import Rule, merge_passthrough
 
     def dec(chosen):

@@ -152,7 +152,7 @@ def test_open_mpis_generic_reduce_pays_receive_overheads_in_wait_order(tmp_path,
     child's, whose deeper subtree answers last: the second child's message, there first,
     pays its receive overhead after. Charged at arrival it was predicted 1-3 us short
     (16 ranks: 16.0 us for SMPI's 19.0) and the tuner kept it against faster trees."""
-    from rankwise._engine.coll import predict_tree
+    from rankwise.coll.selection import predict_tree
 
     gp = generate(PlatformSpec(racks=1, nodes_per_rack=16, cores=1), tmp_path)
     o = 1e-6
@@ -188,7 +188,7 @@ def test_open_mpis_binomial_reduce_in_1k_segments_is_costed_segment_by_segment(t
     tuner kept it where trees measured x1.5-x8 faster. Stated tolerance 8 %: the predictor is
     still pessimistic by about 0.4 us per segment (a forwarding rank's send overhead is placed
     once its parent has posted the receive)."""
-    from rankwise._engine.coll import TuneOptions, decide
+    from rankwise.coll.selection import TuneOptions, decide
 
     n, o = 32, 1e-6
     gp = generate(PlatformSpec(racks=1, nodes_per_rack=n, cores=1), tmp_path)
