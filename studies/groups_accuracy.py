@@ -36,7 +36,8 @@ from rich.table import Table
 
 from rankwise.model.anomalies import find_slow_links
 from rankwise.model.model import Model
-from rankwise.sim.platform import Degraded, PlatformSpec, Varying, _route_arrays, build_links, generate
+from rankwise.sim.platform import Degraded, PlatformSpec, Varying, build_links, generate
+from rankwise.sim.platform import pair_arrays as _route_arrays
 from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
 
 ARI_GOAL = 0.95

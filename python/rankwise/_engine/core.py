@@ -1,5 +1,5 @@
-"""Thin ctypes binding to librankwise: the C engine stays the single
-implementation of the model file, fitting and grouping."""
+"""librankwise loaded and its core declared through ctypes (rankwise.h: model, matrix, names,
+errors): the C engine stays the single implementation of the model file, fitting and grouping."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from functools import lru_cache
 from rankwise.util.errors import RankwiseError
 from rankwise.util.paths import engine_library
 
-# The engine's binary interface this binding is written for (rankwise.h,
+# The engine's binary interface these declarations are written for (rankwise.h,
 # RW_ABI_VERSION): structure layouts below and function signatures.
 ABI_VERSION = 8
 TEXT_MAX = 255  # bytes of a source, pattern or node name (RW_TEXT_MAX)
@@ -188,7 +188,7 @@ def version() -> str:
 
 # ---------------------------------------------------------------------------
 # Communication matrix (engine/src/matrix.c, matrix_io.c): declared apart
-# from lib() so the model's binding stays as it is; both share one CDLL.
+# from lib() so the model's declarations stay as they are; both share one CDLL.
 
 
 class CCollCall(C.Structure):

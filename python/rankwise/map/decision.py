@@ -2,8 +2,8 @@
 "Decisions"; docs/prediction.md).
 
 The searches (the C engine's algorithms under their sum objectives, and the
-congestion search of rankwise.map.congestion) propose placements; the predictor
-costs each one on the job's workload (rankwise.predict.workload: point-to-point
+congestion search of rankwise.congestion) propose placements; the predictor
+costs each one on the job's workload (rankwise.workload: point-to-point
 traffic as one concurrent phase, collective calls by their algorithms'
 schedules) and the fastest wins. It replaces the launchers' default block
 placement only when predicted at least `min_gain` faster; the gain printed

@@ -9,7 +9,7 @@ a change of 0.1 % is not one to act on). The pair's change is the ratio of
 the medians (after / before) at its most changed such size.
 
 Changed pairs are then explained, as a degraded node or uplink would show
-(the same reasoning as rankwise.model.anomalies, applied to the change):
+(the same reasoning as rankwise.anomalies, applied to the change):
 - a shared link changed when most of the pairs whose flows cross it changed
   (the model's own `link` lines, or, without them, each group's uplink: the
   pairs with one end in the group);

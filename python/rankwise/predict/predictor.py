@@ -262,7 +262,7 @@ class PredictNetwork:
     def from_model(cls, model: Model, hosts: Sequence[tuple[str, int]] | None = None, *,
                    node_caps: bool = True, fill_missing: bool = False) -> "PredictNetwork":
         """The allocation's nodes as the model measured them (alpha, beta per
-        pair through rankwise.map.mapping.Network.from_model). With node_caps each
+        pair through rankwise.mapping.Network.from_model). With node_caps each
         node's injection (ejection) cap is the model's nic figure (the stress
         test's, docs/model-structure.md), else the best bandwidth it showed as
         a sender (receiver) to any other node: concurrent flows through one
