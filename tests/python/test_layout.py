@@ -97,9 +97,8 @@ UPWARD = {
     ("rankwise._engine.coll", "rankwise.predict.predictor"),
     # the predictor's network from a model through the mapper's (one C rule replaces both)
     ("rankwise.predict.predictor", "rankwise.map.mapping"),
-    # the before/after tables compute the mapper's cost and the runs' prediction errors
+    # the before/after tables compute the mapper's costs
     ("rankwise.report.placement", "rankwise.map.mapping"),
-    ("rankwise.report.placement", "rankwise.workflows.optimize"),
     # nodes of one host per NUMA domain: the platform, and its probe by node
     ("rankwise.sim.domains", "rankwise.measure.node_probe"),
     ("rankwise.sim.domains", "rankwise.measure.probe"),

@@ -88,10 +88,9 @@ PREDICTION_TOLERANCE = 0.20  # issue 21: the predicted speed-up within 20 % of t
 def print_prediction_check(cmp, console: Console, source: str, whole: bool = False) -> None:
     """One line: in how many rows the predicted speed-up (from the model
     `source`) is within PREDICTION_TOLERANCE of the measured one, and the worst."""
-    from rankwise.workflows.optimize import prediction_errors
     from rankwise.traffic.patterns import format_size
 
-    err = prediction_errors(cmp)
+    err = cmp.prediction_errors()
     known = np.flatnonzero(np.isfinite(err))
     if known.size == 0:
         return

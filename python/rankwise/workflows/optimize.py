@@ -66,6 +66,13 @@ class Comparison:
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.before / self.after
 
+    def prediction_errors(self) -> np.ndarray:
+        """Per row: predicted speed-up / measured speed-up - 1 (NaN where unknown)."""
+        if self.predicted is None:
+            return np.full(self.sizes.size, np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(self.predicted, dtype=float) / self.speedup - 1
+
     def rows(self) -> list[tuple[int, float, float, float]]:
         return [(int(s), float(b), float(a), float(b / a) if a > 0 else float("nan"))
                 for s, b, a in zip(self.sizes, self.before, self.after)]
@@ -243,14 +250,6 @@ def benchmark_spec(bench: str, args: Sequence[str], n_ranks: int, table: str | N
         grid = opts.get("--grid") or "x".join(map(str, dims_create(n_ranks, 3)))
         return f"stencil3d:grid={grid},bytes=1K,mode={mode}"
     return None
-
-
-def prediction_errors(c: Comparison) -> np.ndarray:
-    """Per row: predicted speed-up / measured speed-up - 1 (NaN where unknown)."""
-    if c.predicted is None:
-        return np.full(c.sizes.size, np.nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(c.predicted, dtype=float) / c.speedup - 1
 
 
 def model_age(model: Model) -> float:
