@@ -75,7 +75,7 @@ studies: build
 build: $(VENV)/.installed
 
 # System packages: only what is missing, and only once.
-# Slurm for the emulated cluster's Slurm tests (tests/python/test_emulate_slurm.py): installed
+# Slurm for the emulated cluster's Slurm tests (tests/python/emulate/test_emulate_slurm.py): installed
 # once as root without its recommends; where it cannot be, those tests skip and say why. Debian's
 # packages try to start munge and slurmd services (refused where policy-rc.d says so, as here);
 # the tests run their own daemons from the cluster's folder, never those.

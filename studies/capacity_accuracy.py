@@ -38,10 +38,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.predict import PredictNetwork, predict_collective
-from rankwise.probe import LIGHT_SIM_PROBE, probe_sim
+from rankwise.predict.predictor import PredictNetwork, predict_collective
+from rankwise.measure.probe import LIGHT_SIM_PROBE, probe_sim
 from rankwise.sim.platform import Congested, Degraded, PlatformSpec, default_spec, generate
-from rankwise.validate import simulate_pinned
+from rankwise.predict.validate import simulate_pinned
 
 TOLERANCE = 0.10
 

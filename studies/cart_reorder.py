@@ -16,7 +16,7 @@ the congested uplinks (it chose a relabelling predicted 9 % faster that ran 1.57
 `rankwise-bench-stencil --grid 4x4x4 --mode M` per mode (every rank started at one instant,
 deterministic SMPI):
   default  block placement, MPI_COMM_WORLD's order;
-  map      the hostfile of `rankwise map` (rankwise.optimize.plan on the stencil3d pattern of
+  map      the hostfile of `rankwise map` (rankwise.workflows.optimize.plan on the stencil3d pattern of
            the mode, on the same 16 nodes), MPI_COMM_WORLD's order;
   reorder  block placement, --reorder, the linked build with RANKWISE_MODEL (and, 3d, again
            with RANKWISE_CART_WEIGHTS=1,3,9).
@@ -35,10 +35,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rankwise.optimize import plan
-from rankwise.patterns import format_size, generate
-from rankwise.probe import LIGHT_SIM_PROBE, probe_sim
-from rankwise.programs import run_benchmark
+from rankwise.workflows.optimize import plan
+from rankwise.traffic.patterns import format_size, generate
+from rankwise.measure.probe import LIGHT_SIM_PROBE, probe_sim
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.platform import PlatformSpec
 from rankwise.sim.platform import generate as generate_platform
 

@@ -1,7 +1,7 @@
 """The predictor's cost of allreduce and allgather against SMPI: Open MPI's choice and the library's own.
 
 For each platform (a shuffled-rack one with degraded nodes, a uniform one), allocation (16 and 32 ranks,
-1 and 4 per node), operation and size, every candidate rankwise.coll.binding.decide scores is run under
+1 and 4 per node), operation and size, every candidate rankwise.coll.selection.decide scores is run under
 SMPI 3.32 (CM02, no cross traffic, send and receive overheads o on eager messages,
 rankwise.sim.smpi.overhead_settings): the passthrough as MPI_Allreduce / MPI_Allgather under
 `smpi/coll-selector:ompi` (Open MPI's tuned choice), and the collectives library's binomial, knomial,
@@ -34,8 +34,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.coll.binding import TuneOptions, decide
-from rankwise.predict import PredictNetwork, SharedLink, placement
+from rankwise.coll.selection import TuneOptions, decide
+from rankwise.predict.predictor import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 from smpi_link import build_linked

@@ -37,8 +37,8 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-from rankwise import paths
-from rankwise.profile import launcher_kind
+from rankwise.util import paths
+from rankwise.measure.profile import launcher_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPILERS = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}

@@ -25,8 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rankwise import paths
-
+from rankwise.util import paths
 SOURCE = Path(__file__).resolve().parent / "coll_overhead.c"
 
 

@@ -37,8 +37,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise import paths
-from rankwise.launch import mpi_environment
+from rankwise.util import paths
+from rankwise.cluster.launch import mpi_environment
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import smpirun_command
 

@@ -29,9 +29,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.coll.binding import TuneOptions
+from rankwise.coll.selection import TuneOptions
 from rankwise.coll.tune import decide_sizes
-from rankwise.predict import PredictNetwork, SharedLink, placement
+from rankwise.predict.predictor import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, default_spec, generate
 
 BANDS = {

@@ -11,7 +11,7 @@ time is the last rank's end minus that instant: what rw_predict_tree predicts, w
 ranks leaving a barrier.
 
 For each platform (a shuffled-rack one with degraded nodes, a uniform one), rooted operation and
-size, every tree rankwise.coll.binding.decide builds (binomial, the model's trees, the
+size, every tree rankwise.coll.selection.decide builds (binomial, the model's trees, the
 passthrough when it is a plain tree) is run under SMPI (CM02, no cross traffic, SMPI's default
 zero overheads or --overhead o on eager messages (smpi/os, ois), and the ground truth's network) and predicted on the ground truth: the error per
 tree, and whether the tree the predictor chose is also the fastest under SMPI, with its measured
@@ -33,8 +33,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.coll.binding import TuneOptions, decide
-from rankwise.predict import PredictNetwork, SharedLink, placement
+from rankwise.coll.selection import TuneOptions, decide
+from rankwise.predict.predictor import PredictNetwork, SharedLink, placement
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 

@@ -25,8 +25,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from rankwise import paths
-from rankwise.launch import mpi_environment
+from rankwise.util import paths
+from rankwise.cluster.launch import mpi_environment
 
 SOURCE = Path(__file__).resolve().parent / "coll_verify_real.c"
 VERDICT = re.compile(r"^rankwise-coll: verified (\w+) root 0 (\d+)\+ bytes .*: (tree|\w+|the MPI's own)$", re.M)

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.anomalies import find_slow_links
+from rankwise.model.anomalies import find_slow_links
 from rankwise.emulate.system import Unsupported, check_supported
-from rankwise.launch import mpi_environment
-from rankwise.model import Model
+from rankwise.cluster.launch import mpi_environment
+from rankwise.model.model import Model
 
 RANKWISE = [sys.executable, "-m", "rankwise"]
 

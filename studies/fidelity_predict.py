@@ -7,10 +7,10 @@ probed as a user would (`rankwise probe --sim platform.xml --ranks-per-node R`, 
 `probe`), and every figure below is computed from that *probed* model; the ground truth is not read.
 
 1. Collectives: each operation (all-to-all, bcast, reduce, allreduce, allgather) with its algorithm
-   pinned in SMPI (rankwise.validate), 1 KiB-4 MiB, on the platform's first hosts in file order
+   pinned in SMPI (rankwise.predict.validate), 1 KiB-4 MiB, on the platform's first hosts in file order
    (R ranks per node, 16-64 ranks): predicted time against simulated, |error| per row; median and
    90th percentile per operation, per platform kind and overall.
-2. Decisions: `optimize`'s pipeline (rankwise.optimize.plan, compare, predicted_rows): an all-to-all
+2. Decisions: `optimize`'s pipeline (rankwise.workflows.optimize.plan, compare, predicted_rows): an all-to-all
    and a 3-D stencil on half the platform's slots, mapped from the probed model, run in the default
    and in rankwise's placement; the predicted speed-up against the measured one per message size.
 
@@ -40,7 +40,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_fidelity import probe, shape_label  # noqa: E402  one user probe, one shape label
@@ -48,7 +48,7 @@ from model_fidelity import probe, shape_label  # noqa: E402  one user probe, one
 MEDIAN_GOAL, P90_GOAL, SPEEDUP_GOAL = 0.08, 0.20, 0.20
 MIN_RANKS, MAX_RANKS = 16, 64
 OPS = ("alltoall", "bcast", "reduce", "allreduce", "allgather")
-# The algorithms pinned per operation (rankwise.predict.SMPI_ALGORITHM names); --quick takes the first.
+# The algorithms pinned per operation (rankwise.predict.predictor.SMPI_ALGORITHM names); --quick takes the first.
 ALGORITHMS = {
     "alltoall": ("pair", "bruck", "ring"),
     "bcast": ("binomial", "chain", "scatter_allgather"),
@@ -152,10 +152,10 @@ def platform_and_model(case: Case, out: Path, reuse: Path | None, capacities: bo
 
 def collectives(case: Case, xml: Path, model_path: Path, sizes, algorithms, log) -> list[CollRow]:
     """Predicted (from the probed model) against SMPI, algorithm pinned, on the XML's first hosts."""
-    from rankwise.model import Model
-    from rankwise.predict import PredictNetwork
+    from rankwise.model.model import Model
+    from rankwise.predict.predictor import PredictNetwork
     from rankwise.sim.platform_file import read_platform
-    from rankwise.validate import validate
+    from rankwise.predict.validate import validate
 
     hosts = [h for h, _ in read_platform(xml)]
     ranks = job_ranks(len(hosts), case.rpn)
@@ -179,9 +179,9 @@ def collectives(case: Case, xml: Path, model_path: Path, sizes, algorithms, log)
 
 def decisions(case: Case, xml: Path, model_path: Path) -> list[SpeedupRow]:
     """optimize's pipeline on half the slots: all-to-all and 3-D stencil, predicted vs measured per size."""
-    from rankwise.model import Model
-    from rankwise.optimize import benchmark_runner, compare, plan, predicted_rows, with_bytes
-    from rankwise.patterns import dims_create, generate
+    from rankwise.model.model import Model
+    from rankwise.workflows.optimize import benchmark_runner, compare, plan, predicted_rows, with_bytes
+    from rankwise.traffic.patterns import dims_create, generate
 
     model = Model.load(model_path)
     ranks = min(MAX_RANKS, model.n_nodes * case.rpn // 2)

@@ -34,9 +34,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.anomalies import find_slow_links
-from rankwise.model import Model
-from rankwise.sim.platform import Degraded, PlatformSpec, Varying, _route_arrays, build_links, generate
+from rankwise.model.anomalies import find_slow_links
+from rankwise.model.model import Model
+from rankwise.sim.platform import Degraded, PlatformSpec, Varying, build_links, generate
+from rankwise.sim.platform import pair_arrays as _route_arrays
 from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
 
 ARI_GOAL = 0.95
@@ -115,7 +116,7 @@ def synthetic(seeds: int) -> bool:
 
 
 def simulated(out: Path) -> bool:
-    from rankwise.probe import ProbeOptions, probe_sim
+    from rankwise.measure.probe import ProbeOptions, probe_sim
 
     ok = True
     t = new_table("SimGrid probes (default options), racks dealt in shuffled order")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 DEFAULT = [8, 32, 128, 512, 2048, 8192, 32768, 131072, 524288, 2097152, 4194304]

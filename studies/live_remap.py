@@ -45,11 +45,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise import paths
+from rankwise.util import paths
 from rankwise.emulate.midrun import run_with_change
 from rankwise.emulate.system import Unsupported, check_supported
-from rankwise.launch import mpi_environment
-from rankwise.paths import program
+from rankwise.cluster.launch import mpi_environment
+from rankwise.util.paths import program
 from rankwise.sim.smpi import smpirun_command
 
 STENCIL = paths.PACKAGE_DIR / "_bin" / "smpi" / "rankwise-bench-stencil-coll"  # linked with the live model
@@ -207,7 +207,7 @@ def sum_objective_gain(model: Path, block: int) -> tuple[float, list[int]]:
     a gain here is in the start model, not in any change. (gain, best order of nodes)"""
     from itertools import permutations
 
-    from rankwise.model import Model
+    from rankwise.model.model import Model
 
     m = Model.load(model)
     c = m.alpha + block * m.beta

@@ -45,9 +45,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise import patterns
-from rankwise.mapping import Network, cut, map_ranks, placement_cost
-from rankwise.matrix import CommMatrix
+from rankwise.traffic import patterns
+from rankwise.map.mapping import Network, cut, map_ranks, placement_cost
+from rankwise.traffic.matrix import CommMatrix
 
 console = Console(width=None if sys.stdout.isatty() else 140, highlight=False)
 SCOTCH = shutil.which("scotch_gpart") is not None and shutil.which("scotch_gmap") is not None

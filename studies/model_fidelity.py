@@ -38,8 +38,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from rankwise.anomalies import find_slow_links
-from rankwise.model import Model
+from rankwise.model.anomalies import find_slow_links
+from rankwise.model.model import Model
 from rankwise.sim.faults import crossing_pairs, read_faults
 from rankwise.sim.fidelity import Score, claims_from_findings, score
 from rankwise.sim.platform import load_generated

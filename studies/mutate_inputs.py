@@ -101,10 +101,10 @@ def _prof(rank: int, peer: int) -> str:
 
 def make_seeds(folder: Path) -> dict[str, bytes]:
     """name -> bytes of a valid input (the name's extension is the file's)."""
-    from rankwise.launcher_files import FORMATS, write_placement
-    from rankwise.matrix import CommMatrix
-    from rankwise.model import MEASURED, Model
-    from rankwise.placement import Placement
+    from rankwise.cluster.launcher_files import FORMATS, write_placement
+    from rankwise.traffic.matrix import CommMatrix
+    from rankwise.model.model import MEASURED, Model
+    from rankwise.cluster.placement import Placement
     from rankwise.sim.platform import PlatformSpec, generate
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -521,7 +521,7 @@ _STATE: dict = {}
 
 def _init_worker(seed_dir: str, work: str, timeout: float, memory: int) -> None:
     import rankwise.cli  # noqa: F401  imported once, before the children are forked
-    import rankwise.launcher_files  # noqa: F401
+    import rankwise.cluster.launcher_files  # noqa: F401
     import rankwise.sim.platform_file  # noqa: F401
     _STATE.update(seed_dir=Path(seed_dir), work=Path(work), timeout=timeout, memory=memory)
 
@@ -600,7 +600,7 @@ def _child(target: Target, argv: list[str], inp: Path, folder: Path) -> None:
             sys.argv = ["rankwise", *argv]
             main()
         else:
-            from rankwise.errors import RankwiseError
+            from rankwise.util.errors import RankwiseError
 
             try:
                 if target.reader == "platform":
@@ -608,17 +608,17 @@ def _child(target: Target, argv: list[str], inp: Path, folder: Path) -> None:
 
                     read_platform(inp)
                 elif target.reader == "rules":
-                    from rankwise.coll.binding import Rules
+                    from rankwise.coll.selection import Rules
 
                     Rules(inp).close()
                 elif target.reader == "watch":
-                    from rankwise.watch import read_index
+                    from rankwise.measure.watch import read_index
 
                     for name in (WATCH_MODEL, WATCH_MODEL2):
                         shutil.copyfile(_STATE["seed_dir"] / "model.rwm", inp.parent / name)
                     read_index(inp.parent)
                 else:
-                    from rankwise.launcher_files import read_placement
+                    from rankwise.cluster.launcher_files import read_placement
 
                     read_placement(target.reader.split(":")[1], inp)
             except RankwiseError as exc:

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise import paths
-from rankwise.launch import mpi_environment
-from rankwise.model import MEASURED, Model
+from rankwise.util import paths
+from rankwise.cluster.launch import mpi_environment
+from rankwise.model.model import MEASURED, Model
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ROOT / "tests" / "engine" / "mpi"

@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.node import NodeTopology
-from rankwise.patterns import format_size, generate
-from rankwise.probe import LIGHT_SIM_PROBE
-from rankwise.programs import run_benchmark
+from rankwise.model.node import NodeTopology
+from rankwise.traffic.patterns import format_size, generate
+from rankwise.measure.probe import LIGHT_SIM_PROBE
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.domains import block_cores, hosts_of_cores, load_domains, probe_network
 
 NODE = "pack:2 numa:2 core:4 pu:1"

@@ -32,12 +32,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from rankwise import paths
-from rankwise.coll.bench import PROGRAM, SMPI_DEFAULT, _clean_env, _program_args, _run
-from rankwise.coll.binding import TuneOptions
+from rankwise.util import paths
+from rankwise.coll.comparison import PROGRAM, SMPI_DEFAULT
+from rankwise.coll.comparison import clean_environment as _clean_env
+from rankwise.coll.comparison import program_args as _program_args
+from rankwise.coll.comparison import run_program as _run
+from rankwise.coll.selection import TuneOptions
 from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
-from rankwise.errors import RankwiseError
-from rankwise.programs import SMPI_SHARED_BLOCK
+from rankwise.util.errors import RankwiseError
+from rankwise.cluster.benchmark_programs import SMPI_SHARED_BLOCK
 from rankwise.sim import smpi
 
 OPS = ("bcast", "reduce", "gather", "scatter", "allreduce", "allgather")
@@ -59,7 +62,7 @@ console = Console()
 def rows_for(model: Path, ranks: int, nodes: list[str] | None, overhead: float | None):
     """The verb's choices; overhead None: the model's own (as `coll tune` without --overhead),
     else that send and receive overhead (the simulated runs' SMPI settings)."""
-    from rankwise.cli.coll import _allocation
+    from rankwise.predict.allocation import collective_allocation as _allocation
 
     net, node_of, _, knee, label = _allocation(model, None, None, ",".join(nodes) if nodes else None, ranks, 1,
                                                overhead, False, overhead)
@@ -69,7 +72,7 @@ def rows_for(model: Path, ranks: int, nodes: list[str] | None, overhead: float |
 
 def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: Path, label: str) -> list[dict]:
     from rankwise.sim.platform_file import read_platform
-    from rankwise.validate import platform_files
+    from rankwise.predict.validate import platform_files
 
     xml, _ = platform_files(folder)
     hosts = [h for h, _ in read_platform(xml)][:ranks]
@@ -112,10 +115,10 @@ def real(launcher: str, model: Path, repeats: int, iterations: int, work: Path, 
     (verify > 0: after `--verify` with that many runs each way, as the verb does it; the runs
     below are new ones), and rankwise's library preloaded with `coll tune`'s own rules from the
     same model."""
-    from rankwise.coll.bench import LauncherTarget, run_tune
+    from rankwise.coll.comparison import LauncherTarget, run_tune
     from rankwise.coll.ompi_verify import verify_ompi
     from rankwise.coll.report import print_ompi_verification
-    from rankwise.profile import launcher_command
+    from rankwise.measure.profile import launcher_command
 
     ranks = LauncherTarget(launcher, None, None, None).ranks(work)
     rows, label = rows_for(model, ranks, None, None)

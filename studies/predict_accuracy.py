@@ -51,9 +51,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, predict_collective
-from rankwise.probe import ProbeOptions, probe_sim
-from rankwise.programs import run_benchmark
+from rankwise.predict.predictor import SMPI_ALGORITHM, PredictNetwork, predict_collective
+from rankwise.measure.probe import ProbeOptions, probe_sim
+from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.platform import Degraded, PlatformSpec, default_spec, generate
 from rankwise.sim.smpi import overhead_settings
 

@@ -15,7 +15,7 @@ How the columns are computed (what reproduces them):
   = (1 - 1/16) rho / (2 (1 - rho)). The paper does not print the load rho of each cell ("from the
   data volume"); the values below are back-solved from its eq. 4 column once and rounded to two
   decimals (they come out as round loads: 0.70, 0.80, 0.88, 0.90, 0.93, 0.95, ...). With them our
-  eq. 4 is within 3 % of the paper's column (tests/python/test_predict.py asserts it).
+  eq. 4 is within 3 % of the paper's column (tests/python/predict/test_predict.py asserts it).
 
 Run: .venv/bin/python studies/predict_luo2018.py   (instant; exit status 1 if a cell is off by
 more than TOLERANCE)
@@ -28,7 +28,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.predict import luo_contention, luo_pairwise
+from rankwise.predict.predictor import luo_contention, luo_pairwise
 
 ALPHA = 2.37e-6  # s, MPI latency (Table 1)
 BANDWIDTH = 6343 * 2**20  # B/s, MPI one-way bandwidth (Table 1), MB = 2^20 B

@@ -1,4 +1,4 @@
-"""What a prediction costs as the job grows: wall time of rankwise.predict.predict_collective.
+"""What a prediction costs as the job grows: wall time of rankwise.predict.predictor.predict_collective.
 
 Network: a two-level fat tree as rankwise.sim.platform generates it (racks of 16 nodes, node links
 12.5 GB/s and 1 us as injection/ejection caps, one shared uplink per rack and direction, 2 us),
@@ -26,7 +26,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.predict import PredictNetwork, SharedLink, predict_collective
+from rankwise.predict.predictor import PredictNetwork, SharedLink, predict_collective
 
 GOAL_S = 0.050
 RACK = 16

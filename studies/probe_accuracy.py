@@ -29,9 +29,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.anomalies import find_slow_links
-from rankwise.model import MEASURED, Model
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.model.anomalies import find_slow_links
+from rankwise.model.model import MEASURED, Model
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import GeneratedPlatform, default_spec, generate, route
 from rankwise.sim.verdict import describe_link
 

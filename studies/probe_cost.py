@@ -30,8 +30,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.model import MEASURED
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.model.model import MEASURED
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import PlatformSpec, generate
 
 RACK = 16

@@ -25,9 +25,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.errors import RankwiseError
-from rankwise.model import MEASURED, MISSING
-from rankwise.probe import ProbeOptions, probe_launcher
+from rankwise.util.errors import RankwiseError
+from rankwise.model.model import MEASURED, MISSING
+from rankwise.measure.probe import ProbeOptions, probe_launcher
 
 console = Console(width=None if sys.stdout.isatty() else 124, highlight=False)
 

@@ -25,8 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rankwise import profile as prof
-from rankwise.launch import mpi_environment
+from rankwise.measure import profile as prof
+from rankwise.cluster.launch import mpi_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "engine" / "mpi" / "profile_exerciser.c"

@@ -8,9 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from rankwise import paths
-
-
+from rankwise.util import paths
 def build_linked(source: Path, exe: Path) -> Path:
     """smpicc -O2 source -> exe, linked with librankwise_coll.a."""
     lib = paths.PACKAGE_DIR / "_lib" / "smpi"

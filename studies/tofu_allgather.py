@@ -53,8 +53,8 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tofu_collectives as tofu  # noqa: E402  (build, hostfile, predict_library)
 
-from rankwise.model import MEASURED, Link, Model  # noqa: E402
-from rankwise.predict import PredictNetwork  # noqa: E402
+from rankwise.model.model import MEASURED, Link, Model  # noqa: E402
+from rankwise.predict.predictor import PredictNetwork  # noqa: E402
 from rankwise.sim.platform import PlatformSpec, generate  # noqa: E402
 from rankwise.sim.smpi import overhead_settings, smpirun_command  # noqa: E402
 

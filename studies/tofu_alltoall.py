@@ -42,7 +42,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.predict import PredictNetwork, _options, _simulate, placement, predict_lib
+from rankwise.predict.predictor import PredictNetwork, _options, _simulate, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 from smpi_link import build_linked

@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise import patterns
-from rankwise.mapping import Network, map_ranks, placement_cost
-from rankwise.matrix import CommMatrix
-from rankwise.patterns import parse_size
-from rankwise.probe import ProbeOptions, probe_sim
+from rankwise.traffic import patterns
+from rankwise.map.mapping import Network, map_ranks, placement_cost
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.traffic.patterns import parse_size
+from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import smpirun_command
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankwise.model import MEASURED, Model
+from rankwise.model.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 
@@ -39,6 +39,12 @@ def assert_one_line_error(result: subprocess.CompletedProcess, text: str) -> Non
 
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# The tests live in one folder per stage (as the package) and share helpers across folders
+# (test_coll_lib's compilers, test_core_binding's fixture): every folder importable by name.
+for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
+    if _folder.is_dir() and not _folder.name.startswith((".", "_")) and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 MPICC_MPICH, HYDRA = shutil.which("mpicc.mpich"), shutil.which("mpiexec.hydra")
 NO_MPICH = "MPICH is not installed (mpicc.mpich, mpiexec.hydra)"
 

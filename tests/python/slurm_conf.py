@@ -7,7 +7,7 @@ tree."""
 
 from __future__ import annotations
 
-from rankwise.hostlist import expand
+from rankwise.cluster.hostlist import expand
 
 KEYS = {"switchname", "switches", "nodes", "linkspeed"}
 

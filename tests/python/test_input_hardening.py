@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, run_cli
-from rankwise.errors import RankwiseError
-from rankwise.files import prepare_output, remove_stale_temporaries, write_atomic
-from rankwise.matrix import CommMatrix
-from rankwise.model import MEASURED, Model
-from rankwise.numbers import OutOfRange, bounded_int
+from rankwise.util.errors import RankwiseError
+from rankwise.util.files import prepare_output, remove_stale_temporaries, write_atomic
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import MEASURED, Model
+from rankwise.util.numbers import OutOfRange, bounded_int
 
 ROOT = Path(__file__).resolve().parents[2]
 HUGE = "9" * 4301  # one digit beyond Python's int-conversion limit
@@ -173,7 +173,8 @@ def test_node_lists_beyond_the_limit_are_refused_at_once(tmp_path, ring, nodes):
 
 
 def test_node_list_at_the_limit_still_expands():
-    from rankwise.allocation import MAX_NODES, expand_nodelist
+    from rankwise.cluster.hostlist import MAX_NODES
+    from rankwise.cluster.hostlist import expand as expand_nodelist
 
     hosts = expand_nodelist(f"n[1-{MAX_NODES}]")
     assert len(hosts) == MAX_NODES and hosts[-1] == f"n{MAX_NODES}"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rankwise import __version__
-from rankwise.launch import mpi_environment
+from rankwise.cluster.launch import mpi_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = ROOT / "tests" / "install"
@@ -194,7 +194,7 @@ def test_an_error_inside_the_preloaded_collectives_library_reaches_python():
     may run in the collectives library's copy of the engine, even from librankwise's own code:
     its message still reaches the Python binding's rw_last_error, librankwise's ("no error"
     when each library kept its own)."""
-    from rankwise import paths
+    from rankwise.util import paths
 
     lib = paths.PACKAGE_DIR / "_lib"
     script = "\n".join([

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import HYDRA, MPICC_MPICH, NO_MPICH
-from rankwise.model import Model
+from rankwise.model.model import Model
 from test_coll_lib import checks_passed, forced, ran
 
 pytestmark = pytest.mark.skipif(not (MPICC_MPICH and HYDRA), reason=NO_MPICH)

@@ -37,9 +37,9 @@ import pytest
 from typer.core import TyperGroup
 from typer.main import get_command
 
-from rankwise import profile as prof
+from rankwise.measure import profile as prof
 from rankwise.cli import app as cli_app
-from rankwise.launch import mpi_environment
+from rankwise.cluster.launch import mpi_environment
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 RANKWISE = Path(sys.executable).parent / "rankwise"  # the CLI installed beside this Python

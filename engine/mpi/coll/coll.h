@@ -21,6 +21,7 @@
  * MPICH's carry no visibility (an MPICH build exported none of them). */
 #define RWC_INTERPOSED __attribute__((visibility("default")))
 #include "rankwise_predict.h"
+#include "coll/registry.h"
 #include "coll/size_class.h"
 
 /* The seven collectives, for the decision and the environment: the

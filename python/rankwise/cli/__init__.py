@@ -2,7 +2,7 @@
 
 Every error ends as one line on stderr, `rankwise: error: ...`, and an exit
 code: 2 when the command line is wrong (typer's own usage errors and
-rankwise.errors.UsageError), 1 when a well-formed command failed."""
+rankwise.util.errors.UsageError), 1 when a well-formed command failed."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from rankwise.cli.show import show_command
 from rankwise.cli.sim import sim_app
 from rankwise.cli.validate import validate_command
 from rankwise.cli.watch import watch_command
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 app = typer.Typer(
     add_completion=True,
@@ -66,7 +66,7 @@ app.add_typer(emulate_app, name="emulate")
 def version_text() -> str:
     """'rankwise 0.1.0 (engine 0.1.0)': the package and the C engine it loads."""
     from rankwise import __version__
-    from rankwise.engine import version as engine_version
+    from rankwise._engine.core import version as engine_version
 
     try:
         engine = engine_version()
@@ -90,9 +90,9 @@ def _root(
 
 
 def _finite(ctx, param, value):
-    """Every real-valued option of every verb is a finite number (rankwise.numbers):
+    """Every real-valued option of every verb is a finite number (rankwise.util.numbers):
     typer takes nan and inf, which then fail, or print 'nan us', later."""
-    from rankwise.numbers import check_finite
+    from rankwise.util.numbers import check_finite
 
     if isinstance(value, float):
         try:

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.util.errors import RankwiseError, UsageError
 
 
 def bench_command(
@@ -18,7 +18,7 @@ def bench_command(
     repeats: int = typer.Option(1, "--repeats", help="Runs per placement (simulated time is deterministic: 1 is enough)."),
 ):
     """Before/after tables of Cui et al. 2020 and Getmansky et al. 2015, reproduced on simulated platforms (and one real-MPI run)."""
-    from rankwise.bench import run_bench
+    from rankwise.workflows.experiments import run_bench
 
     if repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {repeats}")

@@ -13,13 +13,12 @@ import math
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
-from rankwise.cli.predict import MAX_RANKS, MAX_RANKS_PER_NODE, check_ranks  # noqa: F401  one rule, every predicting verb
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.predict.allocation import check_ranks, collective_allocation
+from rankwise.util.errors import RankwiseError, UsageError
 
 coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
 
@@ -61,100 +60,8 @@ def _parse_roots(text: str, ranks: int) -> list[int]:
     return list(dict.fromkeys(roots))
 
 
-def _subset(net, idx: list[int]):
-    """The network restricted to nodes idx (in that order)."""
-    from rankwise.predict import PredictNetwork, SharedLink
-
-    ix = np.asarray(idx, dtype=np.int64)
-    where = {int(old): new for new, old in enumerate(ix)}
-    links = []
-    for link in net.links:
-        keep = [(where[int(a)], where[int(b)]) for a, b in link.pairs if int(a) in where and int(b) in where]
-        if keep:
-            links.append(SharedLink(link.name, link.capacity, np.asarray(keep, dtype=np.int32)))
-    pick = (lambda v: None if v is None else v[ix])
-    return PredictNetwork([net.names[i] for i in ix], net.alpha[np.ix_(ix, ix)], net.beta[np.ix_(ix, ix)],
-                          overhead=pick(net.overhead), recv_overhead=pick(net.recv_overhead), inject=pick(net.inject),
-                          eject=pick(net.eject), links=links, sharing=net.sharing)
-
-
-def _node_names(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise UsageError("--nodes is empty (a list of node names like n0,n1)")
-    if len(set(names)) != len(names):
-        raise UsageError("--nodes names a node twice")
-    return names
-
-
-def _pick_nodes(all_names: list[str], hostfile: Optional[Path], nodes: Optional[str], where: str):
-    """[(name, slots or None)] of the allocation."""
-    from rankwise.allocation import read_allocation
-
-    if hostfile is not None and nodes is not None:
-        raise UsageError("give the allocation as --hostfile FILE or --nodes LIST, not both")
-    if hostfile is not None:
-        hosts = [(h, int(s)) for h, s in read_allocation(hostfile)]
-    elif nodes is not None:
-        hosts = [(h, None) for h in _node_names(nodes)]
-    else:
-        return [(h, None) for h in all_names]
-    known = set(all_names)
-    unknown = [h for h, _ in hosts if h not in known]
-    if unknown:
-        raise RankwiseError(f"node '{unknown[0]}' is not in {where}")
-    return hosts
-
-
-def _allocation(model_path: Optional[Path], platform: Optional[Path], hostfile: Optional[Path],
-                nodes: Optional[str], ranks: int, ranks_per_node: Optional[int], overhead: Optional[float],
-                allow_missing: bool, recv_overhead: Optional[float] = None):
-    """(network over the nodes used, rank -> node, ranks on each node, the
-    model's knee or 0, a label)."""
-    from rankwise.cli.predict import block_counts
-    from rankwise.predict import PredictNetwork, placement
-
-    if (model_path is None) == (platform is None):
-        raise UsageError("give the network as --model FILE (measured) or --platform DIR (a generated "
-                         "platform's ground truth)")
-    check_ranks(ranks)
-    for flag, value in (("--overhead", overhead), ("--recv-overhead", recv_overhead)):
-        if value is not None and not (0 <= value < 1):
-            raise UsageError(f"{flag} must be in [0, 1) seconds, got {value:g}")
-    knee = 0
-    if platform is not None:
-        full = PredictNetwork.from_ground_truth(platform)
-        hosts = _pick_nodes(full.names, hostfile, nodes, f"the platform {platform}")
-        label = platform.name or str(platform)
-    else:
-        from rankwise.model import Model
-
-        model = Model.load(model_path)
-        hosts = _pick_nodes(list(model.names), hostfile, nodes, f"the model {model_path}")
-        knee = int(model.knee or 0)
-        label = model_path.name
-    check_ranks(ranks, len(hosts))
-    even = math.ceil(ranks / len(hosts))
-    slots = [s if s is not None else even for _, s in hosts]
-    counts = block_counts(ranks, slots, ranks_per_node, f"the allocation ({len(hosts)} nodes)")
-    used = [h for h, _ in hosts[: len(counts)]]
-    if platform is not None:
-        index = {n: i for i, n in enumerate(full.names)}
-        net = _subset(full, [index[h] for h in used])
-    else:
-        # the probe's alpha holds the overheads: taken out of it (as the library's RANKWISE_MODEL)
-        net = PredictNetwork.from_model(model, [(h, 1) for h in used], fill_missing=allow_missing, overheads=True,
-                                        send_overhead=overhead, recv_overhead=recv_overhead)
-        return net, placement(counts), counts, knee, label
-    if overhead is not None:
-        net.overhead = np.full(net.n_nodes, float(overhead))
-    if recv_overhead is not None:
-        net.recv_overhead = np.full(net.n_nodes, float(recv_overhead))
-    return net, placement(counts), counts, knee, label
-
-
 def _options(knee: int, eager_limit: Optional[int], min_gain: float, max_evals: int, gamma: float):
-    from rankwise.coll.binding import TuneOptions
+    from rankwise.coll.selection import TuneOptions
 
     if eager_limit is not None and eager_limit < 0:
         raise UsageError(f"--eager-limit must be >= 0 bytes, got {eager_limit}")
@@ -216,16 +123,16 @@ def coll_predict_command(
     size_list = parse_size_list(sizes)
     opts = _options(0, eager_limit, min_gain, max_evals, gamma)  # knee applied below
     if plot is not None:
-        from rankwise.plots import png_target
+        from rankwise.report.plots import png_target
 
         png_target(plot)  # before any prediction: the PNG follows every output's rules
-    net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
+    net, node_of, counts, knee, label = collective_allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
                                                     overhead, allow_missing, recv_overhead)
     if not 0 <= root < ranks:
         raise UsageError(f"--root: rank {root} is not one of the {ranks} ranks")
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    from rankwise.engine import interruptible
+    from rankwise._engine.core import interruptible
 
     with interruptible():  # minutes at thousands of ranks, inside the engine
         decisions = decide_sizes(net, node_of, op, size_list, root, opts)
@@ -285,9 +192,9 @@ def coll_tune_command(
     """Decide every operation, size class and root for an allocation; write the rules file."""
     from rankwise.cli.predict import parse_size_list
     from rankwise.coll.report import print_tune_summary
-    from rankwise.coll.binding import trinary_order
+    from rankwise.coll.selection import trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
-    from rankwise.files import prepare_output, write_atomic
+    from rankwise.util.files import prepare_output, write_atomic
 
     if file_format not in ("rankwise", "ompi-rules"):
         raise UsageError(f"--format: unknown format '{file_format}' (choose from rankwise, ompi-rules)")
@@ -303,11 +210,11 @@ def coll_tune_command(
     if file_format == "ompi-rules" and root_list != [0]:
         raise UsageError("--roots: Open MPI's rules cannot depend on the root (ompi-rules decides from rank 0)")
     prepare_output(output)
-    net, node_of, counts, knee, label = _allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
+    net, node_of, counts, knee, label = collective_allocation(model_path, platform, hostfile, nodes, ranks, ranks_per_node,
                                                     overhead, allow_missing, recv_overhead)
     if eager_limit is None and knee > 0:
         opts.eager_limit = knee
-    from rankwise.engine import interruptible
+    from rankwise._engine.core import interruptible
 
     if file_format == "ompi-rules":
         _write_ompi_rules(output, net, node_of, op_list, size_list, opts, ranks, len(counts), label, verify,
@@ -333,8 +240,8 @@ def _write_ompi_rules(output: Path, net, node_of, op_list, size_list, opts, rank
                       label: str, verify: str | None, verify_repeats: int) -> None:
     from rankwise.coll.ompi_rules import format_ompi_rules, tune_ompi
     from rankwise.coll.report import print_ompi_summary, print_ompi_verification
-    from rankwise.engine import interruptible
-    from rankwise.files import write_atomic
+    from rankwise._engine.core import interruptible
+    from rankwise.util.files import write_atomic
 
     if verify is not None:
         from rankwise.coll.ompi_verify import job_size

@@ -1,5 +1,5 @@
 """`rankwise coll bench`: the collectives library against the MPI's own
-collectives and binomial trees, per operation and size (rankwise.coll.bench).
+collectives and binomial trees, per operation and size (rankwise.coll.comparison).
 
     rankwise sim platform --default -o plat
     rankwise coll bench --sim plat --quick
@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 
 from rankwise.cli.common import HOSTFILE_OPTION, console, err_console
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.util.errors import RankwiseError, UsageError
 
 PREDICTION_TOLERANCE = 0.20  # as rankwise bench's rows
 
@@ -41,7 +41,7 @@ def _int_list(text: str, option: str, low: int) -> list[int]:
 
 
 def _ops(text: str) -> list[str]:
-    from rankwise.coll.bench import OPS
+    from rankwise.coll.comparison import OPS
 
     ops = [o.strip() for o in text.split(",") if o.strip()]
     if not ops:
@@ -57,7 +57,7 @@ def _pct(g: float) -> str:
 
 
 def _print_op(points, op: str, title: str) -> None:
-    from rankwise.patterns import format_size
+    from rankwise.traffic.patterns import format_size
 
     pts = [p for p in points if p.op == op]
     if not pts:
@@ -78,7 +78,7 @@ def _print_op(points, op: str, title: str) -> None:
 
 
 def _print_summary(points, label: str, judged: bool) -> bool:
-    from rankwise.coll.bench import band_means, goals
+    from rankwise.coll.comparison import band_means, goals
 
     table = Table(title=escape(f"Averages on {label}: mean of 1 - rankwise / base over the band's sizes and all "
                                "shapes"), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -124,8 +124,7 @@ def coll_bench_command(
 ):
     """Time each collective under the MPI's default, binomial trees and rankwise's rules, per size: tables, averages, goals."""
     from rankwise.cli.predict import parse_size_list
-    from rankwise.coll import bench as cb
-
+    from rankwise.coll import comparison as cb
     if (not sim) == (launcher is None):
         raise UsageError("give --sim PLATFORM (simulated) or --launcher 'mpirun -np N' (real MPI), not both")
     op_list = _ops(ops)

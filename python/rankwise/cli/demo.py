@@ -17,11 +17,11 @@ def demo_command(
                                                             "namespaces, shaped links; root), brought up and taken down."),
 ):
     """Probe the embedded simulated cluster, then map three jobs and run them before/after."""
-    from rankwise.demo import run_demo, run_demo_emulated
+    from rankwise.workflows.demo import run_demo, run_demo_emulated
 
     if emulated:
         if nodes is not None:
-            from rankwise.errors import UsageError
+            from rankwise.util.errors import UsageError
             raise UsageError("--nodes is for the simulated cluster; --emulated always has 8 hosts")
         run_demo_emulated(out, console=console)
         return

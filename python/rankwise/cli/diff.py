@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.util.errors import RankwiseError, UsageError
 
 
 def diff_command(
@@ -21,18 +21,18 @@ def diff_command(
     as_json: bool = typer.Option(False, "--json", help="Print the change as one JSON object instead (docs/formats.md)."),
 ):
     """What changed between two models: pairs, nodes, shared links and groups, beyond the measured noise."""
-    from rankwise.diff_plot import plot_diff
-    from rankwise.model import Model
-    from rankwise.model_diff import diff_models
+    from rankwise.report.diff_plot import plot_diff
+    from rankwise.model.model import Model
+    from rankwise.model.diff import diff_models
     from rankwise.report.diff import render
-    from rankwise.watch import series_model
+    from rankwise.measure.watch import series_model
 
     if not threshold >= 0:
         raise UsageError(f"--threshold must be >= 0, got {threshold:g}")
     if top < 0:
         raise UsageError(f"--top must be >= 0, got {top}")
     if plot:
-        from rankwise.plots import png_target
+        from rankwise.report.plots import png_target
 
         png_target(plot)  # checked before any model is read
     before, after = series_model(before), series_model(after)

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 
 emulate_app = typer.Typer(no_args_is_help=True, help="An emulated cluster of real hosts on this machine "
                                                      "(network namespaces, shaped links; root).")

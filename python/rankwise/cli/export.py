@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.util.errors import RankwiseError, UsageError
 
 export_app = typer.Typer(no_args_is_help=True, help="Write what a model found in other tools' formats.")
 
@@ -21,10 +21,10 @@ def slurm_topology(
     avoid: Optional[Path] = typer.Option(None, "--avoid", help="The list of nodes to avoid (default: beside it, .avoid)."),
 ):
     """A Slurm topology.conf (tree plugin) whose switches are the measured groups, and the nodes to avoid."""
-    from rankwise.files import prepare_output, write_atomic
-    from rankwise.hostlist import compress
-    from rankwise.model import Model
-    from rankwise.slurm_topology import avoid_text, build_switches, nodes_to_avoid, topology_conf
+    from rankwise.util.files import prepare_output, write_atomic
+    from rankwise.cluster.hostlist import compress
+    from rankwise.model.model import Model
+    from rankwise.cluster.slurm_topology import avoid_text, build_switches, nodes_to_avoid, topology_conf
 
     avoid = avoid if avoid is not None else output.with_suffix(".avoid")
     if avoid.resolve() == output.resolve():

@@ -35,9 +35,9 @@ def import_command(
                                              "point-to-point, internal, one-sided)."),
 ):
     """Import an application's traffic: Intel MPI stats, Open MPI monitoring, lists, matrices."""
-    from rankwise.files import prepare_output
-    from rankwise.importers import load_comm
-    from rankwise.matrix import MATRIX_SUFFIXES
+    from rankwise.util.files import prepare_output
+    from rankwise.traffic.importers import load_comm
+    from rankwise.traffic.matrix import MATRIX_SUFFIXES
 
     prepare_output(output, MATRIX_SUFFIXES)  # before reading: a wrong name must not cost an import
     matrix = load_comm(sources if len(sources) > 1 else sources[0], format, n_ranks=ranks, kinds=kinds)

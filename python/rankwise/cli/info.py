@@ -16,7 +16,7 @@ def info_command(
 ):
     """Version, the build's features (MPI, SMPI, hwloc, METIS), the libraries to preload and every
     environment variable rankwise reads, with its current value."""
-    from rankwise.build_info import collect
+    from rankwise._engine.build_info import collect
 
     info = collect()
     if as_json:

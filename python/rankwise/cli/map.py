@@ -17,8 +17,8 @@ import numpy as np
 import typer
 from rich.markup import escape
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.files import prepare_output
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.util.files import prepare_output
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
 
@@ -27,8 +27,8 @@ DEFAULT_OUTPUT = {"openmpi": "rankfile", "mpich": "machinefile", "intel": "confi
 
 
 def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int]):
-    from rankwise.matrix import CommMatrix
-    from rankwise.patterns import generate
+    from rankwise.traffic.matrix import CommMatrix
+    from rankwise.traffic.patterns import generate
 
     if (pattern is None) == (matrix is None):
         raise UsageError("give the traffic as --pattern SPEC or --matrix FILE (one of them)")
@@ -57,8 +57,9 @@ def _traffic(pattern: Optional[str], matrix: Optional[Path], ranks: Optional[int
 
 
 def _hosts(hosts: Optional[Path], nodelist: Optional[str], slots: Optional[int], model):
-    from rankwise.allocation import expand_nodelist, read_allocation
-    from rankwise.hostfile import MAX_SLOTS
+    from rankwise.cluster.allocation import read_allocation
+    from rankwise.cluster.hostlist import expand as expand_nodelist
+    from rankwise.cluster.hostfile import MAX_SLOTS
 
     if hosts is not None and nodelist is not None:
         raise UsageError("give the allocation as --hostfile FILE or --nodelist LIST, not both")
@@ -103,10 +104,10 @@ def map_command(
     node_xml: Optional[Path] = typer.Option(None, "--node-xml", metavar="FILE", help="Place ranks on the cores of nodes built like this hwloc XML topology (rankwise node export), and bind them."),
 ):
     """Choose nodes and place ranks where the traffic flows fastest; write the launcher's file."""
-    from rankwise.launcher_files import FORMATS, usage_hint, write_placement
-    from rankwise.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, map_ranks
-    from rankwise.model import Model
-    from rankwise.placement import placement_on_nodes
+    from rankwise.cluster.launcher_files import FORMATS, usage_hint, write_placement
+    from rankwise.map.mapping import ALGORITHMS, OBJECTIVES, SELECTIONS, Network, map_ranks
+    from rankwise.model.model import Model
+    from rankwise.cluster.placement import placement_on_nodes
     from rankwise.report.placement import print_prediction
     from rankwise.report.model import compress_names
 
@@ -125,7 +126,7 @@ def map_command(
     out = prepare_output(output or Path(DEFAULT_OUTPUT[fmt]))  # before any work: -o as in every verb
     topology = None
     if node_synthetic is not None or node_xml is not None:
-        from rankwise.node import NodeTopology
+        from rankwise.model.node import NodeTopology
 
         topology = NodeTopology.load(synthetic=node_synthetic, xml=node_xml)
     traffic = _traffic(pattern, matrix, ranks)
@@ -149,8 +150,8 @@ def map_command(
         result = map_ranks(traffic, network, algorithm=algorithm, objective=objective, selection=select,
                            seed=seed, time_limit=time_limit, use_pattern=not no_pattern, min_gain=min_gain)
     else:
-        from rankwise.decision import decide
-        from rankwise.predict import PredictNetwork
+        from rankwise.map.decision import decide
+        from rankwise.predict.predictor import PredictNetwork
 
         predictor = PredictNetwork.from_model(model, alloc, fill_missing=allow_missing)
         groups = model.groups()[[model.names.index(h) for h in network.names]]
@@ -160,11 +161,11 @@ def map_command(
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     binding, cpu_list = None, None
     if topology is not None:  # inside the node: a core for each rank of each host (rankwise_node.h)
-        from rankwise.binding import CoreBinding
-        from rankwise.node import place_on_cores
-        from rankwise.placement import Placement
+        from rankwise.cluster.core_binding import CoreBinding
+        from rankwise.model.node import place_on_cores
+        from rankwise.cluster.placement import Placement
 
-        from rankwise.node import NodeCosts
+        from rankwise.model.node import NodeCosts
 
         costs = NodeCosts.from_model(model) if model is not None else None  # measured, else defaults
         cores = place_on_cores(traffic, placement.node_of, placement.nodes, topology, costs)

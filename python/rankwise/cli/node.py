@@ -28,7 +28,7 @@ XML_OPTION = typer.Option(None, "--xml", metavar="FILE", help="An hwloc XML topo
 def show_command(synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path] = XML_OPTION,
                  as_json: bool = typer.Option(False, "--json", help="Print the topology as one JSON object instead (docs/formats.md).")):
     """Show a node's packages, NUMA domains, shared caches, cores and PUs (default: this machine)."""
-    from rankwise.node import NodeTopology
+    from rankwise.model.node import NodeTopology
     from rankwise.report.node import show_node
 
     topo = NodeTopology.load(synthetic=synthetic, xml=xml)
@@ -46,8 +46,8 @@ def show_command(synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path
 def export_command(output: Path = typer.Option(..., "--output", "-o", help="hwloc XML file to write (.xml)."),
                    synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path] = XML_OPTION):
     """Write a node's topology (default: this machine) as hwloc XML, for `map --node-xml` elsewhere."""
-    from rankwise.files import prepare_output
-    from rankwise.node import export_xml
+    from rankwise.util.files import prepare_output
+    from rankwise.model.node import export_xml
     from rich.markup import escape
 
     out = prepare_output(output, (".xml",))
@@ -73,9 +73,9 @@ def probe_command(
     from rich.markup import escape
 
     from rankwise.cli.probe import check_at_least, parse_sizes
-    from rankwise.errors import UsageError
-    from rankwise.node import LEVELS, NodeTopology
-    from rankwise.node_probe import fit_level_costs, fit_pair_costs
+    from rankwise.util.errors import UsageError
+    from rankwise.model.node import LEVELS, NodeTopology
+    from rankwise.measure.node_probe import fit_level_costs, fit_pair_costs
 
     check_at_least("--rounds", rounds, 1)
     check_at_least("--per-domain", per_domain, 1)
@@ -98,13 +98,13 @@ def probe_command(
         topology = NodeTopology.load(synthetic=synthetic, xml=xml)
     out = base = None
     if output is not None:
-        from rankwise.files import prepare_output
-        from rankwise.model import Model
+        from rankwise.util.files import prepare_output
+        from rankwise.model.model import Model
 
         out = prepare_output(output, (".rwm",))
         base = Model.load(model)  # read before probing: a model that cannot be read costs no probe
     if sim is not None:
-        from rankwise.node_probe import run_sim
+        from rankwise.measure.node_probe import run_sim
 
         probe = run_sim(dp, node or dp.nodes[0], size_list, rounds, 2 if per_domain is None else per_domain)
         cpus, samples, loaded, wall = probe.cpus, probe.samples, probe.loaded, probe.wall
@@ -112,8 +112,8 @@ def probe_command(
                  f"({', '.join(f'{h}: core {c}' for h, c in zip(probe.hosts, probe.cores.tolist()))}); ")
         cost = f"probe cost {wall:.2f} s wall, {probe.simulated * 1e3:.3f} ms simulated"
     else:
-        from rankwise.launch import parse_launcher
-        from rankwise.node_probe import run
+        from rankwise.cluster.launch import parse_launcher
+        from rankwise.measure.node_probe import run
 
         cpus, samples, loaded, wall = run(parse_launcher(launcher or "mpirun -np 2 --bind-to core"), size_list, rounds)
         where = f"{cpus.size} ranks on cpus {', '.join(map(str, cpus.tolist()))}; "
@@ -142,8 +142,8 @@ def probe_command(
 def probe_domains_command(dp, output: Path, options, *, ranks_per_node: int, nodes, hostfile, on_stress_cost):
     """`rankwise probe --sim` on a platform with domains: the network by node, then the inside of
     one node per group built alike (sim.domains.probe_domains), its cost printed."""
-    from rankwise.errors import UsageError
-    from rankwise.node import LEVELS
+    from rankwise.util.errors import UsageError
+    from rankwise.model.node import LEVELS
     from rankwise.sim.domains import alike_nodes, probe_domains
 
     if hostfile is not None or options.pairs or options.update is not None:

@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
 from rankwise.cli.probe import GROUP_BY, check_choice
@@ -45,7 +45,7 @@ def optimize_command(
     allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair (warns) instead of failing."),
 ):
     """Probe, map and verify in one go; writes the launcher file."""
-    from rankwise.optimize import run_optimize
+    from rankwise.workflows.optimize import run_optimize
 
     if (sim is None) == (launcher is None):
         raise UsageError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")

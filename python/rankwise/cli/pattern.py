@@ -14,8 +14,8 @@ from typing import Optional
 
 import typer
 
-from rankwise.files import prepare_output
-from rankwise.matrix import MATRIX_SUFFIXES
+from rankwise.util.files import prepare_output
+from rankwise.traffic.matrix import MATRIX_SUFFIXES
 from rankwise.report.matrix import show_summary
 
 pattern_app = typer.Typer(
@@ -35,7 +35,7 @@ def _flag(value: Optional[bool]) -> Optional[str]:
 
 
 def _make(name: str, output: Path, **options: Optional[str]) -> None:
-    from rankwise.patterns import PatternSpec, generate
+    from rankwise.traffic.patterns import PatternSpec, generate
 
     prepare_output(output, MATRIX_SUFFIXES)  # before generating: a wrong name costs nothing
     fields = {key: value for key, value in options.items() if value is not None}
@@ -55,7 +55,7 @@ def alltoall(
     """MPI_Alltoall: every rank sends --bytes to every other rank (--sizes: alltoallv)."""
     if sizes is not None:
         if bytes is not None:
-            from rankwise.errors import UsageError
+            from rankwise.util.errors import UsageError
 
             raise UsageError("give --bytes (alltoall) or --sizes (alltoallv), not both")
         _make("alltoallv", output, sizes=str(sizes), ranks=ranks, iterations=iterations)
@@ -172,7 +172,7 @@ def from_spec(
     output: Path = OUTPUT,
 ):
     """Generate a matrix from a pattern spec (grammar: docs/formats.md)."""
-    from rankwise.patterns import generate
+    from rankwise.traffic.patterns import generate
 
     prepare_output(output, MATRIX_SUFFIXES)
     matrix = generate(spec)
@@ -183,6 +183,6 @@ def from_spec(
 @pattern_app.command()
 def show(path: Path = typer.Argument(..., metavar="FILE", help="A matrix file (.rwc or .npz).")):
     """Summarise a matrix: ranks, nonzeros, volumes, degrees."""
-    from rankwise.matrix import CommMatrix
+    from rankwise.traffic.matrix import CommMatrix
 
     show_summary(CommMatrix.load(path), path, console)

@@ -19,7 +19,8 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.predict.allocation import block_counts, check_ranks
+from rankwise.util.errors import RankwiseError, UsageError
 
 MAX_SIZES = 64  # as the benchmark programs (RW_BENCH_MAX_SIZES)
 MAX_SIZE = 1 << 30
@@ -28,7 +29,7 @@ MAX_SIZE = 1 << 30
 def parse_size_list(text: str, option: str = "--sizes") -> list[int]:
     """'1K,64K,1M' or '1K:4M' (every power of two times 1K up to 4M) or both,
     K = 1024, as the benchmark programs read --sizes; increasing, 1 B to 1 GiB."""
-    from rankwise.patterns import parse_size
+    from rankwise.traffic.patterns import parse_size
 
     def one(word: str) -> int:
         try:
@@ -64,7 +65,7 @@ def parse_size_list(text: str, option: str = "--sizes") -> list[int]:
 
 def check_operation(op: str, algorithm: Optional[str]) -> list[str]:
     """The algorithms to predict: the one asked for, or all of op's."""
-    from rankwise.predict import OPERATIONS, algorithms
+    from rankwise.predict.predictor import OPERATIONS, algorithms
 
     if op not in OPERATIONS:
         raise UsageError(f"--op: unknown operation '{op}' (choose from {', '.join(OPERATIONS)})")
@@ -76,57 +77,12 @@ def check_operation(op: str, algorithm: Optional[str]) -> list[str]:
     return [algorithm]
 
 
-# The predictor's time grows faster than the square of the ranks (4,096 ranks: ~2 min per size on
-# one core): beyond these a prediction would run for hours, uninterruptible inside the engine.
-MAX_RANKS = 4096
-MAX_RANKS_PER_NODE = 1024
-
-
-def check_ranks(ranks: Optional[int], nodes: Optional[int] = None) -> None:
-    """--ranks of predict --op, coll predict and coll tune: 1..MAX_RANKS, and at most MAX_RANKS_PER_NODE on each of
-    the allocation's `nodes` (when known)."""
-    if ranks is None or ranks < 1:
-        raise UsageError(f"--ranks must be >= 1, got {ranks}")
-    if ranks > MAX_RANKS:
-        raise UsageError(f"--ranks {ranks}: at most {MAX_RANKS} ranks (the prediction's time grows with the "
-                         "square of the ranks)")
-    if nodes is not None and ranks > nodes * MAX_RANKS_PER_NODE:
-        raise UsageError(f"--ranks {ranks}: the allocation's {nodes} node(s) hold at most "
-                         f"{nodes * MAX_RANKS_PER_NODE} ranks ({MAX_RANKS_PER_NODE} per node)")
-
-
-def block_counts(ranks: int, slots: list[int], ranks_per_node: Optional[int], where: str) -> list[int]:
-    """Ranks per node of a block placement, in allocation order: ranks_per_node
-    on each node (the last one may hold fewer), or the nodes' slots filled in
-    turn when not given. UsageError when the ranks do not fit."""
-    if ranks < 1:
-        raise UsageError(f"--ranks must be >= 1, got {ranks}")
-    if ranks_per_node is not None:
-        if ranks_per_node < 1:
-            raise UsageError(f"--ranks-per-node must be >= 1, got {ranks_per_node}")
-        need = math.ceil(ranks / ranks_per_node)
-        if need > len(slots):
-            raise UsageError(f"{ranks} ranks at {ranks_per_node} per node need {need} nodes, "
-                             f"{where} has {len(slots)}")
-        return [min(ranks_per_node, ranks - i * ranks_per_node) for i in range(need)]
-    if sum(slots) < ranks:
-        raise UsageError(f"{ranks} ranks do not fit the {sum(slots)} slots of {where} "
-                         "(--ranks-per-node K overrides the slots)")
-    counts, left = [], ranks
-    for s in slots:
-        if left == 0:
-            break
-        counts.append(min(s, left))
-        left -= counts[-1]
-    return counts
-
-
 def load_allocation(model_path: Path, hostfile: Optional[Path], ranks: int, ranks_per_node: Optional[int]):
     """(model, hosts [(name, slots)], ranks on each node used, in order): the
     hostfile's hosts, else the model's nodes with as many slots as the ranks
     need spread evenly."""
-    from rankwise.allocation import read_allocation
-    from rankwise.model import Model
+    from rankwise.cluster.allocation import read_allocation
+    from rankwise.model.model import Model
 
     model = Model.load(model_path)
     if hostfile is not None:
@@ -142,7 +98,7 @@ def load_allocation(model_path: Path, hostfile: Optional[Path], ranks: int, rank
 
 
 def network_of(model, hosts, allow_missing: bool):
-    from rankwise.predict import PredictNetwork
+    from rankwise.predict.predictor import PredictNetwork
 
     return PredictNetwork.from_model(model, hosts, fill_missing=allow_missing)
 
@@ -161,7 +117,7 @@ def parse_switch(text: Optional[str]) -> Optional[dict]:
         key, eq, value = item.partition("=")
         if not eq or key not in SWITCH_KEYS:
             raise UsageError(f"--switch: '{item}' is not one of {'=, '.join(SWITCH_KEYS)}= (e.g. radix=16)")
-        from rankwise.numbers import bounded_int, finite_float, shown
+        from rankwise.util.numbers import bounded_int, finite_float, shown
 
         try:
             values[key] = finite_float(value) if SWITCH_KEYS[key] is float else bounded_int(value, 1 << 20)
@@ -180,7 +136,7 @@ def formulas(op: str, algorithm: str, p: int, size: int, alpha: float, beta: flo
              overhead: float, switch: Optional[dict] = None) -> dict[str, float]:
     """The closed forms that describe this algorithm (docs/prediction.md), on
     the job's typical pair (alpha, beta); eq. 4 with the switches given."""
-    from rankwise.predict import loggp, luo_bruck, luo_contention, luo_pairwise
+    from rankwise.predict.predictor import loggp, luo_bruck, luo_contention, luo_pairwise
 
     if op != "alltoall" or p < 2:
         return {}
@@ -211,7 +167,7 @@ def predict_collective_rows(net, op: str, algs: list[str], sizes: list[int], nod
     """Every algorithm at every size (rankwise.report.prediction.AlgorithmRow);
     an algorithm the predictor refuses (e.g. pair on 6 ranks) is a row with
     the reason, or an error when it was asked for by name (strict)."""
-    from rankwise.predict import predict_collective
+    from rankwise.predict.predictor import predict_collective
     from rankwise.report.prediction import AlgorithmRow
 
     alpha, beta, o = typical_pair(net, node_of)
@@ -237,8 +193,8 @@ def predict_collective_rows(net, op: str, algs: list[str], sizes: list[int], nod
 
 def traffic_rows(net, hosts, matrix, counts, placement_file: Optional[Path], iterations: float):
     """(label, predicted, Hockney) for the block placement and the file's."""
-    from rankwise.launcher_files import read_placement
-    from rankwise.predict import placement, predict_traffic
+    from rankwise.cluster.launcher_files import read_placement
+    from rankwise.predict.predictor import placement, predict_traffic
 
     block = placement(counts)[: matrix.n_ranks]
     rows = [("default (block)", predict_traffic(net, matrix, block, iterations=iterations).time,
@@ -259,7 +215,7 @@ def traffic_rows(net, hosts, matrix, counts, placement_file: Optional[Path], ite
 
 
 def write_csv(path: Path, header: list[str], rows: list[list]) -> None:
-    from rankwise.files import write_atomic
+    from rankwise.util.files import write_atomic
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -301,7 +257,7 @@ def predict_command(
     if switch is not None and traffic_given:
         raise UsageError("--switch is for a collective's formulas (--op alltoall)")
     if output is not None:
-        from rankwise.files import prepare_output
+        from rankwise.util.files import prepare_output
 
         prepare_output(output)  # before any prediction: a table that cannot be written costs nothing
     if traffic_given:
@@ -317,11 +273,11 @@ def predict_command(
     model, hosts, counts = load_allocation(model_path, hostfile, ranks, ranks_per_node)
     check_ranks(ranks, len(counts))
     net = network_of(model, hosts[: len(counts)], allow_missing)
-    from rankwise.predict import placement
+    from rankwise.predict.predictor import placement
     from rankwise.report.prediction import print_collective
 
     node_of = placement(counts)
-    from rankwise.engine import interruptible
+    from rankwise._engine.core import interruptible
 
     with interruptible():  # minutes at thousands of ranks, inside the engine; nothing written yet
         rows = predict_collective_rows(net, op, algs, size_list, node_of, strict=algorithm is not None,

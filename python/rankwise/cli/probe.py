@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 
 
 def _pairs(text: Optional[str]) -> Optional[list[tuple[str, str]]]:
@@ -89,7 +89,7 @@ def probe_command(
     strict: bool = typer.Option(False, "--strict", help="Exit 3 when the model is degraded: pairs or intra-node figures missing (health checks)."),
 ):
     """Measure every pair of nodes into a model file."""
-    from rankwise.probe import ProbeOptions, model_gaps, pairs_touching, probe_launcher, probe_sim
+    from rankwise.measure.probe import ProbeOptions, model_gaps, pairs_touching, probe_launcher, probe_sim
     from rankwise.report.model import render, summarize
 
     if (sim is None) == (launcher is None):

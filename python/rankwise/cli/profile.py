@@ -18,7 +18,7 @@ from rich.markup import escape
 from typer import _click as click
 from typer.core import TyperGroup
 
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 from rankwise.report.profile import show_profile
 
 
@@ -63,8 +63,7 @@ def profile(
     mpi_flags: bool = typer.Option(False, "--mpi-flags", help="Print the mpicc flags that link the real-MPI profiler in (instead of preloading it), and exit."),
 ):
     """Run an MPI application under the profiler and write its communication matrix."""
-    from rankwise import profile as prof
-
+    from rankwise.measure import profile as prof
     if smpi_flags or mpi_flags:
         if command or sim or launcher:
             raise UsageError("--smpi-flags and --mpi-flags take nothing else")

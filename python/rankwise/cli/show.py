@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.inputs import check_input
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.util.inputs import check_input
 
 
 def _is_matrix(path: Path) -> bool:
@@ -31,8 +31,8 @@ def show_command(
     csv_dir: Optional[Path] = typer.Option(None, "--csv", help="A model's matrices into this folder: alpha.csv, bandwidth.csv, jitter.csv."),
 ):
     """Summarise a model (groups of close nodes, slowest and missing pairs) or a traffic matrix."""
-    from rankwise.model import Model
-    from rankwise.plots import plot_matrix, plot_model, png_target
+    from rankwise.model.model import Model
+    from rankwise.report.plots import plot_matrix, plot_model, png_target
     from rankwise.report.jsonable import dumps
     from rankwise.report.model import render, summarize
 
@@ -43,7 +43,7 @@ def show_command(
         png_target(plot)  # a PNG that cannot be written is refused before the summary
     if _is_matrix(model_path):
         from rankwise.report.matrix import matrix_summary, show_summary
-        from rankwise.matrix import CommMatrix
+        from rankwise.traffic.matrix import CommMatrix
 
         if csv_dir is not None:
             raise UsageError("--csv writes a model's matrices; a traffic matrix is already one (rankwise export)")
@@ -80,7 +80,7 @@ CSV_MATRICES = ("alpha", "bandwidth", "jitter")
 
 def _csv_targets(folder: Path) -> dict[str, Path]:
     """The three files, checked as every -o is before anything is measured or written."""
-    from rankwise.files import prepare_output
+    from rankwise.util.files import prepare_output
 
     if folder.exists() and not folder.is_dir():
         raise RankwiseError(f"{folder}: not a folder (--csv writes alpha.csv, bandwidth.csv, jitter.csv into one)")
@@ -95,8 +95,8 @@ def _write_matrices(model, targets: dict[str, Path]) -> None:
 
     import numpy as np
 
-    from rankwise.files import write_atomic
-    from rankwise.model import MEASURED
+    from rankwise.util.files import write_atomic
+    from rankwise.model.model import MEASURED
 
     measured = model.state == MEASURED
     values = {"alpha": model.alpha, "bandwidth": model.bandwidth, "jitter": model.jitter[:, :, -1]}

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 
 
 sim_app = typer.Typer(no_args_is_help=True, help="The simulated cluster (SimGrid SMPI).")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from rankwise.errors import UsageError
-from rankwise.patterns import parse_size
+from rankwise.util.errors import UsageError
+from rankwise.traffic.patterns import parse_size
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, default_spec
 
 KINDS = ("node", "uplink")  # the fat tree's; fat-tree3 adds pod, a torus has node, x, y, z, a dragonfly node, local, global
@@ -21,7 +21,7 @@ def _fields(text: str, option: str, count: tuple[int, ...]) -> list[str]:
 
 
 def _number(text: str, option: str, what: str, kind=float):
-    from rankwise.numbers import bounded_int, finite_float, shown
+    from rankwise.util.numbers import bounded_int, finite_float, shown
 
     try:
         return finite_float(text) if kind is float else bounded_int(text, 2**31 - 1)

@@ -15,8 +15,9 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import console
-from rankwise.cli.predict import block_counts, check_operation, parse_size_list, write_csv
-from rankwise.errors import RankwiseError, UsageError
+from rankwise.cli.predict import check_operation, parse_size_list, write_csv
+from rankwise.predict.allocation import block_counts
+from rankwise.util.errors import RankwiseError, UsageError
 
 NETWORKS = ("truth", "model")
 
@@ -38,7 +39,7 @@ def validate_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the rows as CSV."),
 ):
     """Run a collective under SMPI with its algorithm pinned; print predicted against simulated time."""
-    from rankwise.predict import SMPI_ALGORITHM, PredictNetwork, predict_collective
+    from rankwise.predict.predictor import SMPI_ALGORITHM, PredictNetwork, predict_collective
 
     algs = check_operation(op, algorithm)
     pinnable = [a for a in algs if (op, a) in SMPI_ALGORITHM]
@@ -62,18 +63,18 @@ def validate_command(
             raise UsageError(f"{name} must be >= 0 and below 1 s (microseconds), got {value}")
     overheads = (send_overhead * 1e-6, recv_overhead * 1e-6)
     if plot is not None:
-        from rankwise.plots import png_target
+        from rankwise.report.plots import png_target
 
         png_target(plot)  # a PNG that cannot be written must not cost a simulation first
     if output is not None:
-        from rankwise.files import prepare_output
+        from rankwise.util.files import prepare_output
 
         prepare_output(output)  # nor a CSV
 
-    from rankwise.model import Model
+    from rankwise.model.model import Model
     from rankwise.report.prediction import print_validation
     from rankwise.sim.platform_file import read_platform
-    from rankwise.validate import node_indices, platform_files, plot_validation, validate
+    from rankwise.predict.validate import node_indices, platform_files, plot_validation, validate
 
     xml, folder = platform_files(sim)
     known = read_platform(xml)

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 
 
 def _countdown(seconds: float) -> None:
@@ -43,10 +43,10 @@ def watch_command(
 ):
     """Probe periodically (a rotating share of the pairs) into a series of models, each compared with the one before."""
     from rankwise.cli.probe import check_at_least, parse_sizes
-    from rankwise.probe import ProbeOptions
+    from rankwise.measure.probe import ProbeOptions
     from rankwise.report.diff import headline
     from rankwise.report.diff import render as render_diff
-    from rankwise.watch import Watch, launcher_probe, parse_every, sim_probe
+    from rankwise.measure.watch import Watch, launcher_probe, parse_every, sim_probe
 
     if (sim is None) == (launcher is None):
         raise UsageError("give exactly one of --sim PLATFORM or --launcher 'mpirun ...'")

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from rankwise.coll.binding import OmpiChoice, TuneOptions, ompi_choose, ompi_collective_id
+from rankwise.coll.selection import OmpiChoice, TuneOptions, ompi_choose, ompi_collective_id
 from rankwise.coll.tune import size_classes
-from rankwise.predict import PredictNetwork
+from rankwise.predict.predictor import PredictNetwork
 
 # Open MPI counts these calls' bytes over the whole communicator (a block
 # per rank); rankwise decides them per rank.

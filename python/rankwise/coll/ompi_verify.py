@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rankwise import paths
-from rankwise.coll.bench import PROGRAM, LauncherTarget, _program_args, _run
-from rankwise.coll.binding import verdict_keep
+from rankwise._engine.coll import verdict_keep
+from rankwise.coll.comparison import PROGRAM, LauncherTarget, program_args, run_program
 from rankwise.coll.ompi_rules import OmpiRow, format_ompi_rules
-from rankwise.errors import RankwiseError
+from rankwise.util import paths
+from rankwise.util.errors import RankwiseError
 
 # The library's verdict margin (verify.c): a choice must be this much faster.
 MARGIN = 0.02
@@ -52,7 +52,7 @@ def verify_ompi(rows: Sequence[OmpiRow], launcher: str, ranks: int, *, repeats: 
                 ) -> tuple[list[OmpiRow], list[VerifiedRow]]:
     """The rows with the algorithms that did not win set back to the fixed
     decision, and what each changed row measured."""
-    from rankwise.profile import launcher_command
+    from rankwise.measure.profile import launcher_command
 
     if repeats < 1:
         raise RankwiseError(f"--verify-repeats: {repeats} is not a positive count of runs")
@@ -75,8 +75,8 @@ def verify_ompi(rows: Sequence[OmpiRow], launcher: str, ranks: int, *, repeats: 
                 done += 1
                 if progress:
                     progress(f"run {done}/{2 * repeats}: {'without' if way == 'fixed' else 'with'} the file")
-                cmd, env = launcher_command(launcher + ways[way], program, _program_args(ops, sizes, iterations), {})
-                times[way].append(_run(cmd, env, f"{PROGRAM} under {launcher} ({way})", simulated=False))
+                cmd, env = launcher_command(launcher + ways[way], program, program_args(ops, sizes, iterations), {})
+                times[way].append(run_program(cmd, env, f"{PROGRAM} under {launcher} ({way})", simulated=False))
     checked = {}
     for r in changed:
         f = [t[r.op].at(r.choice.nbytes) for t in times["fixed"]]

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rankwise.coll.binding import Candidate, Decision
-from rankwise.patterns import format_size
+from rankwise.coll.selection import Candidate, Decision
+from rankwise.traffic.patterns import format_size
 from rankwise.report.placement import format_time
 
 
@@ -133,7 +133,7 @@ def plot_decisions(decisions: Sequence[Decision], path: str | PathLike, title: s
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from rankwise.plots import png_target, save_figure
+    from rankwise.report.plots import png_target, save_figure
 
     path = png_target(path)
     fig = Figure(figsize=(7, 4.5))

@@ -12,8 +12,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from rankwise.coll.binding import ALL_OPS, Decision, TuneOptions, decide
-from rankwise.predict import PredictNetwork
+from rankwise.coll.selection import ALL_OPS, Decision, TuneOptions, decide
+from rankwise.predict.predictor import PredictNetwork
 
 RULES_VERSION = 1
 BYTES_MAX = (1 << 63) - 1

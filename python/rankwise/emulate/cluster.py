@@ -18,8 +18,8 @@ from pathlib import Path
 from rankwise.emulate import launchers, system
 from rankwise.emulate.plan import SUBNET_BASE, End, Plan, check_name, make_plan, prefix
 from rankwise.emulate.state import read_state, remove_state, write_state
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.files import write_atomic
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.util.files import write_atomic
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
 # Bytes HTB may send at once: at least a full-size GSO packet of a veth (64 KiB), else 1 ms

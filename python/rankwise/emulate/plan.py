@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 from rankwise.sim.platform import PlatformSpec, build_links
 
 NAME = re.compile(r"[a-z][a-z0-9]{0,11}")

@@ -36,9 +36,9 @@ from pathlib import Path
 from rankwise.emulate import system
 from rankwise.emulate.plan import Plan
 from rankwise.emulate.state import write_state
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.files import write_atomic
-from rankwise.hostlist import compress
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.util.files import write_atomic
+from rankwise.cluster.hostlist import compress
 from rankwise.sim.platform import PlatformSpec
 
 INSTALL = "apt-get install slurmctld slurmd slurm-client munge"

@@ -13,8 +13,8 @@ from os import PathLike
 from pathlib import Path
 
 from rankwise.emulate.plan import Plan
-from rankwise.errors import RankwiseError, file_error
-from rankwise.files import write_atomic
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.util.files import write_atomic
 
 FORMAT = "rankwise-emulated-cluster/1"
 FILE = "state.json"

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 # Exit code when the machine cannot hold an emulated cluster: not root, no `ip`/`tc`, no netns.
 UNSUPPORTED = 2

@@ -6,7 +6,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from rankwise.model_diff import ModelDiff
+from rankwise.model.diff import ModelDiff
 from rankwise.report.model import compress_names
 
 

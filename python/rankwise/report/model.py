@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from rankwise.anomalies import find_slow_links
-from rankwise.model import MEASURED, MISSING, UNPROBED, Model
+from rankwise.model.anomalies import find_slow_links
+from rankwise.model.model import MEASURED, MISSING, UNPROBED, Model
 from rankwise.report.protocol import ProtocolSummary, render_protocol, summarize_protocol
 
-SLOW_RATIO = 1.3  # as rankwise.anomalies: a figure beyond 1.3x its typical value is flagged
+SLOW_RATIO = 1.3  # as rankwise.model.anomalies: a figure beyond 1.3x its typical value is flagged
 _TYPICAL = "typical = median of the pairs in the same group, or between the same two groups"
 
 # ------------------------------------------------------------------ data
@@ -94,7 +94,7 @@ class SlowNode:
 
 @dataclass
 class Structure:
-    """What rankwise.anomalies finds: slow and variable links, and the
+    """What rankwise.model.anomalies finds: slow and variable links, and the
     shared link (a node's, a group's uplink, a group pair) explaining them."""
 
     slow_nodes: list[SlowNode]
@@ -105,7 +105,7 @@ class Structure:
     variable_blocks: list[str]  # group pairs whose link varies
     variable_pairs: int  # ordered pairs whose jitter stands out, explained by a varying link
     variable_alone: list[tuple[str, str, float]]  # (src, dst, jitter) explained by no link: a note, not a finding
-    typical_jitter: float  # median over pairs (see rankwise.anomalies.pair_variation)
+    typical_jitter: float  # median over pairs (see rankwise.model.anomalies.pair_variation)
     variable_links: list[str] = field(default_factory=list)  # each varying link, with its figures
     classes: str = ""  # the distance classes relations are judged against ("" without)
 

@@ -21,10 +21,10 @@ def format_time(t: float) -> str:
 def print_prediction(traffic, network, result, objective: str, console: Console) -> None:
     """The predictions for the default block placement and for the result:
     the predictor's time (what decided, when result.objective is
-    'predicted', rankwise.decision), the search's sum objectives (every
+    'predicted', rankwise.map.decision), the search's sum objectives (every
     message alone, in sequence; the slowest rank), and the share of bytes
     that crosses nodes."""
-    from rankwise.mapping import cut, placement_cost
+    from rankwise.map.mapping import cut, placement_cost
 
     block = np.concatenate([np.full(s, i, np.int32) for i, s in enumerate(network.slots)])[: traffic.n_ranks]
     table = Table(title=f"{traffic.n_ranks} ranks on {result.n_selected} of {network.n_nodes} nodes "
@@ -54,7 +54,7 @@ def print_prediction(traffic, network, result, objective: str, console: Console)
 def print_comparison(cmp, console: Console, title: str | None = None, errors: bool = False) -> None:
     """The before / after table; with the predictor's speed-up per row when
     known, and (errors) how far it is from the measured one."""
-    from rankwise.patterns import format_size
+    from rankwise.traffic.patterns import format_size
 
     table = Table(title=escape(title or cmp.label), title_justify="left")  # the user's command line
     whole = cmp.unit == "s"
@@ -88,10 +88,9 @@ PREDICTION_TOLERANCE = 0.20  # issue 21: the predicted speed-up within 20 % of t
 def print_prediction_check(cmp, console: Console, source: str, whole: bool = False) -> None:
     """One line: in how many rows the predicted speed-up (from the model
     `source`) is within PREDICTION_TOLERANCE of the measured one, and the worst."""
-    from rankwise.optimize import prediction_errors
-    from rankwise.patterns import format_size
+    from rankwise.traffic.patterns import format_size
 
-    err = prediction_errors(cmp)
+    err = cmp.prediction_errors()
     known = np.flatnonzero(np.isfinite(err))
     if known.size == 0:
         return

@@ -1,4 +1,4 @@
-"""Tables of the predictor (rankwise.predict): a collective's time per size
+"""Tables of the predictor (rankwise.predict.predictor): a collective's time per size
 and algorithm beside the closed-form formulas (rankwise predict), an
 application's traffic per placement (rankwise predict --matrix), and
 predicted against simulated times (rankwise validate)."""
@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rankwise.patterns import format_size
+from rankwise.traffic.patterns import format_size
 from rankwise.report.placement import format_time
 
 
@@ -99,7 +99,7 @@ def print_traffic(rows: Sequence[tuple[str, float, float]], title: str, console:
 
 
 def print_validation(rows, title: str, console: Console) -> None:
-    """Predicted against simulated per algorithm and size (rankwise.validate.Row),
+    """Predicted against simulated per algorithm and size (rankwise.predict.validate.Row),
     relative errors of the predictor and of Hockney, and their medians."""
     table = Table(title=escape(title), title_justify="left", box=None, pad_edge=False, header_style="bold underline")
     for name in ("algorithm", "size", "simulated", "predicted", "error", "Hockney", "Hockney error"):

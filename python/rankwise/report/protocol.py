@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankwise.model import MEASURED, Model
+from rankwise.model.model import MEASURED, Model
 
 
 @dataclass

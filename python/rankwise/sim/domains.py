@@ -13,7 +13,7 @@ package cross both their domain links (package level), two packages also both pa
 (node level), and the network also the NIC and, between racks, the uplinks. The network itself
 (NICs, leaves, uplinks, faults, jitter) is the plain fat tree's link table (platform.build_links).
 The node's shape comes from hwloc (a synthetic description such as 'pack:2 numa:2 core:4', read
-by rankwise.node), so that `rankwise map --node-synthetic` describes the very node simulated.
+by rankwise.model.node), so that `rankwise map --node-synthetic` describes the very node simulated.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.files import write_atomic
-from rankwise.hostfile import write_hostfile
+from rankwise.util.errors import RankwiseError, UsageError, file_error
+from rankwise.util.files import write_atomic
+from rankwise.cluster.hostfile import write_hostfile
 from rankwise.sim.platform import (FAT_TREE, Link, PlatformSpec, _config, _link_lines, _num, build_links,
                                    read_ground_truth)
 
@@ -37,7 +37,7 @@ __all__ = ["DomainSpec", "DomainPlatform", "generate_domains", "load_domains", "
            "hosts_of_cores", "block_cores", "probe_network", "probe_domains", "domains_of_platform", "alike_nodes"]
 
 DOMAINS_FORMAT = "rankwise-domains/1"
-LEVELS = ("cache", "domain", "package", "node", "network")  # rankwise.node.LEVELS, then the network
+LEVELS = ("cache", "domain", "package", "node", "network")  # rankwise.model.node.LEVELS, then the network
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class DomainPlatform:
 
 def _node_shape(desc: str):
     """(package of each domain, domain of each core) of the synthetic node, from hwloc."""
-    from rankwise.node import NodeTopology
+    from rankwise.model.node import NodeTopology
 
     topo = NodeTopology.load(synthetic=desc)
     n = topo.n_domains
@@ -369,8 +369,8 @@ def probe_network(dp: DomainPlatform, output: str | PathLike, options, *, ranks_
     model's figures are those a rank sees."""
     import tempfile
 
-    from rankwise.model import Model
-    from rankwise.probe import probe_sim
+    from rankwise.model.model import Model
+    from rankwise.measure.probe import probe_sim
 
     count = len(dp.nodes) if nodes is None else nodes
     if not 2 <= count <= len(dp.nodes):
@@ -395,8 +395,8 @@ def probe_domains(dp: DomainPlatform, output: str | PathLike, options, *, ranks_
     then the intra-node probe on the first node of each group built alike (alike_nodes), its
     figures by level in the model's node-cost lines (unless options.intra is off).
     Returns (model, [SimNodeProbe of each group])."""
-    from rankwise.node import NodeTopology
-    from rankwise.node_probe import fit_level_costs, run_sim
+    from rankwise.model.node import NodeTopology
+    from rankwise.measure.node_probe import fit_level_costs, run_sim
 
     model = probe_network(dp, output, options, ranks_per_node=ranks_per_node, nodes=nodes,
                           show_progress=show_progress, on_stress_cost=on_stress_cost)

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rankwise.errors import file_error
-from rankwise.files import write_atomic
+from rankwise.util.errors import file_error
+from rankwise.util.files import write_atomic
 from rankwise.sim.platform import GeneratedPlatform, route
 
 __all__ = ["Fault", "FAULTS_FORMAT", "crossing_pairs", "faults_of", "write_faults", "read_faults"]

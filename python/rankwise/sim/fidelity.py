@@ -21,9 +21,9 @@ Ground truth only scores; the model is whatever a probe measured. Figures:
   positive; unexplained varying pairs count as one (the model reports them as one line), unless
   most of them cross a varying link.
 
-`claims_from_findings` reads the claims of rankwise.anomalies.find_slow_links; `score` is the
+`claims_from_findings` reads the claims of rankwise.model.anomalies.find_slow_links; `score` is the
 rest and takes groups and claims as given, so that a model built from the ground truth scores
-perfectly and a wrong one does not (tests/python/test_model_fidelity.py).
+perfectly and a wrong one does not (tests/python/sim/test_model_fidelity.py).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rankwise.anomalies import Findings
-from rankwise.model import MEASURED, Model
+from rankwise.model.anomalies import Findings
+from rankwise.model.model import MEASURED, Model
 from rankwise.sim.faults import NIC, SHARED, SLOW, VARYING, Fault, crossing_pairs
 from rankwise.sim.platform import GeneratedPlatform
 from rankwise.sim.synthetic import adjusted_rand_index

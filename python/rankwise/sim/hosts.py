@@ -5,8 +5,8 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
-from rankwise.errors import RankwiseError, UsageError
-from rankwise.hostfile import read_hostfile
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.cluster.hostfile import read_hostfile
 from rankwise.sim.platform_file import read_platform
 
 

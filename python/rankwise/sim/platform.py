@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from rankwise.errors import RankwiseError, UsageError, file_error
+from rankwise.util.errors import RankwiseError, UsageError, file_error
 from rankwise.sim.platform_file import MAX_CORES, hostfile_for
 from rankwise.sim.topology import FAT_TREE, MAX_NODES, Shape, link_pairs, route_arrays, routes_xml, shape_of
-from rankwise.files import write_atomic
-from rankwise.hostfile import write_hostfile
+from rankwise.util.files import write_atomic
+from rankwise.cluster.hostfile import write_hostfile
 
 __all__ = [
     "Degraded",
@@ -402,7 +402,7 @@ def route(spec: PlatformSpec, src: int, dst: int) -> list[int]:
     return [src, spec.n_nodes + rs, spec.n_nodes + rd, dst]
 
 
-def _route_arrays(spec: PlatformSpec, links: Sequence[Link]):
+def pair_arrays(spec: PlatformSpec, links: Sequence[Link]):
     """alpha, bandwidth, bandwidth_min and affected (n x n) from the link table.
 
     Vectorised form of route(): a route is node link, [uplink, uplink,] node link.
@@ -456,7 +456,7 @@ def _changed(spec: PlatformSpec, links: Sequence[Link], alpha, bandwidth, bandwi
         )
         for link in links
     ]
-    a0, b0, m0, _ = _route_arrays(spec, plain)
+    a0, b0, m0, _ = pair_arrays(spec, plain)
     return (alpha != a0) | (bandwidth != b0) | (bandwidth_min != m0)
 
 
@@ -624,7 +624,7 @@ def generate(spec: PlatformSpec, out_dir: str | PathLike) -> GeneratedPlatform:
     """
     out = Path(out_dir)
     links = build_links(spec)
-    alpha, bandwidth, bandwidth_min, affected = _route_arrays(spec, links)
+    alpha, bandwidth, bandwidth_min, affected = pair_arrays(spec, links)
     changed = _changed(spec, links, alpha, bandwidth, bandwidth_min)
     nodes = [f"node-{i}" for i in range(spec.n_nodes)]
 
@@ -752,7 +752,7 @@ def _generated_from_dict(out: Path, path: Path, gt: dict[str, Any]) -> Generated
     n = len(gt["nodes"])
     links = [_link_from_dict(d) for d in gt["links"]]
     spec = PlatformSpec.from_dict(gt["spec"])
-    bandwidth_min = _route_arrays(spec, links)[2]
+    bandwidth_min = pair_arrays(spec, links)[2]
     return GeneratedPlatform(
         out_dir=out,
         platform_xml=out / "platform.xml",

@@ -8,10 +8,10 @@ from os import PathLike
 from pathlib import Path
 from xml.parsers import expat
 
-from rankwise.errors import RankwiseError, file_error
-from rankwise.hostfile import Hosts, write_hostfile
-from rankwise.inputs import read_input
-from rankwise.numbers import bounded_int, shown
+from rankwise.util.errors import RankwiseError, file_error
+from rankwise.cluster.hostfile import Hosts, write_hostfile
+from rankwise.util.inputs import read_input
+from rankwise.util.numbers import bounded_int, shown
 
 _INT = re.compile(r"[+-]?[0-9]+")  # int() alone would also take '1_0' and other digits
 MAX_CORES = 1 << 16  # cores of one host

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
 
-from rankwise.errors import RankwiseError, UsageError, file_error
-from rankwise.files import write_atomic
+from rankwise.util.errors import RankwiseError, UsageError, file_error
+from rankwise.util.files import write_atomic
 from rankwise.sim.platform import Degraded, GeneratedPlatform, PlatformSpec, _num
 
 _PROFILE_ATTR = re.compile(r'\b(bandwidth_file|latency_file)="([^"]*)"')

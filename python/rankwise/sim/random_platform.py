@@ -23,7 +23,7 @@ from os import PathLike
 
 import numpy as np
 
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 from rankwise.sim.faults import Fault, faults_of, write_faults
 from rankwise.sim.platform import NODE, UPLINK, Congested, Degraded, GeneratedPlatform, PlatformSpec, Varying, generate
 from rankwise.sim.topology import shape_of

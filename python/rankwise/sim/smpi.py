@@ -7,7 +7,7 @@ import shutil
 from os import PathLike
 from pathlib import Path
 
-from rankwise.errors import RankwiseError
+from rankwise.util.errors import RankwiseError
 
 # Simulated time must depend on the platform only: computation between MPI
 # calls is not timed (smpi/simulate-computation:no), nor is reading the

@@ -3,14 +3,14 @@ the simulator: the route figures of every pair (the same link table as the
 SimGrid platform), with noise. Used to test and measure how well the model's
 structure (groups, slow and variable links) is recovered, on many platforms
 and seeds in little time; one simulated probe checks the same on real
-measurements (tests/python/test_anomalies.py)."""
+measurements (tests/python/model/test_anomalies.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rankwise.model import MEASURED, Model
-from rankwise.sim.platform import PlatformSpec, _route_arrays, build_links
+from rankwise.model.model import MEASURED, Model
+from rankwise.sim.platform import PlatformSpec, build_links, pair_arrays
 
 SIZES = (8, 1024, 65536, 1 << 20)
 
@@ -36,7 +36,7 @@ def synthetic_model(
     lowest, limits the route."""
     rng = np.random.default_rng(seed)
     links = build_links(spec)
-    alpha, bandwidth, lowest, _ = _route_arrays(spec, links)
+    alpha, bandwidth, lowest, _ = pair_arrays(spec, links)
     n = spec.n_nodes if nodes is None else nodes
     alpha, bandwidth, lowest = alpha[:n, :n], bandwidth[:n, :n], lowest[:n, :n]
     # A varying link shows only where, at its lowest, it is the route's bottleneck.

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from rankwise.errors import UsageError
+from rankwise.util.errors import UsageError
 
 FAT_TREE = "fat-tree"
 # Every ordered pair gets an explicit route: beyond this the XML and the ground truth grow past

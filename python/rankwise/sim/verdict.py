@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rankwise.anomalies import Findings
-from rankwise.model import Model
+from rankwise.model.anomalies import Findings
+from rankwise.model.model import Model
 from rankwise.sim.platform import GeneratedPlatform
 
 

@@ -1,5 +1,5 @@
 /* A plain MPI program (mpicc alone, for LD_PRELOAD of librankwise_coll)
- * for the library's error path and threads (tests/python/test_coll_hardening.py).
+ * for the library's error path and threads (tests/python/coll/test_coll_hardening.py).
  *
  *   coll_hardening ops      MPI_ERRORS_RETURN on MPI_COMM_WORLD; MPI_LAND,
  *                           MPI_LOR and MPI_LXOR on MPI_FLOAT through MPI_Reduce

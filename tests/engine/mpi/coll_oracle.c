@@ -1,5 +1,5 @@
 /* Times of broadcasts under SMPI, for the oracle test
- * (tests/python/test_coll_oracle.py): rankwise's binomial and flat
+ * (tests/python/coll/test_coll_oracle.py): rankwise's binomial and flat
  * broadcasts must take the same simulated time as SMPI's own pinned
  * binomial_tree and flattree. Every call starts on all ranks at one
  * instant (each rank sleeps until it: a barrier would release the ranks

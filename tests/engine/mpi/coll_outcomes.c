@@ -1,6 +1,6 @@
 /* A sequence of collectives whose decisions differ by root, bytes and the
  * reduction's type, for the per-communicator outcomes (engine/mpi/coll,
- * rwc_outcome; tests/python/test_coll_verify.py). Each argument is a call,
+ * rwc_outcome; tests/python/coll/test_coll_verify.py). Each argument is a call,
  * "bcast:ROOT:BYTES" or "reduce:ROOT:BYTES:int|double" (MPI_SUM); rank 0
  * writes "call I" to stderr before call I, so that the library's trace
  * lines that follow it are that call's. Every result is checked against

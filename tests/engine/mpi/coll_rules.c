@@ -1,4 +1,4 @@
-/* The collectives on one communicator, for tests/python/test_coll_rules.py:
+/* The collectives on one communicator, for tests/python/coll/test_coll_rules.py:
  * which decision path the library takes there (RANKWISE_COLL_TRACE lines
  * name it: "(rules)", "(model)") and whether the results are right. The
  * communicator is MPI_COMM_WORLD, a duplicate of it (the world's ranks in

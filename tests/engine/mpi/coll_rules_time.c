@@ -1,5 +1,5 @@
 /* Times of broadcasts under SMPI with a rules file, for
- * tests/python/test_coll_rules.py. Per size, one broadcast from rank 0:
+ * tests/python/coll/test_coll_rules.py. Per size, one broadcast from rank 0:
  *   auto  MPI_Bcast as the library decides it (RANKWISE_COLL_RULES);
  *   tree  the tree the rules give for it, through rw_coll_bcast_tree
  *         (the MPI's own when the rule is not a tree);

@@ -6,7 +6,7 @@
  * between their two ends (an edge out of a to b is one into b from a, with
  * the same weight), and used by a barrier. Run under librankwise_coll with
  * RANKWISE_MODEL, whose reordering these calls go through
- * (tests/python/test_coll_topo.py). Prints "dist_graph_cases: C checks, F
+ * (tests/python/coll/test_coll_topo.py). Prints "dist_graph_cases: C checks, F
  * failures" on rank 0 of MPI_COMM_WORLD. */
 #include <mpi.h>
 #include <stdio.h>

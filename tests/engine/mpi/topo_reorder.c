@@ -1,6 +1,6 @@
 /* A periodic 2-D grid built by one of MPI's topology constructors; checks
  * that the result is a valid topology whose neighbours are the grid's,
- * whatever order the ranks came in (tests/python/test_coll_topo.py).
+ * whatever order the ranks came in (tests/python/coll/test_coll_topo.py).
  *
  *   topo_reorder KIND REORDER DX DY [BYTES ITERS]   KIND: cart, graph, dist, adjacent
  *

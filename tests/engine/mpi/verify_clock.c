@@ -1,6 +1,6 @@
 /* The verification of a decision (engine/mpi/coll/decision/verify.c) under a clock
  * the test sets, and the MPI calls a gather or scatter makes once its
- * outcome is final, for tests/python/test_coll_verify.py. Linked with
+ * outcome is final, for tests/python/coll/test_coll_verify.py. Linked with
  * -rdynamic, so that this program's PMPI_ functions below come before
  * the MPI's for librankwise_coll (preloaded): each forwards to the next
  * definition and counts the calls made inside the collectives of the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.model import Model
+from rankwise.model.model import Model
 
 
 def test_probe_show_and_plot_round_trip(small_platform, tmp_path):

@@ -125,7 +125,7 @@ def test_a_rules_file_the_library_refuses_is_refused_before_any_run(tmp_path, te
 
 
 def test_what_ran_is_checked_against_what_the_rules_asked():
-    from rankwise.coll.bench import NOT_AS_ASKED, traced, verified
+    from rankwise.coll.comparison import NOT_AS_ASKED, traced, verified
 
     ran = traced(["rankwise-coll: bcast binomial 8 bytes", "noise", "rankwise-coll: bcast binomial 8 bytes (rules)",
                   "rankwise-coll: reduce knomial 1024 bytes"])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.coll.binding import Rules
-from rankwise.model import MEASURED, Model
+from rankwise.coll.selection import Rules
+from rankwise.model.model import MEASURED, Model
 
 ALPHA, BETA = 5e-6, 1e-9
 
@@ -144,7 +144,7 @@ def test_missing_model_and_output_directory(tmp_path, model):
 def test_the_models_send_overhead_is_used(tmp_path):
     """A model with a per-node send overhead: the nodes without one take the
     median; --overhead replaces them all."""
-    from rankwise.cli.coll import _allocation
+    from rankwise.predict.allocation import collective_allocation as _allocation
 
     path = make_model(tmp_path / "o.rwm", n_nodes=4)
     m = Model.load(path)
@@ -161,7 +161,7 @@ def test_the_models_overheads_are_taken_out_of_alpha(tmp_path):
     """A probed alpha holds the ping-pong's send and receive overheads, which the predictor
     charges apart: both come from the model (--recv-overhead replaces the model's) and alpha
     loses them, so an eager message still costs the alpha measured."""
-    from rankwise.cli.coll import _allocation
+    from rankwise.predict.allocation import collective_allocation as _allocation
 
     path = make_model(tmp_path / "o.rwm", n_nodes=3)
     m = Model.load(path)
@@ -200,7 +200,7 @@ def test_alltoall_is_predicted_and_tuned(model, tmp_path):
     assert r.returncode == 0, r.stderr
     rules = [line for line in out.read_text().splitlines() if line.startswith("rule ")]
     assert rules and all("op=alltoall root=*" in line for line in rules)
-    from rankwise.coll.binding import Rules
+    from rankwise.coll.selection import Rules
 
     rules = Rules(out)
     assert len(rules) >= 1 and rules.lookup("alltoall", 8, 0, 4096).algorithm in ("passthrough", "pairwise",

@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_one_line_error, run_cli
 
 from rankwise import __version__
-from rankwise.engine import version as engine_version
+from rankwise._engine.core import version as engine_version
 
 PATTERNS = ("alltoall", "stencil3d", "stencil2d", "ring", "groups", "fft", "tree", "collective", "spec", "show")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import run_cli
 
 from rankwise import __version__
-from rankwise.variables import VARIABLES, markdown_table
+from rankwise.util.variables import VARIABLES, markdown_table
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -44,7 +44,7 @@ def test_info_json_carries_values_and_the_mpi_the_library_runs_with(monkeypatch)
 
 def test_docs_table_is_the_list():
     text = (ROOT / "docs" / "environment.md").read_text()
-    assert markdown_table() in text, "docs/environment.md's table differs from rankwise.variables"
+    assert markdown_table() in text, "docs/environment.md's table differs from rankwise.util.variables"
 
 
 def test_every_variable_the_sources_read_is_listed():
@@ -60,6 +60,6 @@ def test_every_variable_the_sources_read_is_listed():
     # RANKWISE_{flavour}_BIN spelled out in paths.py
     ignored = {n for n in found if n.endswith("_H")} | {"RANKWISE_COLL"}
     missing = {n: where for n, where in found.items() if n not in listed and n not in ignored}
-    assert not missing, f"read but not in rankwise/variables.py: {missing}"
+    assert not missing, f"read but not in rankwise/util/variables.py: {missing}"
     stale = listed - set(found) - {"RANKWISE_MPI_BIN", "RANKWISE_SMPI_BIN"}
     assert not stale, f"listed but read nowhere: {stale}"

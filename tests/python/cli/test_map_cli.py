@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.model import MEASURED, Model
-from rankwise.patterns import generate
+from rankwise.model.model import MEASURED, Model
+from rankwise.traffic.patterns import generate
 
 
 def make_model(path, n_nodes=8, ranks_per_node=2, slow=(1,), racks=2):
@@ -69,7 +69,7 @@ def test_alltoall_on_half_the_nodes_avoids_the_slow_node(tmp_path, model_file):
 
 @pytest.mark.parametrize("fmt", ["openmpi", "mpich", "intel", "slurm", "permutation"])
 def test_every_format_round_trips(tmp_path, model_file, fmt):
-    from rankwise.launcher_files import FORMATS
+    from rankwise.cluster.launcher_files import FORMATS
 
     out = tmp_path / f"placement.{fmt}"
     args = ["map", "--model", model_file, "--pattern", "groups:groups=2,per_group=4,bytes=1M,link_bytes=1K",
@@ -92,7 +92,7 @@ def test_matrix_file_and_hostfile(tmp_path, model_file):
     out = tmp_path / "machinefile"
     r = run_cli("map", "--model", model_file, "--matrix", matrix, "--hostfile", hostfile, "--format", "mpich", "-o", out)
     assert r.returncode == 0, r.stderr
-    from rankwise.launcher_files import mpich
+    from rankwise.cluster.launcher_files import mpich
 
     hosts = mpich.read(out).hosts_in_rank_order()
     assert len(hosts) == 16 and "node-0" not in hosts  # the rack-1 nodes hold the whole job
@@ -170,9 +170,9 @@ def test_ranks_keeps_the_profiles_collective_calls(tmp_path):
     """`--ranks N` resizes the job: the recorded collectives stay, on the
     profile's own ranks (its MPI_COMM_WORLD), and one beyond N is refused."""
     from rankwise.cli.map import _traffic
-    from rankwise.collective_calls import CollectiveCall
-    from rankwise.errors import UsageError
-    from rankwise.matrix import CommMatrix
+    from rankwise.traffic.collective_calls import CollectiveCall
+    from rankwise.util.errors import UsageError
+    from rankwise.traffic.matrix import CommMatrix
 
     m = generate("ring:ranks=4,bytes=1K")
     path = tmp_path / "app.rwc"

@@ -14,7 +14,7 @@ import pytest
 from conftest import assert_one_line_error, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_binding import needs_mpi, run_where, where  # noqa: E402,F401  (the fixture)
+from test_core_binding import needs_mpi, run_where, where  # noqa: E402,F401  (the fixture)
 
 NODE = "pack:2 numa:2 core:4 pu:1"
 
@@ -79,7 +79,7 @@ def test_map_binds_heavy_pairs_in_one_domain(tmp_path):
         if m:
             slot[int(m.group(1))] = (m.group(2), int(m.group(3)), int(m.group(4)) // 4)  # host, package, domain
     assert len(slot) == 16
-    from rankwise.patterns import generate
+    from rankwise.traffic.patterns import generate
 
     m = generate(MAP[2])
     heavy = [(s, d) for s, d, b in zip(m.src.tolist(), m.dst.tolist(), m.bytes.tolist()) if b >= 1 << 20]
@@ -109,7 +109,7 @@ def test_a_rankfile_from_map_runs_where_it_says(where, tmp_path):
     if r.returncode != 0 and "has 1 cores" in r.stderr:
         pytest.skip("one core")
     assert r.returncode == 0, r.stderr
-    from rankwise.node import NodeTopology
+    from rankwise.model.node import NodeTopology
 
     live = NodeTopology.load(xml=tmp_path / "live.xml")
     found = run_where(where, tmp_path / "rf", 2)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.model import Model
-from rankwise.node import LEVELS
+from rankwise.model.model import Model
+from rankwise.model.node import LEVELS
 from rankwise.sim.domains import load_domains
 
 NODE = "pack:2 numa:2 core:4 pu:1"

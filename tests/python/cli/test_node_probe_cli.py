@@ -13,7 +13,7 @@ import numpy as np
 from conftest import assert_one_line_error, run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_binding import needs_mpi  # noqa: E402
+from test_core_binding import needs_mpi  # noqa: E402
 
 BOUND = "mpirun -np 2 --bind-to core"
 TWO_PACKAGES = "pack:2 core:1 pu:1"  # cpu 0 and cpu 1 in different packages
@@ -28,7 +28,7 @@ def test_two_ranks_on_two_packages_fill_the_node_level(tmp_path):
     if not _two_cores():
         import pytest
         pytest.skip("one core")
-    from rankwise.model import Model
+    from rankwise.model.model import Model
 
     Model.empty(["a", "b"], [8, 1024]).save(tmp_path / "in.rwm")
     r = run_cli("node", "probe", "--launcher", BOUND, "--synthetic", TWO_PACKAGES, "--sizes", "8,64K",

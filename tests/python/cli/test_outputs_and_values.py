@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.matrix import CommMatrix
-from rankwise.model import Model
+from rankwise.traffic.matrix import CommMatrix
+from rankwise.model.model import Model
 from rankwise.sim.platform import PlatformSpec, generate
-from rankwise.watch import read_index
+from rankwise.measure.watch import read_index
 
 PROBE = ("--sizes", "8,64K", "--repetitions", "2", "--rounds", "2")
 
@@ -124,8 +124,8 @@ def test_a_continued_series_removes_what_its_index_does_not_list(tmp_path):
 
 
 def test_a_failed_index_write_takes_the_model_back(tmp_path, monkeypatch):
-    from rankwise import watch as w
-    from rankwise.errors import RankwiseError
+    from rankwise.measure import watch as w
+    from rankwise.util.errors import RankwiseError
 
     gen = generate(PlatformSpec(racks=1, nodes_per_rack=2, cores=1), tmp_path / "p")
     out = tmp_path / "series"
@@ -201,7 +201,7 @@ def test_coll_ranks_are_bounded(verb, ranks, text, model_file, tmp_path):
 
 
 def test_coll_ranks_beyond_what_the_nodes_hold(model_file, tmp_path):
-    from rankwise.cli.coll import MAX_RANKS_PER_NODE
+    from rankwise.predict.allocation import MAX_RANKS_PER_NODE
 
     small = tmp_path / "two.rwm"
     m = Model.load(model_file)
@@ -302,8 +302,8 @@ def test_messages_name_the_real_cause(tmp_path):
                           "neg.txt:1: destination rank -1 is below 0")
     rules = tmp_path / "r.rules"
     rules.write_text("rankwise-coll-rules 1\ncomm-size 4\nrule op=bcast root=0 bytes=0:100 alg=tree alg=binomial\n")
-    from rankwise.coll.binding import Rules
-    from rankwise.errors import RankwiseError
+    from rankwise.coll.selection import Rules
+    from rankwise.util.errors import RankwiseError
 
     with pytest.raises(RankwiseError, match=r"r\.rules:3: alg= given twice"):
         Rules(rules)
@@ -346,8 +346,8 @@ def test_the_probe_itself_refuses_another_node_set(tmp_path):
     given --update MODEL --same-nodes, refuses a job on other nodes before writing anything."""
     import dataclasses
 
-    from rankwise.errors import RankwiseError
-    from rankwise.probe import ProbeOptions, probe_sim
+    from rankwise.util.errors import RankwiseError
+    from rankwise.measure.probe import ProbeOptions, probe_sim
 
     gen = generate(PlatformSpec(racks=2, nodes_per_rack=3, cores=1), tmp_path / "p6")
     opts = ProbeOptions(sizes="8,64K", repetitions=2, rounds=2)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.model import MEASURED, Model
-from rankwise.predict import algorithms
+from rankwise.model.model import MEASURED, Model
+from rankwise.predict.predictor import algorithms
 
 ALPHA, BETA = 5e-6, 1e-9  # 1 GB/s
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from conftest import assert_one_line_error, run_cli
 
-from rankwise.model import Model
+from rankwise.model.model import Model
 from rankwise.sim.platform import PlatformSpec, generate
-from rankwise.watch import read_index
+from rankwise.measure.watch import read_index
 
 PROBE = ("--sizes", "8,64K,1M", "--repetitions", "2", "--rounds", "2")
 

@@ -1,0 +1,1 @@
+"""The C engine's ctypes declarations and the library loading: the one place that imports ctypes."""

@@ -1,0 +1,1 @@
+"""Measuring: the network probe, the node probe, series of probes (watch), profiled runs."""

@@ -1,0 +1,782 @@
+"""Links the static topology does not show: pairs measurably slower, or
+more variable, than pairs of the same kind.
+
+Nodes are first grouped from the numbers (Model.groups, the C engine; it
+removes each node's own latency before grouping, docs/model-structure.md).
+Pairs between the same two groups form a block and should look alike.
+Questions follow:
+- is a node's own link bad? Latency adds up along a route, alpha_ij ~ a_i +
+  a_j + D(g_i, g_j): the node terms a_i and the block terms D are fitted
+  together, and a node whose term makes its pairs slower than typical is
+  flagged. Bandwidth is the route's bottleneck, not a sum: a node's pairs
+  are compared with the same blocks without it;
+- is a shared link bad? a group's uplink: its part of the blocks' latency
+  stands out; between groups: pairs' latencies fall between the distance
+  classes the structure makes (a longer route is a whole number of steps
+  farther, a slow link rarely), or a steady pair's bandwidth is below half
+  its class's; inside a group: slower than the better quartile;
+- which pairs are slow? those against their cleaned block, and every pair
+  of a slow block;
+- which links vary over time? the round-to-round jitter of a pair, (max -
+  min) / mean as Luo et al. 2018 define it: a link varies when its pairs'
+  median jitter is well above the other pairs' (a node's link, a group's
+  uplink, or the link between two groups); contention makes every pair
+  vary a little and names no link, and pairs no link explains are a note.
+  A group's uplink is also judged from the stress test's capacities read at
+  separate times: readings apart beyond their noise, varying; agreeing and
+  low, slow (capacity_spreads)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rankwise.model.model import MEASURED, Model
+
+THRESHOLD = 1.3  # slower than 1.3x the healthy value counts as degraded
+JITTER_RATIO = 3.0  # a pair of a varying link varying 3x more than the pairs no link explains is listed...
+JITTER_FLOOR = 0.05  # ...and by at least 5 % of its mean (a quiet network has ~0 jitter)
+LINK_RATIO = 2.0  # a link varies when its pairs' median jitter is 2x the other pairs' median...
+MIN_PAIRS = 4  # ...and it carries a few pairs...
+LINK_Z = 6.0  # ...of which more are above the others' upper quartile than chance gives, by 6 standard errors
+SPREAD_GAP = 1.5  # a link's capacities read at separate times vary when the highest is 1.5x the lowest...
+SPREAD_RATIO = 3.0  # ...its excess (high / low - 1) 3x the typical link's (a busy link moves other phases a little)...
+SPREAD_NOISE = 3.0  # ...and 3x the typical repetitions' noise at one time (a loaded real stack)
+
+
+@dataclass(frozen=True)
+class SlowPair:
+    src: int
+    dst: int
+    latency_ratio: float  # alpha / healthy alpha of its block (> 1 is slower)
+    bandwidth_ratio: float  # bandwidth / healthy bandwidth of its block (< 1 is slower)
+    scope: str  # "node" (a node's own link), "block" (a shared link) or "pair"
+
+
+@dataclass(frozen=True)
+class NoisyPair:
+    src: int
+    dst: int
+    jitter: float  # (max - min) / mean of its round trips, see pair_variation
+    ratio: float  # jitter / the quiet pairs' (lower quartile)
+    scope: str  # explained by a "node" link, a "group" uplink, a "block" (group pair) or "pair" alone
+
+
+@dataclass(frozen=True)
+class VaryingLink:
+    """A link whose load varies over time, with the pairs it explains."""
+
+    kind: str  # "node" (a node's own link), "group" (a group's uplink) or "block" (between two groups)
+    where: str  # the node, the group or "a-b"
+    pairs: int  # ordered pairs that cross it (measured, not taken by an earlier link)
+    jitter: float  # their median jitter (pair_variation)
+    low: float  # their bandwidth's low while measured, as a fraction of its best (10th percentile)
+    seen_by: str = "jitter"  # "jitter" (its pairs') or "capacity" (the stress test's readings at separate times)
+
+
+@dataclass
+class Findings:
+    groups: np.ndarray
+    slow_pairs: list[SlowPair]
+    slow_nodes: list[int]
+    slow_blocks: list[tuple[int, int]]  # (source group, destination group)
+    slow_uplinks: list[int] = field(default_factory=list)  # groups whose own uplink is slow (their blocks are too)
+    node_latency: np.ndarray = field(default_factory=lambda: np.zeros(0))  # s, a_i above the typical node
+    node_latency_ratio: np.ndarray = field(default_factory=lambda: np.zeros(0))  # its pairs' alpha / without a_i
+    node_bandwidth_ratio: np.ndarray = field(default_factory=lambda: np.zeros(0))  # its pairs' bandwidth / its blocks'
+    noisy_pairs: list[NoisyPair] = field(default_factory=list)
+    noisy_nodes: list[int] = field(default_factory=list)  # a node's own link varies
+    noisy_groups: list[int] = field(default_factory=list)  # a group's uplink varies
+    noisy_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b), a <= b: the link between them
+    typical_jitter: float = float("nan")
+    varying_links: list[VaryingLink] = field(default_factory=list)  # the links above, in the order found
+    # (src, dst, jitter) of pairs whose jitter stands out but that no link explains (contention
+    # between concurrent pairs, or a pair's own noise): a note, not a finding
+    unexplained_pairs: list[tuple[int, int, float]] = field(default_factory=list)
+    classes: "DistanceClasses | None" = None  # the distance classes the relations were judged against
+
+    def flagged(self) -> set[tuple[int, int]]:
+        return {(p.src, p.dst) for p in self.slow_pairs}
+
+
+def _slowness(lat, bw, ref_lat, ref_bw):
+    """How many times slower than the reference, by latency or bandwidth."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.fmax(lat / ref_lat, ref_bw / bw)
+
+
+def _block_median(values, mask, gi, gj):
+    """Median of the finite values over mask, per (source group, destination group) cell."""
+    k1, k2 = int(gi.max()) + 1, int(gj.max()) + 1
+    rows, cols = np.nonzero(mask)
+    v = values[rows, cols]
+    keep = np.isfinite(v)
+    key, v = gi[rows[keep]] * k2 + gj[cols[keep]], v[keep]
+    order = np.lexsort((v, key))
+    key, v = key[order], v[order]
+    cells = np.arange(k1 * k2)
+    start, end = np.searchsorted(key, cells), np.searchsorted(key, cells, side="right")
+    count = end - start
+    lo = np.minimum(start + (count - 1) // 2, max(len(v) - 1, 0))
+    hi = np.minimum(start + count // 2, max(len(v) - 1, 0))
+    med = np.full(k1 * k2, np.nan)
+    has = count > 0
+    med[has] = (v[lo[has]] + v[hi[has]]) / 2
+    return med.reshape(k1, k2)
+
+
+def _fill_missing(block: np.ndarray) -> np.ndarray:
+    """Cells without pairs (a group of one node, or of one node once it is
+    left out) take the median of the same kind of cell: inside a group, or
+    across to the same destination group."""
+    out = block.copy()
+    k = len(block)
+    diag = np.eye(k, dtype=bool)
+    for x, y in zip(*np.nonzero(~np.isfinite(block))):
+        if x == y:
+            pool = block[diag]
+        else:
+            pool = block[~diag[:, y] & (np.arange(k) != x), y]
+            if not np.isfinite(pool).any():
+                pool = block[~diag]
+        pool = pool[np.isfinite(pool)]
+        out[x, y] = np.median(pool) if pool.size else np.nan
+    return out
+
+
+def node_latency_terms(model: Model, groups: np.ndarray, iterations: int = 10):
+    """Fit alpha_ij ~ a_i + a_j + D(g_i, g_j) by alternating medians.
+
+    Returns (a, D): a[i] in seconds, with the median node at 0, and D per
+    group pair. Robust to a few slow nodes per block (medians)."""
+    n = model.n_nodes
+    g = np.asarray(groups, int)
+    ok = (model.state == MEASURED) & ~np.eye(n, dtype=bool)
+    alpha = np.where(ok, model.alpha, np.nan)
+    sym = np.where(np.isfinite(alpha) & np.isfinite(alpha.T), (alpha + alpha.T) / 2, np.fmax(alpha, alpha.T))
+    known = np.isfinite(sym)
+    a = np.zeros(n)
+    blocks = np.zeros((0, 0))
+    for _ in range(iterations):
+        # A group of one node has no block of its own and its blocks across
+        # are its term plus the network: judge them as blocks of their kind.
+        alone = np.bincount(g)[g] == 1
+        inside = known & ~(alone[:, None] | alone[None, :])
+        blocks = _fill_missing(_block_median(sym - a[:, None] - a[None, :], inside, g, g))
+        rest = sym - blocks[g[:, None], g[None, :]] - a[None, :]
+        new = np.array([np.median(r[np.isfinite(r)]) if np.isfinite(r).any() else 0.0 for r in rest])
+        new -= np.median(new) if n else 0.0
+        if np.allclose(new, a, rtol=0, atol=1e-12):
+            a = new
+            break
+        a = new
+    return a, blocks
+
+
+def _node_bandwidth_ratios(bw, measured, g):
+    """Per node, the median over its pairs of bandwidth / the same block's
+    median without the node (so that it does not hide itself in a small group)."""
+    n = len(g)
+    base = _block_median(bw, measured, g, g)
+    out = np.full(n, np.nan)
+    for i in range(n):
+        without = measured.copy()
+        without[i, :] = without[:, i] = False
+        mates = g == g[i]
+        ref = base.copy()
+        # Only the cells of i's group change when i is left out.
+        ref[g[i], :] = _block_median(bw, without & mates[:, None], g, g)[g[i], :]
+        ref[:, g[i]] = _block_median(bw, without & mates[None, :], g, g)[:, g[i]]
+        ref = _fill_missing(ref)
+        out_j, in_j = np.flatnonzero(measured[i]), np.flatnonzero(measured[:, i])
+        mine = np.concatenate([bw[i, out_j] / ref[g[i], g[out_j]], bw[in_j, i] / ref[g[in_j], g[i]]])
+        mine = mine[np.isfinite(mine)]
+        if mine.size:
+            out[i] = np.median(mine)
+    return out
+
+
+LEVEL_GAP = 0.03  # sorted pair latencies more than 3 % apart start a new level...
+LEVEL_SHARE = 0.05  # ...and the two lowest levels holding 5 % of them set the distance classes' step
+CLASS_TOL = 0.2  # a pair within 0.2 steps of a lattice point is at that distance...
+CLASS_TOL_MAX = 0.3  # ...or within 3 of the latencies' spread, up to 0.3 steps...
+CLASS_FIT = 0.6  # ...the lattice must place 60 % of the pairs so...
+CLASS_SHARE = 0.01  # ...and its farthest class holds 1 % of them (at least 2)
+BANDWIDTH_DROP = 2.0  # a block below half its distance class's median bandwidth is slow
+
+
+@dataclass(frozen=True)
+class DistanceClasses:
+    """Latency levels of the blocks between groups: route latencies are sums of link latencies,
+    so the blocks cluster at base + m * step (a rack's pairs and a cross-rack route on a fat tree;
+    one, two or three router hops on a dragonfly; hop counts on a torus; intra- and cross-pod on
+    a three-level tree). `top` is the farthest class, in steps."""
+
+    base: float  # s, the nearest class (inside a group where groups have mates)
+    step: float  # s, the smallest gap between two neighbouring classes
+    top: int
+    levels: tuple[float, ...]  # s, the classes' latencies
+    spread: float = 0.0  # relative spread of latencies about their lattice point (robust sd)
+
+    def tolerance(self, lat):
+        """How far from a lattice point, in steps, a latency still is at it: CLASS_TOL, or 3 of the
+        latencies' own spread where they are noisier (a 2 % noise on a 10 us route is 0.1 step),
+        up to CLASS_TOL_MAX."""
+        return np.clip(3 * self.spread * np.asarray(lat) / self.step, CLASS_TOL, CLASS_TOL_MAX)
+
+    def position(self, lat):
+        """Where a latency falls on the lattice, in steps from base."""
+        return (np.asarray(lat) - self.base) / self.step
+
+    def explained(self, lat):
+        """A latency a route of the structure explains: at a lattice point up to the farthest
+        class (a longer route) or nearer than the nearest class, not between two points or beyond
+        (a slow link: faults only add latency)."""
+        pos = self.position(lat)
+        near = np.round(pos)
+        tol = self.tolerance(lat)
+        return (pos <= tol) | ((np.abs(pos - near) <= tol) & (near <= self.top))
+
+
+def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> DistanceClasses | None:
+    """The distance classes of a set of pair latencies (between groups, and inside groups as
+    the nearest class), or None when they do not lie on one lattice.
+
+    Levels are runs of the sorted latencies with no relative gap above LEVEL_GAP; the two lowest
+    levels holding LEVEL_SHARE of the latencies are the nearest class and the next: their gap is
+    the step, the lattice base + m * step. Slow links only add latency, so they do not make the
+    nearest levels (their pairs are few there), where they can make levels of their own farther
+    out: a global link of a three-group dragonfly carries a third of all pairs. The lattice is
+    refitted by least squares through the latencies within half the tolerance of it, and it must
+    place CLASS_FIT of them. The farthest class is the farthest lattice point holding CLASS_SHARE
+    of the latencies: pairs beyond it, or between two points, are slower than their route."""
+    inside = lat_inside[np.isfinite(lat_inside)]
+    v = np.sort(np.concatenate([lat_between[np.isfinite(lat_between)], inside]))
+    if v.size < 4:
+        return None
+    runs = np.split(v, np.flatnonzero(np.diff(v) > LEVEL_GAP * v[:-1]) + 1)
+    populous = [r for r in runs if r.size >= max(2, LEVEL_SHARE * v.size)]
+    levels = [float(np.median(r)) for r in populous]
+    if len(levels) < 2:
+        return None
+    # The latencies' own noise, from the two nearest levels (few slow pairs there).
+    rel = np.concatenate([r / np.median(r) - 1 for r in populous[:2]])
+    spread = float(1.4826 * np.median(np.abs(rel)))
+    base, step = levels[0], levels[1] - levels[0]
+    for _ in range(3):  # least squares through the latencies close to the lattice
+        pos = (v - base) / step
+        near = np.round(pos)
+        close = np.abs(pos - near) <= CLASS_TOL / 2
+        if np.unique(near[close]).size < 2:
+            break
+        step, base = (float(x) for x in np.polyfit(near[close], v[close], 1))
+    pos = (v - base) / step
+    near = np.round(pos)
+    classes = DistanceClasses(base, step, 1, (), spread)
+    tol = classes.tolerance(v)
+    on = (np.abs(pos - near) <= tol) & (near >= 0)
+    if (on | (pos <= tol)).mean() < CLASS_FIT:
+        return None
+    counts = np.bincount(near[on].astype(int))
+    filled = np.flatnonzero(counts >= max(2, CLASS_SHARE * v.size))
+    top = int(filled[-1]) if filled.size else 1
+    return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)), spread)
+
+
+def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=None):
+    """Relations between groups slower than the structure explains (docs/model-structure.md).
+
+    Pairs' latencies (both directions' mean; slow nodes left out, so a pair's latency is its
+    route's) are placed on the distance classes of all pairs between groups not through a slow
+    uplink. A pair is slow when it falls between two classes or beyond the farthest, or when its
+    bandwidth is below 1/BANDWIDTH_DROP of its class's median (a longer route crosses more links,
+    not narrower ones) and the pair is steady (jitter, as pair_variation gives it, at most
+    JITTER_FLOOR). A relation is slow when most of its pairs are: its median alone would
+    fall between two classes where a group holds nodes at two distances from another (groups
+    on a torus). Without classes (fewer than two latency levels), a relation is judged against
+    the better quartile of all relations, as alterations only make links worse. Returns the
+    slow relations, the nodes alone in their group most of whose pairs are slow (their own
+    link) and the distance classes (None without)."""
+    n, k = len(g), blat.shape[0]
+    sym = _network_part(lat, np.zeros(n))
+    same = g[:, None] == g[None, :]
+    across = clean & ~same & np.isfinite(sym)
+    up = np.isin(g, uplinks)
+    fit = clean & ~(up[:, None] | up[None, :]) & np.isfinite(sym)
+    classes = distance_classes(sym[fit & ~same], sym[fit & same])
+    out = []
+    if classes is None:
+        ok = ~np.eye(k, dtype=bool) & np.isfinite(blat)
+        if ok.any():
+            hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
+            out = [(int(x), int(y)) for x, y in zip(*np.nonzero(ok))
+                   if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold]
+        return out, [], None
+    with np.errstate(invalid="ignore"):
+        level = np.where(across, np.round(classes.position(sym)), -1).astype(int)
+        slow = across & ~classes.explained(np.where(across, sym, 0.0))
+        usual = fit & ~same & ~slow
+        fallback = np.median(bw[usual]) if usual.any() else np.nan
+        ref = np.full(level.max() + 2, fallback)
+        for m in np.unique(level[usual]):
+            cell = usual & (level == m)
+            if cell.sum() >= 3:
+                ref[m] = np.median(bw[cell])
+        # A narrow link caps a pair at the same rate in every round; contention in the concurrent
+        # probe, or a link whose load varies, does not: only a steady pair's bandwidth counts.
+        steady = ~(jitter > JITTER_FLOOR) if jitter is not None else True
+        slow |= across & steady & (bw * BANDWIDTH_DROP < ref[level])
+    rows, cols = np.nonzero(across)
+    key = g[rows] * k + g[cols]
+    share = np.bincount(key, weights=slow[rows, cols], minlength=k * k) / np.maximum(
+        np.bincount(key, minlength=k * k), 1)
+    has = np.bincount(key, minlength=k * k) > 0
+    blocks = [(int(c // k), int(c % k)) for c in np.flatnonzero(has & (share > 0.5))]
+    # A node alone in its group whose pairs are mostly slow: its own link (a NIC's extra latency
+    # is small against long routes, so its ratio to its pairs' latency may not show it).
+    alone = np.bincount(g, minlength=k)[g] == 1
+    with np.errstate(invalid="ignore"):
+        mine = (slow.sum(0) + slow.sum(1)) / np.maximum(across.sum(0) + across.sum(1), 1)
+        # Or whose nearest pair is a step or more beyond the nearest class, where nearly every
+        # node has one there: its own link adds about a whole step to every pair (a NIC at 3x
+        # latency on a torus of 2 us hops), which the classes alone take for longer routes.
+        pos = np.where(clean & np.isfinite(sym), classes.position(np.where(np.isfinite(sym), sym, 0.0)), np.inf)
+        nearest = np.min(pos, axis=1)
+        seen = np.isfinite(nearest)
+        far = seen & (nearest > 1 - CLASS_TOL)
+        if seen.any() and far.mean() <= 0.1:
+            mine = np.where(far, 1.0, mine)
+    return blocks, [int(i) for i in np.flatnonzero(alone & (mine > 0.5))], classes
+
+
+UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
+
+
+def _slow_uplinks(blat: np.ndarray, bbw: np.ndarray, threshold: float, varying: set[int] = frozenset()) -> list[int]:
+    """Groups whose own uplink is slow, from the blocks between groups.
+
+    On a tree of racks a block's latency is the sum of its two groups' parts, blat[x, y] ~ u_x +
+    u_y (each u holding half the core), and its bandwidth the narrower of the two uplinks,
+    bbw[x, y] ~ min(U_x, U_y). With three groups or more both are identifiable: u by least
+    squares over the blocks, U_x as the best block through x. A slow uplink then shows as one
+    group's part, not as many slow blocks (with most racks' blocks touching a slow one, the
+    better quartile of the blocks is itself slow and few blocks stand out). Where the sums do
+    not fit (a torus or dragonfly: blocks differ by route) nothing is said. A group in `varying` (its
+    capacity read at separate times varies, capacity_spreads) is slow by its latency part only: its
+    lone pairs' bandwidth is that of the moment they were measured."""
+    k = blat.shape[0]
+    between = ~np.eye(k, dtype=bool) & np.isfinite(blat) & np.isfinite(blat.T)
+    rows, cols = np.nonzero(np.triu(between, 1))
+    if k < 3 or len(set(rows) | set(cols)) < k or len(rows) < k:
+        return []
+    lat = (blat[rows, cols] + blat[cols, rows]) / 2
+    a = np.zeros((len(rows), k))
+    a[np.arange(len(rows)), rows] = a[np.arange(len(rows)), cols] = 1
+    u, *_ = np.linalg.lstsq(a, lat, rcond=None)
+    if np.max(np.abs(a @ u - lat) / lat) > UPLINK_FIT:
+        return []
+    healthy = float(np.percentile(u, 25))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cap = np.array([np.nanmax(np.where(between[x], np.minimum(bbw[x], bbw[:, x]), np.nan)) for x in range(k)])
+        wide = float(np.nanpercentile(cap, 75))
+        busy = np.isin(np.arange(k), list(varying))
+        slow = ((u + healthy) / (2 * healthy) > threshold) | ((cap * threshold < wide) & ~busy)
+    return [int(x) for x in np.flatnonzero(slow)]
+
+
+@dataclass(frozen=True)
+class UplinkSpread:
+    """A group's uplink as the stress test read it at separate times (capacity-spread lines)."""
+
+    spread: float  # high / low - 1, the larger of its two directions
+    low: float  # low / high of that direction: how far its capacity fell
+    varying: bool  # the readings differ beyond the typical link's spread and the noise
+    times: int
+
+
+def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
+    """Per group of g (mapped from the stress test's groups where they hold the same nodes), its
+    uplink's capacities read at separate times (`up-X`/`down-X` capacity spreads, format 5). A
+    link whose load varies reads differently at different moments, a slow one low every time, so:
+    varying when, in either direction, the highest reading is SPREAD_GAP times the lowest (a level
+    gap, as for groups), its excess (high / low - 1) SPREAD_RATIO times the median excess of all the
+    groups' readings and SPREAD_NOISE times their median noise (the repetitions' (max - min) /
+    median at one time: on a loaded real stack every reading is noisy and no link stands out).
+    The gap is what keeps a busy link from naming its neighbours: an up phase deals its flows over
+    the G - 1 other groups, so another group's link carries a share 1 / (G - 1) of them, and even
+    stopped it takes the reading down by that share at most (1.5x at four groups; less under
+    max-min sharing, where the other flows take up what it leaves). With two groups every flow
+    crosses both uplinks and the typical excess is the busy one's: no link stands out, as it
+    should not. Groups without two readings in both directions are left out (unknown)."""
+    stored = np.asarray(model.group_of) if model.group_of is not None else np.zeros(0, int)
+    spreads = {sp.name: sp for sp in getattr(model, "spreads", []) if sp.times >= 2 and sp.median > 0}
+    if not spreads or (stored < 0).all():
+        return {}
+    rel = {name: sp.high / sp.low - 1 for name, sp in spreads.items()}
+    typical = float(np.median(list(rel.values())))
+    noise = float(np.median([sp.noise for sp in spreads.values()]))
+    limit = max(SPREAD_GAP - 1, SPREAD_RATIO * typical, SPREAD_NOISE * noise)
+    out = {}
+    for x in range(int(stored.max()) + 1):
+        both = [f"up-{x}", f"down-{x}"]
+        if not all(name in spreads for name in both):
+            continue
+        mine = stored == x
+        labels = set(g[mine].tolist())
+        if len(labels) != 1 or (g == next(iter(labels))).sum() != mine.sum():
+            continue  # not one of g's groups
+        name = max(both, key=rel.get)
+        sp = spreads[name]
+        out[int(next(iter(labels)))] = UplinkSpread(rel[name], sp.low / sp.high, rel[name] > limit,
+                                                    min(spreads[b].times for b in both))
+    return out
+
+
+def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int]:
+    """Groups (of g) whose uplink the stress test measured slow (docs/model-structure.md, "Shared-link
+    capacity"). An uplink slowed in bandwidth alone, still wider than one NIC, limits no lone pair:
+    ping-pong cannot see it, only many of the group's nodes sending (receiving) at once can. Per
+    node of its group, in each direction: the `up-X` (`down-X`) link's capacity where the stress
+    test kept one, else the nodes' own caps (nothing limited them); slow when below the better
+    quartile of the groups by more than the threshold. Per node, so that a design's
+    oversubscription, the same for every group, is no fault. The stress test's groups (group_of)
+    are mapped to g's where they hold the same nodes."""
+    stored = np.asarray(model.group_of)
+    if not model.links or (stored < 0).all():
+        return []
+    k = int(stored.max()) + 1
+    size = np.bincount(stored[stored >= 0], minlength=k).astype(float)
+    if k < 3 or (size < 2).any():
+        return []
+    best = np.where(model.state == MEASURED, model.bandwidth, np.nan)
+    with warnings.catch_warnings():  # a node without a measured pair: NaN, left out below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out_cap = np.where(np.isfinite(model.inject), model.inject, np.nanmax(best, axis=1))
+        in_cap = np.where(np.isfinite(model.eject), model.eject, np.nanmax(best, axis=0))
+    per_node = np.full((2, k), np.nan)
+    for x in range(k):
+        mine = stored == x
+        per_node[0, x] = np.nansum(out_cap[mine]) / size[x]
+        per_node[1, x] = np.nansum(in_cap[mine]) / size[x]
+    for link in model.links:
+        side = {"up": 0, "down": 1}.get(link.name.split("-")[0])
+        groups = link.from_groups if side == 0 else link.to_groups
+        other = link.to_groups if side == 0 else link.from_groups
+        if side is None or other is not None or groups is None or len(groups) != 1 or groups[0] >= k:
+            continue
+        x = groups[0]
+        per_node[side, x] = min(per_node[side, x], link.capacity / size[x])
+    slow = set()
+    for side in range(2):
+        ok = np.isfinite(per_node[side]) & (per_node[side] > 0)
+        if ok.sum() < 3:
+            continue
+        healthy = np.percentile(per_node[side, ok], 75)
+        slow |= {x for x in np.flatnonzero(ok) if per_node[side, x] * threshold < healthy}
+    found = []
+    for x in sorted(slow):  # the same nodes as one of g's groups, or nothing said
+        mine = stored == x
+        labels = set(g[mine].tolist())
+        if len(labels) == 1 and (g == next(iter(labels))).sum() == mine.sum():
+            found.append(int(next(iter(labels))))
+    return found
+
+
+def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Per pair, the latency of the network between the two nodes: the mean of both directions
+    less both nodes' own terms."""
+    sym = np.where(np.isfinite(lat) & np.isfinite(lat.T), (lat + lat.T) / 2, np.fmax(lat, lat.T))
+    return sym - a[:, None] - a[None, :]
+
+
+def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
+    n = model.n_nodes
+    g = model.groups().astype(int)
+    measured = model.state == MEASURED
+    np.fill_diagonal(measured, False)
+    lat, bw = model.alpha, model.bandwidth
+
+    # 1. Nodes: each node's own term, whatever its group and its number of ranks.
+    a, blocks = node_latency_terms(model, g)
+    lat_ratio = np.full(n, np.nan)
+    for i in range(n):
+        mine = np.concatenate([lat[i, measured[i]], lat[measured[:, i], i]])
+        if mine.size:
+            lat_ratio[i] = np.median(mine) / np.median(mine - a[i])
+    bw_ratio = _node_bandwidth_ratios(bw, measured, g)
+    # Round trips that spread beyond half a latency level (a loaded real stack) make the
+    # latency terms noise: a node is then slow by its bandwidth alone.
+    by_latency = not model.latency_noisy()
+    with np.errstate(invalid="ignore"):
+        slow = (by_latency & (lat_ratio > threshold)) | (bw_ratio * threshold < 1)
+    slow_nodes = [int(i) for i in np.flatnonzero(slow)]
+
+    # 2. Blocks, cleaned of slow nodes, against the healthy blocks of their kind.
+    clean = measured.copy()
+    clean[slow_nodes, :] = clean[:, slow_nodes] = False
+    if not clean.any():
+        clean = measured
+    blat = _block_median(lat, clean, g, g)
+    bbw = _block_median(bw, clean, g, g)
+    inside = np.eye(blat.shape[0], dtype=bool)
+    slow_blocks = []
+    blat0, bbw0 = blat.copy(), bbw.copy()
+    # Inside groups: against the better quartile of the blocks inside, as alterations only make
+    # links worse.
+    ok = inside & np.isfinite(blat)
+    if ok.any():
+        hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
+        for x, y in zip(*np.nonzero(ok)):
+            if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold:
+                slow_blocks.append((int(x), int(y)))
+                blat[x, y], bbw[x, y] = hl, hb  # judge its pairs against healthy blocks
+    # Capacities read at separate times: a busy uplink is not slow by bandwidth, whatever moment
+    # its lone pairs or its stress phase caught; one read low every time is.
+    spreads = capacity_spreads(model, g)
+    busy = {x for x, sp in spreads.items() if sp.varying}
+    steady = set(spreads) - busy
+    # A group's uplink: every block through it is slow (judged against the other groups' parts).
+    uplinks = _slow_uplinks(blat0, bbw0, threshold, busy)
+    across = ~inside & np.isfinite(blat0)
+    for x in uplinks:
+        hl, hb = np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)
+        for y in range(blat.shape[0]):
+            for block in ((x, y), (y, x)):
+                if x != y and block not in slow_blocks and np.isfinite(blat[block]):
+                    slow_blocks.append(block)
+                    blat[block], bbw[block] = hl, hb
+
+    # Between groups: against the distance classes (a longer route is no fault).
+    hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
+              else (np.nan, np.nan))
+    relations, own, classes = _slow_relations(lat, bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
+    own_groups = {int(g[i]) for i in own}
+    slow_nodes = sorted(set(slow_nodes) | set(own))
+    for block in relations:
+        if block not in slow_blocks and not own_groups & set(block):
+            slow_blocks.append(block)
+            blat[block], bbw[block] = hl, hb
+
+    # 3. Pairs.
+    bad_node = np.zeros(n, bool)
+    bad_node[slow_nodes] = True
+    slow_pairs: list[SlowPair] = []
+    for i, j in zip(*np.nonzero(measured)):
+        rl, rb = blat[g[i], g[j]], bbw[g[i], g[j]]
+        if _slowness(lat[i, j], bw[i, j], rl, rb) <= threshold:
+            continue
+        if bad_node[i] or bad_node[j]:
+            scope = "node"
+        elif (g[i], g[j]) in slow_blocks:
+            scope = "block"
+        else:
+            scope = "pair"
+        slow_pairs.append(SlowPair(int(i), int(j), float(lat[i, j] / rl), float(bw[i, j] / rb), scope))
+    slow_pairs.sort(key=lambda p: max(p.latency_ratio, 1 / p.bandwidth_ratio), reverse=True)
+
+    # Uplinks the stress test found slow: where its readings at separate times agree, before the
+    # jitter is read (the jitter of pairs through a narrow link is contention).
+    by_capacity = set(_capacity_uplinks(model, g, threshold)) - set(uplinks) - busy
+    sure = by_capacity & steady
+    findings = Findings(
+        groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks),
+        slow_uplinks=sorted(set(uplinks) | sure), node_latency=a, node_latency_ratio=lat_ratio,
+        node_bandwidth_ratio=bw_ratio, classes=classes,
+    )
+    _find_variable_links(model, measured, g, findings, spreads)
+    # Without readings at separate times (older models): slow, unless their pairs' jitter says
+    # the link varies (the stress test may have read it at a low moment).
+    findings.slow_uplinks = sorted(set(findings.slow_uplinks) | (by_capacity - set(findings.noisy_groups)))
+    return findings
+
+
+def pair_variation(model: Model) -> np.ndarray:
+    """Per pair, its jitter (Luo et al. 2018: (max - min) / mean of the
+    round trips): the median over the smallest quarter of the sizes or over
+    the largest quarter, whichever is larger. A link whose latency varies
+    shows at small sizes, one whose bandwidth varies only at large ones (a
+    median over all sizes would hide it)."""
+    out = np.full(model.state.shape, np.nan)
+    ok = model.state == MEASURED
+    k = len(model.sizes)
+    if not ok.any() or k == 0:
+        return out
+    jit = model.jitter[ok]
+    quarter = max(k // 4, 1)
+    with np.errstate(all="ignore"), _quiet_nanmedian():
+        small = np.nanmedian(jit[:, :quarter], axis=-1)
+        large = np.nanmedian(jit[:, k - quarter:], axis=-1)
+    out[ok] = np.fmax(small, large)
+    return out
+
+
+class _quiet_nanmedian:
+    """Silence numpy's warning for all-NaN slices (pairs without jitter)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings,
+                         spreads: dict[int, UplinkSpread] | None = None) -> None:
+    """The links whose load varies over time, each with the pairs it explains.
+
+    A link explains variable pairs when the median jitter of the pairs that cross it is at least
+    LINK_RATIO times the median of the other pairs (and above JITTER_FLOOR): a varying link is
+    seen by the pairs measured while it was low, and that is most of them. Contention between
+    the pairs of a concurrent round makes every pair vary a little, and no link's pairs more than
+    the others': it explains nothing and is not reported, nor are pairs no link explains. In this
+    order, each taking its pairs: a node's own link (its pairs inside its group vary too, which an
+    uplink would leave alone), a group's uplink (pairs with one end in the group, the most varying
+    first; three groups or more), the link between two groups or inside one (both directions).
+    Pairs through a link found slow (a slow relation, uplink or node) are left out: the jitter
+    of pairs through a narrow link is contention. Many links are tried, so a link's pairs must
+    also be above the upper quartile of the other pairs' jitter far more often than a quarter
+    of the time (LINK_Z). A group's uplink whose capacity the stress test read varying at separate
+    times (capacity_spreads) is named first, whatever its pairs' jitter; one whose readings agree
+    is not named from jitter (its pairs' jitter is contention or noise)."""
+    n = model.n_nodes
+    var = pair_variation(model)
+    ok = measured & np.isfinite(var)
+    if not ok.any():
+        return
+    f.typical_jitter = float(np.median(var[ok]))
+    same = g[:, None] == g[None, :]
+    k = int(g.max()) + 1
+    # Pairs through a link found slow vary by contention at the narrow link: they are not the
+    # reference a link's pairs are compared with.
+    calm = ok.copy()
+    for x, y in f.slow_blocks:
+        calm &= ~((g[:, None] == x) & (g[None, :] == y))
+    for x in f.slow_uplinks:
+        calm &= ~((g[:, None] == x) ^ (g[None, :] == x))
+    calm[f.slow_nodes, :] = calm[:, f.slow_nodes] = False
+    if not calm.any():
+        calm = ok
+    open_ = ok.copy()  # pairs no link has taken yet
+    slow_nodes = set(f.slow_nodes)
+    slow_groups = set(f.slow_uplinks)
+    slow_blocks = {tuple(sorted(b)) for b in f.slow_blocks}
+    scope = np.full((n, n), "", dtype=object)
+    low = _lowest_bandwidth(model)
+
+    def stands_out(cell: np.ndarray, rest: np.ndarray | None = None, search: bool = True) -> float:
+        """The median jitter of the open pairs of cell when it stands out against the rest, else 0."""
+        carried = open_ & cell & calm
+        rest = calm & ~cell if rest is None else rest
+        if carried.sum() < MIN_PAIRS:
+            return 0.0
+        mine = float(np.median(var[carried]))
+        others = float(np.median(var[rest])) if rest.any() else 0.0
+        # Many links are tried: a few pairs vary together by chance. The share of the link's
+        # pairs above the upper quartile of the other pairs must exceed the quarter expected by
+        # LINK_Z standard errors (62 pairs (a node of 32): 0.58, 384 pairs: 0.38; under 12 pairs: never).
+        high = float(np.percentile(var[rest], 75)) if rest.any() else 0.0
+        above = float(np.mean(var[carried] > high))
+        enough = above >= 0.25 + LINK_Z * np.sqrt(0.1875 / carried.sum()) if search else True
+        return mine if enough and mine >= max(JITTER_FLOOR, LINK_RATIO * others) else 0.0
+
+    def take(cell: np.ndarray, what: str, label: str) -> None:
+        carried = open_ & cell
+        lows = low[carried]
+        lows = lows[np.isfinite(lows)]
+        f.varying_links.append(VaryingLink(what, label, int(carried.sum()), float(np.median(var[carried])),
+                                           float(np.percentile(lows, 10)) if lows.size else float("nan")))
+        scope[carried] = what
+        open_[cell] = False
+
+    # A node's own link: its pairs vary, including those inside its group.
+    ends = [np.zeros((n, n), bool) for _ in range(n)]
+    for i in range(n):
+        ends[i][i, :] = ends[i][:, i] = True
+    order = sorted(range(n), key=lambda i: -np.median(var[ok & ends[i]]) if (ok & ends[i]).any() else 0.0)
+    for i in order:
+        if i in slow_nodes or not stands_out(ends[i]):
+            continue
+        mates = same & ends[i]
+        if (ok & mates).sum() >= 2 and not stands_out(mates, calm & same & ~ends[i], search=False):
+            continue  # its mates do not see it: an uplink's, not the node's
+        f.noisy_nodes.append(int(i))
+        take(ends[i], "node", str(i))
+    f.noisy_nodes.sort()
+
+    # A group's uplink seen varying by the stress test's readings at separate times: named with
+    # how low its capacity fell (with two groups too: each direction of each uplink was read).
+    spreads = spreads or {}
+    for x in sorted(x for x, sp in spreads.items() if sp.varying and x not in slow_groups):
+        cell = (g[:, None] == x) ^ (g[None, :] == x)
+        carried = open_ & cell
+        f.noisy_groups.append(int(x))
+        f.varying_links.append(VaryingLink("group", str(x), int(carried.sum()),
+                                           float(np.median(var[carried])) if carried.any() else float("nan"),
+                                           spreads[x].low, "capacity"))
+        scope[carried] = "group"
+        open_[cell] = False
+    # A group's uplink: the pairs with one end in the group. With two groups that is their one
+    # relation, which cannot tell which of the two uplinks varies: left to the relations.
+    if k >= 3:
+        cells = {x: (g[:, None] == x) ^ (g[None, :] == x) for x in range(k)
+                 if x not in slow_groups and x not in spreads}
+        while cells:
+            # The most varying first, over all its pairs (those through slow links included: two
+            # groups may have the same pairs left once those are set aside).
+            scores = {x: np.median(var[open_ & c]) if stands_out(c) else 0.0 for x, c in cells.items()}
+            x = max(scores, key=scores.get)
+            if not scores[x]:
+                break
+            f.noisy_groups.append(int(x))
+            take(cells.pop(x), "group", str(x))
+        f.noisy_groups.sort()
+
+    # The link between two groups (or inside one), both directions together.
+    lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
+    touches = [(g[:, None] == x) | (g[None, :] == x) for x in range(k)]
+    for x in range(k):
+        for y in range(x, k):
+            if (x, y) in slow_blocks:
+                continue
+            cell = (lo == x) & (hi == y)
+            # Against the other relations of the two groups too: contention near a busy link
+            # raises a neighbourhood of relations, a varying link between two groups only theirs.
+            if stands_out(cell) and stands_out(cell, calm & (touches[x] | touches[y]) & ~cell):
+                f.noisy_blocks.append((x, y))
+                take(cell, "block", f"{x}-{y}")
+
+    explained = scope != ""
+    quiet = ok & ~explained
+    ref = float(np.median(var[quiet])) if quiet.any() else 0.0
+    with np.errstate(invalid="ignore"):
+        noisy = explained & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+        # Pairs through a link found slow vary by contention there: explained, not stray.
+        stray = quiet & calm & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+    f.unexplained_pairs = sorted(((int(i), int(j), float(var[i, j])) for i, j in zip(*np.nonzero(stray))),
+                                 key=lambda p: -p[2])
+    pairs = [NoisyPair(int(i), int(j), float(var[i, j]), float(var[i, j] / ref) if ref > 0 else np.inf,
+                       str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
+    pairs.sort(key=lambda p: p.jitter, reverse=True)
+    f.noisy_pairs = pairs
+
+
+def _lowest_bandwidth(model: Model) -> np.ndarray:
+    """Per pair, its fastest round trip over its slowest at the largest quarter of the sizes
+    (median over those sizes): the fraction of its best bandwidth it fell to while measured.
+    A link whose bandwidth walks down to x0.3 shows as about 0.3 on the pairs it limits."""
+    out = np.full(model.state.shape, np.nan)
+    k = len(model.sizes)
+    ok = model.state == MEASURED
+    if not ok.any() or k == 0:
+        return out
+    quarter = max(k // 4, 1)
+    with np.errstate(all="ignore"), _quiet_nanmedian():
+        ratio = model.rtt_min[ok][:, k - quarter:] / model.rtt_max[ok][:, k - quarter:]
+        out[ok] = np.nanmedian(ratio, axis=-1)
+    return out

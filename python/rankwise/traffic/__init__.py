@@ -1,0 +1,1 @@
+"""An application's traffic: the communication matrix, known patterns, collective calls, importers."""

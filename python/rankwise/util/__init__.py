@@ -1,0 +1,1 @@
+"""Shared utilities every stage may use: errors, output and input files, numbers, paths, variables."""

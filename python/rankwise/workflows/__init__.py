@@ -1,0 +1,1 @@
+"""Whole pipelines: optimize (probe, profile, map, verify), the demo, the papers' experiments."""

@@ -1,0 +1,382 @@
+"""The model knows its structure (Cui et al. 2020 §4): groups of close nodes
+that match the racks although racks are dealt to hosts in shuffled order and
+up to 10 % of the nodes have a degraded NIC; every degraded node named, no
+false alarm, with one or two ranks per node; links whose bandwidth varies
+over time found and explained by the shared link that carries them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankwise.model.anomalies import capacity_spreads, find_slow_links, pair_variation
+from rankwise.model.model import Model, Spread
+from rankwise.measure.probe import ProbeOptions, probe_sim
+from rankwise.sim.platform import Degraded, PlatformSpec, Varying, generate
+from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
+
+SLOW_NIC = dict(bw_factor=1 / 8, lat_factor=20.0)  # the NIC of the issue's measurements
+
+
+def shuffled(racks: int, per_rack: int, seed: int, degraded_share: float = 0.1, **kw) -> PlatformSpec:
+    """Racks dealt in shuffled order, a random tenth of the nodes degraded."""
+    n = racks * per_rack
+    rng = np.random.default_rng([seed, 2])
+    slow = rng.choice(n, int(round(degraded_share * n)), replace=False)
+    return PlatformSpec(racks=racks, nodes_per_rack=per_rack, cores=2, shuffle_racks=True, seed=seed,
+                        degraded=[Degraded("node", int(i), **SLOW_NIC) for i in slow], **kw)
+
+
+def degraded_nodes(spec: PlatformSpec) -> list[int]:
+    return sorted(d.index for d in spec.degraded if d.kind == "node")
+
+
+def racks_of(spec: PlatformSpec, model: Model) -> np.ndarray:
+    return spec.rack_of_node[: model.n_nodes]
+
+
+# --------------------------------------------------------------- the helper
+
+
+def test_adjusted_rand_index():
+    assert adjusted_rand_index([0, 0, 1, 1, 2], [5, 5, 3, 3, 9]) == 1.0  # same partition, other labels
+    # Hand computed: contingency [[2, 1], [0, 2]]; sum C(n_ij, 2) = 2, rows 3 + 1, columns 1 + 3,
+    # expected 4 * 4 / 10 = 1.6, max 4: (2 - 1.6) / (4 - 1.6) = 1/6.
+    assert adjusted_rand_index([0, 0, 0, 1, 1], [0, 0, 1, 1, 1]) == pytest.approx(1 / 6)
+    assert adjusted_rand_index([0, 1, 2, 3], [0, 0, 0, 0]) == 0.0  # all apart vs all together
+    rng = np.random.default_rng(0)
+    assert abs(adjusted_rand_index(rng.integers(0, 6, 500), rng.integers(0, 6, 500))) < 0.05
+
+
+def test_synthetic_model_follows_its_platform():
+    spec = shuffled(4, 6, seed=1)
+    model = synthetic_model(spec, noise=0, slow_noise=0)
+    rack = racks_of(spec, model)
+    slow = degraded_nodes(spec)
+    healthy = [i for i in range(24) if i not in slow]
+    a, b = healthy[0], next(j for j in healthy[1:] if rack[j] == rack[healthy[0]])
+    c = next(j for j in healthy if rack[j] != rack[a])
+    assert model.alpha[a, b] == pytest.approx(2 * spec.node_lat)
+    assert model.alpha[a, c] == pytest.approx(2 * spec.node_lat + 2 * spec.uplink_lat)
+    assert model.bandwidth[slow[0], a] == pytest.approx(spec.node_bw / 8)
+
+
+# -------------------------------------------------- groups and slow nodes
+
+
+SHAPES = [(6, 8), (8, 6), (4, 12), (2, 16), (3, 16), (12, 8), (16, 6)]
+
+
+@pytest.mark.parametrize("ranks_per_node", [1, 2])
+@pytest.mark.parametrize("racks,per_rack", SHAPES)
+def test_groups_match_shuffled_racks_and_every_degraded_node_is_named(racks, per_rack, ranks_per_node):
+    for seed in range(4):
+        spec = shuffled(racks, per_rack, seed)
+        model = synthetic_model(spec, ranks_per_node=ranks_per_node, seed=seed)
+        f = find_slow_links(model)
+        ari = adjusted_rand_index(f.groups, racks_of(spec, model))
+        assert ari >= 0.95, (seed, ari)
+        assert f.slow_nodes == degraded_nodes(spec), seed
+        assert f.slow_blocks == [], seed
+        assert {p.scope for p in f.slow_pairs} <= {"node"}, seed
+
+
+@pytest.mark.parametrize("factors", [dict(lat_factor=20.0), dict(bw_factor=1 / 8), dict(lat_factor=3.0)])
+def test_latency_or_bandwidth_alone_flags_the_node(factors):
+    spec = PlatformSpec(racks=6, nodes_per_rack=8, shuffle_racks=True, seed=4,
+                        degraded=[Degraded("node", 7, **factors), Degraded("node", 30, **factors)])
+    for rpn in (1, 2):
+        model = synthetic_model(spec, ranks_per_node=rpn, seed=rpn)
+        f = find_slow_links(model)
+        assert adjusted_rand_index(f.groups, racks_of(spec, model)) == 1.0
+        assert f.slow_nodes == [7, 30]
+        if "lat_factor" in factors:  # the fitted term is the NIC's extra latency on both directions' mean
+            extra = spec.node_lat * (factors["lat_factor"] - 1)
+            assert f.node_latency[[7, 30]] == pytest.approx([extra, extra], rel=0.15)
+
+
+def test_two_degraded_nodes_on_a_48_node_subset_do_not_merge_racks():
+    """The issue's case: 2 ranks per node, a 48-node subset of 96 shuffled nodes."""
+    spec = shuffled(12, 8, seed=3, degraded_share=0)
+    rack = spec.rack_of_node
+    two = [int(np.flatnonzero(rack[:48] == r)[0]) for r in (rack[0], rack[1] if rack[1] != rack[0] else rack[2])]
+    spec = PlatformSpec(**{**spec.to_dict(), "degraded": [Degraded("node", i, **SLOW_NIC) for i in two]})
+    model = synthetic_model(spec, ranks_per_node=2, nodes=48, seed=3)
+    f = find_slow_links(model)
+    assert adjusted_rand_index(f.groups, rack[:48]) >= 0.95
+    assert f.slow_nodes == sorted(two)
+
+
+def test_uniform_network_is_one_group_without_findings():
+    model = synthetic_model(PlatformSpec(racks=1, nodes_per_rack=24), seed=2)
+    f = find_slow_links(model)
+    assert (f.groups == 0).all()
+    assert f.slow_nodes == [] and f.slow_blocks == [] and f.noisy_pairs == []
+
+
+# ----------------------------------------------------------- variable links
+
+
+def limited_by_varying_link(spec: PlatformSpec, tmp_path) -> set[tuple[int, int]]:
+    """Pairs whose route, at the varying link's lowest, is limited by it."""
+    gen = generate(spec, tmp_path / "truth")
+    return set(zip(*map(np.ndarray.tolist, np.nonzero(gen.bandwidth_min < gen.bandwidth))))
+
+
+def test_varying_uplink_is_reported_as_its_group(tmp_path):
+    spec = shuffled(6, 8, seed=5, varying=[Varying("uplink", 2, low=0.05)])
+    model = synthetic_model(spec, seed=5)
+    f = find_slow_links(model)
+    rack = racks_of(spec, model)
+    group = int(np.bincount(f.groups[rack == 2]).argmax())
+    assert f.noisy_groups == [group]
+    assert f.noisy_nodes == [] and f.noisy_blocks == []
+    assert f.noisy_pairs and {p.scope for p in f.noisy_pairs} == {"group"}
+    through = {(i, j) for i in range(48) for j in range(48) if (rack[i] == 2) != (rack[j] == 2)}
+    limited = limited_by_varying_link(spec, tmp_path)
+    assert limited < through and len(limited) > 0.75 * len(through)  # not those via a slower degraded NIC
+    assert {(p.src, p.dst) for p in f.noisy_pairs} == limited
+
+
+def test_varying_uplink_between_two_groups_is_their_block(tmp_path):
+    """Two groups: one uplink carries half of all pairs (the typical pair
+    varies), and the numbers cannot tell which of the two uplinks it is."""
+    spec = shuffled(2, 16, seed=7, varying=[Varying("uplink", 1, low=0.05)])
+    f = find_slow_links(synthetic_model(spec, seed=7))
+    assert f.noisy_blocks == [(0, 1)] and f.noisy_groups == [] and f.noisy_nodes == []
+    assert {(p.src, p.dst) for p in f.noisy_pairs} == limited_by_varying_link(spec, tmp_path)
+    assert {p.scope for p in f.noisy_pairs} == {"block"}
+
+
+def test_varying_node_link_is_reported_as_the_node():
+    spec = shuffled(6, 8, seed=6, varying=[Varying("node", 11)])
+    f = find_slow_links(synthetic_model(spec, seed=6))
+    assert f.noisy_nodes == [11] and f.noisy_groups == [] and f.noisy_blocks == []
+    assert {p.scope for p in f.noisy_pairs} == {"node"}
+    assert all(11 in (p.src, p.dst) for p in f.noisy_pairs)
+
+
+def test_jitter_at_large_sizes_only_is_seen():
+    """A bandwidth that varies shows only in large transfers: the median over
+    all sizes would be the quiet small sizes' jitter."""
+    model = synthetic_model(shuffled(2, 4, seed=1, degraded_share=0), seed=1)
+    model.jitter[:] = 0.01
+    model.jitter[0, 1, -1] = 0.5
+    var = pair_variation(model)
+    assert var[0, 1] == pytest.approx(0.5)
+    assert var[1, 0] == pytest.approx(0.01)
+    assert model.pair_jitter[0, 1] == pytest.approx(0.01)
+
+
+# ------------------------------------------------------ one simulated probe
+
+
+@pytest.mark.parametrize("ranks_per_node", [1, 2])
+def test_simulated_probe_of_shuffled_racks_with_degraded_nodes(tmp_path, ranks_per_node):
+    """SimGrid, 40 of 48 nodes in 6 racks dealt in shuffled order, two NICs
+    at 1/8 of the bandwidth and 20x the latency, one rack uplink whose
+    bandwidth varies over time down to 5 % (a limit even for one pair)."""
+    base = PlatformSpec(racks=6, nodes_per_rack=8, cores=2, shuffle_racks=True, seed=3)
+    rack = base.rack_of_node
+    varying_rack = int(rack[0])
+    slow = [int(np.flatnonzero(rack[:40] == r)[1]) for r in sorted(set(rack[:40]) - {varying_rack})[:2]]
+    spec = PlatformSpec(**{**base.to_dict(), "degraded": [Degraded("node", i, **SLOW_NIC) for i in slow],
+                           "varying": [Varying("uplink", varying_rack, low=0.05)]})
+    gen = generate(spec, tmp_path / "plat")
+    options = ProbeOptions()
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm", options, ranks_per_node=ranks_per_node, nodes=40,
+                      show_progress=False)
+    f = find_slow_links(model)
+    assert adjusted_rand_index(f.groups, rack[:40]) >= 0.95
+    assert f.slow_nodes == sorted(slow)
+    group = int(np.bincount(f.groups[rack[:40] == varying_rack]).argmax())
+    assert f.noisy_groups == [group]
+    assert f.noisy_nodes == []
+
+
+@pytest.mark.parametrize("racks,per_rack,seed", [(8, 4, 1), (6, 6, 2), (5, 8, 3), (4, 6, 4)])
+def test_slow_uplinks_are_named_as_uplinks_not_as_slow_nodes(racks, per_rack, seed):
+    """Two rack uplinks at a third of the bandwidth and 3x the latency and one slow NIC, racks dealt in
+    shuffled order: the nodes behind the slow uplinks stay in their racks (every one of them was a slow
+    node in a group of its own: their rows differ from most others' by the uplink's latency, as a slow
+    NIC's would), the two uplinks are named as uplinks and the NIC as the only slow node."""
+    spec = shuffled(racks, per_rack, seed, degraded_share=0)
+    nic = int(np.random.default_rng(seed).integers(racks * per_rack))
+    spec = PlatformSpec(**{**spec.__dict__, "degraded": [
+        Degraded("uplink", 1, bw_factor=1 / 3, lat_factor=3.0), Degraded("uplink", racks - 2, bw_factor=1 / 3,
+                                                                          lat_factor=3.0),
+        Degraded("node", nic, **SLOW_NIC)]})
+    model = synthetic_model(spec)
+    rack = racks_of(spec, model)
+    f = find_slow_links(model)
+    assert adjusted_rand_index(f.groups, rack) == 1.0
+    assert f.slow_nodes == [nic]
+    group_of_rack = {int(rack[i]): int(f.groups[i]) for i in range(model.n_nodes)}
+    assert sorted(f.slow_uplinks) == sorted({group_of_rack[1], group_of_rack[racks - 2]})
+
+
+def test_two_groups_name_no_uplink():
+    """With two groups a slow uplink cannot be told from the other: the block stays a block."""
+    spec = PlatformSpec(racks=2, nodes_per_rack=6, cores=1, seed=1,
+                        degraded=[Degraded("uplink", 1, bw_factor=1 / 3, lat_factor=3.0)])
+    f = find_slow_links(synthetic_model(spec))
+    assert f.slow_uplinks == []
+
+
+# ------------------------------------- longer routes and slow shared links (issue 21, item 1)
+
+
+ROUTED = ["torus:4,4,2", "dragonfly:3,2,4", "fat-tree3:3,2,6"]
+
+
+@pytest.mark.parametrize("topology", ROUTED)
+def test_longer_routes_are_no_fault(topology):
+    """Hop counts on a torus, two-hop routes on a dragonfly, cross-pod routes on a three-level
+    tree: pairs farther apart are slower by design, in whole steps of the distance classes. A
+    healthy network gives no slow relation, uplink or node (a torus gave hundreds of relations)."""
+    for seed in range(3):
+        f = find_slow_links(synthetic_model(PlatformSpec(topology=topology, seed=seed), seed=seed))
+        assert f.slow_blocks == [] and f.slow_uplinks == [] and f.slow_nodes == [], seed
+
+
+SLOW_LINKS = [("torus:4,4,2", "x", 3), ("dragonfly:3,2,4", "global", 1), ("fat-tree3:3,2,6", "uplink", 2)]
+
+
+@pytest.mark.parametrize("topology,kind,index", SLOW_LINKS)
+def test_a_slow_shared_link_is_named_on_the_pairs_that_cross_it(tmp_path, topology, kind, index):
+    """A router link (or a leaf uplink) at 0.3 of its bandwidth and 2.5x its latency, and a
+    degraded NIC: the NIC is the only slow node, and every slow relation or uplink named lies on
+    the link (most of its pairs cross it), while the longer routes around it stay unnamed."""
+    from rankwise.sim.faults import crossing_pairs
+
+    spec = PlatformSpec(topology=topology, seed=4, degraded=[Degraded(kind, index, 0.3, 2.5),
+                                                             Degraded("node", 5, **SLOW_NIC)])
+    gen = generate(spec, tmp_path / "plat")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.kind == kind and link.index == index]]
+    on = on.any(axis=0)
+    on |= on.T  # a ping-pong crosses the link when either direction's route holds it
+    f = find_slow_links(synthetic_model(spec, seed=4))
+    assert f.slow_nodes == [5]
+    g = f.groups
+    named = [(g[:, None] == a) & (g[None, :] == b) for a, b in f.slow_blocks]
+    named += [(g[:, None] == x) ^ (g[None, :] == x) for x in f.slow_uplinks]
+    assert named, "the slow link is not named"
+    clean = np.ones_like(on)
+    clean[5, :] = clean[:, 5] = False
+    for cell in named:
+        assert on[cell & clean].mean() >= 0.5
+
+
+# ------------------------------------------ time variation localised (issue 21, item 3)
+
+
+def contention(model: Model, seed: int, high: float) -> Model:
+    """Every pair of a concurrent round varies a bit: jitter up to `high` on every pair and size,
+    kept where the model has more (a varying link's pairs)."""
+    rng = np.random.default_rng(seed)
+    model.jitter = np.fmax(model.jitter, rng.uniform(0.0, high, model.jitter.shape))
+    return model
+
+
+def test_contention_jitter_names_no_varying_link():
+    model = contention(synthetic_model(shuffled(6, 8, seed=3, degraded_share=0), seed=3), seed=3, high=0.4)
+    f = find_slow_links(model)
+    assert f.varying_links == [] and f.noisy_pairs == []
+    assert f.noisy_nodes == [] and f.noisy_groups == [] and f.noisy_blocks == []
+
+
+@pytest.mark.parametrize("varying,expect", [(Varying("node", 11, low=0.2), "node"),
+                                            (Varying("uplink", 2, low=0.05), "group")])
+def test_a_varying_link_is_named_among_contention_jitter(varying, expect):
+    """A varying NIC or uplink under contention jitter of up to 15 % on every pair: the link is
+    named, with the pairs it limits, and the pairs that do not cross it are not flagged."""
+    spec = shuffled(6, 8, seed=6, degraded_share=0, varying=[varying])
+    model = contention(synthetic_model(spec, seed=6), seed=6, high=0.15)
+    f = find_slow_links(model)
+    assert [v.kind for v in f.varying_links] == [expect]
+    if expect == "node":
+        assert f.noisy_nodes == [11] and all(11 in (p.src, p.dst) for p in f.noisy_pairs)
+    else:
+        rack = racks_of(spec, model)
+        assert f.noisy_groups == [int(np.bincount(f.groups[rack == 2]).argmax())]
+        assert all((rack[p.src] == 2) != (rack[p.dst] == 2) for p in f.noisy_pairs)
+    assert f.noisy_pairs and {p.scope for p in f.noisy_pairs} == {expect}
+
+
+# ---------------------------- uplinks slow in bandwidth alone: the stress test's capacities
+
+
+@pytest.mark.parametrize("oversubscription", [1.0, 2.0])
+def test_an_uplink_slow_in_bandwidth_alone_is_named_from_the_stress_test(tmp_path, oversubscription):
+    """4 racks of 4, rack 2's uplink at 0.4 of the others' and no extra latency: still wider than
+    one NIC, so no lone pair sees it and the ping-pong alone names nothing; the stress test's
+    capacity names rack 2's uplink, and a design's oversubscription (2:1, every rack alike) names
+    no other."""
+    spec = PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=3, oversubscription=oversubscription,
+                        degraded=[Degraded("uplink", 2, bw_factor=0.4)])
+    gen = generate(spec, tmp_path / "plat")
+    fast = dict(sizes="8,64K,1M", repetitions=2, rounds=1, mode="isolated")
+    alone = find_slow_links(probe_sim(gen.platform_xml, tmp_path / "a.rwm", ProbeOptions(**fast),
+                                      show_progress=False))
+    assert alone.slow_uplinks == [] and alone.slow_nodes == []
+    model = probe_sim(gen.platform_xml, tmp_path / "b.rwm", ProbeOptions(**fast, capacities="after"),
+                      show_progress=False)
+    f = find_slow_links(model)
+    rack = racks_of(spec, model)
+    assert adjusted_rand_index(f.groups, rack) == 1.0
+    behind = {int(f.groups[i]) for i in np.flatnonzero(rack == 2)}
+    assert f.slow_uplinks == sorted(behind) and f.slow_nodes == []
+
+
+# ------------------------ a slow shared uplink vs a busy one: capacities read at separate times
+
+
+def test_capacity_read_at_separate_times_tells_a_busy_uplink_from_a_slow_one(tmp_path):
+    """4 racks of 4: rack 2's uplink at 0.4 of the others' in bandwidth alone, rack 1's walking
+    between x0.1 and x1 every 10 ms. The stress test catches rack 1's link at some moment below
+    rack 2's and, read once, both pass for slow. Read at 4 separate times, rack 2's readings agree
+    (slow), rack 1's do not (varying, named from its capacity with how low it fell); an older
+    model without the readings still names rack 2."""
+    spec = PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=3, degraded=[Degraded("uplink", 2, bw_factor=0.4)],
+                        varying=[Varying("uplink", 1, period=0.01, steps=10, low=0.1)])
+    gen = generate(spec, tmp_path / "plat")
+    model = probe_sim(gen.platform_xml, tmp_path / "m.rwm",
+                      ProbeOptions(sizes="8,64K,1M", repetitions=2, rounds=1, mode="isolated", capacities="after"),
+                      show_progress=False)
+    f = find_slow_links(model)
+    rack = racks_of(spec, model)
+    assert adjusted_rand_index(f.groups, rack) == 1.0
+    busy, slow = int(f.groups[rack == 1][0]), int(f.groups[rack == 2][0])
+    assert f.slow_uplinks == [slow] and f.slow_nodes == []
+    assert f.noisy_groups == [busy]
+    [link] = f.varying_links
+    assert (link.kind, link.where, link.seen_by) == ("group", str(busy), "capacity") and link.low < 0.5
+    assert capacity_spreads(model, f.groups)[slow].varying is False
+    model.spreads = []
+    assert slow in find_slow_links(model).slow_uplinks
+
+
+def spread_model(readings: dict[int, tuple[float, float, float]]) -> tuple[Model, np.ndarray]:
+    """A model of 4 racks of 4 whose stress test read each group's up and down link at 4 times as
+    (low / high, noise, high)."""
+    model = synthetic_model(PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=1), seed=1)
+    g = model.groups().astype(int)
+    model.group_of = g.astype(np.int32)
+    model.spreads = [Spread(f"{side}-{x}", ratio * high, (1 + ratio) / 2 * high, high, noise, 4)
+                     for x, (ratio, noise, high) in readings.items() for side in ("up", "down")]
+    return model, g
+
+
+def test_a_noisy_stack_names_no_busy_uplink_and_a_neighbour_is_not_named():
+    """Readings that all differ by 1.5-2.5x with as much noise between repetitions (a loaded real
+    stack) name nothing; on a quiet network one link read 10x apart is named, and readings moved by
+    1.4x (a busy neighbour's share of an up phase's flows) are not; a model without readings
+    (format 4 and older) gives none."""
+    noisy, g = spread_model({0: (1 / 1.5, 0.6, 5e10), 1: (1 / 2.5, 0.9, 5e10), 2: (1 / 2, 0.7, 5e10),
+                             3: (1 / 1.8, 0.8, 5e10)})
+    assert not any(sp.varying for sp in capacity_spreads(noisy, g).values())
+    quiet, g = spread_model({0: (1.0, 0.0, 5e10), 1: (0.1, 0.0, 5e10), 2: (1 / 1.4, 0.0, 5e10), 3: (1.0, 0.0, 5e10)})
+    found = capacity_spreads(quiet, g)
+    assert [x for x, sp in found.items() if sp.varying] == [1] and found[1].low == pytest.approx(0.1)
+    quiet.spreads = []
+    assert capacity_spreads(quiet, g) == {}

@@ -1,0 +1,191 @@
+"""Random platforms (rankwise.sim.random_platform), their faults by element (sim/faults.py) and
+the fidelity score (sim/fidelity.py): deterministic per seed, every kind drawn, faults written
+with their element, a model built from the ground truth scores perfectly and wrong ones do not."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from rankwise.util.errors import RankwiseError, UsageError
+from rankwise.model.model import MEASURED, Link, Model
+from rankwise.sim.faults import NIC, SHARED, SLOW, VARYING, crossing_pairs, read_faults
+from rankwise.sim.fidelity import Claim, ari, claims_from_faults, score
+from rankwise.sim.random_platform import random_platform, write_random_platform
+
+
+def test_same_seed_same_platform(tmp_path):
+    for seed in range(8):
+        assert random_platform(seed, 32) == random_platform(seed, 32)
+    assert len({random_platform(seed, 32) for seed in range(8)}) == 8
+    write_random_platform(5, 24, tmp_path / "a")
+    write_random_platform(5, 24, tmp_path / "b")
+    for name in ("platform.xml", "ground_truth.json", "faults.json", "hostfile"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_kinds_covered():
+    specs = [random_platform(seed, n) for seed in range(40) for n in (16, 32, 48)]
+    shapes = {s.topology.split(":")[0] for s in specs}
+    assert shapes == {"fat-tree", "fat-tree3", "dragonfly", "torus"}
+    trees = [s for s in specs if s.topology.startswith("fat-tree")]
+    assert any(s.shuffle_racks for s in trees) and not all(s.shuffle_racks for s in trees)
+    assert any(s.oversubscription > 1 for s in trees)
+    uplinks = [d for s in trees for d in s.degraded if d.kind == "uplink"]
+    assert uplinks and all(d.bw_factor < 0.8 for d in uplinks) and any(d.lat_factor > 1 for d in uplinks)
+    assert any(s.congested for s in trees)
+    assert any(d.kind == "pod" for s in trees for d in s.degraded)
+    nics = [d for s in specs for d in s.degraded if d.kind == "node"]
+    assert {(d.bw_factor < 1, d.lat_factor > 1) for d in nics} == {(True, False), (False, True), (True, True)}
+    assert len({round(d.bw_factor, 3) for d in nics if d.bw_factor < 1}) > 10  # factors vary
+    varying = {v.kind for s in specs for v in s.varying}
+    assert {"node", "uplink"} <= varying and varying & {"local", "global", "x", "y", "z"}
+    routed = [d for s in specs if not s.topology.startswith("fat-tree") for d in s.degraded if d.kind != "node"]
+    assert {d.kind for d in routed} >= {"local", "global"} and {d.kind for d in routed} & {"x", "y", "z"}
+    assert all(abs(s.n_nodes - n) <= n // 4 for s, n in zip(specs, [16, 32, 48] * 40))
+
+
+def test_bad_arguments():
+    for seed, nodes, kind in ((-1, 32, None), (1.5, 32, None), (1, 4, None), (1, 32, "ring")):
+        with pytest.raises(UsageError):
+            random_platform(seed, nodes, kind)
+
+
+def test_faults_written_at_their_element(tmp_path):
+    for seed in range(8):
+        gp, faults = write_random_platform(seed, 24, tmp_path / str(seed))
+        assert read_faults(gp.out_dir) == faults
+        truth = json.loads(gp.ground_truth.read_text())
+        altered = {d["name"]: d for d in truth["altered_links"]}
+        assert faults and {f.link for f in faults} == set(altered)
+        for f in faults:
+            assert f.where == (NIC if altered[f.link]["kind"] == "node" else SHARED)
+            reasons = set(altered[f.link]["reasons"])
+            assert ("varying" in reasons) if f.what == VARYING else bool({"degraded", "congested"} & reasons)
+            if f.where == NIC:
+                assert f.nodes == (f.index,)
+            elif gp.spec.shape is None:
+                assert f.nodes == tuple(np.flatnonzero(gp.rack_of_node == f.index))
+    (tmp_path / "0" / "faults.json").write_text('{"format": "other"}')
+    with pytest.raises(RankwiseError, match="faults.json"):
+        read_faults(tmp_path / "0")
+
+
+def _first(kind: str, want) -> tuple:
+    """The first seed's platform of that kind (24 nodes) holding a fault `want` accepts."""
+    for seed in range(200):
+        spec = random_platform(seed, 24, kind)
+        if want(spec):
+            return seed, spec
+    raise AssertionError(f"no seed draws {kind} with that fault")
+
+
+def truth_model(gp) -> Model:
+    """What a perfect probe would store: the routes' figures, NIC caps, limiting uplinks."""
+    n = len(gp.nodes)
+    m = Model.empty(gp.nodes, (8, 1 << 20))
+    off = ~np.eye(n, dtype=bool)
+    m.state[off] = MEASURED
+    m.alpha = np.where(off, (gp.alpha + gp.alpha.T) / 2, np.nan)
+    m.beta = np.where(off, 1 / gp.bandwidth, np.nan)
+    node_bw = {link.index: link.bandwidth for link in gp.links if link.kind == "node"}
+    m.inject = m.eject = np.array([node_bw[i] for i in range(n)])
+    m.group_of = gp.rack_of_node.astype(np.int32)
+    for link in gp.links:
+        if link.kind == "uplink":
+            r = link.index
+            m.links += [Link(f"up-{r}", link.bandwidth, (r,), None), Link(f"down-{r}", link.bandwidth, None, (r,))]
+    return m
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """A shuffled fat tree with a slow uplink, degraded NICs and (drawn) a varying link."""
+    seed, spec = _first("fat-tree", lambda s: s.shuffle_racks and s.racks >= 3
+                        and any(d.kind == "uplink" for d in s.degraded) and s.varying)
+    spec = replace(spec, oversubscription=4.0)  # every uplink limits: capacities are scored
+    from rankwise.sim.faults import faults_of, write_faults
+    from rankwise.sim.platform import generate
+
+    gp = generate(spec, tmp_path_factory.mktemp("tree"))
+    faults = faults_of(gp)
+    write_faults(gp.out_dir, faults)
+    return gp, faults, crossing_pairs(gp)
+
+
+def test_truth_scores_perfectly(tree, tmp_path):
+    gp, faults, on = tree
+    s = score(gp, faults, truth_model(gp), gp.rack_of_node, claims_from_faults(gp, faults, on), on)
+    assert s.lat_err.size and s.lat_err.max() < 1e-12 and s.bw_err.max() < 1e-12 and s.bw_bias == 0
+    assert s.ari == 1.0
+    assert s.nics_found == s.nic_err.size > 0
+    assert s.cap_limiting == gp.spec.racks and s.caps_found == s.cap_limiting and not s.cap_spurious
+    assert len(s.right) == s.expected == len([f for f in faults if f.what == SLOW or f.lone_pair])
+    assert not s.missed and not s.as_nodes and not s.false and s.stray_pairs == 0
+    # The same on a dragonfly (no uplink capacities there).
+    _, spec = _first("dragonfly", lambda s: any(d.kind != "node" for d in s.degraded))
+    gp2, faults2 = write_random_platform(spec.seed, 24, tmp_path / "df", "dragonfly")
+    s2 = score(gp2, faults2, truth_model(gp2), gp2.rack_of_node, claims_from_faults(gp2, faults2))
+    assert s2.ari == 1.0 and s2.expected == len(s2.right) > 0 and not s2.false
+
+
+def test_wrong_model_penalised(tree):
+    gp, faults, on = tree
+    good = claims_from_faults(gp, faults, on)
+    n = len(gp.nodes)
+    bad = truth_model(gp)
+    rng = np.random.default_rng(0)
+    bad.alpha = bad.alpha * 1.3
+    bad.beta = bad.beta * rng.uniform(1.1, 1.5, (n, n))
+    bad.inject = bad.inject * 0.5
+    bad.links = bad.links[2:] + [Link("core", 1e9)]
+    groups = np.zeros(n, int)  # everything one group
+    s = score(gp, faults, bad, groups, good, on)
+    assert np.median(s.lat_err) == pytest.approx(0.3) and np.median(s.bw_err) > 0.05 and s.bw_bias < -0.05
+    assert s.ari < 0.5
+    assert s.nics_found == s.nic_err.size // 2  # eject still right, inject half
+    assert s.caps_found == s.cap_limiting - 1 and s.cap_spurious == ["core"]
+
+    # Faults: a slow uplink reported as its rack's NICs, a degraded NIC moved to another node.
+    uplink = next(f for f in faults if f.where == SHARED and f.what == SLOW)
+    nic = next(f for f in faults if f.where == NIC and f.what == SLOW)
+    healthy = next(i for i in range(n) if i not in uplink.nodes and not any(f.where == NIC and f.index == i
+                                                                           for f in faults))
+    claims = [c for c in good if c.label not in (uplink.label, nic.label)]
+    claims += [Claim(SLOW, NIC, node=i, label=f"slow nic {i}") for i in uplink.nodes]
+    claims += [Claim(SLOW, NIC, node=healthy, label=f"slow nic {healthy}")]
+    s = score(gp, faults, truth_model(gp), gp.rack_of_node, claims, on)
+    assert s.as_nodes == [uplink] and s.missed == [nic] and len(s.right) == s.expected - 2
+    assert sorted(c.label for c in s.false) == sorted(f"slow nic {i}" for i in (*uplink.nodes, healthy))
+
+    # A shared claim about pairs that cross no faulty link; varying pairs far from the varying link.
+    quiet = np.zeros((n, n), bool)
+    fault_links = [k for k, link in enumerate(gp.links) if link.reasons]
+    clean = ~on[fault_links].any(axis=0) & ~np.eye(n, dtype=bool)
+    rows, cols = np.nonzero(clean)
+    quiet[rows[:5], cols[:5]] = True
+    claims = good + [Claim(SLOW, SHARED, pairs=quiet, label="slow elsewhere"),
+                     Claim(VARYING, "pairs", pairs=quiet, label="5 varying pairs alone")]
+    s = score(gp, faults, truth_model(gp), gp.rack_of_node, claims, on)
+    assert sorted(c.label for c in s.false) == ["5 varying pairs alone", "slow elsewhere"] and s.stray_pairs == 5
+    # No claims at all: every fault missed.
+    s = score(gp, faults, truth_model(gp), gp.rack_of_node, [], on)
+    assert not s.right and len(s.missed) + len(s.as_nodes) == s.expected > 0
+
+
+def test_ari_needs_racks():
+    assert np.isnan(ari(np.arange(5), np.arange(5)))  # a torus: every node its own router
+    assert ari([0, 0, 1, 1], [3, 3, 2, 2]) == 1.0
+    assert ari([0, 1, 0, 1], [0, 0, 1, 1]) == pytest.approx(-0.5)  # (0 - 2/3) / (2 - 2/3): below chance
+
+
+def test_ari_matches_scikit_learn():
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        a, b = rng.integers(0, 5, 40), rng.integers(0, 3, 40)
+        b[:20] = a[:20]
+        assert ari(a, b) == pytest.approx(metrics.adjusted_rand_score(a, b), abs=1e-12)
