@@ -30,7 +30,7 @@ FUZZ_SECONDS      ?= 300
 TEST_FUZZ_SECONDS ?= 20
 
 # The demo on real MPI: an emulated cluster of 8 hosts (root and network namespaces; else one
-# line and exit 2), brought up and taken down (docs/emulated-cluster.md).
+# line and exit 2), brought up and taken down (docs/concepts/emulation.md).
 demo-real: build
 	$(RANKWISE) demo --emulated --out $(DEMO_OUT)-real
 

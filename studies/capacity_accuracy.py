@@ -1,4 +1,4 @@
-"""Whether the stress test finds what shared links carry (docs/model-structure.md, "Shared-link capacity").
+"""Whether the stress test finds what shared links carry (docs/concepts/model.md, "Shared-link capacity").
 
 Platforms (64 nodes in 4 racks of 16, rankwise.sim.platform):
   default      default_spec(): rack 3's uplink congested to 1/4 of non-blocking, nodes 5 and 41

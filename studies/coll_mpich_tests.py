@@ -12,7 +12,7 @@ first row runs without the library: the baseline of this MPI. Nothing of MPICH i
 --mpi mpich builds the tests with mpicc.mpich and the library with MPICH (into
 WORK/lib-build, unless --lib names one) and runs them with mpiexec.hydra.
 --launcher runs them through another launcher of that MPI, e.g. an emulated
-cluster's (docs/emulated-cluster.md): 'emu/mpiexec.hydra -f emu/machinefile'
+cluster's (docs/concepts/emulation.md): 'emu/mpiexec.hydra -f emu/machinefile'
 or 'emu/mpirun --hostfile emu/hostfile --oversubscribe'; rankwise adds the
 rank count and the variables in the launcher's own syntax.
 

@@ -1,5 +1,5 @@
 """What the collectives library's in-job measurement costs (RANKWISE_COLL_PROBE=1,
-engine/mpi/coll/probe.c; docs/collectives.md, "In-job measurement").
+engine/mpi/coll/probe.c; docs/concepts/collectives.md, "In-job measurement").
 
 SMPI: uniform non-blocking fat trees in racks of 8 nodes (rankwise.sim.platform), 4, 8, 16 and
 32 nodes, 1 and 2 ranks per node; the program tests/engine/mpi/coll_probe.c linked with the static

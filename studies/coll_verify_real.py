@@ -1,4 +1,4 @@
-"""Decisions verified in the job, under real Open MPI (docs/collectives.md "Verified in the job").
+"""Decisions verified in the job, under real Open MPI (docs/concepts/collectives.md "Verified in the job").
 
 A model probed on this host (`rankwise probe --group-by rank`, 4 ranks: ranks as nodes) drives
 the library's decisions for small broadcasts, scatters and gathers from rank 0. Each round runs

@@ -1,4 +1,4 @@
-"""Real MPI on an emulated cluster (rankwise emulate, docs/emulated-cluster.md): before/after of
+"""Real MPI on an emulated cluster (rankwise emulate, docs/concepts/emulation.md): before/after of
 the rankwise-bench programs, and the probe repeated on one layout.
 
 Before/after: for each layout an emulated cluster is brought up, probed once with real Open MPI

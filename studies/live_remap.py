@@ -1,4 +1,4 @@
-"""The live model in the job (rankwise_live.h; docs/live-model.md, "In the job") on a network
+"""The live model in the job (rankwise_live.h; docs/concepts/live.md, "In the job") on a network
 that changes during the run.
 
 SMPI, `rankwise sim platform`: 2 racks of 2 nodes, 2 cores each, rack uplinks oversubscribed
@@ -25,7 +25,7 @@ Run: .venv/bin/python studies/live_remap.py [--every 400] [--iterations 4000] [-
 Cost: about 10 s on 2 cores. Exit status 1 when a goal is missed.
 
 `--emulated`: the same program under real Open MPI on an emulated cluster (`rankwise emulate`,
-docs/emulated-cluster.md), the library preloaded; see emulated_live() below. Needs root and
+docs/concepts/emulation.md), the library preloaded; see emulated_live() below. Needs root and
 network namespaces (exit 2 with the reason otherwise). `--keep DIR` keeps each run's output and
 its standard error (the live model's trace lines, each with its arrival) as DIR/{kept,live}-K.*.
 """

@@ -1,7 +1,7 @@
 """Inside the node, before/after: rankwise's placement on nodes and NUMA domains against block
 placement over cores, measured on the simulated domain-aware cluster (issue 14's figure).
 
-Platform (`rankwise sim platform --node-synthetic 'pack:2 numa:2 core:4 pu:1'`, docs/simulation.md):
+Platform (`rankwise sim platform --node-synthetic 'pack:2 numa:2 core:4 pu:1'`, docs/concepts/simulation.md):
 a fat tree of 2 racks x 4 nodes, every node two packages of two NUMA domains of four cores, one
 SimGrid host per domain. Lone pairs see 0.2 us / 50 GB/s in a domain, 0.3 us / 25 GB/s between the
 domains of a package, 0.7 us / 20 GB/s between packages, 2.7 us / 12.5 GB/s over the network; a
@@ -63,7 +63,7 @@ def stencil(grid: str, mode: str) -> Job:
 
 def groups(n_groups: int, per_group: int, what: str) -> Job:
     # D as in bench.py's Getmansky shapes (256K, 1M): at 64K the pairwise MPI_Alltoallv's P - 1
-    # steps of empty messages, not the groups' data, set the time (docs/benchmarks.md).
+    # steps of empty messages, not the groups' data, set the time (docs/results/node.md).
     return Job(f"groups {n_groups}x{per_group} ({what})",
                f"groups:groups={n_groups},per_group={per_group},bytes=1M,link_bytes=64K,iterations=2",
                ["groups", "--groups", str(n_groups), "--sizes", "256K,1M", "--link-bytes", "64K", "--iterations", "2"])

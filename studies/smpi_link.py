@@ -1,6 +1,6 @@
 """The studies' SMPI programs (tests/engine/mpi/*.c) built with smpicc and linked with the collectives
 library's static build, --whole-archive: SimGrid's mpi.h declares MPI_* weak, so the library's definitions
-take the calls (docs/collectives.md)."""
+take the calls (docs/concepts/collectives.md)."""
 
 from __future__ import annotations
 

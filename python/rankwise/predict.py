@@ -1,5 +1,5 @@
 """What a communication will cost: Python binding of the engine's predictor
-(engine/include/rankwise_predict.h, docs/prediction.md).
+(engine/include/rankwise_predict.h, docs/concepts/prediction.md).
 
 A `PredictNetwork` holds the figures the predictor reasons on (per node pair
 alpha and beta, optional per-node send overhead and injection/ejection caps,
@@ -264,7 +264,7 @@ class PredictNetwork:
         """The allocation's nodes as the model measured them (alpha, beta per
         pair through rankwise.mapping.Network.from_model). With node_caps each
         node's injection (ejection) cap is the model's nic figure (the stress
-        test's, docs/model-structure.md), else the best bandwidth it showed as
+        test's, docs/concepts/model.md), else the best bandwidth it showed as
         a sender (receiver) to any other node: concurrent flows through one
         NIC then share it. The model's shared links (rack uplinks) become
         SharedLinks over the allocation's pairs that cross them."""
@@ -307,7 +307,7 @@ class PredictNetwork:
     def _protocol_from_model(self, model: Model) -> None:
         """The model's knee and its pairs' large-message fit for these nodes. The measured send
         overhead stays out: on a real MPI a ping-pong's alpha already holds the sender's o
-        (docs/model-structure.md, "Overhead and protocol knee")."""
+        (docs/concepts/model.md, "Overhead and protocol knee")."""
         idx = np.asarray([model.index(name) for name in self.names])
         if model.knee > 0:
             self.knee = int(model.knee)
@@ -429,7 +429,7 @@ def predict_collective(network: PredictNetwork, op: str, algorithm: str, nbytes:
 def predict_traffic(network: PredictNetwork, matrix: CommMatrix, node_of, *, iterations: float = 1.0,
                     contention: bool = True) -> Prediction:
     """Predicted time of one iteration of an application's traffic, taken as
-    one concurrent phase (docs/prediction.md, "Application traffic")."""
+    one concurrent phase (docs/concepts/prediction.md, "Application traffic")."""
     node_of = _node_of(network, node_of)
     if node_of.size < matrix.n_ranks:
         raise RankwiseError(f"placement gives {node_of.size} ranks a node, the matrix has {matrix.n_ranks}")

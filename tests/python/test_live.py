@@ -1,4 +1,4 @@
-"""The live model in the job (rankwise_live.h, docs/live-model.md "In the
+"""The live model in the job (rankwise_live.h, docs/concepts/live.md "In the
 job"): tests/engine/mpi/live_api.c under Open MPI on localhost (4 ranks,
 each a node of a `--group-by rank` model) and under SMPI, and the stencil
 and all-to-all programs' --live mode.

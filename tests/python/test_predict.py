@@ -402,7 +402,7 @@ def test_a_256_rank_alltoall_prediction_is_fast(platform):
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"256-rank pairwise all-to-all of 1 MiB: predicted {p.time * 1e3:.2f} ms in {wall * 1e3:.1f} ms "
           f"({cpu * 1e3:.1f} ms CPU)")
-    # Each node link carries 4 x 252 MiB at 12.5 GB/s (docs/benchmark-programs.md: SMPI 85.9 ms).
+    # Each node link carries 4 x 252 MiB at 12.5 GB/s (docs/reference/benchmark-programs.md: SMPI 85.9 ms).
     assert p.time == pytest.approx(4 * 252 * 2**20 / 12.5e9, rel=0.03)
     assert cpu < 0.10  # goal 50 ms; CPU time, as other jobs share the machine's cores
 

@@ -1,5 +1,5 @@
 /* librankwise_coll internals: the per-communicator cache, the byte views
- * of typed buffers, the algorithms and the decision (docs/collectives.md). */
+ * of typed buffers, the algorithms and the decision (docs/concepts/collectives.md). */
 #ifndef RW_COLL_INTERNAL_H
 #define RW_COLL_INTERNAL_H
 
@@ -327,7 +327,7 @@ const char *rwc_shown(const char *value, size_t max, char *buf);
 /* A boolean variable: 1, true, yes, on / 0, false, no, off (any case);
  * unset or empty: 0; anything else: one warning, 0. Read it once. */
 int rwc_env_bool(const char *name);
-/* The caps on the files variables name (docs/collectives.md): a model of
+/* The caps on the files variables name (docs/concepts/collectives.md): a model of
  * the default probe's 11 sizes takes about 0.93 KB per directed node pair,
  * so 256 MiB hold about 530 nodes; a rules file about 2 x 7 bytes per rank
  * per tree rule, so 64 MiB hold a hundred tree rules over 40,000 ranks. */
