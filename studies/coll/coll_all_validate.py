@@ -17,7 +17,7 @@ fastest measured one and against the measured passthrough (the issue's goal: nev
 `ompi` selector). Exit status 1 when the median error of either kind exceeds 10 % or a chosen candidate
 is measured more than 2 % slower than the passthrough.
 
-Run: .venv/bin/python studies/coll_all_validate.py [--overhead 1e-6] [--quick] [--out DIR]; a few minutes
+Run: .venv/bin/python studies/coll/coll_all_validate.py [--overhead 1e-6] [--quick] [--out DIR]; a few minutes
 (--quick: the shuffled platform at 16 ranks only).
 """
 
@@ -40,7 +40,7 @@ from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 from smpi_link import build_linked
 
-SOURCE = Path(__file__).resolve().parents[1] / "tests" / "engine" / "mpi" / "coll_times.c"
+SOURCE = Path(__file__).resolve().parents[2] / "tests" / "engine" / "mpi" / "coll_times.c"
 
 SIZES = {"allreduce": [8, 64, 1024, 16384, 262144], "allgather": [8, 64, 1024, 16384, 65536]}
 LIBRARY = ("binomial", "knomial", "recursive_doubling", "ring", "hier")

@@ -16,8 +16,8 @@ cluster's (docs/concepts/emulation.md): 'emu/mpiexec.hydra -f emu/machinefile'
 or 'emu/mpirun --hostfile emu/hostfile --oversubscribe'; rankwise adds the
 rank count and the variables in the launcher's own syntax.
 
-    .venv/bin/python studies/coll_mpich_tests.py [--simgrid PATH] [--work DIR]
-    .venv/bin/python studies/coll_mpich_tests.py --mpi mpich --launcher 'emu/mpiexec.hydra -f emu/machinefile' \\
+    .venv/bin/python studies/coll/coll_mpich_tests.py [--simgrid PATH] [--work DIR]
+    .venv/bin/python studies/coll/coll_mpich_tests.py --mpi mpich --launcher 'emu/mpiexec.hydra -f emu/machinefile' \\
         --algorithms native,passthrough,binomial,ring
 """
 
@@ -40,7 +40,7 @@ from pathlib import Path
 from rankwise import paths
 from rankwise.profile import launcher_kind
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMPILERS = {"openmpi": "mpicc", "mpich": "mpicc.mpich"}
 LAUNCHERS = {"openmpi": "mpirun --oversubscribe", "mpich": "mpiexec.hydra"}
 

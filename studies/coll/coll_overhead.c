@@ -1,7 +1,7 @@
 /* Time per call of MPI_Bcast (1 int), MPI_Allreduce (1 int),
  * MPI_Gather (8 bytes per rank, to rank 0) and MPI_Scatter (the same, from
  * rank 0) on
- * MPI_COMM_SELF and MPI_COMM_WORLD, for studies/coll_overhead.py: run once
+ * MPI_COMM_SELF and MPI_COMM_WORLD, for studies/coll/coll_overhead.py: run once
  * as is and once with librankwise_coll preloaded passing everything
  * through, the difference is the library's cost per call.
  * Usage: coll_overhead ITERATIONS; rank 0 prints "name nanoseconds-per-call". */

@@ -1,6 +1,6 @@
 """Passthrough overhead of librankwise_coll under Open MPI (goal: < 1 us per call).
 
-Builds studies/coll_overhead.c, runs it on 2 ranks alternately without and
+Builds studies/coll/coll_overhead.c, runs it on 2 ranks alternately without and
 with the library preloaded (no algorithm forced, no rules: every call goes
 to the MPI's own), several rounds, and prints the median time per call of
 each and their difference (the library's cost: the decision and the call
@@ -12,7 +12,7 @@ decision and its trials, the timed ones follow its verdict, so the
 difference is what a call costs after a verdict. --lib times another build
 of the library (an older one, to compare).
 
-    .venv/bin/python studies/coll_overhead.py [--iterations N] [--rounds R] [--model M] [--lib SO]
+    .venv/bin/python studies/coll/coll_overhead.py [--iterations N] [--rounds R] [--model M] [--lib SO]
 """
 
 from __future__ import annotations

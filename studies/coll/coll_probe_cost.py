@@ -17,7 +17,7 @@ several racks).
 Open MPI on localhost: every rank its own node (the program's "ranks" mode), 2, 4 and 8 ranks
 (oversubscribed beyond the cores): wall seconds of the measurement, median of 5 runs.
 
-Run: .venv/bin/python studies/coll_probe_cost.py [--nodes 4,8,16,32] [--no-mpi]
+Run: .venv/bin/python studies/coll/coll_probe_cost.py [--nodes 4,8,16,32] [--no-mpi]
 Cost: about 10 s on 2 cores.
 """
 
@@ -42,7 +42,7 @@ from rankwise.launch import mpi_environment
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import smpirun_command
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
 PROGRAM = ROOT / "tests" / "engine" / "mpi" / "coll_probe.c"
 LIB = paths.PACKAGE_DIR / "_lib"

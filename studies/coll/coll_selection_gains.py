@@ -15,7 +15,7 @@ Bands (the issue's): bcast 8 B-32 KiB (below 64 KiB), reduce 8 B-1 KiB (below 2 
 scatter 8 B-64 KiB. These are predictions, not measurements: the benchmark of the collectives library
 measures them under SMPI.
 
-Run: .venv/bin/python studies/coll_selection_gains.py [--overhead 1e-6] [--max-evals 1000] [--out DIR]
+Run: .venv/bin/python studies/coll/coll_selection_gains.py [--overhead 1e-6] [--max-evals 1000] [--out DIR]
 About 15 s on an idle machine.
 """
 

@@ -18,7 +18,7 @@ tree, and whether the tree the predictor chose is also the fastest under SMPI, w
 gain over the binomial tree. Goal: median |error| <= 10 %, and the chosen tree within 5 % of the
 fastest measured one in every case. Exit status 1 when missed.
 
-Run: .venv/bin/python studies/coll_tree_validate.py [--overhead 1e-6] [--out DIR]; about 15 s.
+Run: .venv/bin/python studies/coll/coll_tree_validate.py [--overhead 1e-6] [--out DIR]; about 15 s.
 """
 
 from __future__ import annotations

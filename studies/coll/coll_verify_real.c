@@ -1,5 +1,5 @@
 /* Time per call of MPI_Bcast, MPI_Scatter and MPI_Gather from rank 0 at
- * several sizes, for studies/coll_verify_real.py: the same binary runs as
+ * several sizes, for studies/coll/coll_verify_real.py: the same binary runs as
  * is and with librankwise_coll preloaded (a model, verification on or off).
  * Each size: 600 untimed calls (the library's trials and set-up: at most
  * 2 + 4 x 2 + 256 x 2 calls, engine/mpi/coll/verify.c), then the median

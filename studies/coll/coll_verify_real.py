@@ -2,14 +2,14 @@
 
 A model probed on this host (`rankwise probe --group-by rank`, 4 ranks: ranks as nodes) drives
 the library's decisions for small broadcasts, scatters and gathers from rank 0. Each round runs
-studies/coll_verify_real.c three ways, interleaved: the MPI's own (no preload), the library with
+studies/coll/coll_verify_real.c three ways, interleaved: the MPI's own (no preload), the library with
 the model and verification off (the choice as predicted), and with verification on (the default
 on a real MPI). Printed per operation and size: the median over rounds of each way's time per
 call, the library's ratio to the MPI's own, and the verdicts of the verified runs (the same in
 every round?). Goal (issue 25): with verification, no row more than 2 % slower than the MPI's
 own beyond the run-to-run spread, and the same verdict in every round.
 
-    .venv/bin/python studies/coll_verify_real.py [--rounds 5] [--calls 200] [--ranks 4] [--lib SO]
+    .venv/bin/python studies/coll/coll_verify_real.py [--rounds 5] [--calls 200] [--ranks 4] [--lib SO]
 
 --lib preloads another build of the library (an older one, to compare).
 """

@@ -14,10 +14,10 @@ coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE) and
 library preloaded on `coll tune`'s own rules from the same model, rotated --repeats times; per row
 the median of each and the rules file's gain with its min-max.
 
-    .venv/bin/python studies/ompi_rules_gain.py --sim DIR [DIR...] [--ranks 16] [--out OUT]
+    .venv/bin/python studies/coll/ompi_rules_gain.py --sim DIR [DIR...] [--ranks 16] [--out OUT]
       (DIR: a platform folder holding MODEL, or a model_fidelity.py output folder seedK-nN/
        with platform/ and rpn1.rwm)
-    .venv/bin/python studies/ompi_rules_gain.py --launcher 'mpirun ...' --model M [--repeats 3]
+    .venv/bin/python studies/coll/ompi_rules_gain.py --launcher 'mpirun ...' --model M [--repeats 3]
 """
 
 from __future__ import annotations

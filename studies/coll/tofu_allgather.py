@@ -31,7 +31,7 @@ allgather and multiring's ratio to it, the prediction's error, the bound; then t
 multiring >= 1.3x faster than ring on the torus and on the fat tree, predictions within 15 % median.
 Exit status 1 when a goal fails.
 
-Run: .venv/bin/python studies/tofu_allgather.py [--sizes 1048576,2097152] [--quick] [--all-platforms]
+Run: .venv/bin/python studies/coll/tofu_allgather.py [--sizes 1048576,2097152] [--quick] [--all-platforms]
 [--out DIR] (--quick: a 4x4x2 torus, 4 racks of 8, 5 SMPI algorithms: about 20 s at one size on 2 shared
 cores; the full run with --all-platforms about 9 minutes).
 """

@@ -29,7 +29,7 @@ predictions of the three operations within 15 % (median |error|, the predictor's
 allreduce's ratios printed: they gain or lose with the shuffle). Exit status 1 when a
 goal fails.
 
-Run: .venv/bin/python studies/tofu_collectives.py [--torus 4,4,4] [--nics 1] [--racks 8 --nodes-per-rack 8
+Run: .venv/bin/python studies/coll/tofu_collectives.py [--torus 4,4,4] [--nics 1] [--racks 8 --nodes-per-rack 8
 --oversubscription 4] [--sizes 1048576,4194304] [--shuffled] [--no-reduce] [--quick] (--quick: a 4x4x2 torus,
 4 racks of 8, fewer SMPI algorithms; --no-reduce: broadcasts only). About 10 minutes at 64 ranks on 2 shared
 cores, under a minute with --quick.
@@ -57,7 +57,7 @@ from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 from smpi_link import build_linked
 
-SOURCE = Path(__file__).resolve().parents[1] / "tests" / "engine" / "mpi" / "coll_times.c"
+SOURCE = Path(__file__).resolve().parents[2] / "tests" / "engine" / "mpi" / "coll_times.c"
 # SMPI 3.32's algorithms per operation that run with one rank per node
 SMPI_REDUCES = ("binomial", "flat_tree", "NTSL", "scatter_gather", "rab", "arrival_pattern_aware", "ompi", "ompi_chain",
                 "ompi_pipeline", "ompi_binary", "ompi_in_order_binary", "ompi_binomial", "mpich", "mvapich2",

@@ -12,7 +12,7 @@ Open MPI's sequential mapper (optimize's verification), never a rankfile's core 
 Probe figure: PROBES repeated probes of the first layout with a slow uplink: are the groups the
 racks, is the slow NIC named, the healthy bandwidths against the shaped rates, the wall time.
 
-Run: .venv/bin/python studies/emulated_before_after.py [--repeats 3] [--probes 5] [--quick]
+Run: .venv/bin/python studies/emulated/emulated_before_after.py [--repeats 3] [--probes 5] [--quick]
      [--only probe|ab] [--out DIR]
 Needs root and network namespaces (exit 2 with the reason otherwise). Cost: 12 min on
 2 shared cores at load 14-19 (--quick: one layout, 2 repeats, 2 probes). Every cluster is brought down.

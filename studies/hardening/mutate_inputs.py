@@ -1,7 +1,7 @@
 """Mutation corpus: damaged inputs through every reader and verb of rankwise.
 
-    .venv/bin/python studies/mutate_inputs.py                 # 5,000 inputs, 2 workers
-    .venv/bin/python studies/mutate_inputs.py --count 200     # the quick version the tests run
+    .venv/bin/python studies/hardening/mutate_inputs.py                 # 5,000 inputs, 2 workers
+    .venv/bin/python studies/hardening/mutate_inputs.py --count 200     # the quick version the tests run
 
 Valid seed inputs are made with rankwise itself (a model .rwm, matrices
 .rwc/.npz, each importer's format, a hostfile, a SimGrid platform, every

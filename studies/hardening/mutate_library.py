@@ -1,7 +1,7 @@
 """Mutation runs of the collectives library: damaged environments around real MPI jobs.
 
-    .venv/bin/python studies/mutate_library.py               # 300 runs
-    .venv/bin/python studies/mutate_library.py --count 20    # the quick version the tests run
+    .venv/bin/python studies/hardening/mutate_library.py               # 300 runs
+    .venv/bin/python studies/hardening/mutate_library.py --count 20    # the quick version the tests run
 
 Each run is an MPI job (Open MPI on this host, 2-6 ranks) with librankwise_coll, running either
 tests/engine/mpi/coll_check.c (every collective against the MPI's own, byte for byte) or
@@ -38,7 +38,7 @@ from rankwise import paths
 from rankwise.launch import mpi_environment
 from rankwise.model import MEASURED, Model
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "tests" / "engine" / "mpi"
 LIB = paths.PACKAGE_DIR / "_lib"
 OPS = ("BCAST", "REDUCE", "GATHER", "SCATTER", "ALLREDUCE", "ALLGATHER", "ALLTOALL")

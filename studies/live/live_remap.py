@@ -20,7 +20,7 @@ live run's time), the iteration of the first re-probe after T and whether it fou
 the mean time per iteration before T (live against static: equal) and after T, the re-probes'
 and the remap's time included (live against static: >= 1.3x faster).
 
-Run: .venv/bin/python studies/live_remap.py [--every 400] [--iterations 4000] [--at 0.3]
+Run: .venv/bin/python studies/live/live_remap.py [--every 400] [--iterations 4000] [--at 0.3]
      [--keep DIR]
 Cost: about 10 s on 2 cores. Exit status 1 when a goal is missed.
 

@@ -24,7 +24,7 @@ A fourth run, --reorder without the library's model, checks that the MPI's own
 MPI_Cart_create keeps the order (SimGrid's does). --check verifies every received block in the
 reorder run.
 
-Run: .venv/bin/python studies/cart_reorder.py [--sizes 64K,1M]; about 25 s on 2 cores.
+Run: .venv/bin/python studies/map/cart_reorder.py [--sizes 64K,1M]; about 25 s on 2 cores.
 """
 
 from __future__ import annotations

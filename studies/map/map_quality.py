@@ -26,7 +26,7 @@ columns instance, algorithm, quality, seconds, peak MB.
    Goal: mean within 2 %.
 
 Every instance runs in a fresh child process, so peak MB is its own
-(ru_maxrss). Run: .venv/bin/python studies/map_quality.py [--quick] [--out DIR]
+(ru_maxrss). Run: .venv/bin/python studies/map/map_quality.py [--quick] [--out DIR]
 """
 
 from __future__ import annotations

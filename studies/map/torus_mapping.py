@@ -20,7 +20,7 @@ Goal: every logical torus one hop throughout (all the shapes here allow it), on 
 network and on the probed model's, and the annealed placement at least as fast as block placement
 in simulated time on every torus; exit status 1 when missed.
 
-Run: .venv/bin/python studies/torus_mapping.py [--bytes 1M]; about 15 s on 2 cores.
+Run: .venv/bin/python studies/map/torus_mapping.py [--bytes 1M]; about 15 s on 2 cores.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Prediction from probed models: the predictor against SMPI, and optimize's speed-ups, over random platforms.
 
-For each seed, rankwise.sim.random_platform draws a platform (studies/model_fidelity.py says which
+For each seed, rankwise.sim.random_platform draws a platform (studies/model/model_fidelity.py says which
 kinds: fat trees of two and three levels with racks dealt in shuffled order, a dragonfly, a torus;
 degraded NICs, slow and congested shared links, a link whose bandwidth walks). The platform is
 probed as a user would (`rankwise probe --sim platform.xml --ranks-per-node R`, model_fidelity's
@@ -17,7 +17,7 @@ probed as a user would (`rankwise probe --sim platform.xml --ranks-per-node R`, 
 Targets (issue 21, item 5): median |error| <= 8 %, 90th percentile <= 20 %; every predicted speed-up
 within 20 % of the measured one. Exit status 1 when one is missed.
 
-Run: .venv/bin/python studies/fidelity_predict.py [--seeds 6] [--first 0] [--nodes 16,32] [--ranks 1,2]
+Run: .venv/bin/python studies/model/fidelity_predict.py [--seeds 6] [--first 0] [--nodes 16,32] [--ranks 1,2]
      [--quick] [--out DIR] [--reuse DIR] [--no-capacities] [--no-decisions] [--results FILE ...]
 Seed s gets kind CYCLE[s % 6] and size nodes[(s // 6) % len(nodes)], as in model_fidelity.py.
 --reuse DIR: take the platforms and models in DIR (the --out of this study or of model_fidelity.py:

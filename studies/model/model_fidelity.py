@@ -14,7 +14,7 @@ Targets (issue 21): ARI median >= 0.98 and min >= 0.95; every fault named at the
 at most one false positive per platform; lone-pair bandwidth within 5 % and latency within 10 %
 of the truth (median); shared-link capacities within 10 %. Exit status 1 when one is missed.
 
-Run: .venv/bin/python studies/model_fidelity.py [--seeds 20] [--first 0] [--nodes 32,48,64,96]
+Run: .venv/bin/python studies/model/model_fidelity.py [--seeds 20] [--first 0] [--nodes 32,48,64,96]
      [--ranks 1,2] [--no-capacities] [--quick] [--out DIR] [--reuse]
 Seed s gets kind CYCLE[s % 6] (fat-tree, fat-tree3, dragonfly, fat-tree, fat-tree3, torus) and
 size nodes[(s // 6) % len(nodes)], so that every kind meets every size. --quick: 6 seeds of 16

@@ -21,7 +21,7 @@ each, 3d: x, y, z in turn with 1, 3 and 9 blocks). Printed per job and size: tim
 and where the bytes go (share crossing domains inside a node, share crossing the network).
 Goal: rankwise >= 1.2x faster than block for every groups row and every 3-D stencil row.
 
-Run: .venv/bin/python studies/node_domains.py [--quick] [--keep DIR]; exit status 1 when a goal
+Run: .venv/bin/python studies/node/node_domains.py [--quick] [--keep DIR]; exit status 1 when a goal
 is missed. Cost: about 1 min (--quick: 10 s) on 2 cores.
 """
 

@@ -32,7 +32,7 @@ one after another, along the critical path) beside the prediction.
 Goals: all-to-all median |error| <= 10 %, 90th percentile <= 25 %; bcast, reduce,
 allreduce, allgather median <= 15 %. Exit status 1 when one is missed.
 
-Run: .venv/bin/python studies/predict_accuracy.py [--quick] [--platforms default,uniform]
+Run: .venv/bin/python studies/predict/predict_accuracy.py [--quick] [--platforms default,uniform]
      [--jobs 16x1,64x1,256x4] [--network truth|probed|both] [--overheads 1,1] [--csv FILE]
 Cost: ~10 minutes of wall time for the default grid on 2 cores.
 """

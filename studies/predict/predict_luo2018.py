@@ -17,7 +17,7 @@ How the columns are computed (what reproduces them):
   decimals (they come out as round loads: 0.70, 0.80, 0.88, 0.90, 0.93, 0.95, ...). With them our
   eq. 4 is within 3 % of the paper's column (tests/python/test_predict.py asserts it).
 
-Run: .venv/bin/python studies/predict_luo2018.py   (instant; exit status 1 if a cell is off by
+Run: .venv/bin/python studies/predict/predict_luo2018.py   (instant; exit status 1 if a cell is off by
 more than TOLERANCE)
 """
 

@@ -12,7 +12,7 @@ the growth factor of the CPU time from the previous P.
 
 Goal: a 256-rank all-to-all prediction in <= 50 ms (CPU time, worst network).
 Exit status 1 when missed.
-Run: .venv/bin/python studies/predict_speed.py [--ranks 64,256,1024,4096] [--repeat 3]
+Run: .venv/bin/python studies/predict/predict_speed.py [--ranks 64,256,1024,4096] [--repeat 3]
 4,096 ranks of pairwise all-to-all are 16.8 M transfers: a few GB of memory and tens of seconds.
 """
 

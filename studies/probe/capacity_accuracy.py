@@ -19,7 +19,7 @@ Then all-to-all (pair, 64 ranks one per node) on the oversubscribed platform: SM
 predictor on the probed model without (links and nic caps removed: the fallback) and with the
 capacities. Goal: median |error| <= 10 % with capacities.
 
-Run: .venv/bin/python studies/capacity_accuracy.py [--platforms default,oversub,shuffled]
+Run: .venv/bin/python studies/probe/capacity_accuracy.py [--platforms default,oversub,shuffled]
      [--sizes 64K,1M] [--no-predict]
 Cost: about 1 minute on 2 cores (the all-to-all simulations dominate).
 """

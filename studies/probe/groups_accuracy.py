@@ -19,7 +19,7 @@ al. 2020 §4 on which the first grouping failed). For each platform shape, seed 
 
 Goal: ARI >= 0.95 everywhere, every degraded node named, no false positive.
 Exit status 1 when a goal is missed.
-Run: .venv/bin/python studies/groups_accuracy.py [--seeds 10] [--sim] [--out DIR]
+Run: .venv/bin/python studies/probe/groups_accuracy.py [--seeds 10] [--sim] [--out DIR]
 """
 
 from __future__ import annotations

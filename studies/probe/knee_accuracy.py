@@ -16,7 +16,7 @@ Probe sizes: the default 11 (8 B .. 4 MiB, steps of 4) and the same with 16 KiB 
 
 Goal: knee at the first probed size at or above the switch, every fit within 2 %, o within 2 %.
 Exit status 1 when a goal is missed.
-Run: .venv/bin/python studies/knee_accuracy.py
+Run: .venv/bin/python studies/probe/knee_accuracy.py
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
    invisible to an isolated ping-pong, must show up as slow blocks of its rack's group; pairs
    flagged outside the altered routes are listed as false positives.
 
-Exit status 1 when a goal is missed. Run: .venv/bin/python studies/probe_accuracy.py [--out DIR]
+Exit status 1 when a goal is missed. Run: .venv/bin/python studies/probe/probe_accuracy.py [--out DIR]
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ time from the ground truth of the slowest pair (an inter-rack pair when there ar
 all pairs of a tournament round run at once, so a round lasts as long as its slowest pair.
 The same with 2 x (repetitions + warmup) x rounds gives the floor including the warm-ups.
 
-Goal: 256 nodes under 2 x floor. Run: .venv/bin/python studies/probe_cost.py [--sizes-list 16,64,256] [--big]
+Goal: 256 nodes under 2 x floor. Run: .venv/bin/python studies/probe/probe_cost.py [--sizes-list 16,64,256] [--big]
 """
 
 from __future__ import annotations

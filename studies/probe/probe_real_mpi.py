@@ -8,7 +8,7 @@ over sizes, then over pairs). With more ranks than cores the ranks share the cor
 in the numbers.
 
 Exit status 1 when a run fails or leaves a pair missing.
-Run: .venv/bin/python studies/probe_real_mpi.py [--ranks 2,4,8] [--sizes 8,1K,64K,1M]
+Run: .venv/bin/python studies/probe/probe_real_mpi.py [--ranks 2,4,8] [--sizes 8,1K,64K,1M]
 """
 
 from __future__ import annotations

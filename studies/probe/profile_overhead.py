@@ -12,7 +12,7 @@ partner's noise.
 Runs alternate between the two builds and each keeps its fastest, which
 filters out most of a shared host's noise. Usage:
 
-    .venv/bin/python studies/profile_overhead.py [--iterations 200000] [--runs 5] [--size 8]
+    .venv/bin/python studies/probe/profile_overhead.py [--iterations 200000] [--runs 5] [--size 8]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from rankwise import profile as prof
 from rankwise.launch import mpi_environment
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "engine" / "mpi" / "profile_exerciser.c"
 
 

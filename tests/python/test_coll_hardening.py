@@ -251,9 +251,9 @@ def test_two_threads_making_first_collectives_at_once(progs):
 
 @needs_mpi
 def test_mutated_environments_small():
-    """12 MPI jobs with damaged library environments (studies/mutate_library.py; the 300-run campaign is
+    """12 MPI jobs with damaged library environments (studies/hardening/mutate_library.py; the 300-run campaign is
     in docs/results/hardening.md): no hang, crash, wrong result or repeated warning."""
-    r = subprocess.run([sys.executable, str(ROOT / "studies" / "mutate_library.py"), "--count", "12", "--seed", "5",
+    r = subprocess.run([sys.executable, str(ROOT / "studies" / "hardening" / "mutate_library.py"), "--count", "12", "--seed", "5",
                         "--timeout", "60"], capture_output=True, text=True, timeout=900)
     assert "mutate_library: 12 MPI runs" in r.stdout, r.stdout + r.stderr[-2000:]
     assert " 0 hangs, 0 deaths by a signal, 0 wrong results or failed runs, 0 with repeated" in r.stdout, r.stdout

@@ -18,7 +18,7 @@ from rankwise.predict import placement
 from rankwise.sim.platform import PlatformSpec, generate
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "studies"))
+sys.path.insert(0, str(ROOT / "studies" / "coll"))
 import tofu_collectives as study  # noqa: E402
 
 
