@@ -4,7 +4,7 @@ symmetrical pattern) against its pairwise all-to-all, every SMPI all-to-all pinn
 
 For each platform (a 3-D torus `torus:X,Y,Z`; a fat tree of racks whose uplinks are oversubscribed 4:1; the same
 fat tree not oversubscribed), one rank per node, simulated with SMPI 3.32 under rankwise's deterministic
-settings and a 1 us send and receive overhead per eager message, the program studies/coll/alltoall_times.c
+settings and a 1 us send and receive overhead per eager message, the program tests/engine/mpi/alltoall_times.c
 (linked with librankwise_coll.a; every timed call starts on all ranks at one simulated instant, the time is the
 last rank's end) exchanges 1 MiB and more per rank pair:
 
@@ -47,7 +47,7 @@ from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 from smpi_link import build_linked
 
-SOURCE = Path(__file__).resolve().parent / "alltoall_times.c"
+SOURCE = Path(__file__).resolve().parents[2] / "tests" / "engine" / "mpi" / "alltoall_times.c"
 # SMPI 3.32's all-to-alls that run with one rank per node (pair and rdb want a power of two)
 SMPI_ALLTOALLS = ("basic_linear", "ring", "pair", "bruck", "rdb", "2dmesh", "3dmesh", "pair_light_barrier",
                   "ring_light_barrier", "mvapich2_scatter_dest", "ompi", "mpich")
