@@ -30,7 +30,7 @@ FUZZ_SECONDS      ?= 300
 TEST_FUZZ_SECONDS ?= 20
 
 # The demo on real MPI: an emulated cluster of 8 hosts (root and network namespaces; else one
-# line and exit 2), brought up and taken down (docs/emulated-cluster.md).
+# line and exit 2), brought up and taken down (docs/concepts/emulation.md).
 demo-real: build
 	$(RANKWISE) demo --emulated --out $(DEMO_OUT)-real
 
@@ -57,20 +57,12 @@ check-readme: build
 bench: build
 	$(RANKWISE) bench --out rankwise-bench
 
-# Studies of rankwise itself: probe accuracy and cost, real-MPI probe, mapping quality, and the
-# probed model's fidelity over random platforms (last: it misses issue 21's targets today).
+# Studies of rankwise itself, by area (studies/README.md): `make studies` runs every study that
+# runs unattended, `make studies AREA="coll live"` those areas' (studies/run.py --list names them);
+# the emulated cluster's are skipped without root and network namespaces.
+AREA ?=
 studies: build
-	$(PY) studies/probe_accuracy.py
-	$(PY) studies/probe_cost.py
-	$(PY) studies/probe_real_mpi.py
-	$(PY) studies/map_quality.py
-	$(PY) studies/capacity_accuracy.py
-	$(PY) studies/torus_mapping.py
-	$(PY) studies/mutate_library.py
-	$(PY) studies/coll_verify_real.py
-	-$(PY) studies/emulated_before_after.py  # root and network namespaces (exit 2 without)
-	-$(PY) studies/live_remap.py --emulated  # root and network namespaces (exit 2 without)
-	$(PY) studies/model_fidelity.py --out rankwise-fidelity
+	$(PY) studies/run.py $(AREA)
 
 build: $(VENV)/.installed
 

@@ -106,7 +106,7 @@ typedef struct rw_probe_settings {
 /* Defaults: concurrent, 5 repetitions, 3 rounds, 1 warm-up, 10 s timeout. */
 RW_API rw_probe_settings rw_probe_settings_default(void);
 
-/* What a model may hold (docs/formats.md, "Bounds"). A number outside
+/* What a model may hold (docs/reference/formats.md, "Bounds"). A number outside
  * its bounds is a broken clock, a unit error or a corrupt file, never a
  * measurement: the reader refuses it with "path:line: ..." and the writer
  * refuses to write it, so every file the writer makes reads back. NaN
@@ -149,7 +149,7 @@ typedef struct rw_model {
     double *intra_alpha, *intra_beta;
     uint8_t *intra_state;
 
-    /* The network's structure (format 2; docs/formats.md, "Structure").
+    /* The network's structure (format 2; docs/reference/formats.md, "Structure").
      * Every figure is optional: NaN (or none) where it was not measured. */
     double *overhead;       /* n_nodes: send overhead o of one message, s */
     double *inject;         /* n_nodes: bytes/s the node sends to several peers at once */
@@ -162,7 +162,7 @@ typedef struct rw_model {
     int32_t n_links;
     struct rw_link *links;  /* shared links, rw_model_add_link */
 
-    /* Inside the node (format 3; docs/inside-node.md): rank-to-rank
+    /* Inside the node (format 3; docs/concepts/inside-node.md): rank-to-rank
      * figures by the level two cores share (cache, domain, package, node:
      * rw_node_level of rankwise_node.h), measured on one node and taken
      * for the nodes built like it. NaN where not measured. */
@@ -191,7 +191,7 @@ typedef struct rw_link {
     int32_t *from, *to;
 } rw_link;
 
-/* A stress-test phase (`up-3`, `down-3`: docs/model-structure.md) read at
+/* A stress-test phase (`up-3`, `down-3`: docs/concepts/model.md) read at
  * `times` separate times during the probe: the lowest, median and highest
  * of those readings (bytes/s; each reading the median of its
  * repetitions) and `noise`, the median over times of the repetitions'
@@ -283,7 +283,7 @@ RW_API rw_status rw_model_check(const rw_model *m);
  * blanks at both ends are removed. */
 RW_API void rw_text_clean(char *text);
 
-/* File format (see docs/formats.md). write is atomic: a temporary file in
+/* File format (see docs/reference/formats.md). write is atomic: a temporary file in
  * the same directory is renamed over `path` once complete; it refuses
  * (RW_ERR_ARG, "path: cannot write: ...") a model rw_model_check refuses.
  * read refuses with "path:line: message" anything outside the rules; a
@@ -299,7 +299,7 @@ RW_API rw_status rw_model_write(const rw_model *m, const char *path);
  * takes the nodes below the first gap of more than 1.5x in its corrected
  * row as neighbours; two nodes join when one names the other and their
  * neighbourhoods mostly agree. Nodes whose own term dominates their pairs
- * join the group closest to them on average (docs/model-structure.md).
+ * join the group closest to them on average (docs/concepts/model.md).
  * group_of[i] receives a group index in [0, n_groups), numbered in order
  * of first node. Returns n_groups (1 when there is no clear gap), or -1
  * on error.
@@ -461,7 +461,7 @@ RW_API int64_t rw_matrix_total_bytes(const rw_matrix *m);
  * RW_ERR_ARG when the doubled totals would not fit in int64. */
 RW_API rw_status rw_matrix_symmetrize(const rw_matrix *m, rw_matrix **out);
 
-/* File format (docs/formats.md, "Communication matrix"). write is atomic
+/* File format (docs/reference/formats.md, "Communication matrix"). write is atomic
  * like rw_model_write; it refuses (RW_ERR_ARG, "path: cannot write: ...")
  * a source or pattern that breaks the text rule of rw_model_check (UTF-8,
  * no control character, no blank at either end, at most RW_TEXT_MAX

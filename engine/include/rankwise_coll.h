@@ -3,7 +3,7 @@
  * The library defines MPI_Bcast, MPI_Reduce, MPI_Gather, MPI_Scatter,
  * MPI_Allreduce and MPI_Allgather (LD_PRELOAD under a real MPI, linked in
  * with --whole-archive under SMPI) and chooses an algorithm per call
- * (docs/collectives.md). Programs that want a given algorithm call the
+ * (docs/concepts/collectives.md). Programs that want a given algorithm call the
  * functions below instead; they run it over the same point-to-point code.
  *
  * Contract (as rankwise.h): every function returns an rw_status and never

@@ -2,7 +2,7 @@
  * allocation, read by the collectives library at MPI_Init
  * (RANKWISE_COLL_RULES). Plain C11, no MPI; part of librankwise and
  * compiled into librankwise_coll. The file format is in
- * docs/collectives-selection.md ("The rules file").
+ * docs/concepts/collectives.md ("The rules file").
  *
  * Contract as in rankwise.h (hwloc-like): functions return an rw_status and
  * leave one line in rw_last_error() (a bad file: "path:line: what is

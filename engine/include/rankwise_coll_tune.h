@@ -1,7 +1,7 @@
 /* rankwise — choosing how a rooted collective runs on a measured network:
  * trees built from the model and the selection among them and the MPI's
  * own algorithm, scored by the predictor (plain C11, no MPI, part of
- * librankwise; docs/collectives-selection.md).
+ * librankwise; docs/concepts/collectives.md).
  *
  * Every function takes a predictor network (rankwise_predict.h) whose
  * placement gives the communicator's ranks their nodes. Trees are
@@ -82,7 +82,7 @@ RW_API int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double byt
  * chain: reduce or gather to rank 0 over it, then bcast over it); bytes:
  * allreduce the vector (4-byte elements assumed for the ring's blocks),
  * allgather one rank's block. Message for message what the library sends
- * (docs/collectives-selection.md, "Allreduce and allgather"). */
+ * (docs/concepts/collectives.md, "Allreduce and allgather"). */
 RW_API rw_status rw_sched_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
                                   const rw_coll_options *opt, rw_sched **out);
 RW_API rw_status rw_predict_library(const rw_pnet *net, const char *op, const char *alg, double bytes,
@@ -90,7 +90,7 @@ RW_API rw_status rw_predict_library(const rw_pnet *net, const char *op, const ch
 
 /* The order in which the library lays its triple trinary trees over net's
  * placement (rank order where it already follows the network, else a walk
- * along it; docs/collectives.md, "Long messages"): order[j] is the rank at
+ * along it; docs/concepts/collectives.md, "Long messages"): order[j] is the rank at
  * position j, net->n_ranks entries. The predictor costs the trinary
  * candidates in this order, so a rules file choosing them carries it
  * (trinary-order) for the library to run what was costed. */

@@ -1,5 +1,5 @@
 /* rankwise — the live model: re-probe the network from inside a running
- * application, see what changed, and remap the ranks (docs/live-model.md,
+ * application, see what changed, and remap the ranks (docs/concepts/live.md,
  * "In the job"). Part of librankwise_coll, whose collectives rebuild their
  * decisions when the live model changes.
  *

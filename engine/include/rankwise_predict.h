@@ -23,7 +23,7 @@
  *             starts or ends. This is SimGrid's flow model (CM02, no cross
  *             traffic) restricted to the resources listed.
  * Closed-form formulas (Hockney, LogGP, Luo et al. 2018 eq. 1-4) sit beside
- * it for comparison. See docs/prediction.md.
+ * it for comparison. See docs/concepts/prediction.md.
  *
  * Contract: functions return an rw_status and leave a one-line message in
  * rw_last_error(); they never exit. Objects are opaque; every array an
@@ -61,7 +61,7 @@ RW_API int32_t rw_pnet_n_ranks(const rw_pnet *net);
  * message (below the eager threshold: the sends SMPI detaches) before it
  * enters the network; a rank's overheads follow one another. SMPI charges
  * smpi/os (blocking sends) or smpi/ois (nonblocking) this way; rankwise
- * sets both to o for eager messages and 0 above (docs/prediction.md,
+ * sets both to o for eager messages and 0 above (docs/concepts/prediction.md,
  * "Send and receive overheads"). NULL clears it. */
 RW_API rw_status rw_pnet_set_overhead(rw_pnet *net, const double *o);
 /* Per-node receive overhead (s, >= 0): the receiver's CPU time for every
@@ -209,7 +209,7 @@ RW_API rw_coll_options rw_coll_options_default(void);
  *   gather     binomial, linear                 bytes per rank
  *   scatter    binomial, linear                 bytes per rank
  * Each follows the message pattern of SimGrid 3.32 SMPI's implementation of
- * the same name (docs/prediction.md lists them). RW_ERR_ARG on an unknown
+ * the same name (docs/concepts/prediction.md lists them). RW_ERR_ARG on an unknown
  * operation or algorithm (the message lists the known ones), a rank count an
  * algorithm cannot take (rdb: a power of two), bytes < 0 or non-finite. */
 RW_API rw_status rw_sched_collective(const char *op, const char *algorithm, int32_t n_ranks,
@@ -218,7 +218,7 @@ RW_API rw_status rw_sched_collective(const char *op, const char *algorithm, int3
 /* Comma-separated algorithm names of op ("" for an unknown op). */
 RW_API const char *rw_collective_algorithms(const char *op);
 
-/* An application's traffic as one concurrent phase (docs/prediction.md,
+/* An application's traffic as one concurrent phase (docs/concepts/prediction.md,
  * "Application traffic"): every entry (src, dst) of the matrix becomes one
  * transfer of bytes(src,dst) / iterations bytes, started at time 0, whose
  * latency is alpha (+ the overheads when its mean message is eager-sized)

@@ -2,7 +2,7 @@
  *
  * The profiler records, for every rank, the messages and bytes it sends to
  * every other world rank (point-to-point as sent, collectives as the
- * logical data each rank must deliver: docs/formats.md, "Profile") and the
+ * logical data each rank must deliver: docs/reference/formats.md, "Profile") and the
  * time spent in MPI per call class. It writes the communication matrix and
  * a summary at MPI_Finalize, to $RANKWISE_PROFILE_OUT (default
  * rankwise-profile.rwc in the working directory) and the summary beside it

@@ -5,7 +5,7 @@
  * collects from whom in a reduce or gather): the standard shapes (binomial,
  * k-nomial, flat, chain) and the trees built from a measured model share
  * this one representation, so the collectives library runs any of them and
- * the predictor costs any of them (docs/collectives.md).
+ * the predictor costs any of them (docs/concepts/collectives.md).
  *
  * Ranks are communicator ranks 0..n_ranks-1. Contract as in rankwise.h:
  * functions return an rw_status, leave one line in rw_last_error()

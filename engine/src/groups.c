@@ -6,7 +6,7 @@
  * the two groups. A node with a slow NIC shifts its whole row by a
  * constant; grouping on the raw numbers makes it a group of its own, or
  * makes it look close to everyone. So the node terms are removed first,
- * and the groups are read from what is left (docs/model-structure.md). */
+ * and the groups are read from what is left (docs/concepts/model.md). */
 #include "internal.h"
 
 #include <math.h>

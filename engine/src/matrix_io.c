@@ -1,4 +1,4 @@
-/* Communication matrix reader and writer (format: docs/formats.md,
+/* Communication matrix reader and writer (format: docs/reference/formats.md,
  * "Communication matrix"). Header lines are a keyword and fields; data
  * lines are four integers "src dst msgs bytes". A job of 262,144 ranks
  * with 7 neighbours is ~1.8 million data lines, so the data path neither

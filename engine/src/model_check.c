@@ -1,4 +1,4 @@
-/* What a model may hold (rankwise.h, rw_model_check; docs/formats.md,
+/* What a model may hold (rankwise.h, rw_model_check; docs/reference/formats.md,
  * "Bounds"): the one definition the writer and the reader both apply. */
 #include "internal.h"
 

@@ -1,4 +1,4 @@
-/* Model file reader and writer (format: docs/formats.md, "Model file").
+/* Model file reader and writer (format: docs/reference/formats.md, "Model file").
  * Line oriented text: a keyword, then whitespace-separated fields. The
  * header (sizes, nodes) comes before the per-pair lines. */
 #define _POSIX_C_SOURCE 200809L
@@ -111,7 +111,7 @@ static int write_body(const rw_model *m, FILE *f)
     if (m->knee > 0)
         fprintf(f, "knee %lld\n", (long long)m->knee);
     if (node_costs)
-        fprintf(f, "# node-cost <level> <alpha_s> <beta_s_per_byte> (inside the node, docs/inside-node.md)\n");
+        fprintf(f, "# node-cost <level> <alpha_s> <beta_s_per_byte> (inside the node, docs/concepts/inside-node.md)\n");
     for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
         if (!isnan(m->node_alpha[l]))
             fprintf(f, "node-cost %s %.10g %.10g\n", rw_model_node_levels[l], m->node_alpha[l],

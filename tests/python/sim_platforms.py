@@ -3,7 +3,7 @@
 One `Full`-routing zone, an explicit <route> for every host pair (symmetrical),
 hosts in racks in order: a NIC per host, an uplink per rack, one spine link.
 This is the shape of the platform that crashed SimGrid 3.32's max-min solver
-under a 2-ranks-per-node probe (see docs/simulation.md)."""
+under a 2-ranks-per-node probe (see docs/concepts/simulation.md)."""
 
 from __future__ import annotations
 

@@ -281,9 +281,9 @@ def test_no_runtime_warning_reaches_the_user(tmp_path):
 # ------------------------------------------------------------ 7. the corpus
 def test_mutation_corpus_small():
     """~200 damaged inputs over every reader and verb: no traceback, hang or
-    half-written file (studies/mutate_inputs.py; the 5,000-input run is in
-    docs/benchmarks.md)."""
-    r = subprocess.run([sys.executable, str(ROOT / "studies" / "mutate_inputs.py"), "--count", "204", "--seed", "7",
+    half-written file (studies/hardening/mutate_inputs.py; the 5,000-input run is in
+    docs/results/hardening.md)."""
+    r = subprocess.run([sys.executable, str(ROOT / "studies" / "hardening" / "mutate_inputs.py"), "--count", "204", "--seed", "7",
                         "--timeout", "20"], capture_output=True, text=True, timeout=300)
     assert "inputs tried: 204" in r.stdout, r.stdout + r.stderr
     for line in ("tracebacks: 0", "hangs: 0", "half-written files: 0"):

@@ -43,7 +43,7 @@ def test_collectives_under_mpich_equal_its_own(mpich_coll_check, rooted, unroote
         variables = {"RANKWISE_COLL_BCAST": "trinary", "RANKWISE_COLL_REDUCE": "trinary", "RANKWISE_COLL_TRACE": "1"}
     # 201 elements: MPICH 4.0.2's own MPI_Gather of resized {int, double} structs fails with
     # "Message truncated" in MPIR_Gather_intra_binomial from about 24 KB gathered (401 at 5
-    # ranks, 301 at 7), without rankwise (docs/collectives.md, "MPICH")
+    # ranks, 301 at 7), without rankwise (docs/concepts/collectives.md, "MPICH")
     r = hydra(n, [str(mpich_coll_check), "201"], variables)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert checks_passed(r.stdout) > 1000

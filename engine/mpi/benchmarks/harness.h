@@ -4,7 +4,7 @@
  * Every program takes --sizes, --iterations, --warmup and --max-memory
  * (plus its own options, declared in a table of rw_bench_opt), times
  * `warmup + iterations` runs of one operation per size, and prints
- * OSU-style tables on rank 0 (docs/benchmark-programs.md):
+ * OSU-style tables on rank 0 (docs/reference/benchmark-programs.md):
  *
  *   # program: rankwise-bench-alltoall        <- "# key: value" header lines
  *   # ranks: 4

@@ -1,5 +1,5 @@
 /* The --live K mode of the stencil and all-to-all programs
- * (docs/benchmark-programs.md, docs/live-model.md): one size, its
+ * (docs/reference/benchmark-programs.md, docs/concepts/live.md): one size, its
  * iterations timed one by one; every K iterations the network is
  * re-probed in the job (rw_live_probe) and, when the model changed, the
  * ranks are remapped if the mapper predicts a gain (rw_live_remap). The

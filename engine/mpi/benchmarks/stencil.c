@@ -6,7 +6,7 @@
  * rankwise.patterns.stencil3d numbers them; in MPI_COMM_WORLD's order, or
  * with --reorder in the order MPI_Cart_create(reorder = 1) returns (the
  * MPI's own, or rankwise's mapper under librankwise_coll with
- * RANKWISE_MODEL: docs/collectives.md, "Topology reordering"), or with
+ * RANKWISE_MODEL: docs/concepts/collectives.md, "Topology reordering"), or with
  * --reorder-graph in the order of MPI_Dist_graph_create_adjacent
  * (reorder = 1) given each neighbour weighted by the blocks the first mode
  * asked sends it: a Cartesian grid tells the MPI no volumes, a weighted

@@ -1,6 +1,6 @@
 /* librankwise_coll internals every layer shares: the per-communicator
  * cache (comm/), the byte views of typed buffers, the MPI beneath, the
- * environment's rules and the trace (docs/collectives.md). The layers'
+ * environment's rules and the trace (docs/concepts/collectives.md). The layers'
  * own: base/base.h (algorithms), decision/decision.h (which algorithm and
  * its parameters), entry/entry.h (a decided call); entries call the
  * decision, the decision calls the algorithms, never back
@@ -215,7 +215,7 @@ const char *rwc_shown(const char *value, size_t max, char *buf);
 /* A boolean variable: 1, true, yes, on / 0, false, no, off (any case);
  * unset or empty: 0; anything else: one warning, 0. Read it once. */
 int rwc_env_bool(const char *name);
-/* The caps on the files variables name (docs/collectives.md): a model of
+/* The caps on the files variables name (docs/concepts/collectives.md): a model of
  * the default probe's 11 sizes takes about 0.93 KB per directed node pair,
  * so 256 MiB hold about 530 nodes; a rules file about 2 x 7 bytes per rank
  * per tree rule, so 64 MiB hold a hundred tree rules over 40,000 ranks. */

@@ -1,4 +1,4 @@
-/* The live model's internals (rankwise_live.h; docs/live-model.md, "In
+/* The live model's internals (rankwise_live.h; docs/concepts/live.md, "In
  * the job"). Every rank holds the same model and applies the same
  * measurements to it, so drift, the callback and the collectives'
  * decisions agree everywhere without sending the model around. */

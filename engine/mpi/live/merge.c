@@ -5,7 +5,7 @@
  * A pair changed when, at a measured size, the new round trips [min, max]
  * do not overlap the model's (the noise it measured) and the medians
  * differ by more than the threshold: rw_drift_strength, the rule of
- * `rankwise diff` (docs/live-model.md). Its change is the ratio of the medians at its
+ * `rankwise diff` (docs/concepts/live.md). Its change is the ratio of the medians at its
  * most changed such size.
  *
  * The time is always replaced; the statistics at the measured sizes and

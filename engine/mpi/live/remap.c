@@ -3,7 +3,7 @@
  * is a PMPI_Comm_split by new rank, which the context follows.
  * rw_live_move: the application's data to the process that took its rank.
  *
- * The rules (docs/live-model.md, "Remap"): decide on pairs measured since
+ * The rules (docs/concepts/live.md, "Remap"): decide on pairs measured since
  * the last change named on their nodes (re-measure them first); move only
  * when the order's cost rose beyond the drift threshold since the last
  * decision (before any, since the start model), or, on the start model's
@@ -237,7 +237,7 @@ static void plan(rw_live *ctx, const rw_matrix *traffic, int *new_rank_of, doubl
         /* After the first decision, only a change of the network moves
          * ranks: the order's own cost must have risen beyond the drift
          * threshold since. Re-probes bring noise too, and a mapper rerun
-         * on it finds gains no run would see (docs/live-model.md). */
+         * on it finds gains no run would see (docs/concepts/live.md). */
         if (moved)
             why = n_want ? "kept: its pairs are not re-measured since the change" : "kept: the order's cost has not risen";
         moved = decided = 0;

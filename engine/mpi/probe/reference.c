@@ -1,4 +1,4 @@
-/* The reference pass (docs/model-structure.md, "Lone-pair bandwidth"). In
+/* The reference pass (docs/concepts/model.md, "Lone-pair bandwidth"). In
  * the tournament a pair shares its groups' uplinks with its round-mates,
  * and what it measured is contention, not the pair. After the tournament
  * rank 0 knows the groups; it plans rounds as a tournament over the groups,

@@ -1,4 +1,4 @@
-/* The capacity stress test (docs/model-structure.md, "Shared-link
+/* The capacity stress test (docs/concepts/model.md, "Shared-link
  * capacity"). Ping-pong sees one flow at a time; a rack uplink or a NIC
  * shows its capacity only when many flows share it. Rank 0 plans phases of
  * simultaneous large transfers from the groups of the measured model, every
@@ -618,7 +618,7 @@ static rw_status add_link(rw_model *m, const char *name, double cap, int from, i
 /* Every group's up and down phase read at separate times (REVISITS): the
  * spread of the readings against their noise (the repetitions' spread at
  * one time) tells a link whose load varies from a slow one
- * (docs/model-structure.md, "A group's uplink"). */
+ * (docs/concepts/model.md, "A group's uplink"). */
 static rw_status add_spreads(rw_model *m, const groups *gr, const plan *pl, const double *t)
 {
     char name[64];

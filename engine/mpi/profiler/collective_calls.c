@@ -1,6 +1,6 @@
 /* Collective calls grouped by (communicator members, op, root, bytes), for
  * the predictor, which costs a call by what its algorithm sends
- * (docs/formats.md, "Collective calls"). Only the communicator's rank 0
+ * (docs/reference/formats.md, "Collective calls"). Only the communicator's rank 0
  * counts a call (every member makes it), so no call is counted twice and
  * ranks that lead no communicator keep no table.
  *

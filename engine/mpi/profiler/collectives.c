@@ -4,7 +4,7 @@
  * matrix does not depend on the library, its tuning, or the simulator),
  * nonblocking variants when they are posted. A logical message of 0 bytes
  * is not recorded, nor traffic of a rank to itself. The rules, per call,
- * are in docs/formats.md ("Profile"); i and j are ranks of the
+ * are in docs/reference/formats.md ("Profile"); i and j are ranks of the
  * communicator, translated to world ranks.
  *
  * Traffic that is the same to every other member (bcast at the root,

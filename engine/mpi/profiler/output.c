@@ -58,7 +58,7 @@ static void write_row(FILE *f, const char *label, const int64_t *s, const int64_
     fprintf(f, " %.9g\n", seconds(s[S_ELAPSED]));
 }
 
-/* The summary (docs/formats.md, "Profile summary"), atomically. */
+/* The summary (docs/reference/formats.md, "Profile summary"), atomically. */
 static rw_status write_summary(const char *path, int n, const int64_t *stats, const rw_matrix *m)
 {
     char *spath = summary_path(path);
@@ -94,9 +94,9 @@ static rw_status write_summary(const char *path, int n, const int64_t *stats, co
     fprintf(f, "# ranks %d\n", n);
     fprintf(f, "# elapsed %.9g s (longest rank, from MPI_Init or its last reset)\n", seconds(elapsed));
 #ifdef RW_SMPI
-    fprintf(f, "# times in simulated seconds; bytes are logical (docs/formats.md, \"Profile\")\n");
+    fprintf(f, "# times in simulated seconds; bytes are logical (docs/reference/formats.md, \"Profile\")\n");
 #else
-    fprintf(f, "# times in seconds; bytes are logical (docs/formats.md, \"Profile\")\n");
+    fprintf(f, "# times in seconds; bytes are logical (docs/reference/formats.md, \"Profile\")\n");
 #endif
     fprintf(f, "rank sent_msgs sent_bytes recv_msgs recv_bytes p2p_msgs p2p_bytes coll_msgs "
                "coll_bytes mpi_time t_p2p t_coll t_wait t_other n_p2p n_coll n_wait n_other "

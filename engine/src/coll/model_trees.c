@@ -527,7 +527,7 @@ rw_status rw_tree_eager_from(const rw_pnet *net, const char *op, int32_t root, d
      * 1 us overheads: 9.0 us at best against 10.4 us for the leaders').
      * Known trees (the MPI's own, the next smaller size's) are searched from
      * over ranks too: the greedy can end in a worse local optimum than a
-     * tree already known (docs/collectives-selection.md). */
+     * tree already known (docs/concepts/collectives.md). */
     rw_tree *alt = NULL;
     double s_alt = INFINITY;
     int shared = shares_a_node(net);

@@ -1,6 +1,6 @@
 /* The fastest of Open MPI's own algorithms for a call, by the predictor, as
  * its coll/tuned dynamic rules file numbers them (rankwise_coll_tune.h,
- * rw_coll_ompi_choose; docs/collectives-selection.md, "Open MPI's own
+ * rw_coll_ompi_choose; docs/concepts/collectives.md, "Open MPI's own
  * rules file"). */
 #include "registry.h"
 #include "tune_internal.h"
@@ -16,7 +16,7 @@
  * not in rank order: wrong for non-commutative operations), bcast chain and
  * knomial (other fan-outs and radix than the predictor's schedules), and
  * where SMPI's ports of Open MPI's code disagree with the predictor on
- * generated platforms (docs/benchmarks.md, "Open MPI's own rules file"):
+ * generated platforms (docs/results/coll.md, "Open MPI's own rules file"):
  * reduce linear (its blocking receives in rank order: slower than
  * predicted in every row), bcast pipeline (not checkable there: SMPI's
  * port picks its own segment), gather and scatter linear from the eager

@@ -1,5 +1,5 @@
 /* Reading a collective rules file and looking choices up in it
- * (rankwise_coll_rules.h; format in docs/collectives-selection.md). */
+ * (rankwise_coll_rules.h; format in docs/concepts/collectives.md). */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 #include "rankwise_coll_rules.h"

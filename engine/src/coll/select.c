@@ -512,7 +512,7 @@ static int32_t largest_subtree(const rw_tree *t)
 /* Whether the predictor's time of candidate c can be acted on. Scatter
  * trees whose messages reach the eager limit are not: their rendezvous
  * subtree messages are not costed as SMPI runs them. Measured
- * (docs/benchmarks.md, "Collectives"): at and above the limit they gained
+ * (docs/results/coll.md, "Collectives"): at and above the limit they gained
  * 0.1 % on average, 42 of 97 rows more than 2 % slower than Open MPI's
  * choice where the predictor saw x1.07-x2.6; below it, trees of 16 KiB
  * blocks whose largest message held 4 blocks (64 KiB) ran 4-5 % slower

@@ -64,7 +64,7 @@ size_t rw_trinary_part(size_t bytes, int k, size_t *offset);
  * given: each third in about sixteen segments, 8 KiB to 24 KiB, a third
  * below 16 KiB in one piece. Measured under SMPI on a 4x4x2 torus (1 us
  * send and receive overhead per eager message, 12 GB/s links;
- * docs/benchmarks.md, "Long messages on a torus"): smaller segments pay
+ * docs/results/coll.md, "Long messages on a torus"): smaller segments pay
  * the overhead of many messages, larger ones a longer pipeline fill. */
 size_t rw_trinary_segment(size_t bytes);
 

@@ -1,4 +1,4 @@
-/* An application's traffic matrix as one concurrent phase (docs/prediction.md). */
+/* An application's traffic matrix as one concurrent phase (docs/concepts/prediction.md). */
 #include "predict_internal.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 """`rankwise coll`: which algorithm and tree a rooted collective should use on
 the measured network, and the rules file the collectives library reads
-(docs/collectives-selection.md).
+(docs/concepts/collectives.md).
 
     rankwise coll predict --model net.rwm --ranks 64 --op bcast --sizes 8:64K
     rankwise coll tune --model net.rwm --hostfile hosts --ranks 64 -o rules.rwr
@@ -109,7 +109,7 @@ def coll_predict_command(
     gamma: float = GAMMA_OPTION,
     allow_missing: bool = MISSING_OPTION,
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw predicted time per size and candidate (PNG)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the decisions as one JSON object instead (docs/formats.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the decisions as one JSON object instead (docs/reference/formats.md)."),
 ):
     """Per size: each candidate's predicted time (the MPI's own choice included), the choice and its gain."""
     from rankwise.cli.predict import parse_size_list

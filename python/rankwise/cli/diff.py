@@ -18,7 +18,7 @@ def diff_command(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw the heatmap of the change into this PNG."),
     threshold: float = typer.Option(0.10, "--threshold", help="Smallest relative change of a median that counts (0.10 = 10 %)."),
     top: int = typer.Option(10, "--top", help="How many of the most changed pairs to list."),
-    as_json: bool = typer.Option(False, "--json", help="Print the change as one JSON object instead (docs/formats.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the change as one JSON object instead (docs/reference/formats.md)."),
 ):
     """What changed between two models: pairs, nodes, shared links and groups, beyond the measured noise."""
     from rankwise.report.diff_plot import plot_diff

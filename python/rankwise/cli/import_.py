@@ -1,6 +1,6 @@
 """`rankwise import`: a communication matrix from what MPI tools write
 (Intel MPI statistics, Open MPI monitoring, lists, dense or Matrix Market
-matrices; docs/formats.md, "Importers"), saved as .rwc or .npz.
+matrices; docs/reference/formats.md, "Importers"), saved as .rwc or .npz.
 
 Options are taken as text and checked by the importers, so that a bad
 value is one line (`rankwise: error: ...`), as everywhere in rankwise."""

@@ -12,7 +12,7 @@ from rankwise.cli.common import console
 
 
 def info_command(
-    as_json: bool = typer.Option(False, "--json", help="Print it as one JSON object (docs/formats.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print it as one JSON object (docs/reference/formats.md)."),
 ):
     """Version, the build's features (MPI, SMPI, hwloc, METIS), the libraries to preload and every
     environment variable rankwise reads, with its current value."""
@@ -30,7 +30,7 @@ def info_command(
         for key, value in rows.items():
             table.add_row(escape(key), escape(value))
         console.print(table)
-    table = Table(title="environment variables (docs/environment.md)", title_justify="left")
+    table = Table(title="environment variables (docs/guide/environment.md)", title_justify="left")
     table.add_column("variable", no_wrap=True)  # whole, so that it can be copied or grepped
     for col in ("read by", "value", "meaning"):
         table.add_column(col, overflow="fold")

@@ -6,7 +6,7 @@
 The pages are written from the click commands that `rankwise` runs (rankwise.cli.command()),
 so they cannot drift from --help. click-man does not fit: it checks isinstance(param,
 click.Option) against the click package, and typer's commands are built from typer's own copy of
-click, so every option would be dropped (docs/install.md)."""
+click, so every option would be dropped (docs/guide/install.md)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ XML_OPTION = typer.Option(None, "--xml", metavar="FILE", help="An hwloc XML topo
 
 @node_app.command("show")
 def show_command(synthetic: Optional[str] = SYNTHETIC_OPTION, xml: Optional[Path] = XML_OPTION,
-                 as_json: bool = typer.Option(False, "--json", help="Print the topology as one JSON object instead (docs/formats.md).")):
+                 as_json: bool = typer.Option(False, "--json", help="Print the topology as one JSON object instead (docs/reference/formats.md).")):
     """Show a node's packages, NUMA domains, shared caches, cores and PUs (default: this machine)."""
     from rankwise.model.node import NodeTopology
     from rankwise.report.node import show_node

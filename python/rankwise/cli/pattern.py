@@ -171,7 +171,7 @@ def from_spec(
     spec: str = typer.Argument(..., metavar="SPEC", help="e.g. 'stencil3d:grid=8x8x8,neighbours=6,bytes=1M'."),
     output: Path = OUTPUT,
 ):
-    """Generate a matrix from a pattern spec (grammar: docs/formats.md)."""
+    """Generate a matrix from a pattern spec (grammar: docs/reference/formats.md)."""
     from rankwise.traffic.patterns import generate
 
     prepare_output(output, MATRIX_SUFFIXES)

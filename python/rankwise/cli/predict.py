@@ -1,5 +1,5 @@
 """`rankwise predict`: what a collective or an application's traffic will cost
-on the measured network (docs/prediction.md).
+on the measured network (docs/concepts/prediction.md).
 
     rankwise predict --model net.rwm --op alltoall --ranks 32 --sizes 1K:4M
     rankwise predict --model net.rwm --hostfile hosts --op bcast --ranks 64 --ranks-per-node 4 --sizes 1K,1M -o bcast.csv
@@ -134,7 +134,7 @@ def parse_switch(text: Optional[str]) -> Optional[dict]:
 
 def formulas(op: str, algorithm: str, p: int, size: int, alpha: float, beta: float,
              overhead: float, switch: Optional[dict] = None) -> dict[str, float]:
-    """The closed forms that describe this algorithm (docs/prediction.md), on
+    """The closed forms that describe this algorithm (docs/concepts/prediction.md), on
     the job's typical pair (alpha, beta); eq. 4 with the switches given."""
     from rankwise.predict.predictor import loggp, luo_bruck, luo_contention, luo_pairwise
 
@@ -242,7 +242,7 @@ def predict_command(
     switch: Optional[str] = typer.Option(None, "--switch", help="Luo et al. 2018 eq. 4 for all-to-all: radix=16,hops=3,packet=32,cycle=3.2e-9,load=0.8."),
     allow_missing: bool = typer.Option(False, "--allow-missing", help="Cost pairs the model lacks as its slowest pair instead of failing."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the table as CSV."),
-    as_json: bool = typer.Option(False, "--json", help="Print the table as one JSON object instead (docs/formats.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as one JSON object instead (docs/reference/formats.md)."),
 ):
     """Predict a collective's time per size and algorithm, or an application's traffic per placement."""
     traffic_given = matrix is not None or pattern is not None

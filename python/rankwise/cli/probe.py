@@ -130,7 +130,7 @@ def probe_command(
     if sim is not None:
         from rankwise.sim.domains import domains_of_platform
 
-        domains = domains_of_platform(sim)  # nodes of one host per NUMA domain (docs/inside-node.md)
+        domains = domains_of_platform(sim)  # nodes of one host per NUMA domain (docs/concepts/inside-node.md)
     if domains is not None:
         from rankwise.cli.node import probe_domains_command
 

@@ -27,7 +27,7 @@ def show_command(
     model_path: Path = typer.Argument(..., metavar="FILE", help="A model (.rwm) or a communication matrix (.rwc, .npz)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw heatmaps into this PNG (latency and bandwidth, or traffic)."),
     top: int = typer.Option(10, "--top", help="How many of the slowest pairs to list."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object instead (docs/formats.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object instead (docs/reference/formats.md)."),
     csv_dir: Optional[Path] = typer.Option(None, "--csv", help="A model's matrices into this folder: alpha.csv, bandwidth.csv, jitter.csv."),
 ):
     """Summarise a model (groups of close nodes, slowest and missing pairs) or a traffic matrix."""

@@ -1,5 +1,5 @@
 """`rankwise validate`: the predictor against SMPI on a simulated cluster,
-with the collective's algorithm pinned (docs/prediction.md, "Verbs").
+with the collective's algorithm pinned (docs/concepts/prediction.md, "Verbs").
 
     rankwise validate --sim myplat --op alltoall --algorithm pair --ranks 16 --sizes 1K:1M --plot a2a.png
     rankwise validate --sim myplat/platform.xml --op bcast --ranks 16 --ranks-per-node 2 --model net.rwm -o bcast.csv

@@ -2,7 +2,7 @@
 cluster and read its OSU-style tables into numpy arrays.
 
 The programs are C MPI programs of the engine (engine/mpi/benchmarks/, docs in
-docs/benchmark-programs.md), built for real MPI and for SMPI like
+docs/reference/benchmark-programs.md), built for real MPI and for SMPI like
 rankwise-probe. Their standard output, on rank 0, is::
 
     # program: rankwise-bench-alltoall 0.1.0     "# key: value" lines (meta)

@@ -9,7 +9,7 @@ GAP x between the sorted group-to-group latencies) share a switch, level
 by level; one root joins the top level, so the tree is fully connected as
 `TopologyParam=RouteTree` needs. The syntax is topology.conf(5)'s:
 `SwitchName=NAME Nodes=HOSTLIST` for a leaf, `SwitchName=NAME
-Switches=HOSTLIST` above (docs/live-model.md)."""
+Switches=HOSTLIST` above (docs/concepts/live.md)."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def topology_conf(model: Model, switches: list[Switch], source: str) -> str:
     lines = [
         f"# topology.conf written by rankwise from {source} (measured {when})",
         "# topology/tree plugin: leaf switches are the groups of nodes the measurements found;",
-        "# see topology.conf(5) and rankwise docs/live-model.md",
+        "# see topology.conf(5) and rankwise docs/concepts/live.md",
     ]
     for s in switches:
         children = f"Nodes={compress(s.nodes)}" if s.nodes else f"Switches={compress(s.switches)}"

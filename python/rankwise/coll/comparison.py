@@ -1,5 +1,5 @@
 """`rankwise coll bench`: the collectives library measured against the MPI's own
-collectives (docs/collectives.md, "coll bench").
+collectives (docs/concepts/collectives.md, "coll bench").
 
 For each job shape (ranks, ranks per node) the collectives benchmark program
 (rankwise-bench-collectives) runs three times:
@@ -352,7 +352,7 @@ def inherited_coll_env() -> dict[str, str]:
     (RANKWISE_COLL_BCAST=knomial to try an algorithm); the CLI says so. Verification in the job
     is off unless the caller sets it: the benchmark measures the rules' choices as written
     (with it, a decision's first calls alternate with the MPI's own and the faster stays,
-    docs/collectives.md "Verified in the job"; studies/coll_verify_real.py measures that)."""
+    docs/concepts/collectives.md "Verified in the job"; studies/coll/coll_verify_real.py measures that)."""
     return {"RANKWISE_COLL_VERIFY": "0",
             **{k: v for k, v in os.environ.items() if k.startswith("RANKWISE_COLL_") and k != "RANKWISE_COLL_RULES"}}
 

@@ -1,7 +1,7 @@
 """Open MPI's own dynamic rules file (coll/tuned) from the predictor's
 choices among Open MPI's algorithms (binding.ompi_choose): rankwise's
 decisions where they are Open MPI's, without the preload library
-(docs/collectives-selection.md, "Open MPI's own rules file").
+(docs/concepts/collectives.md, "Open MPI's own rules file").
 
 Open MPI reads it with
     mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE

@@ -68,7 +68,7 @@ def print_decisions(decisions: Sequence[Decision], title: str, console: Console)
         base = candidate_label(ds[0].binomial)  # the first candidate: binomial, or pairwise (alltoall)
         parts.append(f"{span} {what} ({g_mpi * 100:+.1f}% vs MPI, {g_bin * 100:+.1f}% vs {base})")
     console.print("runs: " + escape("; ".join(parts)), highlight=False, soft_wrap=True)
-    console.print("Predicted times (docs/collectives-selection.md). MPI: Open MPI's tuned choice as SMPI's "
+    console.print("Predicted times (docs/concepts/collectives.md). MPI: Open MPI's tuned choice as SMPI's "
                   "ompi selector makes it; rankwise runs a tree only when predicted at least --min-gain "
                   "faster.", highlight=False)
 

@@ -3,7 +3,7 @@
 `tune_allocation` decides every (operation, size class, root) of one
 communicator (MPI_COMM_WORLD of the allocation) with the predictor
 (binding.decide); `format_rules` writes them in the format the engine's
-reader takes (docs/collectives-selection.md, "The rules file")."""
+reader takes (docs/concepts/collectives.md, "The rules file")."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def fastest_whole_tree(d: Decision) -> tuple | None:
     """(parents, order) of the decision's fastest unsegmented tree of
     rankwise: the next size's eager search starts from it too, since a
     search from the greedy alone can end in a worse local optimum than the
-    tree one size down (docs/collectives-selection.md)."""
+    tree one size down (docs/concepts/collectives.md)."""
     trees = [c for c in d.candidates[1:] if c.parents is not None and c.segment == 0]
     if not trees:
         return None
@@ -124,7 +124,7 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
     given."""
     lines = [
         "# rankwise collective rules: what `rankwise coll tune` chose for one allocation",
-        "# (docs/collectives-selection.md). A call matches the first rule of its operation,",
+        "# (docs/concepts/collectives.md). A call matches the first rule of its operation,",
         "# communicator size, root and byte range; no match passes through to the MPI.",
         f"rankwise-coll-rules {RULES_VERSION}",
         f"comm-size {comm_size}",
@@ -154,7 +154,7 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
     return "\n".join(lines) + "\n"
 
 
-# The trees rw_coll_decide builds per operation (docs/collectives-selection.md).
+# The trees rw_coll_decide builds per operation (docs/concepts/collectives.md).
 CONSTRUCTIONS = {
     "bcast": ("binomial", "eager", "chain", "binary", "trinary"),
     "reduce": ("binomial", "eager", "trinary"),

@@ -1,5 +1,5 @@
 """A job on an emulated cluster whose link changes while it runs: the in-job live model's tests
-and studies (tests/python/emulate/test_emulate_mpi.py, studies/live_remap.py --emulated) start an MPI
+and studies (tests/python/emulate/test_emulate_mpi.py, studies/live/live_remap.py --emulated) start an MPI
 program that traces its live model (RANKWISE_COLL_TRACE=1), wait for its N-th re-probe, change a
 link's rate (`rankwise emulate set`'s own code) and restore it after the run."""
 

@@ -1,6 +1,6 @@
 """Slurm on an emulated cluster: a real slurmctld in the head namespace, one slurmd per host in
 that host's network namespace (and a UTS namespace naming it), one munged, all from files in
-DIR/slurm (docs/emulated-cluster.md, "Slurm").
+DIR/slurm (docs/concepts/emulation.md, "Slurm").
 
 Every daemon runs inside a namespace of the cluster, so `down` ends them with the rest (it ends
 every process left in the cluster's namespaces); `emulate slurm down` (stop) ends only them.
@@ -64,7 +64,7 @@ def slurm_conf(plan: Plan, base: Path) -> str:
     cores = PlatformSpec.from_dict(plan.spec).cores
     nodes = [f"NodeName={h} NodeAddr={a} CPUs={cores} State=UNKNOWN" for h, a in zip(plan.hosts, plan.addresses)]
     return "\n".join([
-        f"# slurm.conf of the emulated cluster {plan.name} (rankwise emulate slurm); docs/emulated-cluster.md",
+        f"# slurm.conf of the emulated cluster {plan.name} (rankwise emulate slurm); docs/concepts/emulation.md",
         f"ClusterName={plan.name}",
         f"SlurmctldHost={CONTROLLER}({plan.login_address})",
         "SlurmUser=root", "SlurmdUser=root",

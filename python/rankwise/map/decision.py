@@ -1,5 +1,5 @@
-"""The mapper's final decision, made by the predictor (docs/mapping.md,
-"Decisions"; docs/prediction.md).
+"""The mapper's final decision, made by the predictor (docs/concepts/mapping.md,
+"Decisions"; docs/concepts/prediction.md).
 
 The searches (the C engine's algorithms under their sum objectives, and the
 congestion search of rankwise.congestion) propose placements; the predictor

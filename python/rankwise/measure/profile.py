@@ -1,5 +1,5 @@
 """`rankwise profile`: run an MPI application under the PMPI profiler and
-keep its communication matrix (docs/formats.md, "Profile").
+keep its communication matrix (docs/reference/formats.md, "Profile").
 
 Two ways to run it:
 

@@ -5,7 +5,7 @@ next slice of them in turn, merged into the previous model as `rankwise probe
 --update --pairs` does, so every pair is refreshed every 1/F probes; the
 first probe of a folder measures every pair. Each new model is compared
 with the previous one (rankwise.model.diff) and listed in the folder's
-index (docs/formats.md "Watch index"), which a later `watch` into the same
+index (docs/reference/formats.md "Watch index"), which a later `watch` into the same
 folder continues.
 
 Under `--sim` the interval is simulated time: the simulated clock runs on

@@ -2,7 +2,7 @@
 more variable, than pairs of the same kind.
 
 Nodes are first grouped from the numbers (Model.groups, the C engine; it
-removes each node's own latency before grouping, docs/model-structure.md).
+removes each node's own latency before grouping, docs/concepts/model.md).
 Pairs between the same two groups form a block and should look alike.
 Questions follow:
 - is a node's own link bad? Latency adds up along a route, alpha_ij ~ a_i +
@@ -286,7 +286,7 @@ def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> Distanc
 
 
 def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=None):
-    """Relations between groups slower than the structure explains (docs/model-structure.md).
+    """Relations between groups slower than the structure explains (docs/concepts/model.md).
 
     Pairs' latencies (both directions' mean; slow nodes left out, so a pair's latency is its
     route's) are placed on the distance classes of all pairs between groups not through a slow
@@ -435,7 +435,7 @@ def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
 
 
 def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int]:
-    """Groups (of g) whose uplink the stress test measured slow (docs/model-structure.md, "Shared-link
+    """Groups (of g) whose uplink the stress test measured slow (docs/concepts/model.md, "Shared-link
     capacity"). An uplink slowed in bandwidth alone, still wider than one NIC, limits no lone pair:
     ping-pong cannot see it, only many of the group's nodes sending (receiving) at once can. Per
     node of its group, in each direction: the `up-X` (`down-X`) link's capacity where the stress

@@ -3,7 +3,7 @@ shared links and groups, beyond what each model measured as its noise.
 
 A pair changed when, at some message size, the round trips of the two
 models do not overlap (the range [min, max] over the kept samples of every
-round, docs/formats.md "Statistics") and their medians differ by more than
+round, docs/reference/formats.md "Statistics") and their medians differ by more than
 `threshold` (a relative floor: a simulated network has no noise at all, and
 a change of 0.1 % is not one to act on), either way: the engine's drift rule
 (rw_drift_strength), which the live model in the job applies too. The pair's

@@ -1,7 +1,7 @@
 """The network model in Python: numpy arrays over the C engine's model.
 
 Reading and writing go through the C engine (one implementation of the
-file format, docs/formats.md); this module only copies arrays across."""
+file format, docs/reference/formats.md); this module only copies arrays across."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ class Model:
     source: str = ""
     created: float = float("nan")
     duration: float = float("nan")  # seconds the probe took (simulated under SMPI)
-    # The network's structure (format 2, docs/formats.md "Structure"); NaN,
+    # The network's structure (format 2, docs/reference/formats.md "Structure"); NaN,
     # -1, 0 or empty where it was not measured.
     overhead: np.ndarray | None = None  # per node, send overhead o (s)
     recv_overhead: np.ndarray | None = None  # per node, receive overhead (s; format 4)
@@ -116,7 +116,7 @@ class Model:
     group_of: np.ndarray | None = None  # per node, the group links refer to (-1 none)
     links: list[Link] = field(default_factory=list)
     spreads: list[Spread] = field(default_factory=list)  # capacities read at separate times (format 5)
-    # Inside the node (format 3, docs/inside-node.md): alpha and beta by the
+    # Inside the node (format 3, docs/concepts/inside-node.md): alpha and beta by the
     # level two cores share (rankwise.model.node.LEVELS), NaN where not measured.
     node_alpha: np.ndarray | None = None
     node_beta: np.ndarray | None = None

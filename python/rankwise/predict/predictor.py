@@ -1,5 +1,5 @@
 """What a communication will cost: Python binding of the engine's predictor
-(engine/include/rankwise_predict.h, docs/prediction.md).
+(engine/include/rankwise_predict.h, docs/concepts/prediction.md).
 
 A `PredictNetwork` holds the figures the predictor reasons on (per node pair
 alpha and beta, optional per-node send overhead and injection/ejection caps,
@@ -309,7 +309,7 @@ class PredictNetwork:
         library's RANKWISE_MODEL decisions follow too: alpha, beta per pair as the mapper
         reads them (rankwise.map.mapping.Network.from_model). With node_caps each node's
         injection (ejection) cap is the model's nic figure (the stress test's,
-        docs/model-structure.md), else the best bandwidth it showed as a sender (receiver)
+        docs/concepts/model.md), else the best bandwidth it showed as a sender (receiver)
         to any other node: concurrent flows through one NIC then share it. The model's
         shared links (rack uplinks) become SharedLinks over the allocation's pairs that
         cross them. With overheads, the per-node send and receive overheads (send_overhead /
@@ -479,7 +479,7 @@ def predict_collective(network: PredictNetwork, op: str, algorithm: str, nbytes:
 def predict_traffic(network: PredictNetwork, matrix: CommMatrix, node_of, *, iterations: float = 1.0,
                     contention: bool = True) -> Prediction:
     """Predicted time of one iteration of an application's traffic, taken as
-    one concurrent phase (docs/prediction.md, "Application traffic")."""
+    one concurrent phase (docs/concepts/prediction.md, "Application traffic")."""
     node_of = _node_of(network, node_of)
     if node_of.size < matrix.n_ranks:
         raise RankwiseError(f"placement gives {node_of.size} ranks a node, the matrix has {matrix.n_ranks}")

@@ -1,7 +1,7 @@
 """The predictor against SMPI: run a benchmark program on a simulated
 cluster with the collective's algorithm pinned (`--cfg=smpi/OP:NAME`), and
 set the predicted time of the same algorithm, on the same ranks, beside the
-simulated one (what `rankwise validate` prints; docs/prediction.md).
+simulated one (what `rankwise validate` prints; docs/concepts/prediction.md).
 
 The simulated time is the median over the timed iterations of the longest
 rank's time (rankwise-bench-alltoall / -collectives), every rank started at

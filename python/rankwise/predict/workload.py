@@ -1,6 +1,6 @@
 """A job's communication as the predictor costs it: the point-to-point part
 of its matrix as one concurrent phase, and each collective call by the
-messages its algorithm sends (docs/mapping.md, "Decisions").
+messages its algorithm sends (docs/concepts/mapping.md, "Decisions").
 
 A matrix made by the `collective` or `alltoall` pattern is one collective
 call (`iterations` of them); a profile's grouped calls come in

@@ -2,7 +2,7 @@
 
 One cell per ordered pair, ordered by group as `rankwise show` orders
 them: log2 of the round trip after / before, red slower, blue faster,
-white where the change stays within the measured noise (docs/live-model.md).
+white where the change stays within the measured noise (docs/concepts/live.md).
 Pairs not measured in both models are grey."""
 
 from __future__ import annotations

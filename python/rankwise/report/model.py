@@ -112,7 +112,7 @@ class Structure:
 
 @dataclass
 class Capacities:
-    """What the stress test found (docs/model-structure.md, "Shared-link capacity")."""
+    """What the stress test found (docs/concepts/model.md, "Shared-link capacity")."""
 
     groups: list[str]  # node labels per group the links refer to
     links: list[tuple[str, float, str, str]]  # (name, GB/s, from, to)
@@ -259,7 +259,7 @@ def summarize(model: Model, top: int = 10) -> Summary:
         )
 
     # Slowest by latency: alpha is the mean of both directions' one-way
-    # latency (docs/formats.md), so i -> j and j -> i measure the same thing:
+    # latency (docs/reference/formats.md), so i -> j and j -> i measure the same thing:
     # list each unordered pair once, from its worse direction.
     src, dst = np.nonzero(measured & np.isfinite(lat_ratio))
     order = np.lexsort((-alpha_us[src, dst], -lat_ratio[src, dst]))
@@ -355,7 +355,7 @@ def _capacities(model: Model) -> Capacities | None:
 def _render_capacities(c: Capacities, console) -> None:
     from rich.markup import escape  # node and link names come from the model file
 
-    console.print("[bold]Capacities[/] (stress test: many flows at once, docs/model-structure.md):", highlight=False)
+    console.print("[bold]Capacities[/] (stress test: many flows at once, docs/concepts/model.md):", highlight=False)
     if c.groups:
         console.print("  groups: " + escape("; ".join(f"g{g} {label}" for g, label in enumerate(c.groups))),
                       highlight=False)
@@ -665,7 +665,7 @@ def render(summary: Summary, console) -> None:
 def _render_structure(st: Structure, console) -> None:
     from rich.markup import escape  # node names come from the model file
 
-    console.print("[bold]Links the topology does not show[/] (each node's own part removed, docs/model-structure.md):",
+    console.print("[bold]Links the topology does not show[/] (each node's own part removed, docs/concepts/model.md):",
                   highlight=False)
     found = False
     if st.slow_nodes:

@@ -1,5 +1,5 @@
 """What `rankwise show` says of the MPI library's protocol knee and the nodes' send overhead
-(docs/model-structure.md, "Overhead and protocol knee")."""
+(docs/concepts/model.md, "Overhead and protocol knee")."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ MAX_CORES = 1 << 16  # cores of one host
 # Hosts one platform file may define through cluster radicals: far beyond any
 # simulation SMPI can run (its time grows with the cube of the ranks), and
 # refused before a range is expanded, so that 'radical="0-99999999"' fails at
-# once instead of building a list for minutes (docs/simulation.md).
+# once instead of building a list for minutes (docs/concepts/simulation.md).
 MAX_RADICAL_HOSTS = 1_000_000
 
 

@@ -30,7 +30,7 @@ SMPI_SETTINGS = (
 # latencies (a few slow links) the rounding left over exceeds it and
 # MaxMin::do_solve aborts ("Cannot saturate more a constraint that has no
 # active element") or segfaults while formatting that message. The ring
-# allgather keeps one flow per rank in flight (docs/simulation.md).
+# allgather keeps one flow per rank in flight (docs/concepts/simulation.md).
 PROBE_SETTINGS = ("smpi/allgather:ring",)
 
 # Send and receive overheads for collective experiments. SMPI's default is
@@ -90,7 +90,7 @@ def simgrid_failure(what: str, returncode: int, log: list[str]) -> str | None:
     crash = _simgrid_crash(lines, program, returncode)
     if crash is not None:
         return (f"SimGrid crashed on this platform: {crash}; try fewer ranks per node or fewer "
-                "nodes (see 'SimGrid crashes' in docs/simulation.md)")
+                "nodes (see 'SimGrid crashes' in docs/concepts/simulation.md)")
     if any("error:" in line for line in program):
         return None  # the program's own message comes first
     for line in reversed(lines):

@@ -4,7 +4,7 @@ message from one node to another crosses, in which direction.
 A shape is named by `PlatformSpec.topology`: "fat-tree" (sim/platform.py's own), "fat-tree3:P,R,N"
 (sim/fat_tree3.py), "torus:X,Y,Z" (sim/torus.py) or "dragonfly:G,R,N" (sim/dragonfly.py). The generator builds one link table
 from the shape's slots and writes an explicit route for every ordered pair of nodes, so that
-the ground truth follows the routes SimGrid uses exactly (docs/simulation.md, "Other shapes").
+the ground truth follows the routes SimGrid uses exactly (docs/concepts/simulation.md, "Other shapes").
 """
 
 from __future__ import annotations

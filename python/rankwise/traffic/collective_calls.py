@@ -1,9 +1,9 @@
 """Collective calls a run made, grouped: what the predictor needs to cost a
 collective by the messages its algorithm sends rather than by the logical
-root-to-all volumes a communication matrix holds (docs/prediction.md).
+root-to-all volumes a communication matrix holds (docs/concepts/prediction.md).
 
 A matrix holds them beside its traffic (CommMatrix.collectives, the `coll`
-lines of docs/formats.md): a profile records them, a `collective` pattern
+lines of docs/reference/formats.md): a profile records them, a `collective` pattern
 holds its one call.
 """
 

@@ -3,7 +3,7 @@
 A job of N ranks is described by a sparse directed matrix: entry (src, dst)
 holds the messages and bytes rank src sends to rank dst. The C engine is the
 one implementation of its invariants (entries sorted by (src, dst), unique,
-never empty, totals within int64) and of the text file format (docs/formats.md,
+never empty, totals within int64) and of the text file format (docs/reference/formats.md,
 "Communication matrix"); this module holds the same entries as numpy COO
 arrays and copies them across. ``.npz`` files are a numpy alternative.
 
@@ -348,7 +348,7 @@ def _from_c(ptr: engine.MatrixPtr) -> CommMatrix:
 
 # --------------------------------------------------------------- checking
 def _check_text(name: str, text: str) -> None:
-    """The engine's text rule (docs/formats.md, "Texts"): what the C reader
+    """The engine's text rule (docs/reference/formats.md, "Texts"): what the C reader
     refuses is never written, so every file read back equals what was saved."""
     if not isinstance(text, str):
         raise RankwiseError(f"matrix {name} must be text, got {type(text).__name__}")

@@ -6,7 +6,7 @@ summed over the repetitions) and records its canonical spec in
 ``CommMatrix.pattern``: every parameter spelled out, grids resolved, so that
 ``generate(m.pattern)`` rebuilds the same matrix. Traffic of a rank to
 itself is left out (it never crosses the network). Specs are
-``name:key=value,...`` (grammar in docs/formats.md); sizes take K/M/G/T
+``name:key=value,...`` (grammar in docs/reference/formats.md); sizes take K/M/G/T
 suffixes in powers of 1024, as ``rankwise probe --sizes`` does.
 
 Everything is vectorised with numpy, and the C engine sorts and merges the
@@ -477,7 +477,7 @@ _COLLECTIVES = ("bcast", "reduce", "allreduce", "gather", "scatter", "allgather"
 
 def collective(n_ranks: int, nbytes: int, *, op: str = "bcast", root: int = 0, iterations: int = 1) -> CommMatrix:
     """The logical traffic of one collective as the PMPI profiler counts it
-    (docs/formats.md, "What is counted"), for the calls
+    (docs/reference/formats.md, "What is counted"), for the calls
     rankwise-bench-collectives makes with a SIZE of nbytes: bcast/scatter
     root -> every rank, reduce/gather every rank -> root, allgather every
     pair, allreduce the reduce-scatter + allgather decomposition of

@@ -1,4 +1,4 @@
-/* Simulated times of MPI_Alltoall under SMPI (studies/tofu_alltoall.py).
+/* Simulated times of MPI_Alltoall under SMPI (studies/coll/tofu_alltoall.py).
  * Usage: alltoall_times SIZE... (bytes per rank pair). The MPI_ call goes
  * to the MPI or, linked with librankwise_coll, to the library
  * (RANKWISE_COLL_ALLTOALL). One untimed call first (the library's set-up);

@@ -1,5 +1,5 @@
 /* Simulated times of collectives under SMPI, compared with the predictor
- * (tests/python/coll/test_coll_allsel.py, studies/coll_all_validate.py).
+ * (tests/python/coll/test_coll_allsel.py, studies/coll/coll_all_validate.py).
  * Usage: coll_times OP SIZE... with OP
  *   allreduce  MPI_Allreduce of SIZE / 4 floats (MPI_SUM)
  *   allgather  MPI_Allgather of SIZE bytes per rank

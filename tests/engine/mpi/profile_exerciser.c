@@ -1,6 +1,6 @@
 /* profile_exerciser: MPI traffic whose communication matrix can be computed
  * by hand, for the profiler's tests (tests/python/measure/test_profile.py holds the
- * expected matrices) and its overhead benchmark (studies/profile_overhead.py).
+ * expected matrices) and its overhead benchmark (studies/probe/profile_overhead.py).
  * Built by those scripts with mpicc (run under LD_PRELOAD) or smpicc
  * (linked with librankwise_profile.a): it is not installed.
  *

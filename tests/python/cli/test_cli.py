@@ -57,7 +57,7 @@ def test_demo_on_the_first_nodes_of_the_default_platform(tmp_path):
     assert r.stdout.count("default (us)") == 3
     csv = (tmp_path / "demo" / "alltoall.csv").read_text().splitlines()
     assert csv[0] == "size,before_us,after_us,speedup,predicted_speedup" and len(csv) == 6
-    # the predictor's speed-up beside the measured one, within 20 % (docs/benchmarks.md)
+    # the predictor's speed-up beside the measured one, within 20 % (docs/results/map.md)
     for line in csv[1:]:
         measured, predicted = (float(v) for v in line.split(",")[3:])
         assert abs(predicted / measured - 1) <= 0.20, line

@@ -1,5 +1,5 @@
 """`rankwise info`: the build's features, the files to preload, and every environment variable
-rankwise reads, the same list as docs/environment.md and as the sources read."""
+rankwise reads, the same list as docs/guide/environment.md and as the sources read."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ def test_info_json_carries_values_and_the_mpi_the_library_runs_with(monkeypatch)
 
 
 def test_docs_table_is_the_list():
-    text = (ROOT / "docs" / "environment.md").read_text()
-    assert markdown_table() in text, "docs/environment.md's table differs from rankwise.util.variables"
+    text = (ROOT / "docs" / "guide" / "environment.md").read_text()
+    assert markdown_table() in text, "docs/guide/environment.md's table differs from rankwise.util.variables"
 
 
 def test_every_variable_the_sources_read_is_listed():

@@ -310,7 +310,7 @@ def test_messages_name_the_real_cause(tmp_path):
 
 
 def test_found_by_the_corpus(tmp_path, model_file):
-    """Two cases studies/mutate_inputs.py found once it covered the new verbs."""
+    """Two cases studies/hardening/mutate_inputs.py found once it covered the new verbs."""
     r = run_cli("node", "show", "--synthetic", "pack:2 \udce9")  # not UTF-8 on the command line
     assert_one_line_error(r, "holds characters hwloc's syntax has not")
     # a measured pair without its rtt lines (jitter unknown at every size): no numpy warning in the summary

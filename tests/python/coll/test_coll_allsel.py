@@ -1,5 +1,5 @@
 """The predictor against SMPI for what the allreduce/allgather selection and
-the library's reduce run (docs/collectives-selection.md, "Checked against
+the library's reduce run (docs/concepts/collectives.md, "Checked against
 SMPI"): Open MPI's allreduce and allgather under SMPI's `ompi` selector,
 the library's own algorithms, and the library's reduce over a tree whose
 send order is not rank order (the library receives the children in the

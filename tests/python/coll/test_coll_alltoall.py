@@ -22,7 +22,7 @@ from rankwise.predict.predictor import PredictNetwork, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "studies"))
+sys.path.insert(0, str(ROOT / "studies" / "coll"))
 import tofu_alltoall as study  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """librankwise_coll inside a user's job, against what the environment and
 the application may throw at it (issue 25, items 2, 2b, 3, 4 and 5;
-docs/collectives.md, "Environment", "What passes through" and "Threads"):
+docs/concepts/collectives.md, "Environment", "What passes through" and "Threads"):
 
 - a file a variable names (RANKWISE_COLL_RULES, RANKWISE_MODEL) that is not a
   regular file, or is larger than the library reads: one line, the MPI's own
@@ -250,9 +250,9 @@ def test_two_threads_making_first_collectives_at_once(progs):
 
 @needs_mpi
 def test_mutated_environments_small():
-    """12 MPI jobs with damaged library environments (studies/mutate_library.py; the 300-run campaign is
-    in docs/benchmarks.md): no hang, crash, wrong result or repeated warning."""
-    r = subprocess.run([sys.executable, str(ROOT / "studies" / "mutate_library.py"), "--count", "12", "--seed", "5",
+    """12 MPI jobs with damaged library environments (studies/hardening/mutate_library.py; the 300-run campaign is
+    in docs/results/hardening.md): no hang, crash, wrong result or repeated warning."""
+    r = subprocess.run([sys.executable, str(ROOT / "studies" / "hardening" / "mutate_library.py"), "--count", "12", "--seed", "5",
                         "--timeout", "60"], capture_output=True, text=True, timeout=900)
     assert "mutate_library: 12 MPI runs" in r.stdout, r.stdout + r.stderr[-2000:]
     assert " 0 hangs, 0 deaths by a signal, 0 wrong results or failed runs, 0 with repeated" in r.stdout, r.stdout

@@ -20,7 +20,7 @@ from rankwise.model.model import MEASURED, Model
 from rankwise.sim.platform import PlatformSpec, generate
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "studies"))
+sys.path.insert(0, str(ROOT / "studies" / "coll"))
 import tofu_allgather as study  # noqa: E402
 import tofu_collectives as tofu  # noqa: E402
 

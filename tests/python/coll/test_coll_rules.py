@@ -1,7 +1,7 @@
 """librankwise_coll follows the measured network: a rules file of `rankwise
 coll tune` (RANKWISE_COLL_RULES) on communicators holding MPI_COMM_WORLD's
 ranks in order, a model (RANKWISE_MODEL) on any communicator
-(docs/collectives.md, "Decision").
+(docs/concepts/collectives.md, "Decision").
 
 - Under SMPI, MPI_Bcast with the rules of `coll tune --platform` takes, to
   the nanosecond on every rank, the simulated time of rw_coll_bcast_tree

@@ -1,4 +1,4 @@
-"""MPI's reorder flag made real by librankwise_coll (docs/collectives.md,
+"""MPI's reorder flag made real by librankwise_coll (docs/concepts/collectives.md,
 "Topology reordering"): with RANKWISE_MODEL, MPI_Cart_create and the graph
 constructors with reorder = 1 give the grid's vertices the slots the mapper
 chooses on the model; reorder = 0 or no model leave MPI's own order.

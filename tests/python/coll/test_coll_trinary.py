@@ -18,7 +18,7 @@ from rankwise.predict.predictor import placement
 from rankwise.sim.platform import PlatformSpec, generate
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "studies"))
+sys.path.insert(0, str(ROOT / "studies" / "coll"))
 import tofu_collectives as study  # noqa: E402
 
 
@@ -185,7 +185,7 @@ def test_the_rules_carry_the_order_the_trees_were_costed_in(small_torus, tmp_pat
     """Ranks shuffled over the torus and rules only (no model in the job): the rules' trinary-order makes
     the library lay the trees as the tuner costed them, along the network, to the nanosecond of the run
     with the model; without it they went in rank order (x2.5 slower than predicted on a shuffled fat tree
-    with a degraded node, docs/benchmarks.md)."""
+    with a degraded node, docs/results/coll.md)."""
     from rankwise.coll.selection import Rules, trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.sim.smpi import overhead_settings, smpirun_command

@@ -132,7 +132,7 @@ def test_ompi_selector_points():
     assert ompi_algorithm("allreduce", 32, 1024) == "rabenseifner"
     assert ompi_algorithm("allgather", 32, 1024) == "neighbor"
     assert ompi_algorithm("allgather", 64, 65536) == "ring"
-    # alltoall__ompi of SMPI 3.32 (bytes per pair), as measured under SMPI (docs/collectives.md)
+    # alltoall__ompi of SMPI 3.32 (bytes per pair), as measured under SMPI (docs/concepts/collectives.md)
     assert ompi_algorithm("alltoall", 32, 100) == "bruck"
     assert ompi_algorithm("alltoall", 32, 1 << 20) == "linear"
     assert ompi_algorithm("alltoall", 64, 4 << 20) == "pair"

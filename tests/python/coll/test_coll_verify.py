@@ -28,7 +28,7 @@ import pytest
 from test_coll_lib import LIB, MPI_SOURCES, _compile, needs_mpi, needs_smpi, run_mpi
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "studies"))
+sys.path.insert(0, str(ROOT / "studies" / "coll"))
 from smpi_link import build_linked  # noqa: E402
 
 CAL, MAX_CALLS = 4, 256  # verify.c: the first two blocks' calls, the bound on the last two's

@@ -1,5 +1,5 @@
 """Real MPI across the hosts of an emulated cluster (rankwise emulate): network namespaces
-joined by HTB-shaped veths under bridges, on this machine (docs/emulated-cluster.md).
+joined by HTB-shaped veths under bridges, on this machine (docs/concepts/emulation.md).
 
 One cluster of 8 hosts in 2 racks (NICs at 200 Mbit/s, node-5's at a quarter) is brought up
 for the module and always brought down. These tests need root and network namespaces (CI has
@@ -301,7 +301,7 @@ def test_optimize_avoids_the_slow_nic_and_its_rankfile_runs_across_hosts(cluster
     print(f"optimize on the emulated cluster: {row}")
     assert float(row[3]) > 1.5  # measured x3.2 (predicted x3.19): 50 against 200 Mbit/s
     # Open MPI applies the rankfile across the hosts (its slot=0 binds every host's rank to the
-    # machine's core 0: fine for this check, not for timings; docs/emulated-cluster.md)
+    # machine's core 0: fine for this check, not for timings; docs/concepts/emulation.md)
     ran = cluster.mpirun_words(["-np", "6", "--rankfile", str(rankfile)],
                                ["sh", "-c", "echo $OMPI_COMM_WORLD_RANK $(hostname)"])
     assert ran.returncode == 0, ran.stderr

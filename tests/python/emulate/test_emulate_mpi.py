@@ -1,4 +1,4 @@
-"""Every real-MPI path of rankwise across the hosts of an emulated cluster (docs/emulated-cluster.md,
+"""Every real-MPI path of rankwise across the hosts of an emulated cluster (docs/concepts/emulation.md,
 "Its tests"): the probe with one and two ranks per host, `optimize`'s rankfile applied by mpirun,
 the profiler, the collectives library deciding from a probed model, MPI_Cart_create(reorder=1),
 `watch` and the in-job live model seeing `rankwise emulate set`, and a host stopped or killed
@@ -439,7 +439,7 @@ def test_optimize_machinefile_is_applied_by_hydra_across_hosts(cluster, probed, 
 @needs_mpich
 @pytest.mark.skipif(os.environ.get("RANKWISE_TEST_MPICH_TRAFFIC") != "1",
                     reason="UCX 1.13.1's TCP transport (Debian's MPICH is ch4:ucx) hangs now and then at the first "
-                    "message between emulated hosts (docs/emulated-cluster.md, 'MPICH'); "
+                    "message between emulated hosts (docs/concepts/emulation.md, 'MPICH'); "
                     "RANKWISE_TEST_MPICH_TRAFFIC=1 runs it")
 def test_mpich_between_hosts_uses_the_shaped_links_and_the_library_equals_its_own(cluster, mpich_coll_check,
                                                                                  where_pingpong):

@@ -3,7 +3,7 @@ a slurmd per host in its namespace, munged; srun launching Open MPI ranks throug
 
 One cluster of 8 hosts in 2 shuffled racks (NICs 200 Mbit/s, uplinks 50 Mbit/s) with Slurm is
 brought up for the module and always brought down. Skipped, with the exact reason, where an
-emulated cluster or Slurm cannot run (docs/emulated-cluster.md, "Slurm")."""
+emulated cluster or Slurm cannot run (docs/concepts/emulation.md, "Slurm")."""
 
 from __future__ import annotations
 

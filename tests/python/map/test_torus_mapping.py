@@ -1,6 +1,6 @@
 """Mapping on a physical torus (`torus:4,4,Z` platforms): the virtual torus embedding and
 annealing from a (src, dst, bytes) list, judged by the routers' hops between communicating
-ranks (studies/torus_mapping.py replays the same under SMPI)."""
+ranks (studies/map/torus_mapping.py replays the same under SMPI)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The live model in the job (rankwise_live.h, docs/live-model.md "In the
+"""The live model in the job (rankwise_live.h, docs/concepts/live.md "In the
 job"): tests/engine/mpi/live_api.c under Open MPI on localhost (4 ranks,
 each a node of a `--group-by rank` model) and under SMPI, and the stencil
 and all-to-all programs' --live mode.
@@ -244,7 +244,7 @@ def test_stencil_live_mode_remaps_and_its_results_stay_correct(degrading, tmp_pa
 
 @needs_smpi
 def test_stencil_live_keep_probes_as_live_but_never_remaps(degrading, tmp_path):
-    """--live-keep (the kept placement of studies/live_remap.py --emulated): the same re-probes,
+    """--live-keep (the kept placement of studies/live/live_remap.py --emulated): the same re-probes,
     the change found after it, and no remap."""
     xml, model, at = degrading
     r = smpirun(SMPI_BIN / "rankwise-bench-stencil-coll", xml, [f"node-{i // 2}" for i in range(8)],

@@ -6,7 +6,7 @@ MPI_Pcontrol; nothing written by a run that crashes; the CLI.
 The MPI program is tests/engine/mpi/profile_exerciser.c, compiled here the
 way a user builds an application (mpicc alone for LD_PRELOAD; smpicc with
 `rankwise profile --smpi-flags` for the simulator). The expected matrices
-below restate its traffic and the per-collective rules of docs/formats.md
+below restate its traffic and the per-collective rules of docs/reference/formats.md
 ("Profile") independently of the C code."""
 
 from __future__ import annotations

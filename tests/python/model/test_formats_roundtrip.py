@@ -1,4 +1,4 @@
-"""Round-trip properties of the file formats (docs/formats.md, "Bounds" and
+"""Round-trip properties of the file formats (docs/reference/formats.md, "Bounds" and
 "Texts"), for the model (.rwm) and the communication matrix (.rwc, .npz):
 
 - whatever a writer accepts reads back equal (to the format's precision:
@@ -191,7 +191,7 @@ def check_model_value(tmp_path: Path, setter, place, value, text: str, trimmed: 
     refuses it (naming the file, writing nothing) and the reader refuses
     `text` where the writer would have put it. A text with blanks or a line
     end at its ends (`trimmed`) may instead read back trimmed, which the
-    writer takes: readers trim what surrounds a text (docs/formats.md)."""
+    writer takes: readers trim what surrounds a text (docs/reference/formats.md)."""
     m = base_model()
     path = tmp_path / "m.rwm"
     path.unlink(missing_ok=True)

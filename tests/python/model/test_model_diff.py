@@ -42,7 +42,7 @@ def test_two_probes_of_an_unchanged_network_differ_by_noise_only():
 
 
 def test_a_degraded_uplink_is_named_and_not_its_nodes():
-    # 0.1: the uplink carries 4 node links; at 0.25 a single pair would not see it (docs/simulation.md)
+    # 0.1: the uplink carries 4 node links; at 0.25 a single pair would not see it (docs/concepts/simulation.md)
     d = diff_models(model_of(SPEC, 1), model_of(degraded(Degraded("uplink", 1, bw_factor=0.1)), 2))
     assert [link.name for link in d.links] == ["uplink of g1"]
     assert d.links[0].ratio > 1.5

@@ -1,4 +1,4 @@
-"""studies/fidelity_predict.py's small pieces: job sizes, error statistics, the dealing of seeds
+"""studies/model/fidelity_predict.py's small pieces: job sizes, error statistics, the dealing of seeds
 (model_fidelity.py's), the --reuse layout (model_fidelity.py's folders are taken as they are)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def fp():
-    sys.path.insert(0, str(ROOT / "studies"))
-    spec = importlib.util.spec_from_file_location("fidelity_predict", ROOT / "studies" / "fidelity_predict.py")
+    sys.path.insert(0, str(ROOT / "studies" / "model"))
+    spec = importlib.util.spec_from_file_location("fidelity_predict", ROOT / "studies" / "model" / "fidelity_predict.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # its dataclasses look their module up
     spec.loader.exec_module(mod)

@@ -172,7 +172,7 @@ def test_flows_share_a_nic_in_inverse_proportion_to_their_latency(tmp_path):
     latency and 1/8 of the bandwidth: at node 0's NIC the near flows take most of the bandwidth,
     and the far one, alone on its slow link, gets less than that link while they last. Plain
     max-min sharing predicted 1 MiB 3-4 % short (a pipelined eager tree over such a node 14 %
-    long, which made the tuner choose a tree 10 % slower: studies/coll_tree_validate.py)."""
+    long, which made the tuner choose a tree 10 % slower: studies/coll/coll_tree_validate.py)."""
     gp = generate(PlatformSpec(racks=1, nodes_per_rack=4, cores=1, seed=3,
                                degraded=[Degraded("node", 2, bw_factor=0.125, lat_factor=20.0)]), tmp_path)
     net = PredictNetwork.from_ground_truth(gp.out_dir)
@@ -362,7 +362,7 @@ def test_traffic_phase_is_every_message_at_once(platform):
 
 
 def test_luo_tables_5_and_6_reproduced_from_the_papers_parameters():
-    spec = importlib.util.spec_from_file_location("predict_luo2018", ROOT / "studies" / "predict_luo2018.py")
+    spec = importlib.util.spec_from_file_location("predict_luo2018", ROOT / "studies" / "predict" / "predict_luo2018.py")
     study = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(study)
     rows = study.reproduce()
@@ -402,7 +402,7 @@ def test_a_256_rank_alltoall_prediction_is_fast(platform):
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"256-rank pairwise all-to-all of 1 MiB: predicted {p.time * 1e3:.2f} ms in {wall * 1e3:.1f} ms "
           f"({cpu * 1e3:.1f} ms CPU)")
-    # Each node link carries 4 x 252 MiB at 12.5 GB/s (docs/benchmark-programs.md: SMPI 85.9 ms).
+    # Each node link carries 4 x 252 MiB at 12.5 GB/s (docs/reference/benchmark-programs.md: SMPI 85.9 ms).
     assert p.time == pytest.approx(4 * 252 * 2**20 / 12.5e9, rel=0.03)
     assert cpu < 0.10  # goal 50 ms; CPU time, as other jobs share the machine's cores
 

@@ -2,7 +2,7 @@
 
 The platform of tests/python/sim_platforms.py (a user's hand-written Full zone,
 a few slow NICs and one slow uplink) made SimGrid 3.32's max-min solver abort
-or segfault under a 2-ranks-per-node probe (docs/simulation.md, 'SimGrid
+or segfault under a 2-ranks-per-node probe (docs/concepts/simulation.md, 'SimGrid
 crashes'). 48 hosts in 6 racks fail within a second; 96 as the user had, in
 about a minute."""
 

@@ -240,7 +240,7 @@ def test_isolated_probe_of_a_dragonfly_finds_its_routers(tmp_path):
     _check_probe(gen, model)
     levels, _ = Network.from_model(model).hierarchy()
     # a router's nodes form the first level, as a rack's do; groups are no level of their own:
-    # a global link joins two routers as directly as a local one (docs/simulation.md)
+    # a global link joins two routers as directly as a local one (docs/concepts/simulation.md)
     assert levels[1].tolist() == (np.arange(12) // 2).tolist()
 
 

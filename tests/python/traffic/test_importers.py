@@ -2,7 +2,7 @@
 format detection, and every refusal as one 'path:line: message' error.
 
 The fixtures are written here, in the documented syntax of each format
-(docs/formats.md, "Importers"); none is copied from another project."""
+(docs/reference/formats.md, "Importers"); none is copied from another project."""
 
 from __future__ import annotations
 

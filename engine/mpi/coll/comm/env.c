@@ -1,4 +1,4 @@
-/* The library's environment (docs/collectives.md, "Environment"), one
+/* The library's environment (docs/concepts/collectives.md, "Environment"), one
  * rule of each kind for every variable:
  *   - who speaks: a problem with the environment is the job's, not a
  *     rank's, so rank 0 of MPI_COMM_WORLD prints it, in one line;

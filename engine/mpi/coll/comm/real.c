@@ -1,6 +1,6 @@
 /* The MPI's own collectives beneath this library. The shared library
  * defines PMPI_Bcast etc. too (so that a profiler above it, calling
- * PMPI_, reaches it: docs/collectives.md "Layering"); the real ones are
+ * PMPI_, reaches it: docs/concepts/collectives.md "Layering"); the real ones are
  * then the next definitions in the search order (RTLD_NEXT). Under SMPI
  * the static library defines MPI_ only and PMPI_ is SimGrid's. */
 #include "coll.h"

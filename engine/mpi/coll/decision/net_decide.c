@@ -1,7 +1,7 @@
 /* Decisions from the measured network, per communicator: the predictor's
  * network for the communicator's placement (RANKWISE_MODEL, or the in-job
  * measurement with RANKWISE_COLL_PROBE=1), then rw_coll_decide
- * (docs/collectives-selection.md) per (collective, root, power-of-two size
+ * (docs/concepts/collectives.md) per (collective, root, power-of-two size
  * class), lazily, at the class's smallest size.
  *
  * Rank 0 of the communicator does the work and broadcasts the outcome on

@@ -1,5 +1,5 @@
 /* The rules file of `rankwise coll tune` (RANKWISE_COLL_RULES,
- * docs/collectives-selection.md): read once per process, looked up per
+ * docs/concepts/collectives.md): read once per process, looked up per
  * call. Its trees are over the ranks of MPI_COMM_WORLD of the allocation
  * it was made for, so it applies only to communicators holding the
  * world's group in the world's order; on any other communicator a rank

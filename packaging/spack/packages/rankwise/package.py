@@ -1,4 +1,4 @@
-# rankwise for Spack (docs/packaging.md, "Spack"). The project builds as a Python package
+# rankwise for Spack (docs/guide/install.md, "Spack"). The project builds as a Python package
 # whose wheel holds the C engine (scikit-build-core runs CMake), so this is a PythonPackage;
 # the CMake options it passes are those of CMakeLists.txt and engine/CMakeLists.txt.
 
@@ -22,7 +22,7 @@ class Rankwise(PythonPackage):
 
     # No release is published yet: the source is the clone this file is in (its branch main,
     # as committed), or a working tree with `spack dev-build -d`/`spack develop`
-    # (docs/packaging.md). Give url/git and checksums at the first release.
+    # (docs/guide/install.md). Give url/git and checksums at the first release.
     git = "file://" + os.path.abspath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))
     version("main", branch="main")
 

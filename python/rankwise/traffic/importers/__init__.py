@@ -6,7 +6,7 @@ CommMatrix (rankwise.traffic.matrix).
     m = load_comm("prof/", n_ranks=64)            # Open MPI monitoring files
     m = load_comm("pairs.csv", format="list")
 
-One module per format; docs/formats.md ("Importers") describes each input
+One module per format; docs/reference/formats.md ("Importers") describes each input
 precisely. Every importer reads its whole input before building the
 matrix, so an error anywhere (rank out of range, negative or NaN volume,
 truncated file, foreign file) is one ``path:line: message`` RankwiseError

@@ -1,6 +1,6 @@
 """rankwise's own matrix files, read by CommMatrix.load: the text format
 (``.rwc``, first line ``rankwise-matrix 2``, or 1) and the numpy ``.npz``
-alternative (docs/formats.md, "Communication matrix"). Importing one is a
+alternative (docs/reference/formats.md, "Communication matrix"). Importing one is a
 check and a copy (to the other format, say); --ranks must agree with it."""
 
 from __future__ import annotations
