@@ -6,7 +6,7 @@ program runs the rows' operations and sizes without and with the file,
 alternately, and a row keeps its algorithm only where the library's own
 verdict (rw_verdict_keep) says it beat Open MPI's fixed decision in every
 run by the margin; the others fall back to the fixed decision
-(docs/collectives-selection.md, "Open MPI's own rules file")."""
+(docs/concepts/collectives.md, "Open MPI's own rules file")."""
 
 from __future__ import annotations
 
