@@ -79,7 +79,7 @@ class COmpiChoice(C.Structure):
 
 @lru_cache(maxsize=1)
 def tune_lib() -> C.CDLL:
-    from rankwise.predict.predictor import predict_lib  # the predictor's declarations first
+    from rankwise._engine.predict import predict_lib  # the predictor's declarations first
 
     so = predict_lib()
     vp = C.c_void_p

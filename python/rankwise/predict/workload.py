@@ -123,18 +123,10 @@ EXCHANGE_PATTERNS = ("groups", "alltoallv", "fft")
 
 
 def _exchange_lib():
-    """The predictor's schedule builder (rankwise_predict.h), declared once."""
-    import ctypes as C
+    """The predictor's schedule builder (rankwise_predict.h)."""
+    from rankwise._engine.predict import predict_lib
 
-    from rankwise.predict.predictor import predict_lib
-
-    so = predict_lib()
-    if not getattr(so, "_rw_sched_add_declared", False):
-        so.rw_sched_create.argtypes = [C.c_int32, C.POINTER(C.c_void_p)]
-        so.rw_sched_add.argtypes = [C.c_void_p, C.c_int32, C.c_int32, C.c_double, C.c_double, C.c_int32,
-                                    C.POINTER(C.c_int64), C.POINTER(C.c_int64)]
-        so._rw_sched_add_declared = True
-    return so
+    return predict_lib()
 
 
 def exchange_volumes(matrix: CommMatrix, iterations: int) -> list[tuple[np.ndarray, np.ndarray]]:
