@@ -42,7 +42,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from rankwise.predict.predictor import PredictNetwork, _options, _simulate, placement, predict_lib
+from rankwise.predict.predictor import PredictNetwork, collective_options, simulate_schedule, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 from smpi_link import build_linked
@@ -91,12 +91,12 @@ def predict_library(net: PredictNetwork, n: int, alg: str, nbytes: int) -> float
         so.rw_sched_library.argtypes = [C.c_void_p, C.c_char_p, C.c_char_p, C.c_double, C.c_void_p,
                                         C.POINTER(C.c_void_p)]
         sched = C.c_void_p()
-        opt = _options(0, 8192, 4, 0.0, 65536)
+        opt = collective_options(0, 8192, 4, 0.0, 65536)
         rc = so.rw_sched_library(cnet, b"alltoall", alg.encode(), float(nbytes), C.byref(opt), C.byref(sched))
         if rc != 0:
             raise RuntimeError(f"rw_sched_library alltoall {alg}: status {rc}")
         try:
-            return _simulate(net, placement(1, n), sched, True).time
+            return simulate_schedule(net, placement(1, n), sched, True).time
         finally:
             so.rw_sched_free(sched)
     return _with_net(net, n, run)

@@ -52,7 +52,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rankwise.model.model import MEASURED, Model
-from rankwise.predict.predictor import PredictNetwork, _options, _simulate, placement, predict_lib
+from rankwise.predict.predictor import PredictNetwork, collective_options, simulate_schedule, placement, predict_lib
 from rankwise.sim.platform import PlatformSpec, generate
 from rankwise.sim.smpi import overhead_settings, smpirun_command
 from smpi_link import build_linked
@@ -152,7 +152,7 @@ def predict_library(net: PredictNetwork, node_of: np.ndarray | int, op: str, alg
                                     C.POINTER(C.c_void_p)]
     cnet = net._to_c(node_of)
     sched = C.c_void_p()
-    opt = _options(0, 8192, 4, 0.0, 65536)
+    opt = collective_options(0, 8192, 4, 0.0, 65536)
     try:
         rc = so.rw_sched_library(cnet, op.encode(), alg.encode(), float(nbytes), C.byref(opt), C.byref(sched))
     finally:
@@ -160,7 +160,7 @@ def predict_library(net: PredictNetwork, node_of: np.ndarray | int, op: str, alg
     if rc != 0:
         raise RuntimeError(f"rw_sched_library {op} {alg}: status {rc}")
     try:
-        return _simulate(net, node_of, sched, True).time
+        return simulate_schedule(net, node_of, sched, True).time
     finally:
         so.rw_sched_free(sched)
 

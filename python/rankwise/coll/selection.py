@@ -166,10 +166,10 @@ def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbyt
     """Predicted seconds of op (bcast, reduce, gather, scatter) along the
     tree of `parents` (-1 at the root), siblings sent to in increasing
     `order` (rw_sched_tree: a reduce receives them in the reverse order)."""
-    from rankwise.predict.predictor import _node_of, _options, _simulate
+    from rankwise.predict.predictor import rank_nodes, collective_options, simulate_schedule
 
     so = tune_lib()
-    node_of = _node_of(network, node_of)
+    node_of = rank_nodes(network, node_of)
     par = np.ascontiguousarray(parents, dtype=np.int32)
     ordr = np.ascontiguousarray(order, dtype=np.int32)
     roots = np.flatnonzero(par == -1)
@@ -181,9 +181,9 @@ def predict_tree(network: PredictNetwork, node_of, op: str, parents, order, nbyt
                                          ordr.ctypes.data_as(i32p), C.byref(tree)))
     sched = C.c_void_p()
     try:
-        opt = _options(int(roots[0]), int(segment), 4, 0.0, int(eager_threshold))
+        opt = collective_options(int(roots[0]), int(segment), 4, 0.0, int(eager_threshold))
         engine.check(so.rw_sched_tree(op.encode(), tree, float(nbytes), int(segment), C.byref(opt), C.byref(sched)))
-        return _simulate(network, node_of, sched, True).time
+        return simulate_schedule(network, node_of, sched, True).time
     finally:
         so.rw_sched_free(sched)
         so.rw_tree_free(tree)

@@ -327,21 +327,24 @@ class Prediction:
     rate_updates: int
 
 
-def _options(root: int, segment: int, radix: int, gamma: float, eager_threshold: int) -> CCollOptions:
+def collective_options(root: int, segment: int, radix: int, gamma: float, eager_threshold: int) -> CCollOptions:
+    """The engine's options of one collective schedule (rw_coll_options)."""
     o = predict_lib().rw_coll_options_default()
     o.root, o.segment, o.radix, o.gamma, o.eager_threshold = root, segment, radix, gamma, eager_threshold
     return o
 
 
-def _node_of(network: PredictNetwork, node_of) -> np.ndarray:
+def rank_nodes(network: PredictNetwork, node_of) -> np.ndarray:
+    """A placement (rank -> node index) as the engine takes it."""
     v = np.ascontiguousarray(node_of, dtype=np.int32)
     if v.ndim != 1 or v.size == 0:
         raise RankwiseError("placement: one node index per rank is needed")
     return v
 
 
-def _simulate(network: PredictNetwork, node_of: np.ndarray, sched: C.c_void_p, contention: bool,
-              rank_start=None) -> Prediction:
+def simulate_schedule(network: PredictNetwork, node_of: np.ndarray, sched: C.c_void_p, contention: bool,
+                      rank_start=None) -> Prediction:
+    """Run a built schedule on the network for a placement (rw_simulate_from)."""
     so = predict_lib()
     start = None
     if rank_start is not None:
@@ -371,14 +374,14 @@ def predict_collective(network: PredictNetwork, op: str, algorithm: str, nbytes:
     prediction's span then is the longest of the ranks' times from their
     own start. The benchmark programs start every rank at one instant, so
     their times compare with the default."""
-    node_of = _node_of(network, node_of)
+    node_of = rank_nodes(network, node_of)
     so = predict_lib()
     sched = C.c_void_p()
-    opt = _options(root, segment, radix, gamma, eager_threshold)
+    opt = collective_options(root, segment, radix, gamma, eager_threshold)
     engine.check(so.rw_sched_collective(op.encode(), algorithm.encode(), node_of.size, float(nbytes),
                                         C.byref(opt), C.byref(sched)))
     try:
-        return _simulate(network, node_of, sched, contention, rank_start)
+        return simulate_schedule(network, node_of, sched, contention, rank_start)
     finally:
         so.rw_sched_free(sched)
 
@@ -387,7 +390,7 @@ def predict_traffic(network: PredictNetwork, matrix: CommMatrix, node_of, *, ite
                     contention: bool = True) -> Prediction:
     """Predicted time of one iteration of an application's traffic, taken as
     one concurrent phase (docs/concepts/prediction.md, "Application traffic")."""
-    node_of = _node_of(network, node_of)
+    node_of = rank_nodes(network, node_of)
     if node_of.size < matrix.n_ranks:
         raise RankwiseError(f"placement gives {node_of.size} ranks a node, the matrix has {matrix.n_ranks}")
     so = predict_lib()
@@ -398,7 +401,7 @@ def predict_traffic(network: PredictNetwork, matrix: CommMatrix, node_of, *, ite
     finally:
         so.rw_matrix_free(mptr)
     try:
-        return _simulate(network, node_of, sched, contention)
+        return simulate_schedule(network, node_of, sched, contention)
     finally:
         so.rw_sched_free(sched)
 

@@ -200,11 +200,11 @@ class ExchangeSchedule:
             front = nxt
 
     def time(self, network, node_of) -> float:
-        from rankwise.predict.predictor import _simulate
+        from rankwise.predict.predictor import simulate_schedule
 
         if self.sched is None:
             return 0.0
-        return _simulate(network, np.ascontiguousarray(node_of, dtype=np.int32), self.sched, True).time
+        return simulate_schedule(network, np.ascontiguousarray(node_of, dtype=np.int32), self.sched, True).time
 
 
 def exchange_time(network, matrix: CommMatrix, iterations: int, node_of) -> float:
