@@ -20,7 +20,7 @@ fi
 mkdir -p "$out"
 names=${*:-$(cd "$here" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')}
 # The MPI-free engine, compiled into each harness with the sanitizers.
-engine_src=$(ls "$root"/engine/src/*.c)
+engine_src="$(ls "$root"/engine/src/*.c) $root/engine/src/coll/registry.c"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
 status=0
