@@ -59,6 +59,14 @@ def test_every_variable_the_sources_read_is_listed():
     # header guards; RANKWISE_COLL is the prefix of the per-operation names (RANKWISE_COLL_<OP>),
     # RANKWISE_{flavour}_BIN spelled out in paths.py
     ignored = {n for n in found if n.endswith("_H")} | {"RANKWISE_COLL"}
+    # RANKWISE_COLL_<OP>: the library reads it by the registry's operation names ("RANKWISE_COLL_%s")
+    registry = (ROOT / "engine" / "src" / "coll" / "registry.c").read_text()
+    names = re.search(r"OP_NAMES\[RW_N_OPS\] = \{([^}]*)\}", registry)
+    assert names, "engine/src/coll/registry.c: OP_NAMES not found"
+    for path in (ROOT / "engine" / "mpi" / "coll").rglob("*.c"):
+        if '"RANKWISE_COLL_%s"' in path.read_text():
+            for op in re.findall(r'"(\w+)"', names.group(1)):
+                found.setdefault(f"RANKWISE_COLL_{op.upper()}", str(path.relative_to(ROOT)))
     missing = {n: where for n, where in found.items() if n not in listed and n not in ignored}
     assert not missing, f"read but not in rankwise/util/variables.py: {missing}"
     stale = listed - set(found) - {"RANKWISE_MPI_BIN", "RANKWISE_SMPI_BIN"}
