@@ -167,7 +167,10 @@ def _candidate_links(a: Model, b: Model, ia, ib, g: np.ndarray) -> list[tuple[st
     groups = sorted(set(g.tolist()))
     if len(groups) < 2:
         return []
-    return [(f"uplink of g{k}", cross & ((g[:, None] == k) | (g[None, :] == k))) for k in groups]
+    # A group of one node: its uplink carries that node's pairs only, so a change there is the
+    # node's (it has the same pairs; the node is the element a user can act on).
+    return [(f"uplink of g{k}", cross & ((g[:, None] == k) | (g[None, :] == k))) for k in groups
+            if np.count_nonzero(g == k) > 1]
 
 
 def _median(values) -> float:

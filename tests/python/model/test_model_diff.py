@@ -63,6 +63,16 @@ def test_uplink_and_node_together_are_both_named():
     assert [c.name for c in d.nodes] == ["node-9"]
 
 
+def test_a_node_alone_in_its_group_is_named_not_its_uplink():
+    """Where the first model's grouping left a node alone (real probes' noise), its slow pairs
+    are its own: the node is named, not an uplink of its one-node group."""
+    before = model_of(SPEC, 1)
+    before.group_of = np.array([0, 0, 0, 0, 1, 2, 2, 2, 3, 3, 3, 3])  # node-4 alone in g1
+    d = diff_models(before, model_of(degraded(Degraded("node", 4, bw_factor=0.1)), 2))
+    assert [c.name for c in d.nodes] == ["node-4"]
+    assert d.links == [] and d.unexplained == 0
+
+
 def test_a_change_inside_the_measured_noise_is_not_one():
     """A 20 % slower node is a change when the rounds agree within 3 %, not
     when they spread over +-30 %: the range of samples is the noise."""
