@@ -205,6 +205,8 @@ def coll_tune_command(
     root_list = _parse_roots(roots, ranks)
     if verify is not None and file_format != "ompi-rules":
         raise UsageError("--verify: only with --format ompi-rules (the library verifies its own rules in the job)")
+    if verify is not None and not verify.strip():
+        raise UsageError("--verify: the launcher is empty (e.g. --verify 'mpirun -np 8')")
     if verify_repeats < 1:
         raise UsageError(f"--verify-repeats: {verify_repeats} is not a positive count of runs")
     if file_format == "ompi-rules" and root_list != [0]:

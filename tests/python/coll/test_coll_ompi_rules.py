@@ -140,6 +140,9 @@ def test_coll_tune_writes_open_mpi_rules(small_platform, tmp_path):
     r = run_cli("coll", "tune", "--platform", small_platform.out_dir, "--ranks", "8", "--format", "mpich",
                 "-o", tmp_path / "x")
     assert_one_line_error(r, "--format: unknown format 'mpich'")
+    r = run_cli("coll", "tune", "--platform", small_platform.out_dir, "--ranks", "8", "--format", "ompi-rules",
+                "--verify", " ", "-o", tmp_path / "x")
+    assert_one_line_error(r, "--verify: the launcher is empty")
     assert not (tmp_path / "x").exists()
 
 
