@@ -78,6 +78,9 @@ RW_COLL_API rw_status rw_coll_allreduce(const void *sendbuf, void *recvbuf, int 
                             MPI_Comm comm, rw_coll_alg alg);
 RW_COLL_API rw_status rw_coll_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, rw_coll_alg alg);
+/* pairwise or symmetric (the cap from the model, RANKWISE_COLL_ALLTOALL_CAP) */
+RW_COLL_API rw_status rw_coll_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm, rw_coll_alg alg);
 
 /* The same over a tree given by the caller (e.g. built from a model): the
  * root is tree->root, tree->n_ranks must be comm's size, every rank passes

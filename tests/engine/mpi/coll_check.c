@@ -480,6 +480,18 @@ static void t_api(MPI_Comm comm)
           "an operation the datatype does not take", "api", 0, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, n, comm, RW_COLL_BINOMIAL) == RW_ERR_ARG, "root out of range", "api", n, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_RING) == RW_ERR_ARG, "ring bcast refused", "api", 0, 1);
+    /* an algorithm of another operation is refused, not run as a tree */
+    int pa = me, pb[64];
+    check(rw_coll_allreduce(&one, b, 1, MPI_INT, MPI_SUM, comm, RW_COLL_PAIRWISE) == RW_ERR_ARG &&
+              strstr(rw_last_error(), "pairwise") && strstr(rw_last_error(), "allreduce") &&
+              rw_coll_allreduce(&one, b, 1, MPI_INT, MPI_SUM, comm, RW_COLL_SYMMETRIC) == RW_ERR_ARG &&
+              rw_coll_bcast(a, 1, MPI_INT, 0, comm, RW_COLL_PAIRWISE) == RW_ERR_ARG &&
+              rw_coll_reduce(&one, b, 1, MPI_INT, MPI_SUM, 0, comm, RW_COLL_SYMMETRIC) == RW_ERR_ARG &&
+              rw_coll_gather(&pa, 1, MPI_INT, pb, 1, MPI_INT, 0, comm, RW_COLL_RING) == RW_ERR_ARG &&
+              rw_coll_scatter(pb, 1, MPI_INT, &pa, 1, MPI_INT, 0, comm, RW_COLL_RECURSIVE_DOUBLING) == RW_ERR_ARG &&
+              rw_coll_allgather(&pa, 1, MPI_INT, pb, 1, MPI_INT, comm, RW_COLL_PAIRWISE) == RW_ERR_ARG &&
+              rw_coll_alltoall(pb, 1, MPI_INT, pb + 32, 1, MPI_INT, comm, RW_COLL_RING) == RW_ERR_ARG,
+          "alltoall's algorithms refused elsewhere, others' refused by alltoall", "api", 0, 1);
     check(rw_coll_bcast(a, 1, MPI_INT, 0, comm, (rw_coll_alg)99) == RW_ERR_ARG &&
               strlen(rw_last_error()) > 0, "unknown algorithm", "api", 0, 1);
     rw_coll_alg parsed;

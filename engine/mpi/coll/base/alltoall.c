@@ -78,9 +78,12 @@ rw_status rwc_run_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, i
     size_t sbytes = 0, rbytes;
     if (comm == MPI_COMM_NULL)
         return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
-    if (alg != RW_COLL_PAIRWISE && alg != RW_COLL_SYMMETRIC)
-        return rw_fail(RW_ERR_ARG, "%s is not an alltoall algorithm (pairwise, symmetric)",
-                       rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value");
+    if (alg == RW_COLL_PASSTHROUGH || !rw_algo_valid(RWC_ALLTOALL, (int)alg)) {
+        char known[128];
+        return rw_fail(RW_ERR_ARG, "%s is not an alltoall algorithm (%s)",
+                       rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value",
+                       rw_algo_names(known, sizeof known, RW_ALGO_BINOMIAL, RWC_ALLTOALL, 1));
+    }
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return rw_fail(RW_ERR_ARG, "not a communicator");
     if (inter)

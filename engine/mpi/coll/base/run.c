@@ -43,16 +43,29 @@ static rw_status count_ok(int count)
 
 /* A check made before the communicator's cache exists: intercomm and bad
  * values must not create one (its MPI_Comm_dup is collective). */
-static rw_status precheck(MPI_Comm comm, rw_coll_alg alg)
+static rw_status comm_check(MPI_Comm comm)
 {
     int inter = 0;
     if (comm == MPI_COMM_NULL)
         return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
-    if (!rw_coll_alg_name(alg) || alg == RW_COLL_AUTO || alg == RW_COLL_PASSTHROUGH)
-        return rw_fail(RW_ERR_ARG, "no algorithm to run");
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return rw_fail(RW_ERR_ARG, "not a communicator");
     return inter ? rw_fail(RW_ERR_STATE, "an intercommunicator (passed to the MPI)") : RW_OK;
+}
+
+/* An algorithm runs only the operations the registry gives it: refused
+ * here, before anything is sent, rather than run as another one. */
+static rw_status precheck(MPI_Comm comm, rwc_op kind, rw_coll_alg alg)
+{
+    char known[256];
+    if (comm == MPI_COMM_NULL)
+        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
+    if (!rw_coll_alg_name(alg) || alg == RW_COLL_AUTO || alg == RW_COLL_PASSTHROUGH)
+        return rw_fail(RW_ERR_ARG, "no algorithm to run");
+    if (!rw_algo_valid(kind, (int)alg))
+        return rw_fail(RW_ERR_ARG, "%s is not an algorithm of %s (%s)", rw_coll_alg_name(alg), rw_op_name(kind),
+                       rw_algo_names(known, sizeof known, RW_ALGO_BINOMIAL, kind, 1));
+    return comm_check(comm);
 }
 
 static rw_status commutative(MPI_Op op, int *out)
@@ -70,7 +83,7 @@ static rw_status begin(rwc_op kind, MPI_Comm comm, rw_coll_alg alg, int count, M
                        int root, rwc_comm **c, size_t *bytes, int *commute)
 {
     const rw_algo_info *a = rw_algo_by_id((int)alg);
-    rw_status st = precheck(comm, alg);
+    rw_status st = precheck(comm, kind, alg);
     if (!st)
         st = count_ok(count);
     if (!st)
@@ -79,8 +92,6 @@ static rw_status begin(rwc_op kind, MPI_Comm comm, rw_coll_alg alg, int count, M
         st = rwc_op_fits(*op, type);
     if (!st && op)
         st = commutative(*op, commute);
-    if (!st && alg == RW_COLL_MULTIRING)
-        st = rw_fail(RW_ERR_ARG, "multiring is an algorithm of allgather only");
     if (!st && op && a && (a->flags & RW_ALGO_COMMUTES) && !*commute)
         st = rw_fail(RW_ERR_STATE, "%s %s: a non-commutative operation (the trees are out of rank order)", a->name,
                      rw_op_name(kind));
@@ -274,7 +285,7 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
     rwc_comm *c;
     size_t blk;
     const rw_tree *t;
-    rw_status st = precheck(comm, alg);
+    rw_status st = precheck(comm, op, alg);
     if (!st)
         st = setup(comm, op, root, alg, &c);
     if (st)
@@ -343,13 +354,11 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
 {
     rwc_comm *c;
     size_t blk;
-    rw_status st = precheck(comm, alg);
+    rw_status st = precheck(comm, RWC_ALLGATHER, alg);
     if (!st)
         st = count_ok(rc);
     if (!st)
         st = rwc_type_bytes(rc, rtype, &blk);
-    if (!st && alg == RW_COLL_TRINARY)
-        st = rw_fail(RW_ERR_ARG, "trinary is not an allgather algorithm");
     if (!st)
         st = setup(comm, RWC_ALLGATHER, 0, alg, &c);
     if (!st)
@@ -393,7 +402,7 @@ int rwc_is_root(MPI_Comm comm, int root)
 
 static rw_status tree_setup(const rw_tree *tree, MPI_Comm comm, rwc_comm **c)
 {
-    rw_status st = precheck(comm, RW_COLL_BINOMIAL);
+    rw_status st = comm_check(comm);
     if (!st)
         st = rw_tree_check(tree);
     if (!st)

@@ -131,6 +131,18 @@ rw_status rw_coll_allgather(const void *s, int sc, MPI_Datatype st, void *r, int
     return rwc_run_allgather(s, sc, st, r, rc, rt, comm, alg, &prm);
 }
 
+rw_status rw_coll_alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
+                           rw_coll_alg alg)
+{
+    if (alg == RW_COLL_AUTO)
+        API_AUTO(rwc_decided_alltoall(s, sc, st, r, rc, rt, comm, &pass),
+                 rwc_real_alltoall(s, sc, st, r, rc, rt, comm), "MPI_Alltoall");
+    if (alg == RW_COLL_PASSTHROUGH)
+        return rwc_mpi(rwc_real_alltoall(s, sc, st, r, rc, rt, comm), "MPI_Alltoall");
+    rwc_params prm = rwc_decision_params();
+    return rwc_run_alltoall(s, sc, st, r, rc, rt, comm, alg, &prm);
+}
+
 /* ---- over a caller's tree ---- */
 
 rw_status rw_coll_bcast_tree(void *buf, int count, MPI_Datatype type, const rw_tree *tree, MPI_Comm comm,
