@@ -156,6 +156,12 @@ int rwc_real_scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MP
 int rwc_real_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 int rwc_real_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
 int rwc_real_alltoall(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm);
+int rwc_real_cart_create(MPI_Comm comm, int ndims, const int *dims, const int *periods, int reorder, MPI_Comm *out);
+int rwc_real_graph_create(MPI_Comm comm, int nnodes, const int *index, const int *edges, int reorder, MPI_Comm *out);
+int rwc_real_dist_graph_create(MPI_Comm comm, int n, const int *sources, const int *degrees, const int *dest,
+                               const int *weights, MPI_Info info, int reorder, MPI_Comm *out);
+int rwc_real_dist_graph_create_adjacent(MPI_Comm comm, int indeg, const int *src, const int *srcw, int outdeg,
+                                        const int *dst, const int *dstw, MPI_Info info, int reorder, MPI_Comm *out);
 
 /* A typed buffer seen as its bytes in MPI_Pack order: the buffer itself
  * for a dense predefined type, else a packed copy. */

@@ -32,16 +32,7 @@
 #define EDGE_BYTES 65536
 #define NAME_LEN RWC_NAME_LEN
 
-typedef int (*cart_fn)(MPI_Comm, int, const int *, const int *, int, MPI_Comm *);
-typedef int (*graph_fn)(MPI_Comm, int, const int *, const int *, int, MPI_Comm *);
-typedef int (*dist_fn)(MPI_Comm, int, const int *, const int *, const int *, const int *, MPI_Info, int,
-                       MPI_Comm *);
-typedef int (*adjacent_fn)(MPI_Comm, int, const int *, const int *, int, const int *, const int *, MPI_Info, int,
-                           MPI_Comm *);
-
 #ifndef RW_SMPI
-#include <dlfcn.h>
-
 RWC_INTERPOSED int PMPI_Cart_create(MPI_Comm, int, const int *, const int *, int, MPI_Comm *)
     __attribute__((alias("MPI_Cart_create")));
 RWC_INTERPOSED int PMPI_Graph_create(MPI_Comm, int, const int *, const int *, int, MPI_Comm *)
@@ -50,47 +41,7 @@ RWC_INTERPOSED int PMPI_Dist_graph_create(MPI_Comm, int, const int *, const int 
                            MPI_Comm *) __attribute__((alias("MPI_Dist_graph_create")));
 RWC_INTERPOSED int PMPI_Dist_graph_create_adjacent(MPI_Comm, int, const int *, const int *, int, const int *, const int *,
                                     MPI_Info, int, MPI_Comm *) __attribute__((alias("MPI_Dist_graph_create_adjacent")));
-
-/* The MPI's own, the next definition below this library (real.c). */
-static void *next(const char *name)
-{
-    void *f = dlsym(RTLD_NEXT, name);
-    if (!f) {
-        fprintf(stderr, "rankwise-coll: error: no %s below librankwise_coll (%s)\n", name, dlerror());
-        PMPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return f;
-}
-#define REAL(type, name) static type real; if (!real) real = (type)next(#name)
-#else
-#define REAL(type, name) type real = name
 #endif
-
-static int real_cart(MPI_Comm comm, int ndims, const int *dims, const int *periods, int reorder, MPI_Comm *out)
-{
-    REAL(cart_fn, PMPI_Cart_create);
-    return real(comm, ndims, dims, periods, reorder, out);
-}
-
-static int real_graph(MPI_Comm comm, int nnodes, const int *index, const int *edges, int reorder, MPI_Comm *out)
-{
-    REAL(graph_fn, PMPI_Graph_create);
-    return real(comm, nnodes, index, edges, reorder, out);
-}
-
-static int real_dist(MPI_Comm comm, int n, const int *sources, const int *degrees, const int *dest,
-                     const int *weights, MPI_Info info, int reorder, MPI_Comm *out)
-{
-    REAL(dist_fn, PMPI_Dist_graph_create);
-    return real(comm, n, sources, degrees, dest, weights, info, reorder, out);
-}
-
-static int real_adjacent(MPI_Comm comm, int indeg, const int *src, const int *srcw, int outdeg, const int *dst,
-                         const int *dstw, MPI_Info info, int reorder, MPI_Comm *out)
-{
-    REAL(adjacent_fn, PMPI_Dist_graph_create_adjacent);
-    return real(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
-}
 
 /* ---------------------------------------------------------------------
  * The plan: new_rank_of[old rank], computed on rank 0
@@ -340,7 +291,7 @@ RWC_INTERPOSED int MPI_Cart_create(MPI_Comm comm, int ndims, const int *dims, co
         n *= ok ? dims[d] : 1;
     }
     if (!ok) /* the MPI's own also reports what is wrong with the arguments */
-        return real_cart(comm, ndims, dims, periods, reorder, out);
+        return rwc_real_cart_create(comm, ndims, dims, periods, reorder, out);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     edges e = {0};
@@ -350,14 +301,14 @@ RWC_INTERPOSED int MPI_Cart_create(MPI_Comm comm, int ndims, const int *dims, co
     edges_free(&e);
     int rc;
     if (outcome < 0) {
-        rc = real_cart(comm, ndims, dims, periods, reorder, out);
+        rc = rwc_real_cart_create(comm, ndims, dims, periods, reorder, out);
     } else if (outcome == 0) {
-        rc = real_cart(comm, ndims, dims, periods, 0, out);
+        rc = rwc_real_cart_create(comm, ndims, dims, periods, 0, out);
     } else {
         MPI_Comm tmp = MPI_COMM_NULL;
         rc = renumbered(comm, new_rank_of, &tmp);
         if (rc == MPI_SUCCESS) {
-            rc = real_cart(tmp, ndims, dims, periods, 0, out);
+            rc = rwc_real_cart_create(tmp, ndims, dims, periods, 0, out);
             PMPI_Comm_free(&tmp);
         }
     }
@@ -370,7 +321,7 @@ RWC_INTERPOSED int MPI_Graph_create(MPI_Comm comm, int nnodes, const int *index,
     int size = 0, ok = wanted(comm, reorder) && nnodes > 0 && index && edges_in &&
                        PMPI_Comm_size(comm, &size) == MPI_SUCCESS && nnodes <= size;
     if (!ok)
-        return real_graph(comm, nnodes, index, edges_in, reorder, out);
+        return rwc_real_graph_create(comm, nnodes, index, edges_in, reorder, out);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     edges e = {0};
@@ -385,14 +336,14 @@ RWC_INTERPOSED int MPI_Graph_create(MPI_Comm comm, int nnodes, const int *index,
     edges_free(&e);
     int rc;
     if (outcome < 0) {
-        rc = real_graph(comm, nnodes, index, edges_in, reorder, out);
+        rc = rwc_real_graph_create(comm, nnodes, index, edges_in, reorder, out);
     } else if (outcome == 0) {
-        rc = real_graph(comm, nnodes, index, edges_in, 0, out);
+        rc = rwc_real_graph_create(comm, nnodes, index, edges_in, 0, out);
     } else {
         MPI_Comm tmp = MPI_COMM_NULL;
         rc = renumbered(comm, new_rank_of, &tmp);
         if (rc == MPI_SUCCESS) {
-            rc = real_graph(tmp, nnodes, index, edges_in, 0, out);
+            rc = rwc_real_graph_create(tmp, nnodes, index, edges_in, 0, out);
             PMPI_Comm_free(&tmp);
         }
     }
@@ -444,7 +395,7 @@ RWC_INTERPOSED int MPI_Dist_graph_create(MPI_Comm comm, int n, const int *source
                           const int *weights, MPI_Info info, int reorder, MPI_Comm *out)
 {
     if (!wanted(comm, reorder) || n < 0)
-        return real_dist(comm, n, sources, degrees, dest, weights, info, reorder, out);
+        return rwc_real_dist_graph_create(comm, n, sources, degrees, dest, weights, info, reorder, out);
     int64_t count = 0;
     for (int i = 0; i < n; i++)
         count += degrees[i] > 0 ? degrees[i] : 0;
@@ -471,14 +422,14 @@ RWC_INTERPOSED int MPI_Dist_graph_create(MPI_Comm comm, int n, const int *source
     edges_free(&e);
     int rc;
     if (outcome < 0) {
-        rc = real_dist(comm, n, sources, degrees, dest, weights, info, reorder, out);
+        rc = rwc_real_dist_graph_create(comm, n, sources, degrees, dest, weights, info, reorder, out);
     } else if (outcome == 0) {
-        rc = real_dist(comm, n, sources, degrees, dest, weights, info, 0, out);
+        rc = rwc_real_dist_graph_create(comm, n, sources, degrees, dest, weights, info, 0, out);
     } else { /* vertex v is the new rank v: the edges stay as given */
         MPI_Comm tmp = MPI_COMM_NULL;
         rc = renumbered(comm, new_rank_of, &tmp);
         if (rc == MPI_SUCCESS) {
-            rc = real_dist(tmp, n, sources, degrees, dest, weights, info, 0, out);
+            rc = rwc_real_dist_graph_create(tmp, n, sources, degrees, dest, weights, info, 0, out);
             PMPI_Comm_free(&tmp);
         }
     }
@@ -525,7 +476,7 @@ RWC_INTERPOSED int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indeg, cons
                                    const int *dst, const int *dstw, MPI_Info info, int reorder, MPI_Comm *out)
 {
     if (!wanted(comm, reorder) || indeg < 0 || outdeg < 0)
-        return real_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
+        return rwc_real_dist_graph_create_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     int *triples = malloc((size_t)(3 * (int64_t)outdeg + 1) * sizeof *triples);
@@ -549,9 +500,9 @@ RWC_INTERPOSED int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indeg, cons
     edges_free(&e);
     int rc;
     if (outcome < 0) {
-        rc = real_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
+        rc = rwc_real_dist_graph_create_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
     } else if (outcome == 0) {
-        rc = real_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, 0, out);
+        rc = rwc_real_dist_graph_create_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, 0, out);
     } else {
         MPI_Comm tmp = MPI_COMM_NULL;
         rc = renumbered(comm, new_rank_of, &tmp);
@@ -567,9 +518,9 @@ RWC_INTERPOSED int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indeg, cons
             /* the graph is weighted everywhere or nowhere; an empty list of a weighted graph may say so */
             const int *w_in = head[2] ? lists + in : weighted(srcw) ? MPI_WEIGHTS_EMPTY : srcw;
             const int *w_out = head[3] ? lists + 2 * in + outd : weighted(dstw) ? MPI_WEIGHTS_EMPTY : dstw;
-            rc = real_adjacent(tmp, in, lists, w_in, outd, lists + 2 * in, w_out, info, 0, out);
+            rc = rwc_real_dist_graph_create_adjacent(tmp, in, lists, w_in, outd, lists + 2 * in, w_out, info, 0, out);
         } else if (rc == MPI_SUCCESS) { /* the same answer on every rank: the MPI's own */
-            rc = real_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
+            rc = rwc_real_dist_graph_create_adjacent(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
         }
         free(lists);
         if (tmp != MPI_COMM_NULL)

@@ -1,6 +1,6 @@
-/* The MPI's own collectives beneath this library. The shared library
- * defines PMPI_Bcast etc. too (so that a profiler above it, calling
- * PMPI_, reaches it: docs/concepts/collectives.md "Layering"); the real ones are
+/* The MPI's own collectives and topology constructors beneath this
+ * library. The shared library defines PMPI_Bcast etc. too (so that a
+ * profiler above it, calling PMPI_, reaches it: docs/concepts/collectives.md "Layering"); the real ones are
  * then the next definitions in the search order (RTLD_NEXT). Under SMPI
  * the static library defines MPI_ only and PMPI_ is SimGrid's. */
 #include "coll.h"
@@ -32,6 +32,12 @@ typedef int (*reduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, int, M
 typedef int (*gather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
 typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 typedef int (*allgather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+typedef int (*cart_fn)(MPI_Comm, int, const int *, const int *, int, MPI_Comm *);
+typedef int (*graph_fn)(MPI_Comm, int, const int *, const int *, int, MPI_Comm *);
+typedef int (*dist_fn)(MPI_Comm, int, const int *, const int *, const int *, const int *, MPI_Info, int,
+                       MPI_Comm *);
+typedef int (*adjacent_fn)(MPI_Comm, int, const int *, const int *, int, const int *, const int *, MPI_Info, int,
+                           MPI_Comm *);
 
 int rwc_real_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
@@ -73,4 +79,31 @@ int rwc_real_allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, 
 {
     REAL(allgather_fn, PMPI_Allgather);
     return real(s, sc, st, r, rc, rt, comm);
+}
+
+/* The topology constructors beneath MPI's reorder flag (reorder/topo.c). */
+int rwc_real_cart_create(MPI_Comm comm, int ndims, const int *dims, const int *periods, int reorder, MPI_Comm *out)
+{
+    REAL(cart_fn, PMPI_Cart_create);
+    return real(comm, ndims, dims, periods, reorder, out);
+}
+
+int rwc_real_graph_create(MPI_Comm comm, int nnodes, const int *index, const int *edges, int reorder, MPI_Comm *out)
+{
+    REAL(graph_fn, PMPI_Graph_create);
+    return real(comm, nnodes, index, edges, reorder, out);
+}
+
+int rwc_real_dist_graph_create(MPI_Comm comm, int n, const int *sources, const int *degrees, const int *dest,
+                               const int *weights, MPI_Info info, int reorder, MPI_Comm *out)
+{
+    REAL(dist_fn, PMPI_Dist_graph_create);
+    return real(comm, n, sources, degrees, dest, weights, info, reorder, out);
+}
+
+int rwc_real_dist_graph_create_adjacent(MPI_Comm comm, int indeg, const int *src, const int *srcw, int outdeg,
+                                        const int *dst, const int *dstw, MPI_Info info, int reorder, MPI_Comm *out)
+{
+    REAL(adjacent_fn, PMPI_Dist_graph_create_adjacent);
+    return real(comm, indeg, src, srcw, outdeg, dst, dstw, info, reorder, out);
 }
