@@ -267,6 +267,48 @@ def test_a_slow_shared_link_is_named_on_the_pairs_that_cross_it(tmp_path, topolo
         assert on[cell & clean].mean() >= 0.5
 
 
+def with_round_trips(model: Model, contended=(), share: float = 1 / 3) -> Model:
+    """The round trips the model's fit came from (s bytes out, an empty reply: alpha_ij + alpha_ji +
+    s x beta_ij), each node its own group as a torus probe stores them, refitted. The pairs in
+    `contended` share a link with round-mates during their 64 KiB transfers in both directions (the
+    concurrent probe runs both in one round): `share` of the rate there."""
+    s = model.sizes.astype(float)
+    rtt = (model.alpha + model.alpha.T)[..., None] + model.beta[..., None] * s
+    for i, j in contended:
+        for a, b in ((i, j), (j, i)):
+            rtt[a, b] += np.where(model.sizes == 65536, (1 / share - 1) * s * model.beta[a, b], 0.0)
+    model.rtt_min, model.rtt_median, model.rtt_max = rtt.copy(), rtt.copy(), rtt.copy()
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)
+    model.refit()
+    return model
+
+
+def test_contention_at_large_sizes_makes_no_slow_relation(tmp_path):
+    """Round-mates sharing a link at large sizes tilt a pair's Hockney fit: its alpha rises off the
+    distance classes (0.4 step here) while its smallest messages still take the route's latency.
+    Relations are judged from those: no slow relation (the fitted alpha gave six), and a slow
+    router link is still named."""
+    contended = [(0, 10), (5, 31), (3, 25)]  # 3-4 hops apart
+    model = with_round_trips(synthetic_model(PlatformSpec(topology="torus:4,4,2", seed=1), seed=1, noise=0.0),
+                             contended)
+    f = find_slow_links(model)
+    alpha = (model.alpha + model.alpha.T) / 2
+    assert not f.classes.explained(np.array([alpha[p] for p in contended])).any()  # the fit moved them
+    assert f.slow_blocks == [] and f.slow_nodes == [] and f.slow_uplinks == []
+
+    from rankwise.sim.faults import crossing_pairs
+
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1, degraded=[Degraded("x", 3, 0.3, 2.5)])
+    gen = generate(spec, tmp_path / "plat")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.name == "x-3"]].any(axis=0)
+    on |= on.T
+    f = find_slow_links(with_round_trips(synthetic_model(spec, seed=1, noise=0.0)))
+    g = f.groups
+    assert f.slow_blocks and f.slow_nodes == []
+    for a, b in f.slow_blocks:
+        assert on[(g[:, None] == a) & (g[None, :] == b)].mean() >= 0.5
+
+
 # ------------------------------------------ time variation localised (issue 21, item 3)
 
 
