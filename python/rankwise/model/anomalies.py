@@ -339,16 +339,19 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
     alone = np.bincount(g, minlength=k)[g] == 1
     with np.errstate(invalid="ignore"):
         mine = (slow.sum(0) + slow.sum(1)) / np.maximum(across.sum(0) + across.sum(1), 1)
-        # Or whose nearest pair is a step or more beyond the nearest class, where nearly every
-        # node has one there: its own link adds about a whole step to every pair (a NIC at 3x
-        # latency on a torus of 2 us hops), which the classes alone take for longer routes.
+        # A node, alone or in a group, whose nearest pair is a step or more beyond the nearest
+        # class, where nearly every node has one there: its own link adds about a whole step to
+        # every pair (a NIC at 3x latency on a torus of 2 us hops), which the classes alone take
+        # for longer routes. Its group does not hide it: its mates are its nearest pairs too; but
+        # a node whose mates are all left out (slow) may have no near pair left.
         pos = np.where(clean & np.isfinite(sym), classes.position(np.where(np.isfinite(sym), sym, 0.0)), np.inf)
         nearest = np.min(pos, axis=1)
         seen = np.isfinite(nearest)
-        far = seen & (nearest > 1 - CLASS_TOL)
-        if seen.any() and far.mean() <= 0.1:
-            mine = np.where(far, 1.0, mine)
-    return blocks, [int(i) for i in np.flatnonzero(alone & (mine > 0.5))], classes
+        has_mate = (clean & (g[:, None] == g[None, :])).any(axis=1)
+        far = seen & (nearest > 1 - CLASS_TOL) & (alone | has_mate)
+        if not seen.any() or far.mean() > 0.1:
+            far[:] = False
+    return blocks, [int(i) for i in np.flatnonzero((alone & (mine > 0.5)) | far)], classes
 
 
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
@@ -570,7 +573,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
               else (np.nan, np.nan))
     relations, own, classes = _slow_relations(round_trip_latency(model), bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
-    own_groups = {int(g[i]) for i in own}
+    own_groups = {int(g[i]) for i in own if (g == g[i]).sum() == 1}  # their relations are their link's
     slow_nodes = sorted(set(slow_nodes) | set(own))
     for block in relations:
         if block not in slow_blocks and not own_groups & set(block):

@@ -309,6 +309,20 @@ def test_contention_at_large_sizes_makes_no_slow_relation(tmp_path):
         assert on[(g[:, None] == a) & (g[None, :] == b)].mean() >= 0.5
 
 
+def test_a_nic_latency_in_a_group_is_named():
+    """A NIC at 3.2x its latency adds about a whole step to every pair of its node: its nearest
+    pair is a class farther than every other node's. On a torus the probe may group a few nodes
+    around a slow link; the node's group is no cover (its mates are its nearest pairs too)."""
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1, degraded=[Degraded("node", 5, bw_factor=1.0, lat_factor=3.2)])
+    model = synthetic_model(spec, seed=1, noise=0.0)
+    stored = np.arange(model.n_nodes)
+    stored[[1, 4, 6, 9]] = 5  # node 5 and its four neighbours in x and y
+    model.group_of = np.unique(stored, return_inverse=True)[1].astype(np.int32)
+    f = find_slow_links(model)
+    assert (f.groups == f.groups[5]).sum() == 5
+    assert f.slow_nodes == [5] and f.slow_blocks == []
+
+
 # ------------------------------------------ time variation localised (issue 21, item 3)
 
 
