@@ -327,7 +327,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
         # A narrow link caps a pair at the same rate in every round; contention in the concurrent
         # probe, or a link whose load varies, does not: only a steady pair's bandwidth counts.
         steady = ~(jitter > JITTER_FLOOR) if jitter is not None else True
-        slow |= across & steady & (bw * BANDWIDTH_DROP < ref[level])
+        slow |= _shared_caps(across & steady & (bw * BANDWIDTH_DROP < ref[level]), bw)
     rows, cols = np.nonzero(across)
     key = g[rows] * k + g[cols]
     share = np.bincount(key, weights=slow[rows, cols], minlength=k * k) / np.maximum(
@@ -352,6 +352,23 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
         if not seen.any() or far.mean() > 0.1:
             far[:] = False
     return blocks, [int(i) for i in np.flatnonzero((alone & (mine > 0.5)) | far)], classes
+
+
+SAME_RATE = 0.10  # two pairs capped within 10 % of each other share the cap
+
+
+def _shared_caps(capped: np.ndarray, bw: np.ndarray) -> np.ndarray:
+    """The capped pairs whose cap another capped pair from the same source or to the same
+    destination shares (bandwidth within SAME_RATE). A narrow shared link caps every route through
+    it, and routes through one link fan out from its sources or into its destinations (a torus
+    link's x hop carries a node's pairs to a whole plane): its pairs come in families at its rate.
+    A round-mate of the concurrent probe on a pair's route halves that pair alone (a torus pair at
+    0.45 of its class, every other pair of its two nodes at full rate): no link is named from it."""
+    out = np.zeros_like(capped)
+    for i, j in zip(*np.nonzero(capped)):
+        mates = np.concatenate([bw[i, capped[i]], bw[capped[:, j], j]])
+        out[i, j] = (np.abs(mates / bw[i, j] - 1) <= SAME_RATE).sum() > 2  # itself twice
+    return out
 
 
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core

@@ -309,6 +309,28 @@ def test_contention_at_large_sizes_makes_no_slow_relation(tmp_path):
         assert on[(g[:, None] == a) & (g[None, :] == b)].mean() >= 0.5
 
 
+def test_a_pair_halved_by_a_round_mate_names_no_link(tmp_path):
+    """A round-mate on one pair's route halves that pair steadily (its rounds repeat the same
+    mates): no other pair of its two nodes is capped, so no link is named. The pairs a slow
+    router link caps (0.3 of its rate) come in families and are still named."""
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1)
+    model = synthetic_model(spec, seed=1, noise=0.0)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)  # as a torus probe stores them
+    model.beta[0, 10] *= 2.3  # 0.43 of its rate, as the study's tori read such pairs
+    assert find_slow_links(model).slow_blocks == []
+
+    from rankwise.sim.faults import crossing_pairs
+
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1, degraded=[Degraded("x", 3, 0.3, 1.0)])
+    gen = generate(spec, tmp_path / "plat")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.name == "x-3"]].any(axis=0)
+    model = synthetic_model(spec, seed=1, noise=0.0)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)
+    f = find_slow_links(model)
+    g = f.groups
+    assert f.slow_blocks and all(on[(g[:, None] == a) & (g[None, :] == b)].all() for a, b in f.slow_blocks)
+
+
 def test_a_nic_latency_in_a_group_is_named():
     """A NIC at 3.2x its latency adds about a whole step to every pair of its node: its nearest
     pair is a class farther than every other node's. On a torus the probe may group a few nodes
