@@ -289,16 +289,17 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
     """Relations between groups slower than the structure explains (docs/concepts/model.md).
 
     Pairs' latencies (their smallest messages', round_trip_latency; slow nodes left out, so a
-    pair's latency is its route's) are placed on the distance classes of all pairs between groups not through a slow
-    uplink. A pair is slow when it falls between two classes or beyond the farthest, or when its
-    bandwidth is below 1/BANDWIDTH_DROP of its class's median (a longer route crosses more links,
-    not narrower ones) and the pair is steady (jitter, as pair_variation gives it, at most
-    JITTER_FLOOR). A relation is slow when most of its pairs are: its median alone would
-    fall between two classes where a group holds nodes at two distances from another (groups
-    on a torus). Without classes (fewer than two latency levels), a relation is judged against
-    the better quartile of all relations, as alterations only make links worse. Returns the
-    slow relations, the nodes alone in their group most of whose pairs are slow (their own
-    link) and the distance classes (None without)."""
+    pair's latency is its route's) are placed on the distance classes of all pairs between groups
+    not through a slow uplink. A pair is slow when it falls between two classes or beyond the
+    farthest, or when its bandwidth is below 1/BANDWIDTH_DROP of its class's median (a longer
+    route crosses more links, not narrower ones), the pair is steady (jitter, as pair_variation
+    gives it, at most JITTER_FLOOR) and another pair shares its cap (_shared_caps). A relation
+    is slow when most of its pairs are: its median alone would fall between two classes where a
+    group holds nodes at two distances from another (groups on a torus). Without classes (fewer
+    than two latency levels), a relation is judged against the better quartile of all relations,
+    as alterations only make links worse. Returns the slow relations, the nodes whose own link is
+    slow (alone in their group with most of their pairs slow, or a step farther than the
+    nearest class) and the distance classes (None without)."""
     n, k = len(g), blat.shape[0]
     sym = _network_part(lat, np.zeros(n))
     same = g[:, None] == g[None, :]
@@ -589,7 +590,8 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     # Between groups: against the distance classes (a longer route is no fault).
     hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
               else (np.nan, np.nan))
-    relations, own, classes = _slow_relations(round_trip_latency(model), bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
+    relations, own, classes = _slow_relations(round_trip_latency(model), bw, clean, g, uplinks, blat0, bbw0,
+                                              threshold, pair_variation(model))
     own_groups = {int(g[i]) for i in own if (g == g[i]).sum() == 1}  # their relations are their link's
     slow_nodes = sorted(set(slow_nodes) | set(own))
     for block in relations:
