@@ -288,17 +288,18 @@ def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> Distanc
 def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=None):
     """Relations between groups slower than the structure explains (docs/concepts/model.md).
 
-    Pairs' latencies (both directions' mean; slow nodes left out, so a pair's latency is its
-    route's) are placed on the distance classes of all pairs between groups not through a slow
-    uplink. A pair is slow when it falls between two classes or beyond the farthest, or when its
-    bandwidth is below 1/BANDWIDTH_DROP of its class's median (a longer route crosses more links,
-    not narrower ones) and the pair is steady (jitter, as pair_variation gives it, at most
-    JITTER_FLOOR). A relation is slow when most of its pairs are: its median alone would
-    fall between two classes where a group holds nodes at two distances from another (groups
-    on a torus). Without classes (fewer than two latency levels), a relation is judged against
-    the better quartile of all relations, as alterations only make links worse. Returns the
-    slow relations, the nodes alone in their group most of whose pairs are slow (their own
-    link) and the distance classes (None without)."""
+    Pairs' latencies (their smallest messages', round_trip_latency; slow nodes left out, so a
+    pair's latency is its route's) are placed on the distance classes of all pairs between groups
+    not through a slow uplink. A pair is slow when it falls between two classes or beyond the
+    farthest, or when its bandwidth is below 1/BANDWIDTH_DROP of its class's median (a longer
+    route crosses more links, not narrower ones), the pair is steady (jitter, as pair_variation
+    gives it, at most JITTER_FLOOR) and another pair shares its cap (_shared_caps). A relation
+    is slow when most of its pairs are: its median alone would fall between two classes where a
+    group holds nodes at two distances from another (groups on a torus). Without classes (fewer
+    than two latency levels), a relation is judged against the better quartile of all relations,
+    as alterations only make links worse. Returns the slow relations, the nodes whose own link is
+    slow (alone in their group with most of their pairs slow, or a step farther than the
+    nearest class) and the distance classes (None without)."""
     n, k = len(g), blat.shape[0]
     sym = _network_part(lat, np.zeros(n))
     same = g[:, None] == g[None, :]
@@ -327,7 +328,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
         # A narrow link caps a pair at the same rate in every round; contention in the concurrent
         # probe, or a link whose load varies, does not: only a steady pair's bandwidth counts.
         steady = ~(jitter > JITTER_FLOOR) if jitter is not None else True
-        slow |= across & steady & (bw * BANDWIDTH_DROP < ref[level])
+        slow |= _shared_caps(across & steady & (bw * BANDWIDTH_DROP < ref[level]), bw)
     rows, cols = np.nonzero(across)
     key = g[rows] * k + g[cols]
     share = np.bincount(key, weights=slow[rows, cols], minlength=k * k) / np.maximum(
@@ -339,16 +340,36 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
     alone = np.bincount(g, minlength=k)[g] == 1
     with np.errstate(invalid="ignore"):
         mine = (slow.sum(0) + slow.sum(1)) / np.maximum(across.sum(0) + across.sum(1), 1)
-        # Or whose nearest pair is a step or more beyond the nearest class, where nearly every
-        # node has one there: its own link adds about a whole step to every pair (a NIC at 3x
-        # latency on a torus of 2 us hops), which the classes alone take for longer routes.
+        # A node, alone or in a group, whose nearest pair is a step or more beyond the nearest
+        # class, where nearly every node has one there: its own link adds about a whole step to
+        # every pair (a NIC at 3x latency on a torus of 2 us hops), which the classes alone take
+        # for longer routes. Its group does not hide it: its mates are its nearest pairs too; but
+        # a node whose mates are all left out (slow) may have no near pair left.
         pos = np.where(clean & np.isfinite(sym), classes.position(np.where(np.isfinite(sym), sym, 0.0)), np.inf)
         nearest = np.min(pos, axis=1)
         seen = np.isfinite(nearest)
-        far = seen & (nearest > 1 - CLASS_TOL)
-        if seen.any() and far.mean() <= 0.1:
-            mine = np.where(far, 1.0, mine)
-    return blocks, [int(i) for i in np.flatnonzero(alone & (mine > 0.5))], classes
+        has_mate = (clean & (g[:, None] == g[None, :])).any(axis=1)
+        far = seen & (nearest > 1 - CLASS_TOL) & (alone | has_mate)
+        if not seen.any() or far.mean() > 0.1:
+            far[:] = False
+    return blocks, [int(i) for i in np.flatnonzero((alone & (mine > 0.5)) | far)], classes
+
+
+SAME_RATE = 0.10  # two pairs capped within 10 % of each other share the cap
+
+
+def _shared_caps(capped: np.ndarray, bw: np.ndarray) -> np.ndarray:
+    """The capped pairs whose cap another capped pair from the same source or to the same
+    destination shares (bandwidth within SAME_RATE). A narrow shared link caps every route through
+    it, and routes through one link fan out from its sources or into its destinations (a torus
+    link's x hop carries a node's pairs to a whole plane): its pairs come in families at its rate.
+    A round-mate of the concurrent probe on a pair's route halves that pair alone (a torus pair at
+    0.45 of its class, every other pair of its two nodes at full rate): no link is named from it."""
+    out = np.zeros_like(capped)
+    for i, j in zip(*np.nonzero(capped)):
+        mates = np.concatenate([bw[i, capped[i]], bw[capped[:, j], j]])
+        out[i, j] = (np.abs(mates / bw[i, j] - 1) <= SAME_RATE).sum() > 2  # itself twice
+    return out
 
 
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
@@ -491,6 +512,24 @@ def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
     return sym - a[:, None] - a[None, :]
 
 
+def round_trip_latency(model: Model) -> np.ndarray:
+    """Per pair, its route's latency from its smallest messages' round trips: alpha_ij + alpha_ji
+    over two, each direction's reading (s bytes out, an empty reply back) less s x beta_ij, the
+    median over the smallest quarter of the sizes, both directions averaged; the Hockney alpha
+    where there is none. The fitted alpha is a line's intercept through every size: a round-mate
+    that shares a link at the large sizes of the concurrent probe tilts it (a 5-hop torus pair
+    read 12.3 us against 12.0 us alone, between two distance classes), where the smallest
+    messages cross the network before any round-mate loads it."""
+    k = len(model.sizes)
+    quarter = max(k // 4, 1)
+    sizes = model.sizes[:quarter].astype(float)
+    with np.errstate(all="ignore"), _quiet_nanmedian():
+        beta = np.where(np.isfinite(model.beta), model.beta, 0.0)
+        one = np.nanmedian((model.rtt_median[:, :, :quarter] - beta[:, :, None] * sizes) / 2, axis=-1)
+    one = np.where((model.state == MEASURED) & np.isfinite(one) & (one > 0), one, model.alpha)
+    return np.where(np.isfinite(one) & np.isfinite(one.T), (one + one.T) / 2, np.fmax(one, one.T))
+
+
 def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     n = model.n_nodes
     g = model.groups().astype(int)
@@ -551,8 +590,9 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     # Between groups: against the distance classes (a longer route is no fault).
     hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
               else (np.nan, np.nan))
-    relations, own, classes = _slow_relations(lat, bw, clean, g, uplinks, blat0, bbw0, threshold, pair_variation(model))
-    own_groups = {int(g[i]) for i in own}
+    relations, own, classes = _slow_relations(round_trip_latency(model), bw, clean, g, uplinks, blat0, bbw0,
+                                              threshold, pair_variation(model))
+    own_groups = {int(g[i]) for i in own if (g == g[i]).sum() == 1}  # their relations are their link's
     slow_nodes = sorted(set(slow_nodes) | set(own))
     for block in relations:
         if block not in slow_blocks and not own_groups & set(block):

@@ -267,6 +267,84 @@ def test_a_slow_shared_link_is_named_on_the_pairs_that_cross_it(tmp_path, topolo
         assert on[cell & clean].mean() >= 0.5
 
 
+def with_round_trips(model: Model, contended=(), share: float = 1 / 3) -> Model:
+    """The round trips the model's fit came from (s bytes out, an empty reply: alpha_ij + alpha_ji +
+    s x beta_ij), each node its own group as a torus probe stores them, refitted. The pairs in
+    `contended` share a link with round-mates during their 64 KiB transfers in both directions (the
+    concurrent probe runs both in one round): `share` of the rate there."""
+    s = model.sizes.astype(float)
+    rtt = (model.alpha + model.alpha.T)[..., None] + model.beta[..., None] * s
+    for i, j in contended:
+        for a, b in ((i, j), (j, i)):
+            rtt[a, b] += np.where(model.sizes == 65536, (1 / share - 1) * s * model.beta[a, b], 0.0)
+    model.rtt_min, model.rtt_median, model.rtt_max = rtt.copy(), rtt.copy(), rtt.copy()
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)
+    model.refit()
+    return model
+
+
+def test_contention_at_large_sizes_makes_no_slow_relation(tmp_path):
+    """Round-mates sharing a link at large sizes tilt a pair's Hockney fit: its alpha rises off the
+    distance classes (0.4 step here) while its smallest messages still take the route's latency.
+    Relations are judged from those: no slow relation (the fitted alpha gave six), and a slow
+    router link is still named."""
+    contended = [(0, 10), (5, 31), (3, 25)]  # 3-4 hops apart
+    model = with_round_trips(synthetic_model(PlatformSpec(topology="torus:4,4,2", seed=1), seed=1, noise=0.0),
+                             contended)
+    f = find_slow_links(model)
+    alpha = (model.alpha + model.alpha.T) / 2
+    assert not f.classes.explained(np.array([alpha[p] for p in contended])).any()  # the fit moved them
+    assert f.slow_blocks == [] and f.slow_nodes == [] and f.slow_uplinks == []
+
+    from rankwise.sim.faults import crossing_pairs
+
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1, degraded=[Degraded("x", 3, 0.3, 2.5)])
+    gen = generate(spec, tmp_path / "plat")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.name == "x-3"]].any(axis=0)
+    on |= on.T
+    f = find_slow_links(with_round_trips(synthetic_model(spec, seed=1, noise=0.0)))
+    g = f.groups
+    assert f.slow_blocks and f.slow_nodes == []
+    for a, b in f.slow_blocks:
+        assert on[(g[:, None] == a) & (g[None, :] == b)].mean() >= 0.5
+
+
+def test_a_pair_halved_by_a_round_mate_names_no_link(tmp_path):
+    """A round-mate on one pair's route halves that pair steadily (its rounds repeat the same
+    mates): no other pair of its two nodes is capped, so no link is named. The pairs a slow
+    router link caps (0.3 of its rate) come in families and are still named."""
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1)
+    model = synthetic_model(spec, seed=1, noise=0.0)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)  # as a torus probe stores them
+    model.beta[0, 10] *= 2.3  # 0.43 of its rate, as the study's tori read such pairs
+    assert find_slow_links(model).slow_blocks == []
+
+    from rankwise.sim.faults import crossing_pairs
+
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1, degraded=[Degraded("x", 3, 0.3, 1.0)])
+    gen = generate(spec, tmp_path / "plat")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.name == "x-3"]].any(axis=0)
+    model = synthetic_model(spec, seed=1, noise=0.0)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)
+    f = find_slow_links(model)
+    g = f.groups
+    assert f.slow_blocks and all(on[(g[:, None] == a) & (g[None, :] == b)].all() for a, b in f.slow_blocks)
+
+
+def test_a_nic_latency_in_a_group_is_named():
+    """A NIC at 3.2x its latency adds about a whole step to every pair of its node: its nearest
+    pair is a class farther than every other node's. On a torus the probe may group a few nodes
+    around a slow link; the node's group is no cover (its mates are its nearest pairs too)."""
+    spec = PlatformSpec(topology="torus:4,4,2", seed=1, degraded=[Degraded("node", 5, bw_factor=1.0, lat_factor=3.2)])
+    model = synthetic_model(spec, seed=1, noise=0.0)
+    stored = np.arange(model.n_nodes)
+    stored[[1, 4, 6, 9]] = 5  # node 5 and its four neighbours in x and y
+    model.group_of = np.unique(stored, return_inverse=True)[1].astype(np.int32)
+    f = find_slow_links(model)
+    assert (f.groups == f.groups[5]).sum() == 5
+    assert f.slow_nodes == [5] and f.slow_blocks == []
+
+
 # ------------------------------------------ time variation localised (issue 21, item 3)
 
 
