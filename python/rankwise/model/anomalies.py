@@ -509,8 +509,11 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     # Round trips that spread beyond half a latency level (a loaded real stack) make the
     # latency terms noise: a node is then slow by its bandwidth alone.
     by_latency = not model.latency_noisy()
+    # A narrow NIC caps every round trip; one whose best round trips reach its group's varies.
+    peak_ratio = _node_bandwidth_ratios(_peak_bandwidth(model), measured, g)
     with np.errstate(invalid="ignore"):
-        slow = (by_latency & (lat_ratio > threshold)) | (bw_ratio * threshold < 1)
+        narrow = (bw_ratio * threshold < 1) & ~(peak_ratio * threshold >= 1)
+        slow = (by_latency & (lat_ratio > threshold)) | narrow
     slow_nodes = [int(i) for i in np.flatnonzero(slow)]
 
     # 2. Blocks, cleaned of slow nodes, against the healthy blocks of their kind.
@@ -764,6 +767,19 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
                        str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
     pairs.sort(key=lambda p: p.jitter, reverse=True)
     f.noisy_pairs = pairs
+
+
+def _peak_bandwidth(model: Model) -> np.ndarray:
+    """Per pair, the largest size over its fastest round trip at that size: the bandwidth it
+    reached at its best moment (a link that varies reaches its capacity while idle)."""
+    out = np.full(model.state.shape, np.nan)
+    ok = model.state == MEASURED
+    if not ok.any() or len(model.sizes) == 0:
+        return out
+    with np.errstate(all="ignore"):
+        out[ok] = float(model.sizes[-1]) / model.rtt_min[ok][:, -1]
+    out[~np.isfinite(out)] = np.nan
+    return out
 
 
 def _lowest_bandwidth(model: Model) -> np.ndarray:

@@ -156,6 +156,24 @@ def test_varying_node_link_is_reported_as_the_node():
     assert all(11 in (p.src, p.dst) for p in f.noisy_pairs)
 
 
+def test_varying_nic_read_low_is_not_a_slow_nic():
+    """A NIC whose bandwidth varies, measured mostly while low, has a low median bandwidth;
+    its fastest round trips still reach the others' (a narrow NIC caps every one of them)."""
+    model = synthetic_model(shuffled(6, 8, seed=6, degraded_share=0), seed=6)
+    size = float(model.sizes[-1])
+    model.rtt_min[..., -1] = size * model.beta
+    for node, narrow in ((11, False), (20, True)):
+        for cell in ((node, slice(None)), (slice(None), node)):
+            model.beta[cell] *= 2.0
+            if narrow:
+                model.rtt_min[cell + (-1,)] *= 2.0
+            else:
+                model.jitter[cell + (slice(-2, None),)] = 0.5
+    f = find_slow_links(model)
+    assert f.slow_nodes == [20]
+    assert f.noisy_nodes == [11]
+
+
 def test_jitter_at_large_sizes_only_is_seen():
     """A bandwidth that varies shows only in large transfers: the median over
     all sizes would be the quiet small sizes' jitter."""
