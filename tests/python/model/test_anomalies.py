@@ -398,3 +398,20 @@ def test_a_noisy_stack_names_no_busy_uplink_and_a_neighbour_is_not_named():
     assert [x for x, sp in found.items() if sp.varying] == [1] and found[1].low == pytest.approx(0.1)
     quiet.spreads = []
     assert capacity_spreads(quiet, g) == {}
+
+
+def test_a_downlink_moved_by_a_varying_sender_is_not_named():
+    """Slow senders cannot take up what a varying uplink leaves: a receiving group's down reading
+    moves 1.5x with it (seed 0 of the fidelity study, 2 ranks per node). The link that varies in
+    a direction no other group's readings explain is named, the receiver is not; with one
+    direction each, nothing tells the two apart and both are named."""
+    model, g = spread_model({x: (1.0, 0.0, 5e10) for x in range(4)})
+    model.spreads = [Spread(name, lo, (lo + hi) / 2, hi, 0.0, 4) for name, lo, hi in (
+        ("up-0", 6.8e10, 6.8e10), ("down-0", 4.4e10, 6.7e10), ("up-1", 4.2e10, 6.8e10),
+        ("down-1", 4.2e10, 5.4e10), ("up-2", 1.5e10, 1.5e10), ("down-2", 1.5e10, 1.5e10),
+        ("up-3", 2.0e10, 2.0e10), ("down-3", 2.0e10, 2.0e10))]
+    found = capacity_spreads(model, g)
+    assert [x for x, sp in found.items() if sp.varying] == [1]
+    model.spreads[3] = Spread("down-1", 5.4e10, 5.4e10, 5.4e10, 0.0, 4)
+    found = capacity_spreads(model, g)
+    assert sorted(x for x, sp in found.items() if sp.varying) == [0, 1]
