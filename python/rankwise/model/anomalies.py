@@ -29,7 +29,7 @@ Questions follow:
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -438,8 +438,9 @@ def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
     rel = {name: sp.high / sp.low - 1 for name, sp in spreads.items()}
     typical = float(np.median(list(rel.values())))
     noise = float(np.median([sp.noise for sp in spreads.values()]))
-    limit = max(SPREAD_GAP - 1, SPREAD_RATIO * typical, SPREAD_NOISE * noise)
-    out = {}
+    moved = max(LEVEL_GAP, SPREAD_RATIO * typical, SPREAD_NOISE * noise)
+    limit = max(SPREAD_GAP - 1, moved)
+    out, moving = {}, {}
     for x in range(int(stored.max()) + 1):
         both = [f"up-{x}", f"down-{x}"]
         if not all(name in spreads for name in both):
@@ -450,9 +451,34 @@ def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
             continue  # not one of g's groups
         name = max(both, key=rel.get)
         sp = spreads[name]
-        out[int(next(iter(labels)))] = UplinkSpread(rel[name], sp.low / sp.high, rel[name] > limit,
-                                                    min(spreads[b].times for b in both))
-    return out
+        x_g = int(next(iter(labels)))
+        out[x_g] = UplinkSpread(rel[name], sp.low / sp.high, rel[name] > limit,
+                                min(spreads[b].times for b in both))
+        # Directions that moved at all (beyond a level gap, the typical link and the noise): a
+        # link that moves less than a named one's gap still tells which way its flows went.
+        moving[x_g] = {b.split("-")[0] for b in both if rel[b] > moved}
+    keep = _unexplained_spreads({x: d for x, d in moving.items() if d})
+    return {x: replace(sp, varying=sp.varying and x in keep) for x, sp in out.items()}
+
+
+def _unexplained_spreads(moving: dict[int, set[str]]) -> set[int]:
+    """Of the groups whose readings vary (directions "up"/"down"), those a varying link of
+    theirs must explain. A group's down phase receives through every other group's uplink and its
+    up phase sends through their downlinks: a reading that varies in one direction may be another
+    group's link varying in the other (more than its 1 / (G - 1) share of the flows when the
+    other senders are slow and cannot take up what it leaves). Named first: groups with a reading
+    no other group explains; then any group with a reading those do not explain. When every
+    reading is explained by another (one direction each), nothing tells them apart: all. Only
+    groups read varying are named; the others only explain."""
+    flip = {"up": "down", "down": "up"}
+
+    def explained(x: int, by) -> bool:
+        return all(any(flip[d] in moving[y] for y in by if y != x) for d in moving[x])
+
+    named = {x for x in moving if not explained(x, moving)}
+    if not named:
+        return set(moving)
+    return named | {x for x in moving if not explained(x, named)}
 
 
 def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int]:
@@ -548,8 +574,11 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     # Round trips that spread beyond half a latency level (a loaded real stack) make the
     # latency terms noise: a node is then slow by its bandwidth alone.
     by_latency = not model.latency_noisy()
+    # A narrow NIC caps every round trip; one whose best round trips reach its group's varies.
+    peak_ratio = _node_bandwidth_ratios(_peak_bandwidth(model), measured, g)
     with np.errstate(invalid="ignore"):
-        slow = (by_latency & (lat_ratio > threshold)) | (bw_ratio * threshold < 1)
+        narrow = (bw_ratio * threshold < 1) & ~(peak_ratio * threshold >= 1)
+        slow = (by_latency & (lat_ratio > threshold)) | narrow
     slow_nodes = [int(i) for i in np.flatnonzero(slow)]
 
     # 2. Blocks, cleaned of slow nodes, against the healthy blocks of their kind.
@@ -804,6 +833,19 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
                        str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
     pairs.sort(key=lambda p: p.jitter, reverse=True)
     f.noisy_pairs = pairs
+
+
+def _peak_bandwidth(model: Model) -> np.ndarray:
+    """Per pair, the largest size over its fastest round trip at that size: the bandwidth it
+    reached at its best moment (a link that varies reaches its capacity while idle)."""
+    out = np.full(model.state.shape, np.nan)
+    ok = model.state == MEASURED
+    if not ok.any() or len(model.sizes) == 0:
+        return out
+    with np.errstate(all="ignore"):
+        out[ok] = float(model.sizes[-1]) / model.rtt_min[ok][:, -1]
+    out[~np.isfinite(out)] = np.nan
+    return out
 
 
 def _lowest_bandwidth(model: Model) -> np.ndarray:

@@ -156,6 +156,24 @@ def test_varying_node_link_is_reported_as_the_node():
     assert all(11 in (p.src, p.dst) for p in f.noisy_pairs)
 
 
+def test_varying_nic_read_low_is_not_a_slow_nic():
+    """A NIC whose bandwidth varies, measured mostly while low, has a low median bandwidth;
+    its fastest round trips still reach the others' (a narrow NIC caps every one of them)."""
+    model = synthetic_model(shuffled(6, 8, seed=6, degraded_share=0), seed=6)
+    size = float(model.sizes[-1])
+    model.rtt_min[..., -1] = size * model.beta
+    for node, narrow in ((11, False), (20, True)):
+        for cell in ((node, slice(None)), (slice(None), node)):
+            model.beta[cell] *= 2.0
+            if narrow:
+                model.rtt_min[cell + (-1,)] *= 2.0
+            else:
+                model.jitter[cell + (slice(-2, None),)] = 0.5
+    f = find_slow_links(model)
+    assert f.slow_nodes == [20]
+    assert f.noisy_nodes == [11]
+
+
 def test_jitter_at_large_sizes_only_is_seen():
     """A bandwidth that varies shows only in large transfers: the median over
     all sizes would be the quiet small sizes' jitter."""
@@ -458,3 +476,20 @@ def test_a_noisy_stack_names_no_busy_uplink_and_a_neighbour_is_not_named():
     assert [x for x, sp in found.items() if sp.varying] == [1] and found[1].low == pytest.approx(0.1)
     quiet.spreads = []
     assert capacity_spreads(quiet, g) == {}
+
+
+def test_a_downlink_moved_by_a_varying_sender_is_not_named():
+    """Slow senders cannot take up what a varying uplink leaves: a receiving group's down reading
+    moves 1.5x with it (seed 0 of the fidelity study, 2 ranks per node). The link that varies in
+    a direction no other group's readings explain is named, the receiver is not; with one
+    direction each, nothing tells the two apart and both are named."""
+    model, g = spread_model({x: (1.0, 0.0, 5e10) for x in range(4)})
+    model.spreads = [Spread(name, lo, (lo + hi) / 2, hi, 0.0, 4) for name, lo, hi in (
+        ("up-0", 6.8e10, 6.8e10), ("down-0", 4.4e10, 6.7e10), ("up-1", 4.2e10, 6.8e10),
+        ("down-1", 4.2e10, 5.4e10), ("up-2", 1.5e10, 1.5e10), ("down-2", 1.5e10, 1.5e10),
+        ("up-3", 2.0e10, 2.0e10), ("down-3", 2.0e10, 2.0e10))]
+    found = capacity_spreads(model, g)
+    assert [x for x, sp in found.items() if sp.varying] == [1]
+    model.spreads[3] = Spread("down-1", 5.4e10, 5.4e10, 5.4e10, 0.0, 4)
+    found = capacity_spreads(model, g)
+    assert sorted(x for x, sp in found.items() if sp.varying) == [0, 1]
