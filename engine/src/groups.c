@@ -114,10 +114,13 @@ static double first_gap(double *row, int k)
  * node_terms then gives each of them as its own. What tells the two apart
  * is the nearest nodes: a slow NIC is slow to its rack mates too, an
  * uplink is not. So a node whose nearest nodes (by raw latency, those
- * before the row's first level gap) all carry a term at least as large as
- * the smallest of theirs and its own owes that much to what they share,
- * not to itself: it is taken off. A slow NIC's mates carry no term, so its
- * own stays. */
+ * before the row's first level gap) all carry a term of the same sign as
+ * its own owes the part nearest zero to what they share, not to itself: it
+ * is taken off. A slow NIC's mates carry no term, so its own stays. The
+ * same holds below zero: where the distances between racks differ (a
+ * dragonfly, whose routers reach some routers in one hop and others in
+ * three), a rack closer than most to the rest gets a negative term in
+ * every one of its nodes, which would shift its rows up by a level. */
 static void shared_terms_off(int n, const double *d, double *term, double *row, double *out)
 {
     for (int i = 0; i < n; i++) {
@@ -125,11 +128,13 @@ static void shared_terms_off(int n, const double *d, double *term, double *row, 
         for (int j = 0; j < n; j++)
             if (j != i && isfinite(d[i * n + j]))
                 row[k++] = d[i * n + j];
-        double cut = first_gap(row, k), least = term[i];
+        double cut = first_gap(row, k), least = term[i], most = term[i];
         for (int j = 0; !isnan(cut) && j < n; j++)
-            if (j != i && isfinite(d[i * n + j]) && d[i * n + j] <= cut && term[j] < least)
-                least = term[j];
-        out[i] = !isnan(cut) && least > 0 ? term[i] - least : term[i];
+            if (j != i && isfinite(d[i * n + j]) && d[i * n + j] <= cut) {
+                least = fmin(least, term[j]);
+                most = fmax(most, term[j]);
+            }
+        out[i] = isnan(cut) ? term[i] : least > 0 ? term[i] - least : most < 0 ? term[i] - most : term[i];
     }
     for (int i = 0; i < n; i++)
         term[i] = out[i];

@@ -161,6 +161,59 @@ static void slow_uplinks_keep_their_racks(void)
     rw_model_free(m);
 }
 
+/* Router links (0 local, 1 global) between nodes i and j of a dragonfly
+ * of G groups of R routers of P nodes (Kim et al. 2008), minimal routing
+ * as in python/rankwise/sim/dragonfly.py; *slow: whether it crosses the
+ * global link between groups 1 and 2 or 2 and 3. */
+static int dragonfly_hops(int G, int R, int P, int i, int j, int *slow)
+{
+    int gi = i / (R * P), ri = (i / P) % R, gj = j / (R * P), rj = (j / P) % R;
+    *slow = 0;
+    if (gi == gj)
+        return ri != rj;
+    int a = (((gj - gi + G) % G) - 1 + R) % R, b = (((gi - gj + G) % G) - 1 + R) % R;
+    int lo = gi < gj ? gi : gj, hi = gi < gj ? gj : gi;
+    *slow = (lo == 1 && hi == 2) || (lo == 2 && hi == 3);
+    return (ri != a) + 1 + (rj != b);
+}
+
+/* A dragonfly 4,2,4: NICs 1 us, router links 2 us, two global links at 3x
+ * and one slow NIC. The group that does not touch the slow links reaches
+ * the others in fewer steps than they reach each other, so the first node
+ * terms give each of its nodes the same negative part, which shifted its
+ * rows up by a level: its routers came out as nodes alone. A part all of a
+ * node's nearest nodes share is where they sit, not their NICs: the groups
+ * are the routers. */
+static void dragonfly_routers_are_the_racks(void)
+{
+    enum { G = 4, R = 2, P = 4, N = G * R * P };
+    int rack[N];
+    double a[N];
+    for (int i = 0; i < N; i++) {
+        rack[i] = i / P;
+        a[i] = i == 15 ? 3e-6 : 1e-6;
+    }
+    int64_t sizes[1] = {8};
+    rw_model *m;
+    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    srand(20);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            int p = i * N + j, slow;
+            if (i == j) {
+                m->pair_state[p] = RW_PAIR_UNPROBED;
+                continue;
+            }
+            double net = 2e-6 * dragonfly_hops(G, R, P, i, j, &slow) + (slow ? 4e-6 : 0);
+            m->alpha[p] = (a[i] + a[j] + net) * (1 + 0.02 * (2 * uniform() - 1));
+            m->beta[p] = 1e-10;
+            m->pair_state[p] = RW_PAIR_MEASURED;
+        }
+    int32_t g[N];
+    CHECK(rw_model_groups(m, g) == G * R && same_partition(N, g, rack));
+    rw_model_free(m);
+}
+
 /* Latencies without structure (switches that add no delay: an emulated
  * cluster), 4 racks of 5 behind oversubscribed uplinks: pairs inside a rack
  * at the full rate, pairs across at a half to a quarter (the uplink shared
@@ -323,6 +376,7 @@ int main(void)
     degraded_nodes_keep_the_racks();
     two_unequal_racks();
     slow_uplinks_keep_their_racks();
+    dragonfly_routers_are_the_racks();
     racks_from_bandwidth_when_latency_is_flat();
     noisy_stack_groups_by_bandwidth();
     CHECK_DONE();
