@@ -82,6 +82,12 @@ FILE *rw_open_text(const char *path, rw_status *st);
 /* The readers and writers on an open stream (`path` names it in messages):
  * what rw_*_read/write do around fopen, for the fuzz harnesses
  * (tests/fuzz), which feed memory through fmemopen. */
+/* 1 when link l's capacity is confirmed: read by the stress test at two or
+ * more separate times that agree (within 10 % or the link's noise at one
+ * time), or stated by a model without capacity spreads (a ground truth, a
+ * user's file). A link read once (path-*, core) or varying is not. */
+int rw_model_link_confirmed(const rw_model *m, int32_t l);
+
 rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out);
 /* (rankwise_coll_rules.h's reader; its rw_coll_rules type is opaque here.) */
 struct rw_coll_rules;

@@ -526,18 +526,6 @@ static int trusted(const char *op, const rw_coll_candidate *c, double bytes, con
     return !c->tree || bytes * largest_subtree(c->tree) < (double)o->eager_limit;
 }
 
-/* The network as the pairs and NICs show it, without the shared links the
- * stress test inferred: a view sharing net's arrays (never freed). */
-static rw_pnet link_free(const rw_pnet *net)
-{
-    rw_pnet v = *net;
-    v.n_links = 0;
-    v.n_pend = 0;
-    v.pair_start = NULL;
-    v.link_of = NULL;
-    return v;
-}
-
 /* Candidate i's time on net2 (as rw_coll_decide costed it on the network). */
 static double rescore(const rw_coll_decision *d, int32_t i, const rw_pnet *net2, const char *op, int32_t root,
                       double bytes, const rw_tune_options *o)
@@ -562,24 +550,31 @@ static double rescore(const rw_coll_decision *d, int32_t i, const rw_pnet *net2,
     return library_time(net2, op, c->algorithm, root, bytes, o);
 }
 
-/* Whether candidate i's gain over the passthrough holds without the model's
- * shared links. Their capacities are the probe's least certain figures (a
- * stress test's reading of a varying link at one moment, a phase limited by
- * other groups' links taken for its own): a gain that exists only through
- * them is not acted on. Measured on probed random platforms
- * (docs/results/model.md, item 5): the multi-ring and trinary rows that
- * ran slower than Open MPI were predicted faster only with the links. */
-static int robust_gain(const rw_coll_decision *d, int32_t i, const rw_pnet *net, const char *op, int32_t root,
-                       double bytes, const rw_tune_options *o, double *pass_free)
+/* Whether candidate i's gain over the passthrough holds without the links
+ * whose capacities the model does not confirm (rw_pnet_link_confirmed): a
+ * stress test's one reading of a path or the core, a varying link read at
+ * one of its moments, a phase limited by other groups' links taken for its
+ * own. A gain that exists only through them is not acted on: on probed
+ * random platforms the multi-ring and trinary rows that ran slower than
+ * Open MPI were predicted faster only through such links
+ * (docs/results/model.md). *sure holds the view once made. */
+static rw_status robust_gain(const rw_coll_decision *d, int32_t i, const rw_pnet *net, const char *op, int32_t root,
+                             double bytes, const rw_tune_options *o, rw_pnet *sure, int *have, double *pass_sure,
+                             int *holds)
 {
-    if (net->n_links == 0)
-        return 1;
-    rw_pnet v = link_free(net);
-    if (isnan(*pass_free))
-        *pass_free = rescore(d, 0, &v, op, root, bytes, o);
-    if (!(isfinite(*pass_free) && *pass_free > 0))
-        return 1; /* nothing to compare with: the probed network decides */
-    return rescore(d, i, &v, op, root, bytes, o) <= (1.0 - o->min_gain) * *pass_free;
+    *holds = 1;
+    if (!rw_pnet_has_unsure(net))
+        return RW_OK;
+    if (!*have) {
+        rw_status st = rw_pnet_confirmed_view(net, sure);
+        if (st)
+            return st;
+        *have = 1;
+        *pass_sure = rescore(d, 0, sure, op, root, bytes, o);
+    }
+    if (isfinite(*pass_sure) && *pass_sure > 0) /* else nothing to compare with: the network decides */
+        *holds = rescore(d, i, sure, op, root, bytes, o) <= (1.0 - o->min_gain) * *pass_sure;
+    return RW_OK;
 }
 
 rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
@@ -666,10 +661,12 @@ choose:;
     double pass = d->candidates[0].time;
     /* A passthrough the predictor cannot cost, or that costs nothing (one
      * rank), is kept: nothing says rankwise is faster. The fastest candidate
-     * that gains min_gain on the probed network and on it without its
-     * shared links (robust_gain) is chosen. */
+     * that gains min_gain on the network and on it without its unconfirmed
+     * links (robust_gain) is chosen. */
     int32_t best = 0;
-    double pass_free = NAN;
+    double pass_sure = NAN;
+    rw_pnet sure;
+    int have = 0;
     char aside[MAX_CANDIDATES] = {0};
     for (;;) {
         int32_t next = 0;
@@ -679,12 +676,19 @@ choose:;
                 next = i;
         if (!(next > 0 && isfinite(pass) && pass > 0 && d->candidates[next].time <= (1.0 - o.min_gain) * pass))
             break;
-        if (robust_gain(d, next, net, op, root, bytes, &o, &pass_free)) {
+        int holds = 1;
+        if ((st = robust_gain(d, next, net, op, root, bytes, &o, &sure, &have, &pass_sure, &holds)))
+            break;
+        if (holds) {
             best = next;
             break;
         }
         aside[next] = 1;
     }
+    if (have)
+        rw_pnet_view_release(&sure);
+    if (st)
+        goto fail;
     d->chosen = best;
     d->gain = pass > 0 && isfinite(pass) ? 1.0 - d->candidates[d->chosen].time / pass : 0.0;
     *out = d;

@@ -109,6 +109,8 @@ static rw_status add_links(rw_pnet *net, const rw_model *m, int32_t k_n, const i
             st = rw_pnet_add_link(net, m->links[l].capacity, n, src, dst, &id);
         if (n && !st && model_link)
             model_link[id] = l;
+        if (n && !st)
+            st = rw_pnet_set_link_confirmed(net, id, rw_model_link_confirmed(m, l));
     }
     free(src);
     free(dst);

@@ -54,6 +54,7 @@ void rw_pnet_free(rw_pnet *net)
     free(net->inject);
     free(net->eject);
     free(net->link_cap);
+    free(net->link_unsure);
     free(net->pair_start);
     free(net->link_of);
     free(net->pend_src);
@@ -168,7 +169,12 @@ rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const
     if (!lc)
         return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
     net->link_cap = lc;
+    uint8_t *lu = realloc(net->link_unsure, (size_t)(net->n_links + 1));
+    if (!lu)
+        return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
+    net->link_unsure = lu;
     int32_t lid = net->n_links;
+    lu[lid] = 0;
     for (int64_t k = 0; k < n_pairs; k++) {
         net->pend_src[net->n_pend] = src[k];
         net->pend_dst[net->n_pend] = dst[k];
@@ -184,6 +190,69 @@ rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const
     if (id)
         *id = lid;
     return RW_OK;
+}
+
+int rw_pnet_link_confirmed(const rw_pnet *net, int32_t link)
+{
+    if (!net || link < 0 || link >= net->n_links)
+        return -1;
+    return !net->link_unsure[link];
+}
+
+rw_status rw_pnet_set_link_confirmed(rw_pnet *net, int32_t link, int confirmed)
+{
+    if (!net || link < 0 || link >= net->n_links)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_set_link_confirmed: no link %d (the network has %d)", (int)link,
+                       net ? (int)net->n_links : 0);
+    net->link_unsure[link] = !confirmed;
+    return RW_OK;
+}
+
+int rw_pnet_has_unsure(const rw_pnet *net)
+{
+    for (int32_t l = 0; net && l < net->n_links; l++)
+        if (net->link_unsure[l])
+            return 1;
+    return 0;
+}
+
+rw_status rw_pnet_confirmed_view(const rw_pnet *net, rw_pnet *view)
+{
+    *view = *net;
+    view->pend_src = view->pend_dst = view->pend_link = NULL;
+    view->pair_start = NULL;
+    view->link_of = NULL;
+    view->link_unsure = NULL;
+    view->n_pend = view->pend_cap = 0;
+    size_t most = (size_t)(net->n_pend > 0 ? net->n_pend : 1);
+    view->pend_src = malloc(most * sizeof(int32_t));
+    view->pend_dst = malloc(most * sizeof(int32_t));
+    view->pend_link = malloc(most * sizeof(int32_t));
+    if (!view->pend_src || !view->pend_dst || !view->pend_link) {
+        rw_pnet_view_release(view);
+        return rw_fail(RW_ERR_NOMEM, "network: out of memory for the confirmed links");
+    }
+    /* every link keeps its id (and capacity); an unsure one is crossed by no pair */
+    for (int64_t k = 0; k < net->n_pend; k++)
+        if (!net->link_unsure[net->pend_link[k]]) {
+            view->pend_src[view->n_pend] = net->pend_src[k];
+            view->pend_dst[view->n_pend] = net->pend_dst[k];
+            view->pend_link[view->n_pend++] = net->pend_link[k];
+        }
+    view->pend_cap = (int64_t)most;
+    return RW_OK;
+}
+
+void rw_pnet_view_release(rw_pnet *view)
+{
+    free(view->pend_src);
+    free(view->pend_dst);
+    free(view->pend_link);
+    free(view->pair_start);
+    free(view->link_of);
+    view->pend_src = view->pend_dst = view->pend_link = NULL;
+    view->pair_start = NULL;
+    view->link_of = NULL;
 }
 
 rw_status rw_pnet_index_links(rw_pnet *net)

@@ -16,6 +16,7 @@ struct rw_pnet {
     double *eject;    /* n, or NULL */
     int32_t n_links;
     double *link_cap; /* n_links */
+    uint8_t *link_unsure; /* n_links: 1 = a capacity the model does not confirm */
     /* The pairs of every link as added: pairs k < n_pend cross link pend_link[k]. */
     int64_t n_pend, pend_cap;
     int32_t *pend_src, *pend_dst, *pend_link;
@@ -37,6 +38,14 @@ struct rw_pnet {
  * the large-message figures at and above the knee (protocol.c). */
 void rw_pnet_message_cost(const rw_pnet *net, int32_t a, int32_t b, double message_bytes,
                           double *alpha, double *beta);
+
+/* 1 when some link of net is not confirmed (rw_pnet_link_confirmed). */
+int rw_pnet_has_unsure(const rw_pnet *net);
+
+/* *view: net without its unsure links (their pairs cross the confirmed links
+ * only); it shares net's other arrays. Free with rw_pnet_view_release. */
+rw_status rw_pnet_confirmed_view(const rw_pnet *net, rw_pnet *view);
+void rw_pnet_view_release(rw_pnet *view);
 
 /* Build the pair -> links index if links were added since the last one. */
 rw_status rw_pnet_index_links(rw_pnet *net);

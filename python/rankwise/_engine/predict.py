@@ -78,6 +78,8 @@ def predict_lib() -> C.CDLL:
                                       i64p, i32p, C.POINTER(vp)]
     so.rw_pnet_view_of.argtypes = [vp, C.POINTER(CPnetView)]
     so.rw_pnet_link.argtypes = [vp, C.c_int32, f64p, i64p, i32p, i32p]
+    so.rw_pnet_link_confirmed.argtypes = [vp, C.c_int32]
+    so.rw_pnet_set_link_confirmed.argtypes = [vp, C.c_int32, C.c_int]
     so.rw_pnet_take_overheads.argtypes = [vp, f64p, f64p]
     so.rw_sched_free.argtypes = [vp]
     so.rw_sched_free.restype = None

@@ -68,7 +68,7 @@ def subset_network(net, idx: list[int]):
     for link in net.links:
         keep = [(where[int(a)], where[int(b)]) for a, b in link.pairs if int(a) in where and int(b) in where]
         if keep:
-            links.append(SharedLink(link.name, link.capacity, np.asarray(keep, dtype=np.int32)))
+            links.append(SharedLink(link.name, link.capacity, np.asarray(keep, dtype=np.int32), link.confirmed))
     pick = (lambda v: None if v is None else v[ix])
     return PredictNetwork([net.names[i] for i in ix], net.alpha[np.ix_(ix, ix)], net.beta[np.ix_(ix, ix)],
                           overhead=pick(net.overhead), recv_overhead=pick(net.recv_overhead), inject=pick(net.inject),

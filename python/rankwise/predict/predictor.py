@@ -70,6 +70,7 @@ class SharedLink:
     name: str
     capacity: float  # bytes/s
     pairs: np.ndarray  # (k, 2) int32 node indices, src -> dst
+    confirmed: bool = True  # the model confirms its capacity (rw_pnet_link_confirmed)
 
 
 SHARING = {"latency": 0, "equal": 1}  # rw_sharing_rule
@@ -266,7 +267,7 @@ class PredictNetwork:
             src, dst = np.zeros(count.value, np.int32), np.zeros(count.value, np.int32)
             engine.check(so.rw_pnet_link(ptr, k, None, None, src.ctypes.data_as(i32p), dst.ctypes.data_as(i32p)))
             pairs[:, 0], pairs[:, 1] = src, dst
-            links.append(SharedLink(link_name(k), cap.value, pairs))
+            links.append(SharedLink(link_name(k), cap.value, pairs, so.rw_pnet_link_confirmed(ptr, k) == 1))
         sharing = {code: name for name, code in SHARING.items()}[v.sharing]
         return cls(names, vec(v.alpha, (n, n)), vec(v.beta, (n, n)), overhead=vec(v.overhead, (n,)),
                    recv_overhead=vec(v.recv_overhead, (n,)), inject=vec(v.inject, (n,)), eject=vec(v.eject, (n,)),
@@ -296,8 +297,10 @@ class PredictNetwork:
                 pairs = np.ascontiguousarray(link.pairs, dtype=np.int32).reshape(-1, 2)
                 src = np.ascontiguousarray(pairs[:, 0])
                 dst = np.ascontiguousarray(pairs[:, 1])
+                lid = C.c_int32()
                 engine.check(so.rw_pnet_add_link(ptr, float(link.capacity), src.size, src.ctypes.data_as(i32p),
-                                                 dst.ctypes.data_as(i32p), None))
+                                                 dst.ctypes.data_as(i32p), C.byref(lid)))
+                engine.check(so.rw_pnet_set_link_confirmed(ptr, lid, int(link.confirmed)))
             engine.check(so.rw_pnet_set_placement(ptr, node_of.size, node_of.ctypes.data_as(i32p)))
         except BaseException:
             so.rw_pnet_free(ptr)
