@@ -158,11 +158,11 @@ RW_API rw_status rw_pnet_view_of(const rw_pnet *net, rw_pnet_view *out);
  * *n_pairs, which a first call with NULL arrays gives. */
 RW_API rw_status rw_pnet_link(const rw_pnet *net, int32_t link, double *capacity, int64_t *n_pairs,
                               int32_t *src, int32_t *dst);
-/* Whether link `link`'s capacity is confirmed: 1 for a link added by
- * rw_pnet_add_link until set otherwise; rw_pnet_from_model sets what the
- * model says (a probed link read at separate times that agree, or any link
- * of a model without capacity spreads). The tuner acts on a gain only if it
- * holds without the unconfirmed links. -1 for no such link. */
+/* Whether link `link`'s capacity is confirmed, one to act on alone: 1 for
+ * a link added by rw_pnet_add_link until set otherwise; rw_pnet_from_model
+ * confirms the links a model states (no capacity spreads: a ground truth, a
+ * user's file), not those a stress test measured. The tuner acts on a gain
+ * only if it holds without the unconfirmed links. -1 for no such link. */
 RW_API int rw_pnet_link_confirmed(const rw_pnet *net, int32_t link);
 RW_API rw_status rw_pnet_set_link_confirmed(rw_pnet *net, int32_t link, int confirmed);
 

@@ -65,32 +65,21 @@ static void test_pairs_caps_links(void)
     rw_model_free(m);
 }
 
-/* A link is confirmed when the model states it (no capacity spreads at
- * all) or the stress test read it at separate times that agree; a link
- * read once, or whose readings part by more than 10 % and its noise, is
- * not. */
+/* A model's links are confirmed when it states them (no capacity spreads),
+ * not when a stress test measured them, steady readings included. */
 static void test_links_confirmed(void)
 {
     rw_model *m = three_nodes();
     int32_t g1 = 1, idx[3] = {0, 1, 2};
     CHECK(rw_model_add_link(m, "down-0", 5e8, 1, &g1, 1, (int32_t[]){0}) == RW_OK);
-    CHECK(rw_model_add_link(m, "path-1-0", 5e8, 1, &g1, 1, (int32_t[]){0}) == RW_OK);
     rw_pnet *net = NULL;
     CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, NULL, &net) == RW_OK);
-    for (int32_t l = 0; net && l < 3; l++)
-        CHECK(rw_pnet_link_confirmed(net, l) == 1); /* stated: no spreads */
+    CHECK(net && rw_pnet_link_confirmed(net, 0) == 1 && rw_pnet_link_confirmed(net, 1) == 1);
+    CHECK(net && rw_pnet_link_confirmed(net, 2) == -1);
     rw_pnet_free(net);
-    CHECK(rw_model_add_spread(m, "up-0", 4.8e8, 5e8, 5.2e8, 0.01, 4) == RW_OK);   /* agree within 10 % */
-    CHECK(rw_model_add_spread(m, "down-0", 3e8, 5e8, 6e8, 0.05, 4) == RW_OK);   /* 2x apart: varying */
+    CHECK(rw_model_add_spread(m, "up-0", 5e8, 5e8, 5e8, 0, 4) == RW_OK); /* four readings alike */
     CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, NULL, &net) == RW_OK);
-    CHECK(net && rw_pnet_link_confirmed(net, 0) == 1);
-    CHECK(net && rw_pnet_link_confirmed(net, 1) == 0);
-    CHECK(net && rw_pnet_link_confirmed(net, 2) == 0); /* path-1-0: never read twice */
-    rw_pnet_free(net);
-    CHECK(rw_model_add_spread(m, "down-0", 3e8, 5e8, 6e8, 1.2, 4) == RW_OK); /* apart within its noise */
-    CHECK(rw_model_add_spread(m, "up-0", 5e8, 5e8, 5e8, 0, 1) == RW_OK);     /* one reading */
-    CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, NULL, &net) == RW_OK);
-    CHECK(net && rw_pnet_link_confirmed(net, 0) == 0 && rw_pnet_link_confirmed(net, 1) == 1);
+    CHECK(net && rw_pnet_link_confirmed(net, 0) == 0 && rw_pnet_link_confirmed(net, 1) == 0);
     rw_pnet_free(net);
     rw_model_free(m);
 }

@@ -71,6 +71,20 @@ static void put(rw_coll_ompi_choice *out, const char *name, int32_t id, int64_t 
     a->time = time;
 }
 
+struct cost_ctx {
+    const rw_coll_ompi_choice *out;
+    const char *op;
+    double bytes;
+    const rw_tune_options *o;
+};
+
+static double cost_on(int32_t i, const rw_pnet *view, void *ctx)
+{
+    const struct cost_ctx *c = ctx;
+    int64_t seg;
+    return rw_coll_ompi_time(view, c->op, c->out->alg[i].name, c->bytes, c->o, &seg);
+}
+
 rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes, const rw_tune_options *opt,
                               rw_coll_ompi_choice *out)
 {
@@ -94,13 +108,16 @@ rw_status rw_coll_ompi_choose(const rw_pnet *net, const char *op, double bytes, 
         if (isfinite(t))
             put(out, ALGS[i].name, ALGS[i].id, seg, t);
     }
-    int32_t best = 0;
-    for (int32_t i = 1; i < out->n; i++)
-        if (best == 0 || out->alg[i].time < out->alg[best].time)
-            best = i;
-    /* as rw_coll_decide: a fixed decision the predictor cannot cost, or that
-     * costs nothing, is kept */
-    out->chosen = best > 0 && isfinite(pass) && pass > 0 && out->alg[best].time <= (1.0 - o.min_gain) * pass ? best : 0;
+    double times[RW_COLL_OMPI_MAX];
+    for (int32_t i = 0; i < out->n; i++)
+        times[i] = out->alg[i].time;
+    struct cost_ctx ctx = {out, op, bytes, &o};
+    rw_coll_gain_rule rule = {net, out->n, times, NULL, o.min_gain, cost_on, &ctx};
+    rw_status st = rw_coll_pick(&rule, &out->chosen);
+    if (st) {
+        memset(out, 0, sizeof *out);
+        return st;
+    }
     out->gain = pass > 0 && isfinite(pass) ? 1.0 - out->alg[out->chosen].time / pass : 0.0;
     return RW_OK;
 }

@@ -550,31 +550,18 @@ static double rescore(const rw_coll_decision *d, int32_t i, const rw_pnet *net2,
     return library_time(net2, op, c->algorithm, root, bytes, o);
 }
 
-/* Whether candidate i's gain over the passthrough holds without the links
- * whose capacities the model does not confirm (rw_pnet_link_confirmed): a
- * stress test's one reading of a path or the core, a varying link read at
- * one of its moments, a phase limited by other groups' links taken for its
- * own. A gain that exists only through them is not acted on: on probed
- * random platforms the multi-ring and trinary rows that ran slower than
- * Open MPI were predicted faster only through such links
- * (docs/results/model.md). *sure holds the view once made. */
-static rw_status robust_gain(const rw_coll_decision *d, int32_t i, const rw_pnet *net, const char *op, int32_t root,
-                             double bytes, const rw_tune_options *o, rw_pnet *sure, int *have, double *pass_sure,
-                             int *holds)
+struct rescore_ctx {
+    const rw_coll_decision *d;
+    const char *op;
+    int32_t root;
+    double bytes;
+    const rw_tune_options *o;
+};
+
+static double rescore_on(int32_t i, const rw_pnet *view, void *ctx)
 {
-    *holds = 1;
-    if (!rw_pnet_has_unsure(net))
-        return RW_OK;
-    if (!*have) {
-        rw_status st = rw_pnet_confirmed_view(net, sure);
-        if (st)
-            return st;
-        *have = 1;
-        *pass_sure = rescore(d, 0, sure, op, root, bytes, o);
-    }
-    if (isfinite(*pass_sure) && *pass_sure > 0) /* else nothing to compare with: the network decides */
-        *holds = rescore(d, i, sure, op, root, bytes, o) <= (1.0 - o->min_gain) * *pass_sure;
-    return RW_OK;
+    const struct rescore_ctx *c = ctx;
+    return rescore(c->d, i, view, c->op, c->root, c->bytes, c->o);
 }
 
 rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, double bytes,
@@ -659,37 +646,16 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     library_candidates(d, net, k_op, root, bytes, &o);
 choose:;
     double pass = d->candidates[0].time;
-    /* A passthrough the predictor cannot cost, or that costs nothing (one
-     * rank), is kept: nothing says rankwise is faster. The fastest candidate
-     * that gains min_gain on the network and on it without its unconfirmed
-     * links (robust_gain) is chosen. */
-    int32_t best = 0;
-    double pass_sure = NAN;
-    rw_pnet sure;
-    int have = 0;
-    char aside[MAX_CANDIDATES] = {0};
-    for (;;) {
-        int32_t next = 0;
-        for (int32_t i = 1; i < d->n_candidates; i++)
-            if (!aside[i] && trusted(op, &d->candidates[i], bytes, &o) &&
-                (next == 0 || d->candidates[i].time < d->candidates[next].time))
-                next = i;
-        if (!(next > 0 && isfinite(pass) && pass > 0 && d->candidates[next].time <= (1.0 - o.min_gain) * pass))
-            break;
-        int holds = 1;
-        if ((st = robust_gain(d, next, net, op, root, bytes, &o, &sure, &have, &pass_sure, &holds)))
-            break;
-        if (holds) {
-            best = next;
-            break;
-        }
-        aside[next] = 1;
+    double times[MAX_CANDIDATES];
+    uint8_t eligible[MAX_CANDIDATES];
+    for (int32_t i = 0; i < d->n_candidates; i++) {
+        times[i] = d->candidates[i].time;
+        eligible[i] = (uint8_t)trusted(op, &d->candidates[i], bytes, &o);
     }
-    if (have)
-        rw_pnet_view_release(&sure);
-    if (st)
+    struct rescore_ctx ctx = {d, op, root, bytes, &o};
+    rw_coll_gain_rule rule = {net, d->n_candidates, times, eligible, o.min_gain, rescore_on, &ctx};
+    if ((st = rw_coll_pick(&rule, &d->chosen)) != RW_OK)
         goto fail;
-    d->chosen = best;
     d->gain = pass > 0 && isfinite(pass) ? 1.0 - d->candidates[d->chosen].time / pass : 0.0;
     *out = d;
     return RW_OK;

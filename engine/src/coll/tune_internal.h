@@ -64,6 +64,23 @@ rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char 
 double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
                          const rw_tune_options *opt, int64_t *segment);
 
+/* The choice among n candidates, times[0] the MPI's own (gain.c): the
+ * fastest eligible one (eligible NULL: all) at least min_gain faster than
+ * times[0] whose gain also holds on net without its unconfirmed links
+ * (rw_pnet_link_confirmed), where cost(i, view, ctx) prices candidate i;
+ * 0 when none. */
+#define RW_COLL_PICK_MAX 32
+typedef struct rw_coll_gain_rule {
+    const rw_pnet *net;
+    int32_t n;
+    const double *times;
+    const uint8_t *eligible;
+    double min_gain;
+    double (*cost)(int32_t i, const rw_pnet *view, void *ctx);
+    void *ctx;
+} rw_coll_gain_rule;
+rw_status rw_coll_pick(const rw_coll_gain_rule *r, int32_t *chosen);
+
 /* rw_model_tree_eager with up to RW_EAGER_STARTS_MAX trees over the ranks
  * (from root) to search from as well; opt's own start_tree is not used. */
 #define RW_EAGER_STARTS_MAX 4

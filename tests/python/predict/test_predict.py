@@ -452,3 +452,32 @@ def test_the_models_overheads_come_out_of_alpha_by_the_engines_one_rule(model_fi
     assert PredictNetwork.from_model(m, overheads=False).overhead is None
     with pytest.raises(RankwiseError, match="overheads must be finite"):
         PredictNetwork.from_model(m, overheads=True, send_overhead=-1.0)
+
+
+def test_measured_links_are_not_confirmed_through_the_c_round_trip():
+    """A model's stated links (no capacity spreads) are confirmed, a stress test's are not, and the
+    flag survives PredictNetwork's way to C and back (coll tune decides on the C network)."""
+    from rankwise.model.model import MEASURED, Link, Model, Spread
+    from rankwise.predict.allocation import subset_network
+
+    m = Model.empty([f"n{i}" for i in range(4)], [8, 1024])
+    m.group_of = np.array([0, 0, 1, 1])
+    m.links = [Link("up-0", 5e9, (0,), None), Link("down-0", 5e9, None, (0,))]
+    for i in range(4):
+        for j in range(4):
+            if i != j:
+                m.state[i, j], m.alpha[i, j], m.beta[i, j] = MEASURED, 2e-6, 1e-10
+    stated = PredictNetwork.from_model(m)
+    assert [link.confirmed for link in stated.links] == [True, True]
+    m.spreads = [Spread("up-0", 5e9, 5e9, 5e9, 0.0, 4)]
+    measured = PredictNetwork.from_model(m)
+    assert [link.confirmed for link in measured.links] == [False, False]
+    from rankwise._engine.predict import predict_lib
+
+    ptr = measured._to_c(np.arange(4, dtype=np.int32))
+    try:
+        again = PredictNetwork._from_c(ptr, measured.names, lambda k: f"l{k}")
+    finally:
+        predict_lib().rw_pnet_free(ptr)
+    assert [link.confirmed for link in again.links] == [False, False]
+    assert [link.confirmed for link in subset_network(measured, [0, 2]).links] == [False, False]
