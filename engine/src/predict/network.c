@@ -196,7 +196,7 @@ int rw_pnet_link_confirmed(const rw_pnet *net, int32_t link)
 {
     if (!net || link < 0 || link >= net->n_links)
         return -1;
-    return !net->link_unsure[link];
+    return !net->link_unsure || !net->link_unsure[link];
 }
 
 rw_status rw_pnet_set_link_confirmed(rw_pnet *net, int32_t link, int confirmed)
@@ -204,13 +204,15 @@ rw_status rw_pnet_set_link_confirmed(rw_pnet *net, int32_t link, int confirmed)
     if (!net || link < 0 || link >= net->n_links)
         return rw_fail(RW_ERR_ARG, "rw_pnet_set_link_confirmed: no link %d (the network has %d)", (int)link,
                        net ? (int)net->n_links : 0);
+    if (!net->link_unsure)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_set_link_confirmed: a view's links are fixed");
     net->link_unsure[link] = !confirmed;
     return RW_OK;
 }
 
 int rw_pnet_has_unsure(const rw_pnet *net)
 {
-    for (int32_t l = 0; net && l < net->n_links; l++)
+    for (int32_t l = 0; net && net->link_unsure && l < net->n_links; l++)
         if (net->link_unsure[l])
             return 1;
     return 0;
@@ -232,9 +234,10 @@ rw_status rw_pnet_confirmed_view(const rw_pnet *net, rw_pnet *view)
         rw_pnet_view_release(view);
         return rw_fail(RW_ERR_NOMEM, "network: out of memory for the confirmed links");
     }
-    /* every link keeps its id (and capacity); an unsure one is crossed by no pair */
+    /* every link keeps its id (and capacity); an unsure one is crossed by no
+     * pair, and the view's links count as confirmed (link_unsure NULL) */
     for (int64_t k = 0; k < net->n_pend; k++)
-        if (!net->link_unsure[net->pend_link[k]]) {
+        if (!net->link_unsure || !net->link_unsure[net->pend_link[k]]) {
             view->pend_src[view->n_pend] = net->pend_src[k];
             view->pend_dst[view->n_pend] = net->pend_dst[k];
             view->pend_link[view->n_pend++] = net->pend_link[k];

@@ -16,7 +16,7 @@ struct rw_pnet {
     double *eject;    /* n, or NULL */
     int32_t n_links;
     double *link_cap; /* n_links */
-    uint8_t *link_unsure; /* n_links: 1 = a capacity the model does not confirm */
+    uint8_t *link_unsure; /* n_links: 1 = a capacity the model does not confirm; NULL: all confirmed */
     /* The pairs of every link as added: pairs k < n_pend cross link pend_link[k]. */
     int64_t n_pend, pend_cap;
     int32_t *pend_src, *pend_dst, *pend_link;
