@@ -774,6 +774,42 @@ class _quiet_nanmedian:
         self._w.__exit__(*exc)
 
 
+def tournament_rounds(n: int) -> np.ndarray:
+    """Per pair of n nodes, the tournament round the probe measures it in (the engine's circle
+    method, rw_tournament_partner; -1 on the diagonal). In concurrent mode a round's pairs run at
+    once, in every repetition round alike."""
+    from rankwise._engine import core as engine
+
+    lib = engine.lib()
+    out = np.full((n, n), -1, dtype=int)
+    for t in range(lib.rw_tournament_rounds(n)):
+        for i in range(n):
+            j = lib.rw_tournament_partner(n, t, i)
+            if j >= 0:
+                out[i, j] = t
+    return out
+
+
+def _round_mates(model: Model, g: np.ndarray) -> np.ndarray:
+    """Pairs the concurrent probe ran in the same round as another pair of the same relation
+    (the same two groups, either way). A relation's pairs share its route, so round-mates share
+    its links and each takes a share of the other's rate while both run: their round trips vary
+    by contention whether or not a link's load varies over time. On a dragonfly the circle method
+    pairs consecutive nodes with consecutive nodes, so most of a router pair's pairs meet
+    mates of their own relation. None in isolated mode (one pair at a time)."""
+    n = model.n_nodes
+    if model.settings is None or model.settings.mode != "concurrent" or n < 3:
+        return np.zeros((n, n), dtype=bool)
+    rounds = tournament_rounds(n)
+    lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
+    upper = np.triu(rounds >= 0, 1)
+    i, j = np.nonzero(upper)
+    key = (rounds[i, j] * (int(g.max()) + 1) + lo[i, j]) * (int(g.max()) + 1) + hi[i, j]
+    crowded = np.zeros((n, n), dtype=bool)
+    crowded[i, j] = np.bincount(key)[key] > 1
+    return crowded | crowded.T
+
+
 def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings,
                          spreads: dict[int, UplinkSpread] | None = None) -> None:
     """The links whose load varies over time, each with the pairs it explains.
@@ -885,9 +921,11 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
             take(cells.pop(x), "group", str(x))
         f.noisy_groups.sort()
 
-    # The link between two groups (or inside one), both directions together.
+    # The link between two groups (or inside one), both directions together, seen by the pairs
+    # that ran without a round-mate of their relation (the others vary by contention there).
     lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
     touches = [(g[:, None] == x) | (g[None, :] == x) for x in range(k)]
+    alone = ~_round_mates(model, g)
     for x in range(k):
         for y in range(x, k):
             if (x, y) in slow_blocks:
@@ -895,7 +933,10 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
             cell = (lo == x) & (hi == y)
             # Against the other relations of the two groups too: contention near a busy link
             # raises a neighbourhood of relations, a varying link between two groups only theirs.
-            if stands_out(cell) and stands_out(cell, calm & (touches[x] | touches[y]) & ~cell):
+            seen = cell & alone
+            if not (seen & ok).any():
+                seen = cell  # every pair met mates of its relation (two groups): nothing to set apart
+            if stands_out(seen) and stands_out(seen, calm & (touches[x] | touches[y]) & ~cell):
                 f.noisy_blocks.append((x, y))
                 take(cell, "block", f"{x}-{y}")
 
