@@ -821,7 +821,9 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     the others': it explains nothing and is not reported, nor are pairs no link explains. In this
     order, each taking its pairs: a node's own link (its pairs inside its group vary too, which an
     uplink would leave alone), a group's uplink (pairs with one end in the group, the most varying
-    first; three groups or more), the link between two groups or inside one (both directions).
+    first; three groups or more), the link between two groups or inside one (both directions),
+    seen by its pairs that ran without a round-mate of the same relation (_round_mates; all of them
+    where none did).
     Pairs through a link found slow (a slow relation, uplink or node) are left out: the jitter
     of pairs through a narrow link is contention. Many links are tried, so a link's pairs must
     also be above the upper quartile of the other pairs' jitter far more often than a quarter
