@@ -415,6 +415,7 @@ class UplinkSpread:
     low: float  # low / high of that direction: how far its capacity fell
     varying: bool  # the readings differ beyond the typical link's spread and the noise
     times: int
+    moved: bool = False  # a direction's readings differ beyond a level gap, the typical link and the noise
 
 
 def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
@@ -452,11 +453,11 @@ def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
         name = max(both, key=rel.get)
         sp = spreads[name]
         x_g = int(next(iter(labels)))
-        out[x_g] = UplinkSpread(rel[name], sp.low / sp.high, rel[name] > limit,
-                                min(spreads[b].times for b in both))
         # Directions that moved at all (beyond a level gap, the typical link and the noise): a
         # link that moves less than a named one's gap still tells which way its flows went.
         moving[x_g] = {b.split("-")[0] for b in both if rel[b] > moved}
+        out[x_g] = UplinkSpread(rel[name], sp.low / sp.high, rel[name] > limit,
+                                min(spreads[b].times for b in both), bool(moving[x_g]))
     keep = _unexplained_spreads({x: d for x, d in moving.items() if d})
     return {x: replace(sp, varying=sp.varying and x in keep) for x, sp in out.items()}
 
@@ -529,6 +530,78 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
         if len(labels) == 1 and (g == next(iter(labels))).sum() == mine.sum():
             found.append(int(next(iter(labels))))
     return found
+
+
+def _path_rates(model: Model) -> dict[tuple[int, int], tuple[float, bool]]:
+    """Per ordered pair of the stress test's groups (group_of), its path phase's rate per flow
+    (node k of A to node k of B, min(|A|, |B|) flows) and whether a `path-A-B` link holds it. A
+    path without a link ran at 90 % or more of what its flows' node caps and the up/down links
+    kept would carry: that figure is its rate. Nodes without a cap take their best pair."""
+    stored = np.asarray(model.group_of)
+    k = int(stored.max()) + 1
+    members = [np.flatnonzero(stored == x) for x in range(k)]
+    best = np.where(model.state == MEASURED, model.bandwidth, np.nan)
+    with warnings.catch_warnings():  # a node without a measured pair: NaN, left out below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out_cap = np.where(np.isfinite(model.inject), model.inject, np.nanmax(best, axis=1))
+        in_cap = np.where(np.isfinite(model.eject), model.eject, np.nanmax(best, axis=0))
+    up, down, path = {}, {}, {}
+    for link in model.links:
+        kind = link.name.split("-")[0]
+        src, dst = link.from_groups, link.to_groups
+        if kind == "up" and src is not None and len(src) == 1 and dst is None:
+            up[src[0]] = link.capacity
+        elif kind == "down" and dst is not None and len(dst) == 1 and src is None:
+            down[dst[0]] = link.capacity
+        elif kind == "path" and src is not None and dst is not None and len(src) == len(dst) == 1:
+            path[(src[0], dst[0])] = link.capacity
+    out = {}
+    for a in range(k):
+        for b in range(k):
+            flows = min(members[a].size, members[b].size)
+            if a == b or not flows:
+                continue
+            rate = float(np.sum(np.minimum(out_cap[members[a][:flows]], in_cap[members[b][:flows]])))
+            rate = min(rate, up.get(a, np.inf), down.get(b, np.inf))
+            if (a, b) in path:
+                out[(a, b)] = (path[(a, b)] / flows, True)
+            elif np.isfinite(rate) and rate > 0:
+                out[(a, b)] = (rate / flows, False)
+    return out
+
+
+def _slow_paths(model: Model, g: np.ndarray, threshold: float, busy: set[int] = frozenset()) -> list[tuple[int, int]]:
+    """Relations (of g's groups, both orders) whose path the stress test read slow in both
+    directions: a path's rate per flow below the better quartile of the paths' by more than the
+    threshold (alterations only make links worse, as for blocks inside groups), kept as a
+    `path-A-B` link both ways, the two within SAME_RATE. A narrow link between two groups (a
+    dragonfly's global or local link, which no group's uplink explains) caps both path phases
+    at its rate; the phases run at separate times, so a link whose load varies reads them apart
+    (capacity_spreads reads uplinks so). The relation's pairs' latency need not show it: a slow
+    link's extra latency may be a whole number of hops, and its lone pairs are narrower than it.
+    Only paths of two flows or more: one flow fills no link wider than a NIC (a narrower one
+    slows the lone pairs, judged by _slow_relations). Not through a group in `busy` (its uplink's
+    readings at separate times moved, capacity_spreads): its paths read the moment they ran."""
+    stored = np.asarray(model.group_of) if model.group_of is not None else np.zeros(0, int)
+    if not model.links or stored.size == 0 or (stored < 0).all():
+        return []
+    size = np.bincount(stored[stored >= 0])
+    rates = {ab: r for ab, r in _path_rates(model).items() if min(size[ab[0]], size[ab[1]]) >= 2}
+    if len(rates) < 4:
+        return []
+    healthy = float(np.percentile([r for r, _ in rates.values()], 75))
+    out = []
+    for (a, b), (rate, kept) in rates.items():
+        back, back_kept = rates.get((b, a), (np.nan, False))
+        if not (a < b and kept and back_kept and max(rate, back) * threshold < healthy
+                and abs(rate / back - 1) <= SAME_RATE):
+            continue
+        ga, gb = (set(g[stored == x].tolist()) for x in (a, b))
+        if len(ga) == 1 and len(gb) == 1 and ga != gb and not (ga | gb) & set(busy):
+            x, y = int(next(iter(ga))), int(next(iter(gb)))
+            if (g == x).sum() == (stored == a).sum() and (g == y).sum() == (stored == b).sum():
+                out += [(x, y), (y, x)]
+    return out
 
 
 def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -604,6 +677,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     # its lone pairs or its stress phase caught; one read low every time is.
     spreads = capacity_spreads(model, g)
     busy = {x for x, sp in spreads.items() if sp.varying}
+    moved = {x for x, sp in spreads.items() if sp.moved}
     steady = set(spreads) - busy
     # A group's uplink: every block through it is slow (judged against the other groups' parts).
     uplinks = _slow_uplinks(blat0, bbw0, threshold, busy)
@@ -624,6 +698,11 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     own_groups = {int(g[i]) for i in own if (g == g[i]).sum() == 1}  # their relations are their link's
     slow_nodes = sorted(set(slow_nodes) | set(own))
     for block in relations:
+        if block not in slow_blocks and not own_groups & set(block):
+            slow_blocks.append(block)
+            blat[block], bbw[block] = hl, hb
+    # Paths the stress test read narrow both ways: a slow link between the two groups.
+    for block in _slow_paths(model, g, threshold, moved):
         if block not in slow_blocks and not own_groups & set(block):
             slow_blocks.append(block)
             blat[block], bbw[block] = hl, hb
@@ -695,6 +774,42 @@ class _quiet_nanmedian:
         self._w.__exit__(*exc)
 
 
+def tournament_rounds(n: int) -> np.ndarray:
+    """Per pair of n nodes, the tournament round the probe measures it in (the engine's circle
+    method, rw_tournament_partner; -1 on the diagonal). In concurrent mode a round's pairs run at
+    once, in every repetition round alike."""
+    from rankwise._engine import core as engine
+
+    lib = engine.lib()
+    out = np.full((n, n), -1, dtype=int)
+    for t in range(lib.rw_tournament_rounds(n)):
+        for i in range(n):
+            j = lib.rw_tournament_partner(n, t, i)
+            if j >= 0:
+                out[i, j] = t
+    return out
+
+
+def _round_mates(model: Model, g: np.ndarray) -> np.ndarray:
+    """Pairs the concurrent probe ran in the same round as another pair of the same relation
+    (the same two groups, either way). A relation's pairs share its route, so round-mates share
+    its links and each takes a share of the other's rate while both run: their round trips vary
+    by contention whether or not a link's load varies over time. On a dragonfly the circle method
+    pairs consecutive nodes with consecutive nodes, so most of a router pair's pairs meet
+    mates of their own relation. None in isolated mode (one pair at a time)."""
+    n = model.n_nodes
+    if model.settings is None or model.settings.mode != "concurrent" or n < 3:
+        return np.zeros((n, n), dtype=bool)
+    rounds = tournament_rounds(n)
+    lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
+    upper = np.triu(rounds >= 0, 1)
+    i, j = np.nonzero(upper)
+    key = (rounds[i, j] * (int(g.max()) + 1) + lo[i, j]) * (int(g.max()) + 1) + hi[i, j]
+    crowded = np.zeros((n, n), dtype=bool)
+    crowded[i, j] = np.bincount(key)[key] > 1
+    return crowded | crowded.T
+
+
 def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: Findings,
                          spreads: dict[int, UplinkSpread] | None = None) -> None:
     """The links whose load varies over time, each with the pairs it explains.
@@ -706,7 +821,9 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
     the others': it explains nothing and is not reported, nor are pairs no link explains. In this
     order, each taking its pairs: a node's own link (its pairs inside its group vary too, which an
     uplink would leave alone), a group's uplink (pairs with one end in the group, the most varying
-    first; three groups or more), the link between two groups or inside one (both directions).
+    first; three groups or more), the link between two groups or inside one (both directions),
+    seen by its pairs that ran without a round-mate of the same relation (_round_mates; all of them
+    where none did).
     Pairs through a link found slow (a slow relation, uplink or node) are left out: the jitter
     of pairs through a narrow link is contention. Many links are tried, so a link's pairs must
     also be above the upper quartile of the other pairs' jitter far more often than a quarter
@@ -806,9 +923,11 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
             take(cells.pop(x), "group", str(x))
         f.noisy_groups.sort()
 
-    # The link between two groups (or inside one), both directions together.
+    # The link between two groups (or inside one), both directions together, seen by the pairs
+    # that ran without a round-mate of their relation (the others vary by contention there).
     lo, hi = np.minimum(g[:, None], g[None, :]), np.maximum(g[:, None], g[None, :])
     touches = [(g[:, None] == x) | (g[None, :] == x) for x in range(k)]
+    alone = ~_round_mates(model, g)
     for x in range(k):
         for y in range(x, k):
             if (x, y) in slow_blocks:
@@ -816,7 +935,10 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
             cell = (lo == x) & (hi == y)
             # Against the other relations of the two groups too: contention near a busy link
             # raises a neighbourhood of relations, a varying link between two groups only theirs.
-            if stands_out(cell) and stands_out(cell, calm & (touches[x] | touches[y]) & ~cell):
+            seen = cell & alone
+            if not (seen & ok).any():
+                seen = cell  # every pair met mates of its relation (two groups): nothing to set apart
+            if stands_out(seen) and stands_out(seen, calm & (touches[x] | touches[y]) & ~cell):
                 f.noisy_blocks.append((x, y))
                 take(cell, "block", f"{x}-{y}")
 

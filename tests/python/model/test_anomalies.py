@@ -285,6 +285,67 @@ def test_a_slow_shared_link_is_named_on_the_pairs_that_cross_it(tmp_path, topolo
         assert on[cell & clean].mean() >= 0.5
 
 
+def test_a_slow_router_link_is_named_from_the_stress_tests_paths(tmp_path):
+    """A dragonfly's global link at 0.4 of its bandwidth, its latency unchanged (3 groups of 2
+    routers of 4 nodes): still wider than one NIC, so no lone pair sees it and the ping-pong alone
+    names nothing; the stress test reads the paths between the routers it joins low both ways,
+    and those relations are named, every one on the link. The same link varying over time is read
+    low on a path phase's moment, not both ways alike: no slow relation."""
+    from rankwise.sim.faults import crossing_pairs
+
+    fast = ProbeOptions(sizes="8,64K,1M", repetitions=2, rounds=1, mode="isolated", capacities="after")
+    spec = PlatformSpec(topology="dragonfly:3,2,4", seed=4, degraded=[Degraded("global", 1, bw_factor=0.4)])
+    gen = generate(spec, tmp_path / "slow")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.kind == "global" and link.index == 1]]
+    on = on.any(axis=0)
+    on |= on.T
+    model = probe_sim(gen.platform_xml, tmp_path / "slow.rwm", fast, show_progress=False)
+    f = find_slow_links(model)
+    g = f.groups
+    named = np.zeros_like(on)
+    for a, b in f.slow_blocks:
+        cell = (g[:, None] == a) & (g[None, :] == b)
+        assert on[cell].mean() >= 0.5
+        named |= cell
+    assert named[on].mean() == 1.0 and f.slow_nodes == [] and f.slow_uplinks == []
+    model.links = [link for link in model.links if not link.name.startswith("path-")]
+    assert find_slow_links(model).slow_blocks == []
+
+    spec = PlatformSpec(topology="dragonfly:3,2,4", seed=4, varying=[Varying("global", 1, period=0.05, steps=10, low=0.1)])
+    gen = generate(spec, tmp_path / "varying")
+    f = find_slow_links(probe_sim(gen.platform_xml, tmp_path / "varying.rwm", fast, show_progress=False))
+    assert f.slow_blocks == [] and f.slow_uplinks == []
+
+
+def test_round_mates_of_a_relation_vary_by_contention_not_a_varying_link():
+    """A dragonfly's router pair (3 groups of 2 routers of 4 nodes): the concurrent probe's circle
+    method puts most of its pairs in rounds with pairs of the same relation, and those vary by
+    contention on the links they share (jitter 0.4), the few that ran without one do not. No link
+    varies: nothing is named, where the same jitter on pairs measured one at a time (isolated
+    mode) names the relation. Between two racks every pair meets mates of its relation, so
+    nothing sets them apart: all are judged, and a varying link between them is still named (a
+    relation with a few pairs alone and the rest with mates is not: too few to tell)."""
+    from dataclasses import replace
+
+    from rankwise.model.anomalies import _round_mates
+
+    model = synthetic_model(PlatformSpec(topology="dragonfly:3,2,4", seed=1), seed=1)
+    g = model.groups().astype(int)
+    assert model.settings.mode == "concurrent"
+    cell = (np.minimum(g[:, None], g[None, :]) == 0) & (np.maximum(g[:, None], g[None, :]) == 1)
+    crowded = cell & _round_mates(model, g)
+    assert 0 < crowded.sum() < cell.sum()
+    model.jitter[crowded] = 0.4
+    assert find_slow_links(model).noisy_blocks == []
+    model.settings = replace(model.settings, mode="isolated")
+    assert find_slow_links(model).noisy_blocks == [(0, 1)]
+    two = synthetic_model(PlatformSpec(racks=2, nodes_per_rack=8, cores=1, seed=1), seed=1)
+    across = two.groups()[:, None] != two.groups()[None, :]
+    assert _round_mates(two, two.groups().astype(int))[across].all()
+    two.jitter[across] = 0.4
+    assert find_slow_links(two).noisy_blocks == [(0, 1)]
+
+
 def with_round_trips(model: Model, contended=(), share: float = 1 / 3) -> Model:
     """The round trips the model's fit came from (s bytes out, an empty reply: alpha_ij + alpha_ji +
     s x beta_ij), each node its own group as a torus probe stores them, refitted. The pairs in
