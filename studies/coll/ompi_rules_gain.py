@@ -5,7 +5,8 @@ Simulated (--sim, deterministic): each generated platform folder given (with its
 `MODEL`), the first --ranks hosts one rank each; per operation and size the predictor's choice among
 Open MPI's algorithms (rw_coll_ompi_choose, the same as the verb) and, where it names one, SMPI
 runs the benchmark program with the ompi selector (the fixed decision) and with that algorithm
-forced (--cfg=smpi/OP:NAME, SMPI's port of it). Printed: predicted and measured gain per row,
+forced (--cfg=smpi/OP:NAME, SMPI's port of it), under the send and receive overheads the model
+was probed under (its latencies hold them: rankwise.sim.smpi.model_overheads). Printed: predicted and measured gain per row,
 then per platform the rows the file changes, how many ran faster, the worst and the median.
 
 Real MPI (--launcher, e.g. an emulated cluster's `mpirun`): the rules file tuned from --model for
@@ -55,7 +56,6 @@ SMPI_NAME = {
     "allreduce": {2: "redbcast", 3: "rdb", 6: "rab_rdb"},
     "allgather": {2: "bruck", 3: "rdb", 4: "ring", 5: "ompi_neighborexchange"},
 }
-OVERHEAD = smpi.COLLECTIVE_OVERHEADS[0]
 console = Console()
 
 
@@ -76,10 +76,13 @@ def sim_platform(folder: Path, model: Path, ranks: int, iterations: int, work: P
 
     xml, _ = platform_files(folder)
     hosts = [h for h, _ in read_platform(xml)][:ranks]
-    rows, _ = rows_for(model, ranks, hosts, OVERHEAD)
+    from rankwise.model.model import Model
+
+    # SMPI runs under the overheads the model was probed under, and the choices take the model's own
+    rows, _ = rows_for(model, ranks, hosts, None)
     hostfile = work / "hosts"
     hostfile.write_text("".join(f"{h}\n" for h in hosts))
-    base = (SMPI_SHARED_BLOCK, *smpi.overhead_settings(OVERHEAD, OVERHEAD), *SMPI_DEFAULT)
+    base = (SMPI_SHARED_BLOCK, *smpi.overhead_settings(*smpi.model_overheads(Model.load(model))), *SMPI_DEFAULT)
     program = paths.program(PROGRAM, "smpi")
 
     def run(op: str, sizes: list[int], extra: tuple[str, ...]):

@@ -117,7 +117,7 @@ def coll_bench_command(
     ops: str = typer.Option("bcast,reduce,gather,scatter,allreduce,allgather", "--ops", help="Collectives to measure."),
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Bytes per rank: 8,1K,64K or 8:1M (default 8:1M; --quick 8:1K,4K,32K,256K)."),
     iterations: Optional[int] = typer.Option(None, "--iterations", help="Timed calls per size (default 1 simulated: time is deterministic; 20 real)."),
-    overhead: float = typer.Option(1e-6, "--overhead", help="Simulated: send and receive overhead of eager messages, s (smpi/os, ois, or)."),
+    overhead: Optional[float] = typer.Option(None, "--overhead", help="Simulated: send and receive overhead of eager messages, s (smpi/os, ois, or); default: with --model the overheads it measured (its latencies hold them), else 1e-6."),
     out: Path = typer.Option(Path("rankwise-coll-bench"), "--out", help="Folder for the CSV tables, PNG plots and rules files."),
     quick: bool = typer.Option(False, "--quick", help="16 and 32 ranks (1 and 4 per node), 9 sizes: well under a minute."),
     brief: bool = typer.Option(False, "--brief", help="Print the averages and goals only (the full tables are in the CSV)."),
@@ -132,7 +132,7 @@ def coll_bench_command(
     size_list = parse_size_list(sizes) if sizes is not None else sizes_default
     if iterations is not None and iterations < 1:
         raise UsageError(f"--iterations must be >= 1, got {iterations}")
-    if not (0 <= overhead < 1):
+    if overhead is not None and not (0 <= overhead < 1):
         raise UsageError(f"--overhead must be in [0, 1) seconds, got {overhead:g}")
     if sim:
         for opt, value in (("--rules", rules), ("--hostfile", hostfile)):
@@ -215,8 +215,8 @@ def coll_bench_command(
         if t.simulated:
             console.print(escape(f"SMPI, {t.folder}: default = Open MPI's choices (smpi/coll-selector:ompi), "
                                  "binomial = SMPI's binomial trees, rankwise = librankwise_coll with the rules of "
-                                 f"'rankwise coll tune' from {t.model or 'the ground truth'}; overheads {overhead * 1e6:g} us per eager message "
-                                 "(smpi/os, ois, or); time per call of the slowest rank, all ranks starting at one "
+                                 f"'rankwise coll tune' from {t.model or 'the ground truth'}; overheads {t.overhead * 1e6:g} / "
+                                 f"{t.recv_overhead * 1e6:g} us per eager message (smpi/os and ois / or); time per call of the slowest rank, all ranks starting at one "
                                  "instant"), highlight=False)
         else:
             console.print(escape(f"{t.launcher}: default = the MPI's own, binomial = librankwise_coll with "

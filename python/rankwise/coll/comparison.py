@@ -274,7 +274,7 @@ class SimTarget:
 
     simulated = True
 
-    def __init__(self, path: Path, overhead: float, model: Path | None = None):
+    def __init__(self, path: Path, overhead: float | None, model: Path | None = None):
         from rankwise.sim.platform_file import read_platform
         from rankwise.predict.validate import platform_files
 
@@ -284,7 +284,7 @@ class SimTarget:
             raise UsageError(f"--sim {exc}") from None
         self.label = (self.folder if Path(path).is_dir() or self.xml.name == "platform.xml"
                       else self.xml.with_suffix("")).resolve().name
-        self.overhead = overhead
+        self.overhead = self.recv_overhead = overhead
         self.model = model
         if model is None and not (self.folder / "ground_truth.json").is_file():
             raise UsageError(f"--sim {path}: no ground_truth.json beside {self.xml.name} (a platform of your "
@@ -297,7 +297,12 @@ class SimTarget:
         if model is not None:
             from rankwise.model.model import Model
 
-            self.modelled = set(Model.load(model).names)
+            probed = Model.load(model)
+            self.modelled = set(probed.names)
+            if overhead is None:
+                self.overhead, self.recv_overhead = smpi.model_overheads(probed)
+        if self.overhead is None:
+            self.overhead, self.recv_overhead = smpi.COLLECTIVE_OVERHEADS
 
     def missing(self, shape: Shape) -> str | None:
         """The first host the shape runs on that the model lacks, or None."""
@@ -322,7 +327,7 @@ class SimTarget:
         network = ["--model", str(self.model)] if self.model is not None else ["--platform", str(self.folder)]
         return run_tune([*network, "--nodes", ",".join(self.nodes(shape)),
                          "--ranks", str(shape.ranks), "--ranks-per-node", str(shape.rpn),
-                         "--overhead", repr(self.overhead), "--recv-overhead", repr(self.overhead),
+                         "--overhead", repr(self.overhead), "--recv-overhead", repr(self.recv_overhead),
                          "--ops", ",".join(ops),
                          "--sizes", ",".join(str(s) for s in sizes)], output)
 
@@ -330,7 +335,7 @@ class SimTarget:
             work: Path) -> dict[str, Table]:
         hostfile = work / f"hosts-{shape.ranks}x{shape.rpn}"
         hostfile.write_text("".join(f"{h}\n" for h in self.nodes(shape) for _ in range(shape.rpn)))
-        cfg = (SMPI_SHARED_BLOCK, *smpi.overhead_settings(self.overhead, self.overhead), *SMPI_DEFAULT)
+        cfg = (SMPI_SHARED_BLOCK, *smpi.overhead_settings(self.overhead, self.recv_overhead), *SMPI_DEFAULT)
         env = clean_environment()
         program = PROGRAM
         if variant == "binomial":

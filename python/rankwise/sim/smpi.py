@@ -51,6 +51,21 @@ COLLECTIVE_OVERHEADS = (1e-6, 1e-6)
 EAGER_LIMIT = 65536  # smpi/send-is-detached-thresh's default
 
 
+def model_overheads(model) -> tuple[float, float]:
+    """The send and receive overheads a probed model measured (medians over its nodes; 0 where
+    it has none): the settings a simulated run against that model needs, since its pairs'
+    latencies were measured under them and tuning with others would take from those latencies
+    what they do not hold."""
+    import numpy as np
+
+    def median(v) -> float:
+        v = np.asarray(v if v is not None else [], dtype=np.float64)
+        v = v[np.isfinite(v)]
+        return float(np.median(v)) if v.size else 0.0
+
+    return median(model.overhead), median(model.recv_overhead)
+
+
 def overhead_settings(send: float, recv: float) -> tuple[str, ...]:
     """--cfg values giving every eager message (< 64 KiB) a send overhead
     `send` and a receive overhead `recv` (seconds), larger ones none."""

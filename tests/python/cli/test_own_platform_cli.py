@@ -75,6 +75,13 @@ def test_coll_bench_tunes_from_the_probed_model(tmp_path, own):
     assert r.returncode in (0, 1), r.stderr  # 1: a goal missed on this tiny platform; the run itself is fine
     assert "Traceback" not in r.stderr
     assert f"from {model}" in r.stdout.replace("\n", "")
+    # SMPI runs under the overheads the model was probed under (its latencies hold them)
+    from rankwise.model.model import Model
+    from rankwise.sim.smpi import model_overheads
+
+    os_, or_ = model_overheads(Model.load(model))
+    assert os_ < 1e-7 and or_ < 1e-7  # probed under SMPI's defaults: none
+    assert f"overheads {os_ * 1e6:g} / {or_ * 1e6:g} us per eager message" in " ".join(r.stdout.split())
     rows = list(csv.DictReader(open(tmp_path / "out" / "coll-lab.csv", newline="")))
     assert [(x["op"], int(x["size"]), x["ranks"]) for x in rows] == [("bcast", 8, "8"), ("bcast", 1024, "8")]
     assert (tmp_path / "out" / "rules" / "lab-8x2.rwr").is_file()

@@ -103,3 +103,18 @@ def test_start_grid_makes_a_call_independent_of_the_calls_before_it(tmp_path):
     free_alone, free_after = allreduce_us("allreduce", False), allreduce_us("bcast,reduce,allreduce", False)
     assert free_alone != pytest.approx(free_after, abs=0.002) or free_alone[0] != pytest.approx(free_alone[1],
                                                                                                  abs=0.002)
+
+
+def test_a_simulated_bench_runs_under_the_overheads_the_model_was_probed_under():
+    """Medians over the nodes that measured one; none measured: 0."""
+    import numpy as np
+
+    from rankwise.model.model import Model
+    from rankwise.sim.smpi import model_overheads
+
+    m = Model.empty(["a", "b", "c"], [8, 1024])
+    m.overhead = np.array([1e-6, 3e-6, np.nan])
+    m.recv_overhead = np.array([np.nan, np.nan, np.nan])
+    assert model_overheads(m) == (2e-6, 0.0)
+    m.overhead = None
+    assert model_overheads(m) == (0.0, 0.0)
