@@ -330,7 +330,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
         # probe, or a link whose load varies, does not: only a steady pair's bandwidth counts.
         steady = ~(jitter > JITTER_FLOOR) if jitter is not None else True
         slow |= _hop_caps(_shared_caps(across & steady & (bw * BANDWIDTH_DROP < ref[level]), bw), bw, sym, classes)
-    hops, by_hop = _slow_hops(sym, classes)
+    hops, by_hop = _slow_hops(sym, classes, clean)
     slow &= ~by_hop
     rows, cols = np.nonzero(across)
     key = g[rows] * k + g[cols]
@@ -440,7 +440,7 @@ def _hop_caps(capped: np.ndarray, bw: np.ndarray, sym: np.ndarray, classes: Dist
     return out
 
 
-def _slow_hops(sym: np.ndarray, classes: DistanceClasses | None):
+def _slow_hops(sym: np.ndarray, classes: DistanceClasses | None, clean: np.ndarray):
     """The slow links of a direct network (a torus), each between the two nodes it joins, and the
     pairs they explain.
 
@@ -449,8 +449,9 @@ def _slow_hops(sym: np.ndarray, classes: DistanceClasses | None):
     (routes differ each way on a dimension-order torus), E / 2 or E. The two nodes a slow hop
     joins are one hop apart and E steps farther; every pair whose shortest route may cross it is
     then explained when it is slow by that much. Such pairs are the link's, not relations of
-    their own. A candidate hop is a slow pair, kept when it explains HOP_PAIRS of the slow pairs,
-    the one explaining most first. Returns ([(u, v)], explained pairs)."""
+    their own. Pairs of slow nodes are left out (their NIC explains them). A candidate hop is a
+    slow pair, kept when it explains HOP_PAIRS of the slow pairs, the one explaining most first.
+    Returns ([(u, v)], explained pairs)."""
     n = len(sym)
     explained = np.zeros((n, n), bool)
     if classes is None:
@@ -464,7 +465,7 @@ def _slow_hops(sym: np.ndarray, classes: DistanceClasses | None):
         with np.errstate(invalid="ignore"):
             # slower than the hop count says, or between two classes (a slow hop's own pair is
             # counted around it, farther than it is)
-            late = ((pos - (hops - 1) > tol) | (np.abs(pos - np.round(pos)) > tol)) & ~explained
+            late = ((pos - (hops - 1) > tol) | (np.abs(pos - np.round(pos)) > tol)) & clean & ~explained
         best, best_mask = None, None
         for u, v in zip(*np.nonzero(np.triu(late, 1))):
             e = pos[u, v]
