@@ -642,6 +642,31 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
     return found
 
 
+def _narrow_nics(model: Model, threshold: float) -> list[int]:
+    """Nodes whose NIC the stress test read narrow both ways, steadily: inject and eject caps below
+    the nodes' median by the threshold, and its pairs' median jitter (pair_variation) no higher
+    than the typical pair's or JITTER_FLOOR. Lone pairs cannot see a NIC slowed to just below a
+    narrower network (a torus link at half a NIC's rate caps every pair alike), many flows at
+    once can. A NIC whose load varies is read at a low moment too, but its pairs vary: it is
+    left to the varying links."""
+    inject, eject = np.asarray(model.inject, float), np.asarray(model.eject, float)
+    ok = np.isfinite(inject) & np.isfinite(eject) & (inject > 0) & (eject > 0)
+    if ok.sum() < 3:
+        return []
+    narrow = ok & (inject * threshold < np.median(inject[ok])) & (eject * threshold < np.median(eject[ok]))
+    var = pair_variation(model)
+    seen = (model.state == MEASURED) & np.isfinite(var)
+    if not seen.any():
+        return [int(i) for i in np.flatnonzero(narrow)]
+    calm = max(JITTER_FLOOR, float(np.median(var[seen])))
+    out = []
+    for i in np.flatnonzero(narrow):
+        mine = np.concatenate([var[i, seen[i]], var[seen[:, i], i]])
+        if not mine.size or np.median(mine) <= calm:
+            out.append(int(i))
+    return out
+
+
 def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Per pair, the latency of the network between the two nodes: the mean of both directions
     less both nodes' own terms."""
@@ -690,7 +715,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     with np.errstate(invalid="ignore"):
         narrow = (bw_ratio * threshold < 1) & ~(peak_ratio * threshold >= 1)
         slow = (by_latency & (lat_ratio > threshold)) | narrow
-    slow_nodes = [int(i) for i in np.flatnonzero(slow)]
+    slow_nodes = sorted(set(np.flatnonzero(slow).tolist()) | set(_narrow_nics(model, threshold)))
 
     # 2. Blocks, cleaned of slow nodes, against the healthy blocks of their kind.
     clean = measured.copy()
