@@ -390,6 +390,30 @@ def test_pairs_halved_into_one_node_name_no_link_on_a_torus():
     f = find_slow_links(model)
     assert f.slow_blocks == [] and f.slow_links == [] and f.slow_nodes == []
 
+
+@pytest.mark.parametrize("varies", [False, True])
+def test_a_nic_below_a_narrower_torus_is_named_from_its_caps(varies):
+    """A NIC at 0.42 of its rate on a torus whose links run at half a NIC's (seed 221 of the
+    study): every lone pair is capped by the links, the node's at 0.84 of the others', which the
+    threshold does not flag; the stress test reads its caps at 0.42 both ways. Named slow when
+    its pairs are steady; when they vary (a NIC whose load varies, read at a low moment) it is
+    not named slow."""
+    spec = PlatformSpec(topology="torus:4,4,2", seed=3, oversubscription=2.0,
+                        degraded=[Degraded("node", 9, bw_factor=0.42, lat_factor=1.0)])
+    model = synthetic_model(spec, seed=3, noise=0.0)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)
+    model.inject = np.full(model.n_nodes, spec.node_bw)
+    model.eject = np.full(model.n_nodes, spec.node_bw)
+    model.inject[9] = model.eject[9] = 0.42 * spec.node_bw
+    if varies:
+        model.jitter[9, :] = model.jitter[:, 9] = 0.8
+    f = find_slow_links(model)
+    assert (9 in f.slow_nodes) is not varies
+    if varies:
+        assert f.noisy_nodes == [9]
+    else:
+        assert f.slow_blocks == [] and f.slow_links == []
+
 def test_a_nic_latency_in_a_group_is_named():
     """A NIC at 3.2x its latency adds about a whole step to every pair of its node: its nearest
     pair is a class farther than every other node's. On a torus the probe may group a few nodes
