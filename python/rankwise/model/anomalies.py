@@ -96,6 +96,7 @@ class Findings:
     # between concurrent pairs, or a pair's own noise): a note, not a finding
     unexplained_pairs: list[tuple[int, int, float]] = field(default_factory=list)
     classes: "DistanceClasses | None" = None  # the distance classes the relations were judged against
+    slow_links: list[tuple[int, int]] = field(default_factory=list)  # (u, v): a direct network's slow hop between two nodes
 
     def flagged(self) -> set[tuple[int, int]]:
         return {(p.src, p.dst) for p in self.slow_pairs}
@@ -314,7 +315,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
             hl, hb = np.percentile(blat[ok], 25), np.percentile(bbw[ok], 75)
             out = [(int(x), int(y)) for x, y in zip(*np.nonzero(ok))
                    if _slowness(blat[x, y], bbw[x, y], hl, hb) > threshold]
-        return out, [], None
+        return out, [], None, []
     with np.errstate(invalid="ignore"):
         level = np.where(across, np.round(classes.position(sym)), -1).astype(int)
         slow = across & ~classes.explained(np.where(across, sym, 0.0))
@@ -328,7 +329,9 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
         # A narrow link caps a pair at the same rate in every round; contention in the concurrent
         # probe, or a link whose load varies, does not: only a steady pair's bandwidth counts.
         steady = ~(jitter > JITTER_FLOOR) if jitter is not None else True
-        slow |= _shared_caps(across & steady & (bw * BANDWIDTH_DROP < ref[level]), bw)
+        slow |= _hop_caps(_shared_caps(across & steady & (bw * BANDWIDTH_DROP < ref[level]), bw), bw, sym, classes)
+    hops, by_hop = _slow_hops(sym, classes, clean)
+    slow &= ~by_hop
     rows, cols = np.nonzero(across)
     key = g[rows] * k + g[cols]
     share = np.bincount(key, weights=slow[rows, cols], minlength=k * k) / np.maximum(
@@ -352,7 +355,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
         far = seen & (nearest > 1 - CLASS_TOL) & (alone | has_mate)
         if not seen.any() or far.mean() > 0.1:
             far[:] = False
-    return blocks, [int(i) for i in np.flatnonzero((alone & (mine > 0.5)) | far)], classes
+    return blocks, [int(i) for i in np.flatnonzero((alone & (mine > 0.5)) | far)], classes, hops
 
 
 SAME_RATE = 0.10  # two pairs capped within 10 % of each other share the cap
@@ -370,6 +373,114 @@ def _shared_caps(capped: np.ndarray, bw: np.ndarray) -> np.ndarray:
         mates = np.concatenate([bw[i, capped[i]], bw[capped[:, j], j]])
         out[i, j] = (np.abs(mates / bw[i, j] - 1) <= SAME_RATE).sum() > 2  # itself twice
     return out
+
+
+HOP_DEGREE = 6  # a direct network's router has at most six neighbours (a 3-D torus)
+HOP_FIT = 0.8  # the nearest pairs' hop graph must place 80 % of the pairs at their hop count
+HOP_PAIRS = 4  # a slow hop explains itself and at least three more pairs crossing it
+
+
+def _hop_distances(sym: np.ndarray, classes: DistanceClasses, extra: list[tuple[int, int]] = ()):
+    """Hop counts of a direct network (a torus: a router per node), from the latencies alone, or None.
+
+    Every node of a torus has a neighbour one hop away: its nearest pair's latency above the
+    nearest class is its own NIC's extra latency, which is taken out of all its pairs. Pairs then
+    at the nearest class are neighbours, and the hop count of a pair is its distance in that
+    graph (shortest routes, as tori route). It is a direct network when that graph is connected
+    with at most HOP_DEGREE neighbours a node, and its hop counts place HOP_FIT of the pairs at
+    their class (a fat tree's or a dragonfly's nearest pairs are cliques of a rack or router,
+    not connected). `extra` adds known neighbours (slow hops already found). Returns (hops,
+    positions in steps with the NICs' extra taken out)."""
+    n = len(sym)
+    known = np.isfinite(sym) & ~np.eye(n, dtype=bool)
+    if n < 8 or not known.any(axis=1).all():
+        return None
+    pos = classes.position(np.where(known, sym, np.inf))
+    tol = classes.tolerance(np.where(known, sym, 0.0))
+    nearest = np.min(pos, axis=1)
+    own = np.where(nearest > np.min(np.where(known, tol, np.inf), axis=1), nearest, 0.0)
+    pos = np.where(known, pos - own[:, None] - own[None, :], np.nan)
+    near = known & (np.abs(pos) <= tol)
+    for u, v in extra:
+        near[u, v] = near[v, u] = True
+    if near.sum(axis=1).max() > HOP_DEGREE:
+        return None
+    hops = np.full((n, n), np.inf)
+    for s in range(n):  # breadth first
+        reached, step = np.eye(n, dtype=bool)[s], 0
+        while reached.any():
+            hops[s, reached] = step
+            step += 1
+            reached = near[reached].any(axis=0) & ~np.isfinite(hops[s])
+    if not np.isfinite(hops).all():
+        return None
+    fit = known & (np.abs(pos - (hops - 1)) <= tol)
+    if fit.sum() < HOP_FIT * known.sum():
+        return None
+    return hops, pos, tol, near
+
+
+def _hop_caps(capped: np.ndarray, bw: np.ndarray, sym: np.ndarray, classes: DistanceClasses | None) -> np.ndarray:
+    """On a direct network (a torus), the capped pairs a narrow hop explains: one on a shortest
+    route of the pair whose own two nodes' pair is capped as low. A narrow link caps every route
+    through it, first the one hop between the two nodes it joins; a pair capped where no hop of
+    its routes is, was sharing a link with a round-mate of the concurrent probe (contention
+    halves a pair: 6 GB/s where its class gets 12). Elsewhere, capped as given."""
+    net = _hop_distances(sym, classes) if classes is not None else None
+    if net is None:
+        return capped
+    hops, _, _, near = net
+    out = np.zeros_like(capped)
+    lowest = np.fmin(bw, bw.T)
+    edges = np.argwhere(np.triu(near, 1))
+    for i, j in zip(*np.nonzero(capped)):
+        u, v = edges[:, 0], edges[:, 1]
+        on = ((hops[i, u] + 1 + hops[v, j] == hops[i, j]) | (hops[i, v] + 1 + hops[u, j] == hops[i, j]))
+        out[i, j] = bool((lowest[u[on], v[on]] <= (1 + SAME_RATE) * bw[i, j]).any())
+    return out
+
+
+def _slow_hops(sym: np.ndarray, classes: DistanceClasses | None, clean: np.ndarray):
+    """The slow links of a direct network (a torus), each between the two nodes it joins, and the
+    pairs they explain.
+
+    Latency adds up along a route: a pair whose route crosses a hop slower by E steps is E
+    steps farther than its hop count in one direction, and its round trip, averaged over both
+    (routes differ each way on a dimension-order torus), E / 2 or E. The two nodes a slow hop
+    joins are one hop apart and E steps farther; every pair whose shortest route may cross it is
+    then explained when it is slow by that much. Such pairs are the link's, not relations of
+    their own. Pairs of slow nodes are left out (their NIC explains them). A candidate hop is a
+    slow pair, kept when it explains HOP_PAIRS of the slow pairs, the one explaining most first.
+    Returns ([(u, v)], explained pairs)."""
+    n = len(sym)
+    explained = np.zeros((n, n), bool)
+    if classes is None:
+        return [], explained
+    found: list[tuple[int, int]] = []
+    while True:
+        net = _hop_distances(sym, classes, found)
+        if net is None:
+            return found, explained
+        hops, pos, tol, _ = net
+        with np.errstate(invalid="ignore"):
+            # slower than the hop count says, or between two classes (a slow hop's own pair is
+            # counted around it, farther than it is)
+            late = ((pos - (hops - 1) > tol) | (np.abs(pos - np.round(pos)) > tol)) & clean & ~explained
+        best, best_mask = None, None
+        for u, v in zip(*np.nonzero(np.triu(late, 1))):
+            e = pos[u, v]
+            via = np.minimum(hops[:, u, None] + 1 + hops[None, v, :], hops[:, v, None] + 1 + hops[None, u, :])
+            on = via <= hops
+            via = np.minimum(via, hops)
+            with np.errstate(invalid="ignore"):
+                mask = late & on & ((np.abs(pos - (via - 1 + e / 2)) <= tol) | (np.abs(pos - (via - 1 + e)) <= tol))
+            mask[u, v] = mask[v, u] = True
+            if best_mask is None or mask.sum() > best_mask.sum():
+                best, best_mask = (int(u), int(v)), mask
+        if best is None or np.triu(best_mask, 1).sum() < HOP_PAIRS:
+            return found, explained
+        found.append(best)
+        explained |= best_mask
 
 
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
@@ -604,6 +715,31 @@ def _slow_paths(model: Model, g: np.ndarray, threshold: float, busy: set[int] = 
     return out
 
 
+def _narrow_nics(model: Model, threshold: float) -> list[int]:
+    """Nodes whose NIC the stress test read narrow both ways, steadily: inject and eject caps below
+    the nodes' median by the threshold, and its pairs' median jitter (pair_variation) no higher
+    than the typical pair's or JITTER_FLOOR. Lone pairs cannot see a NIC slowed to just below a
+    narrower network (a torus link at half a NIC's rate caps every pair alike), many flows at
+    once can. A NIC whose load varies is read at a low moment too, but its pairs vary: it is
+    left to the varying links."""
+    inject, eject = np.asarray(model.inject, float), np.asarray(model.eject, float)
+    ok = np.isfinite(inject) & np.isfinite(eject) & (inject > 0) & (eject > 0)
+    if ok.sum() < 3:
+        return []
+    narrow = ok & (inject * threshold < np.median(inject[ok])) & (eject * threshold < np.median(eject[ok]))
+    var = pair_variation(model)
+    seen = (model.state == MEASURED) & np.isfinite(var)
+    if not seen.any():
+        return [int(i) for i in np.flatnonzero(narrow)]
+    calm = max(JITTER_FLOOR, float(np.median(var[seen])))
+    out = []
+    for i in np.flatnonzero(narrow):
+        mine = np.concatenate([var[i, seen[i]], var[seen[:, i], i]])
+        if not mine.size or np.median(mine) <= calm:
+            out.append(int(i))
+    return out
+
+
 def _network_part(lat: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Per pair, the latency of the network between the two nodes: the mean of both directions
     less both nodes' own terms."""
@@ -652,7 +788,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     with np.errstate(invalid="ignore"):
         narrow = (bw_ratio * threshold < 1) & ~(peak_ratio * threshold >= 1)
         slow = (by_latency & (lat_ratio > threshold)) | narrow
-    slow_nodes = [int(i) for i in np.flatnonzero(slow)]
+    slow_nodes = sorted(set(np.flatnonzero(slow).tolist()) | set(_narrow_nics(model, threshold)))
 
     # 2. Blocks, cleaned of slow nodes, against the healthy blocks of their kind.
     clean = measured.copy()
@@ -693,7 +829,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     # Between groups: against the distance classes (a longer route is no fault).
     hl, hb = ((np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)) if across.any()
               else (np.nan, np.nan))
-    relations, own, classes = _slow_relations(round_trip_latency(model), bw, clean, g, uplinks, blat0, bbw0,
+    relations, own, classes, hops = _slow_relations(round_trip_latency(model), bw, clean, g, uplinks, blat0, bbw0,
                                               threshold, pair_variation(model))
     own_groups = {int(g[i]) for i in own if (g == g[i]).sum() == 1}  # their relations are their link's
     slow_nodes = sorted(set(slow_nodes) | set(own))
@@ -731,7 +867,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     findings = Findings(
         groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks),
         slow_uplinks=sorted(set(uplinks) | sure), node_latency=a, node_latency_ratio=lat_ratio,
-        node_bandwidth_ratio=bw_ratio, classes=classes,
+        node_bandwidth_ratio=bw_ratio, classes=classes, slow_links=hops,
     )
     _find_variable_links(model, measured, g, findings, spreads)
     # Without readings at separate times (older models): slow, unless their pairs' jitter says

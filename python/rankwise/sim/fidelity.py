@@ -109,6 +109,8 @@ def claims_from_findings(f: Findings) -> list[Claim]:
     for a, b in dict.fromkeys(tuple(sorted(x)) for x in f.slow_blocks):
         if not {a, b} & uplinks:
             out.append(Claim(SLOW, SHARED, pairs=_between(g, a, b), label=f"slow g{a}-g{b}"))
+    for u, v in f.slow_links:
+        out.append(Claim(SLOW, SHARED, pairs=_hop(len(g), u, v), label=f"slow link {u}-{v}"))
     out += [Claim(VARYING, NIC, node=int(i), label=f"varying nic {i}") for i in f.noisy_nodes]
     for x in f.noisy_groups:
         out.append(Claim(VARYING, SHARED, pairs=(g[:, None] == x) ^ (g[None, :] == x), label=f"varying up g{x}"))
@@ -134,6 +136,13 @@ def claims_from_faults(gp: GeneratedPlatform, faults: list[Fault], on: np.ndarra
         else:
             out.append(Claim(f.what, SHARED, pairs=on[k_of[f.link]], label=f.label))
     return out
+
+
+def _hop(n: int, u: int, v: int) -> np.ndarray:
+    """The pairs of the link between nodes u and v: both directions."""
+    m = np.zeros((n, n), dtype=bool)
+    m[u, v] = m[v, u] = True
+    return m
 
 
 def _between(g: np.ndarray, a: int, b: int) -> np.ndarray:
