@@ -409,8 +409,10 @@ rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char 
     return RW_OK;
 }
 
-double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
-                         const rw_tune_options *o, int64_t *segment)
+/* The MPI's own algorithm alg for op, as the MPI runs it (a rooted one from
+ * root): what every decision compares against and rescores. */
+static double passthrough_time(const rw_pnet *net, const char *op, const char *alg, int32_t root, double bytes,
+                               const rw_tune_options *o, int64_t *segment)
 {
     *segment = 0;
     if (rw_op_parse(op) == RW_OP_ALLTOALL)
@@ -419,10 +421,16 @@ double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, do
         return ompi_all_time(net, op, alg, bytes, o);
     rw_tree *t = NULL;
     double time = INFINITY;
-    if (passthrough_rooted(net, op, alg, 0, bytes, o, &t, segment, &time) != RW_OK)
+    if (passthrough_rooted(net, op, alg, root, bytes, o, &t, segment, &time) != RW_OK)
         time = INFINITY;
     rw_tree_free(t);
     return time;
+}
+
+double rw_coll_ompi_time(const rw_pnet *net, const char *op, const char *alg, double bytes,
+                         const rw_tune_options *o, int64_t *segment)
+{
+    return passthrough_time(net, op, alg, 0, bytes, o, segment);
 }
 
 static double library_time(const rw_pnet *net, const char *op, const char *alg, int32_t root, double bytes,
@@ -531,20 +539,9 @@ static double rescore(const rw_coll_decision *d, int32_t i, const rw_pnet *net2,
                       double bytes, const rw_tune_options *o)
 {
     const rw_coll_candidate *c = &d->candidates[i];
-    int k = rw_op_parse(op);
-    if (i == 0) {
-        if (k == RW_OP_ALLTOALL)
-            return predict_named(net2, op, c->algorithm, bytes, 0, o);
-        if (!rw_coll_is_rooted(op))
-            return ompi_all_time(net2, op, c->algorithm, bytes, o);
-        rw_tree *t = NULL;
-        int64_t seg;
-        double time = INFINITY;
-        if (passthrough_rooted(net2, op, c->algorithm, root, bytes, o, &t, &seg, &time) != RW_OK)
-            time = INFINITY;
-        rw_tree_free(t);
-        return time;
-    }
+    int64_t segment;
+    if (i == 0)
+        return passthrough_time(net2, op, c->algorithm, root, bytes, o, &segment);
     if (c->tree)
         return rw_tune_score(net2, op, c->tree, bytes, c->segment, o);
     return library_time(net2, op, c->algorithm, root, bytes, o);
@@ -590,13 +587,13 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     int k_op = rw_op_parse(op);
     if (k_op == RW_OP_ALLTOALL) {
         /* [0] the MPI's own, then the library's own (no trees) */
-        add(d, ompi, "passthrough", 0, p > 1 && bytes > 0 ? predict_named(net, op, ompi, bytes, 0, &o) : 0.0, NULL);
+        add(d, ompi, "passthrough", 0, passthrough_time(net, op, ompi, root, bytes, &o, &seg), NULL);
         library_candidates(d, net, k_op, root, bytes, &o);
         goto choose;
     }
     if (!rw_coll_is_rooted(op)) {
         /* [0] the MPI's own, [1] the library's binomial, then its others. */
-        add(d, ompi, "passthrough", 0, ompi_all_time(net, op, ompi, bytes, &o), NULL);
+        add(d, ompi, "passthrough", 0, passthrough_time(net, op, ompi, root, bytes, &o, &seg), NULL);
         library_candidates(d, net, k_op, root, bytes, &o);
         goto choose;
     }
