@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from rankwise.util import paths
-from test_coll_lib import checks_passed, needs_mpi, run_mpi
+from test_coll_lib import checks_passed, needs_mpi, run_mpi, timed_out
 from test_coll_rules import synthetic_model
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -236,8 +236,8 @@ def test_two_threads_making_first_collectives_at_once(progs):
     for run in range(THREAD_RUNS):
         try:
             r = run_mpi([str(progs["coll_hardening"]), "threads"], 4, variables, timeout=30)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"run {run} hung")
+        except subprocess.TimeoutExpired as e:
+            pytest.fail(timed_out(e, f"run {run} hung"))
         if "no MPI_THREAD_MULTIPLE" in r.stdout:
             pytest.skip("this MPI does not provide MPI_THREAD_MULTIPLE")
         assert r.returncode == 0 and "coll_hardening: ok" in r.stdout, (run, r.stdout + r.stderr[-2000:])

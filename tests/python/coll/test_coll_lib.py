@@ -21,7 +21,7 @@ import pytest
 
 from rankwise.util import paths
 from rankwise.measure import profile as prof
-from rankwise.cluster.launch import mpi_environment
+from rankwise.cluster.launch import end_process_group, mpi_environment
 from rankwise.traffic.matrix import CommMatrix
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,10 +65,26 @@ def checks_passed(stdout: str) -> int:
 
 
 def run_mpi(args: list[str], n: int, variables: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    """The run's output; on timeout the whole job ended (not mpirun alone:
+    its ranks would spin on through the tests after it) and TimeoutExpired
+    carrying what the job printed, to say where it stood."""
     cmd = ["mpirun", "-np", str(n), "--oversubscribe"]
     for k, v in variables.items():
         cmd += ["-x", f"{k}={v}"]
-    return subprocess.run(cmd + args, capture_output=True, text=True, env=mpi_environment(), timeout=timeout)
+    proc = subprocess.Popen(cmd + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=mpi_environment(), start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end_process_group(proc)
+        out, err = proc.communicate()
+        raise subprocess.TimeoutExpired(cmd + args, timeout, output=out, stderr=err) from None
+    return subprocess.CompletedProcess(cmd + args, proc.returncode, out, err)
+
+
+def timed_out(e: subprocess.TimeoutExpired, what: str) -> str:
+    """A hung run's failure message: what hung and the end of its output."""
+    return f"{what}\n--- stdout tail ---\n{(e.output or '')[-1500:]}\n--- stderr tail ---\n{(e.stderr or '')[-3000:]}"
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from test_coll_lib import (LIB, MPI_SOURCES, _compile, check_smpi, checks_passed, forced, needs_mpi,  # noqa: F401
-                           needs_smpi, ran, run_mpi)
+                           needs_smpi, ran, run_mpi, timed_out)
 
 RENDEZVOUS = "--cfg=smpi/send-is-detached-thresh:1024"
 
@@ -63,8 +63,8 @@ def stress_run(exe: Path, n: int, variables: dict[str, str]) -> None:
     try:
         r = run_mpi([str(exe), "2"], n, {"LD_PRELOAD": str(LIB / "librankwise_coll.so"), "RANKWISE_COLL_TRACE": "1",
                                          **variables}, timeout=90)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{n} ranks, {variables}: no end within 90 s (a run takes about 1 s)")
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(timed_out(e, f"{n} ranks, {variables}: no end within 90 s (a run takes about 1 s)"))
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert "pipeline_stress: " in r.stdout and " 0 failures" in r.stdout, r.stdout
     return r

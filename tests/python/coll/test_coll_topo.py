@@ -26,7 +26,7 @@ import pytest
 from rankwise.model.model import MEASURED, Model
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 
-from test_coll_lib import ASAN_ENV, library_engine_sources, library_mpi_sources, run_mpi
+from test_coll_lib import ASAN_ENV, library_engine_sources, library_mpi_sources, run_mpi, timed_out
 from test_coll_rules import LIB, MPI_SOURCES, SMPI_CONFIG, _compile, _env, ground_truth_model
 
 needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")), reason="no Open MPI")
@@ -290,8 +290,8 @@ def test_distributed_graph_constructors_with_a_model_end_and_agree(dist_graph_pr
             r = run_mpi([str(dist_graph_program)], n, {"LD_PRELOAD": str(LIB / "librankwise_coll.so"),
                                                        "RANKWISE_MODEL": str(model), "RANKWISE_COLL_TRACE": "1"},
                         timeout=90)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"{n} ranks: no end within 90 s")
+        except subprocess.TimeoutExpired as e:
+            pytest.fail(timed_out(e, f"{n} ranks: no end within 90 s"))
         assert r.returncode == 0 and "dist_graph_cases: " in r.stdout and " 0 failures" in r.stdout, \
             r.stdout + r.stderr[-3000:]
         assert "reordered" in r.stderr  # the library's reordering was exercised, not passed by
