@@ -391,11 +391,35 @@ out:
     return ok;
 }
 
+/* The MPI's MPI_Dist_graph_create, on a fresh copy of comm's group when
+ * comm is an intracommunicator. Open MPI 4.1 (and 5.0 before 5.0.10's
+ * fix) sends the edges on comm with two fixed internal tags that its
+ * nonblocking collectives' tag counter on comm reaches after a few dozen
+ * communicators made from comm; the communicator's creation then waits
+ * forever on every rank (open-mpi/ompi#13918, fixed by #13931). The
+ * library's own communicators (private duplicates, reordering splits)
+ * move that counter on the application's communicators, so the library
+ * makes the graph where the counter has not moved: a new communicator,
+ * same ranks, same order, no attributes copied. Its cost: one
+ * MPI_Comm_split. */
+static int dist_graph_create_fresh(MPI_Comm comm, int n, const int *sources, const int *degrees, const int *dest,
+                                   const int *weights, MPI_Info info, int reorder, MPI_Comm *out)
+{
+    int inter = 1, rank = 0;
+    MPI_Comm fresh = MPI_COMM_NULL;
+    if (comm == MPI_COMM_NULL || n < 0 || rwc_thread_multiple() || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_split(comm, 0, rank, &fresh) != MPI_SUCCESS)
+        return rwc_real_dist_graph_create(comm, n, sources, degrees, dest, weights, info, reorder, out);
+    int rc = rwc_real_dist_graph_create(fresh, n, sources, degrees, dest, weights, info, reorder, out);
+    PMPI_Comm_free(&fresh);
+    return rc;
+}
+
 RWC_INTERPOSED int MPI_Dist_graph_create(MPI_Comm comm, int n, const int *sources, const int *degrees, const int *dest,
                           const int *weights, MPI_Info info, int reorder, MPI_Comm *out)
 {
     if (!wanted(comm, reorder) || n < 0)
-        return rwc_real_dist_graph_create(comm, n, sources, degrees, dest, weights, info, reorder, out);
+        return dist_graph_create_fresh(comm, n, sources, degrees, dest, weights, info, reorder, out);
     int64_t count = 0;
     for (int i = 0; i < n; i++)
         count += degrees[i] > 0 ? degrees[i] : 0;
@@ -422,10 +446,10 @@ RWC_INTERPOSED int MPI_Dist_graph_create(MPI_Comm comm, int n, const int *source
     edges_free(&e);
     int rc;
     if (outcome < 0) {
-        rc = rwc_real_dist_graph_create(comm, n, sources, degrees, dest, weights, info, reorder, out);
+        rc = dist_graph_create_fresh(comm, n, sources, degrees, dest, weights, info, reorder, out);
     } else if (outcome == 0) {
-        rc = rwc_real_dist_graph_create(comm, n, sources, degrees, dest, weights, info, 0, out);
-    } else { /* vertex v is the new rank v: the edges stay as given */
+        rc = dist_graph_create_fresh(comm, n, sources, degrees, dest, weights, info, 0, out);
+    } else { /* vertex v is the new rank v, on tmp (fresh): the edges stay as given */
         MPI_Comm tmp = MPI_COMM_NULL;
         rc = renumbered(comm, new_rank_of, &tmp);
         if (rc == MPI_SUCCESS) {

@@ -277,6 +277,28 @@ def dist_graph_program(tmp_path_factory) -> Path:
 
 
 @needs_mpi
+@pytest.mark.parametrize("model", [False, True])
+def test_repeated_distributed_graphs_end(tmp_path, model):
+    """60 MPI_Dist_graph_create calls in a row on MPI_COMM_WORLD, 7 ranks, three runs: Open MPI 4.1
+    alone waits forever in most runs (its edge tags meet its nonblocking collectives' tags on the
+    parent, open-mpi/ompi#13918); the library built every graph on a communicator of its own
+    before that. Without a model (reorder 0) and with one (reorder 1: the library's mapping
+    decides), every run ends."""
+    exe = tmp_path / "dist_graph_repeat"
+    _compile(["mpicc", "-O1", str(MPI_SOURCES / "dist_graph_repeat.c"), "-o", str(exe)])
+    variables = {"LD_PRELOAD": str(LIB / "librankwise_coll.so")}
+    if model:
+        variables["RANKWISE_MODEL"] = str(tmp_path / "parity.rwm")
+        parity_model([f"{socket.gethostname()}:{r}" for r in range(7)]).save(variables["RANKWISE_MODEL"])
+    for run in range(3):
+        try:
+            r = run_mpi([str(exe), "1" if model else "0"], 7, variables, timeout=60)
+        except subprocess.TimeoutExpired as e:
+            pytest.fail(timed_out(e, f"run {run}: no end within 60 s (a run takes about 2 s)"))
+        assert r.returncode == 0 and "dist_graph_repeat: 60 graphs" in r.stdout, r.stdout + r.stderr[-3000:]
+
+
+@needs_mpi
 @pytest.mark.parametrize("n", [4, 7])
 def test_distributed_graph_constructors_with_a_model_end_and_agree(dist_graph_program, tmp_path, n):
     """MPICH's distgraph1 hung inside Open MPI's MPI_Dist_graph_create with RANKWISE_MODEL (issue 25, 2c):
