@@ -13,7 +13,7 @@ Probe figure: PROBES repeated probes of the first layout with a slow uplink: are
 racks, is the slow NIC named, the healthy bandwidths against the shaped rates, the wall time.
 
 Run: .venv/bin/python studies/emulated/emulated_before_after.py [--repeats 3] [--probes 5] [--quick]
-     [--only probe|ab] [--out DIR]
+     [--only probe|ab] [--capacities] [--layout K ...] [--out DIR]
 Needs root and network namespaces (exit 2 with the reason otherwise). Cost: 12 min on
 2 shared cores at load 14-19 (--quick: one layout, 2 repeats, 2 probes). Every cluster is brought down.
 """
@@ -80,7 +80,7 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def before_after(out: Path, repeats: int, layouts) -> list[str]:
+def before_after(out: Path, repeats: int, layouts, probe_options: list[str]) -> list[str]:
     rows = ["| layout | job | benchmark | default hosts | rankwise hosts | speed-up median (min-max) | predicted | "
             "load |", "|---|---|---|---|---|---|---|---|"]
     for k, (label, options, p) in enumerate(layouts):
@@ -91,7 +91,7 @@ def before_after(out: Path, repeats: int, layouts) -> list[str]:
             c = d / "cluster"
             t0 = time.monotonic()
             cli("probe", "--launcher", f"{c}/mpirun --hostfile {c}/hostfile -np {len(hosts_of(c))}",
-                "--sizes", "8,64K,1M", "--repetitions", "3", "--rounds", "2", "-o", d / "net.rwm")
+                "--sizes", "8,64K,1M", "--repetitions", "3", "--rounds", "2", *probe_options, "-o", d / "net.rwm")
             print(f"layout {k}: probed in {time.monotonic() - t0:.0f} s", flush=True)
             for bench, traffic, program in benchmarks(p):
                 speedups, predicted, hosts = [], [], None
@@ -168,6 +168,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["probe", "ab"])
     ap.add_argument("--out", type=Path, default=Path("rankwise-emulated-study"))
+    ap.add_argument("--capacities", action="store_true",
+                    help="probe with the stress test too (shared links' capacities for the predictor)")
+    ap.add_argument("--layout", type=int, action="append", choices=range(len(LAYOUTS)),
+                    help="run only this before/after layout (0-based; repeatable)")
     a = ap.parse_args()
     try:
         check_supported()
@@ -175,12 +179,12 @@ def main() -> int:
         print(f"emulated_before_after: {e}", file=sys.stderr)
         return 2
     a.out.mkdir(parents=True, exist_ok=True)
-    layouts = LAYOUTS[:1] if a.quick else LAYOUTS
+    layouts = [LAYOUTS[k] for k in a.layout] if a.layout else LAYOUTS[:1] if a.quick else LAYOUTS
     repeats, probes = (2, 2) if a.quick else (a.repeats, a.probes)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {loadavg()}, {os.cpu_count()} cores")
     text = []
     if a.only != "probe":
-        text += before_after(a.out, repeats, layouts)
+        text += before_after(a.out, repeats, layouts, ["--capacities"] if a.capacities else [])
     if a.only != "ab":
         text += [""] + probe_repeat(a.out, probes)
     (a.out / "results.md").write_text("\n".join(text) + "\n")
