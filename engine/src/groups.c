@@ -693,7 +693,10 @@ int rw_model_pods(const rw_model *m, const int32_t *group_of, int groups, int32_
     }
     double level = k ? rw_median(row, (size_t)k) - inside : NAN;
     pods = G;
-    if (!(level > 0))
+    /* Groups are racks where the nearest other group is a level gap
+     * beyond a group's inside (as rw_model_groups cut them); groups of
+     * routers' single nodes (a torus) have no rack above which to look. */
+    if (!(level > (LEVEL_GAP - 1) * inside))
         goto out;
     /* A rack whose uplink adds latency shifts its row and column as a slow
      * NIC shifts a node's: the groups' own terms come off as the nodes'

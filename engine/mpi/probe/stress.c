@@ -8,7 +8,9 @@
  *          other groups, so that no down link sees as many flows);
  *   down-A every node of A receives from outside at once;
  *   path   A -> B node by node (3 groups or more: with 2 it is up-A);
- *   core   every node sends to another group at once.
+ *   core   every node sends to another group at once;
+ *   pod-up-P / pod-down-P  every node of pod P (rw_model_pods) sends out
+ *          of P (receives from outside) at once.
  * A link is kept only when its phase ran clearly (10 %) below what the
  * flows would carry without it: the node caps and the links found before,
  * shared max-min fairly (expected_rate). */
@@ -598,8 +600,9 @@ static double phase_rate(const plan *pl, int q, const double *t) { return phase_
 
 /* What phase_rate would read for the flows of a phase if the only limits
  * were each node's nic (as its nic phases found, else its best pair) and
- * the up/down links in cap_up/cap_down (per group, NAN none) and the paths
- * in cap_path (per ordered pair of groups, a * G + b): the flows share
+ * the up/down links in cap_up/cap_down (per group, NAN none), the paths
+ * in cap_path (per ordered pair of groups, a * G + b) and the pods' links
+ * in cap_pod_up/cap_pod_down (per pod; NULL: none): the flows share
  * them max-min fairly (progressive filling), and what they carry while all
  * run is the sum of their rates. Comparing with this, not with a plain sum
  * of caps, keeps flows of unequal bottlenecks from looking like a link of
