@@ -638,6 +638,9 @@ def test_a_slow_pod_from_the_stress_tests_pod_links():
     model.spreads = [Spread(f"pod-{side}-{p}", r, r, r, 0.0, 4) for p, r in enumerate((5e10, 1.5e10, 5e10))
                      for side in ("up", "down")]
     assert find_slow_links(model).slow_pods == [tuple(sorted(pods[1]))]
+    from rankwise.report.model import summarize
+
+    assert summarize(model).structure.slow_pods == [sorted(pods[1])]  # `rankwise show` names it
     model.spreads[2] = Spread("pod-up-1", 1.5e10, 4e10, 5e10, 0.0, 4)
     model.spreads[3] = Spread("pod-down-1", 1.5e10, 4e10, 5e10, 0.0, 4)
     assert find_slow_links(model).slow_pods == []
