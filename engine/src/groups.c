@@ -624,3 +624,150 @@ out:
     free(w.label);
     return groups;
 }
+
+/* Pods: sets of groups closer to one another than to any other group, as
+ * the racks of a three-level fat tree's pod are (their pairs climb to the
+ * pod's switches; pairs across pods climb one level more and cross two
+ * more links: docs/concepts/model.md, "Pods"). Per pair of groups the
+ * median latency over up to POD_SAMPLE nodes of each, the groups' own
+ * terms removed (a rack whose uplink adds latency to all its pairs, as a
+ * slow NIC to a node's); a group's row of these, sorted, splits at its
+ * first step larger than (LEVEL_GAP - 1) x the typical distance between
+ * nearest groups beyond a rack's own (their NICs' part). The
+ * groups before the step are its pod mates; a pod stands only where every
+ * mate names the same set (an ultrametric level: a two-level tree has
+ * none, a torus or a dragonfly's routers name overlapping sets), and only
+ * with two such pods or more. */
+#define POD_SAMPLE 16
+
+static double group_distance(const rw_model *m, const int32_t *group_of, int g, int h, double *v)
+{
+    int n = m->n_nodes, a[POD_SAMPLE], b[POD_SAMPLE], na = 0, nb = 0, k = 0;
+    for (int i = 0; i < n; i++) {
+        if (group_of[i] == g && na < POD_SAMPLE)
+            a[na++] = i;
+        if (group_of[i] == h && nb < POD_SAMPLE)
+            b[nb++] = i;
+    }
+    for (int x = 0; x < na; x++)
+        for (int y = 0; y < nb; y++)
+            if (a[x] != b[y])
+                v[k++] = distance(m, a[x], b[y]);
+    return finite_median(v, k);
+}
+
+int rw_model_pods(const rw_model *m, const int32_t *group_of, int groups, int32_t *pod_of)
+{
+    int G = groups;
+    for (int g = 0; g < G; g++)
+        pod_of[g] = g;
+    if (G < 4 || !group_of)
+        return G;
+    double *d = malloc((size_t)G * G * sizeof *d), *row = malloc((size_t)G * sizeof *row);
+    double *v = malloc(POD_SAMPLE * POD_SAMPLE * sizeof *v), *x = malloc((size_t)G * G * sizeof *x);
+    double *term = malloc((size_t)G * sizeof *term), *tmp = malloc((size_t)G * sizeof *tmp);
+    unsigned char *near = calloc((size_t)G * G, 1);
+    int pods = -1;
+    if (!d || !row || !v || !x || !term || !tmp || !near) {
+        rw_fail(RW_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int g = 0; g < G; g++)
+        for (int h = g; h < G; h++)
+            d[g * G + h] = d[h * G + g] = group_distance(m, group_of, g, h, v);
+    /* A rack's own part (its NICs): the typical distance inside a group;
+     * the scale of a level: the typical nearest group beyond it. */
+    int k = 0;
+    for (int g = 0; g < G; g++)
+        if (isfinite(d[g * G + g]))
+            row[k++] = d[g * G + g];
+    double inside = k ? rw_median(row, (size_t)k) : NAN;
+    k = 0;
+    for (int g = 0; g < G; g++) {
+        double least = INFINITY;
+        for (int h = 0; h < G; h++)
+            if (h != g && isfinite(d[g * G + h]))
+                least = fmin(least, d[g * G + h]);
+        if (isfinite(least))
+            row[k++] = least;
+    }
+    double level = k ? rw_median(row, (size_t)k) - inside : NAN;
+    pods = G;
+    /* Groups are racks where the nearest other group is a level gap
+     * beyond a group's inside (as rw_model_groups cut them); groups of
+     * routers' single nodes (a torus) have no rack above which to look. */
+    if (!(level > (LEVEL_GAP - 1) * inside))
+        goto out;
+    /* A rack whose uplink adds latency shifts its row and column as a slow
+     * NIC shifts a node's: the groups' own terms come off as the nodes'
+     * do (node_terms, shared_terms_off on the groups' distances). */
+    for (int g = 0; g < G; g++)
+        for (int h = 0; h < G; h++)
+            x[g * G + h] = g == h ? NAN : d[g * G + h];
+    node_terms(G, x, term, tmp, row);
+    shared_terms_off(G, x, term, row, tmp);
+    for (int g = 0; g < G; g++)
+        for (int h = 0; h < G; h++)
+            x[g * G + h] -= term[g] + term[h];
+    for (int g = 0; g < G; g++) {
+        k = 0;
+        for (int h = 0; h < G; h++)
+            if (h != g && isfinite(x[g * G + h]))
+                row[k++] = x[g * G + h];
+        qsort(row, (size_t)k, sizeof *row, cmp_double);
+        double cut = NAN;
+        for (int t = 0; t + 1 < k && isnan(cut); t++)
+            if (row[t + 1] - row[t] > (LEVEL_GAP - 1) * level)
+                cut = row[t];
+        for (int h = 0; h < G && !isnan(cut); h++)
+            near[g * G + h] = h != g && x[g * G + h] <= cut;
+    }
+    /* Pods where every mate names the same mates; the others stay alone. */
+    for (int g = 0; g < G; g++) {
+        int same = 1, mates = 0;
+        for (int h = 0; h < G && same; h++) {
+            if (h == g || !near[g * G + h])
+                continue;
+            mates++;
+            for (int x = 0; x < G && same; x++)
+                same = (x == g || near[g * G + x]) == (x == h || near[h * G + x]);
+        }
+        if (!same || !mates)
+            continue;
+        for (int h = 0; h < G; h++)
+            if (near[g * G + h] && h < pod_of[g])
+                pod_of[g] = h; /* the pod's first group names it */
+    }
+    /* Numbered densely in order of first group. */
+    for (int g = 0; g < G; g++)
+        row[g] = -1;
+    pods = 0;
+    for (int g = 0; g < G; g++) {
+        if (row[pod_of[g]] < 0)
+            row[pod_of[g]] = pods++;
+        pod_of[g] = (int32_t)row[pod_of[g]];
+    }
+    /* One set of close groups against groups alone is one group's own
+     * distance (a rack whose uplink adds latency), not a level: pods need
+     * two of two groups or more. */
+    int wide = 0;
+    for (int p = 0; p < pods; p++) {
+        k = 0;
+        for (int g = 0; g < G; g++)
+            k += pod_of[g] == p;
+        wide += k >= 2;
+    }
+    if (wide < 2)
+        for (int g = 0; g < G; g++)
+            pod_of[g] = g;
+    pods = wide < 2 ? G : pods;
+out:
+    free(d);
+    free(row);
+    free(v);
+    free(x);
+    free(term);
+    free(tmp);
+    free(near);
+    return pods;
+}

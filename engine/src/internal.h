@@ -89,6 +89,11 @@ FILE *rw_open_text(const char *path, rw_status *st);
  * predicted through such links, steady readings within 4 % of the truth
  * included, ran slower than Open MPI's choice (docs/results/model.md). */
 int rw_model_link_confirmed(const rw_model *m, int32_t l);
+/* Pods of groups (groups.c): pod_of[g] for each of the `groups` groups of
+ * group_of (rw_model_groups' numbering), pods numbered in order of first
+ * group; a group in no pod is one alone. Returns the number of pods (=
+ * groups when none), -1 out of memory. */
+int rw_model_pods(const rw_model *m, const int32_t *group_of, int groups, int32_t *pod_of);
 
 rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out);
 /* (rankwise_coll_rules.h's reader; its rw_coll_rules type is opaque here.) */

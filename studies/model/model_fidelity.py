@@ -131,6 +131,10 @@ def misses(runs: list[Run]) -> None:
         labels = [c.label for c in s.false]
         parts += [f"false: {', '.join(labels[:6])}{' ...' if len(labels) > 6 else ''}"] if labels else []
         parts += [f"uplink caps: spurious {', '.join(s.cap_spurious)}"] if s.cap_spurious else []
+        parts += [f"pod caps: spurious {', '.join(s.pod_spurious)}"] if s.pod_spurious else []
+        parts += [f"pod caps: {np.isinf(s.pod_err).sum()} missed, worst error {100 * s.pod_err[np.isfinite(s.pod_err)].max():.0f} %"
+                  if np.isfinite(s.pod_err).any() else f"pod caps: {s.pod_err.size} missed"] \
+            if (s.pod_err > CAP_GOAL).any() else []
         if parts:
             console.print(f"  seed {r.seed} rpn {r.rpn}: " + "; ".join(parts))
 
@@ -189,6 +193,14 @@ def summary(runs: list[Run]) -> bool:
         ok &= line(found == limiting and spurious == 0,
                    f"uplink capacities within {100 * CAP_GOAL:g} %: {found}/{limiting} limiting uplinks; "
                    f"links where none limits: {spurious}")
+    pod_limiting = sum(r.score.pod_limiting for r in runs)
+    pod_spurious = sum(len(r.score.pod_spurious) for r in runs)
+    if pod_limiting or pod_spurious:
+        pods = np.concatenate([r.score.pod_err for r in runs])
+        found = int((pods <= CAP_GOAL).sum())
+        ok &= line(found == pod_limiting and pod_spurious == 0,
+                   f"pod uplink capacities within {100 * CAP_GOAL:g} %: {found}/{pod_limiting} limiting pod uplinks; "
+                   f"pod links where none limits: {pod_spurious}")
     kinds_false: dict[str, int] = {}
     behind = 0
     for r in runs:
@@ -222,6 +234,7 @@ def save(runs: list[Run], path: Path) -> None:
                  missed=[f.label for f in r.score.missed], false=[c.label for c in r.score.false],
                  bw_bias=r.score.bw_bias, stray_pairs=r.score.stray_pairs,
                  cap_err=r.score.cap_err.tolist(), cap_spurious=r.score.cap_spurious,
+                 pod_err=r.score.pod_err.tolist(), pod_spurious=r.score.pod_spurious,
                  nic_err=r.score.nic_err.tolist()) for r in runs]
     path.write_text(json.dumps(rows, indent=1, default=lambda x: None if x != x else x) + "\n")
 

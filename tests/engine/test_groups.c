@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "rankwise.h"
+#include "../../engine/src/internal.h"
 
 static double uniform(void)
 {
@@ -209,8 +210,11 @@ static void dragonfly_routers_are_the_racks(void)
             m->beta[p] = 1e-10;
             m->pair_state[p] = RW_PAIR_MEASURED;
         }
-    int32_t g[N];
+    int32_t g[N], pod[N];
     CHECK(rw_model_groups(m, g) == G * R && same_partition(N, g, rack));
+    /* Routers nearest to a router (its group's, its global link's) are
+     * not the same set for each of them: no pods. */
+    CHECK(rw_model_pods(m, g, G * R, pod) == G * R);
     rw_model_free(m);
 }
 
@@ -369,8 +373,67 @@ static void noisy_stack_groups_by_bandwidth(void)
     rw_model_free(m);
 }
 
+/* A three-level fat tree 4,2,4 (Leiserson 1985): NICs 1 us, rack and pod
+ * uplinks 2 us each, nodes dealt to hosts in shuffled order; rack 6's
+ * uplink adds 4 us to all its pairs (its pod mate then reaches it as far
+ * as the other pods: its own term is taken off) and pod 2's link 5 us to
+ * its pairs across pods. The racks' pods come out of the latencies: a
+ * rack's pairs in its pod climb two links, across pods four. A two-level tree has no
+ * pods, nor with one rack whose uplink adds latency (a set of close racks
+ * against one alone is no level). */
+static void pods_of_a_three_level_tree(void)
+{
+    enum { P = 4, R = 2, K = 4, N = P * R * K };
+    int rack[N], perm[N];
+    for (int i = 0; i < N; i++)
+        perm[i] = i;
+    srand(11);
+    for (int i = N - 1; i > 0; i--) {
+        int j = rand() % (i + 1), x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+    for (int i = 0; i < N; i++)
+        rack[i] = perm[i] / K;
+    int64_t sizes[1] = {8};
+    rw_model *m;
+    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    for (int three = 1; three >= 0; three--) {
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) {
+                int p = i * N + j, ri = rack[i], rj = rack[j], pi = ri / R, pj = rj / R;
+                if (i == j) {
+                    m->pair_state[p] = RW_PAIR_UNPROBED;
+                    continue;
+                }
+                double net = ri == rj ? 0 : !three || pi == pj ? 4e-6 : 8e-6;
+                net += ri != rj && (ri == 6 || rj == 6) ? 4e-6 : 0;
+                net += three && pi != pj && (pi == 2 || pj == 2) ? 5e-6 : 0;
+                m->alpha[p] = (2e-6 + net) * (1 + 0.02 * (2 * uniform() - 1));
+                m->beta[p] = 1e-10;
+                m->pair_state[p] = RW_PAIR_MEASURED;
+            }
+        int32_t g[N], pod[N];
+        int groups = rw_model_groups(m, g);
+        CHECK(groups == P * R && same_partition(N, g, rack));
+        int pods = rw_model_pods(m, g, groups, pod);
+        if (!three) {
+            CHECK(pods == groups);
+            for (int x = 0; x < groups; x++)
+                CHECK(pod[x] == x);
+            continue;
+        }
+        CHECK(pods == P);
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++)
+                CHECK((pod[g[i]] == pod[g[j]]) == (rack[i] / R == rack[j] / R));
+    }
+    rw_model_free(m);
+}
+
 int main(void)
 {
+    pods_of_a_three_level_tree();
     stored_groups_when_latency_is_flat();
     slow_cable_stays_in_its_rack();
     degraded_nodes_keep_the_racks();

@@ -156,8 +156,52 @@ static void test_noisy_latencies_take_their_median(void)
     rw_model_free(m);
 }
 
+/* A pod's links (the stress test's pod-up-P / pod-down-P, group lists):
+ * 8 nodes in 4 groups of 2, pod A = groups 0 and 1, pod B = 2 and 3. A
+ * flow from pod A to pod B crosses pod-up-A and pod-down-B; a flow
+ * between two racks of one pod crosses neither. */
+static void test_pod_links_carry_flows_between_pods(void)
+{
+    enum { N = 8 };
+    int64_t sizes[1] = {8};
+    rw_model *m = NULL;
+    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            if (i != j) {
+                m->pair_state[i * N + j] = RW_PAIR_MEASURED;
+                m->alpha[i * N + j] = 1e-6;
+                m->beta[i * N + j] = 1e-10;
+            }
+    for (int i = 0; i < N; i++)
+        m->group_of[i] = i / 2;
+    int32_t a[2] = {0, 1}, b[2] = {2, 3};
+    CHECK(rw_model_add_link(m, "pod-up-0", 1e9, 2, a, 2, b) == RW_OK);
+    CHECK(rw_model_add_link(m, "pod-down-1", 2e9, 2, a, 2, b) == RW_OK);
+    CHECK(rw_model_add_link(m, "pod-up-1", 3e9, 2, b, 2, a) == RW_OK);
+    int32_t idx[N];
+    for (int i = 0; i < N; i++)
+        idx[i] = i;
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_from_model(m, N, idx, NULL, NULL, NULL, NULL, &net) == RW_OK);
+    rw_pnet_view v;
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK && v.n_links == 3);
+    for (int l = 0; l < 3; l++) {
+        double cap = 0;
+        int64_t n = 0;
+        int32_t src[N * N], dst[N * N];
+        CHECK(rw_pnet_link(net, l, &cap, &n, src, dst) == RW_OK && n == 16);
+        CHECK(cap == (l + 1) * 1e9);
+        for (int64_t k = 0; k < n; k++) /* from pod A to pod B (pod-up-1: back) */
+            CHECK((src[k] < 4) == (l < 2) && (dst[k] < 4) == (l == 2));
+    }
+    rw_pnet_free(net);
+    rw_model_free(m);
+}
+
 int main(void)
 {
+    test_pod_links_carry_flows_between_pods();
     test_pairs_caps_links();
     test_links_confirmed();
     test_overheads_taken_out_of_alpha();

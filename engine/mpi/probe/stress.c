@@ -8,7 +8,9 @@
  *          other groups, so that no down link sees as many flows);
  *   down-A every node of A receives from outside at once;
  *   path   A -> B node by node (3 groups or more: with 2 it is up-A);
- *   core   every node sends to another group at once.
+ *   core   every node sends to another group at once;
+ *   pod-up-P / pod-down-P  every node of pod P (rw_model_pods) sends out
+ *          of P (receives from outside) at once.
  * A link is kept only when its phase ran clearly (10 %) below what the
  * flows would carry without it: the node caps and the links found before,
  * shared max-min fairly (expected_rate). */
@@ -32,10 +34,13 @@
 #define LIMITED 0.9             /* below this share of the expected rate: a limit */
 #define REVISITS 3              /* more readings of every up/down phase, spread over the test */
 
-enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE };
+enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE, PH_POD_UP, PH_POD_DOWN };
+
+/* The phases read again at separate times (add_revisits, add_spreads). */
+static int revisited(int kind) { return kind == PH_UP || kind == PH_DOWN || kind == PH_POD_UP || kind == PH_POD_DOWN; }
 
 typedef struct phase {
-    int kind, a, b; /* a: group (up, down, path), b: group (path) */
+    int kind, a, b; /* a: group (up, down, path) or pod (pod up, down), b: group (path) */
     int first, count; /* its flows in the flow list */
     int time;         /* 0: the reading links come from; 1..REVISITS: a later one */
 } phase;
@@ -100,6 +105,7 @@ static double pair_bw(const rw_model *m, int i, int j)
 typedef struct groups {
     int n, g;
     int *of, *size, *start, *members; /* members grouped, ascending node index */
+    int pods, *pod_of;                /* pod of each group (rw_model_pods) */
 } groups;
 
 static void groups_free(groups *gr)
@@ -108,6 +114,26 @@ static void groups_free(groups *gr)
     free(gr->size);
     free(gr->start);
     free(gr->members);
+    free(gr->pod_of);
+}
+
+/* The pods of the groups (rw_model_pods); pods = 0 when there are none
+ * (no pod link to tell from the racks'). */
+static rw_status find_pods(const rw_model *m, groups *gr)
+{
+    int32_t *of32 = malloc((size_t)gr->n * sizeof *of32), *pod32 = malloc((size_t)gr->g * sizeof *pod32);
+    gr->pod_of = malloc((size_t)gr->g * sizeof *gr->pod_of);
+    int pods = of32 && pod32 && gr->pod_of ? 0 : -1;
+    for (int i = 0; i < gr->n && pods == 0; i++)
+        of32[i] = gr->of[i];
+    if (pods == 0)
+        pods = rw_model_pods(m, of32, gr->g, pod32);
+    for (int g = 0; g < gr->g && pods > 0; g++)
+        gr->pod_of[g] = pod32[g];
+    gr->pods = pods > 0 && pods < gr->g ? pods : 0;
+    free(of32);
+    free(pod32);
+    return pods < 0 ? rw_fail(RW_ERR_NOMEM, "out of memory") : RW_OK;
 }
 
 static rw_status find_groups(const rw_model *m, groups *gr)
@@ -144,7 +170,7 @@ static rw_status find_groups(const rw_model *m, groups *gr)
     memset(fill, 0, sizeof fill);
     for (int i = 0; i < n; i++)
         gr->members[gr->start[gr->of[i]] + fill[gr->of[i]]++] = i;
-    return RW_OK;
+    return find_pods(m, gr);
 }
 
 /* Nodes outside group a, dealt from each other group in turn, so that the
@@ -212,7 +238,7 @@ static int add_revisits(plan *pl)
 {
     int base = pl->n_phases, main_at = -1, per = 0;
     for (int q = 0; q < base; q++)
-        if (pl->phases[q].kind == PH_UP || pl->phases[q].kind == PH_DOWN) {
+        if (revisited(pl->phases[q].kind)) {
             main_at = main_at < 0 ? q : main_at;
             per++;
         }
@@ -221,7 +247,7 @@ static int add_revisits(plan *pl)
     for (int r = 1; r <= REVISITS; r++)
         for (int q = 0; q < base; q++) {
             phase ph = pl->phases[q]; /* a copy: begin_phase may move the array */
-            if (ph.kind != PH_UP && ph.kind != PH_DOWN)
+            if (!revisited(ph.kind))
                 continue;
             if (begin_phase(pl, ph.kind, ph.a, ph.b))
                 return -1;
@@ -253,6 +279,42 @@ static int add_revisits(plan *pl)
     memcpy(pl->phases, order, (size_t)k * sizeof *order);
     free(order);
     return 0;
+}
+
+/* Nodes of the groups in pod p (in: 1) or outside it (in: 0), dealt from
+ * each group in turn, as others_interleaved. */
+static int pod_interleaved(const groups *gr, int p, int in, int *out)
+{
+    int k = 0;
+    for (int r = 0; r < gr->n; r++)
+        for (int g = 0; g < gr->g; g++)
+            if ((gr->pod_of[g] == p) == in && r < gr->size[g])
+                out[k++] = gr->members[gr->start[g] + r];
+    return k;
+}
+
+/* pod-up-P: every node of pod P sends out of it at once, the receivers
+ * dealt over the other pods' groups (so that no rack's down link takes
+ * more than its share); pod-down-P: the reverse. Pods of two groups or
+ * more only: a pod of one group is its rack. others: room for n nodes. */
+static int plan_pods(const groups *gr, plan *pl, int *others)
+{
+    int *mine = malloc((size_t)gr->n * sizeof *mine), bad = !mine;
+    for (int p = 0; p < gr->pods && !bad; p++) {
+        int k_in = pod_interleaved(gr, p, 1, mine), k_out = pod_interleaved(gr, p, 0, others), wide = 0;
+        for (int g = 0; g < gr->g; g++)
+            wide += gr->pod_of[g] == p;
+        if (wide < 2 || k_out == 0)
+            continue;
+        bad |= begin_phase(pl, PH_POD_UP, p, -1);
+        for (int q = 0; q < k_in && !bad; q++)
+            bad |= add_flow(pl, mine[q], others[q % k_out]);
+        bad |= bad || begin_phase(pl, PH_POD_DOWN, p, -1);
+        for (int q = 0; q < k_in && !bad; q++)
+            bad |= add_flow(pl, others[q % k_out], mine[q]);
+    }
+    free(mine);
+    return bad ? -1 : 0;
 }
 
 static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
@@ -288,6 +350,7 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
         for (int q = 0; q < gr->size[a] && !bad; q++)
             bad |= add_flow(pl, others[q % k], mem[q]);
     }
+    bad = bad || plan_pods(gr, pl, others) != 0;
     for (int a = 0; a < G && G >= 3 && !bad; a++)
         for (int b = 0; b < G && !bad; b++) {
             if (a == b)
@@ -537,20 +600,22 @@ static double phase_rate(const plan *pl, int q, const double *t) { return phase_
 
 /* What phase_rate would read for the flows of a phase if the only limits
  * were each node's nic (as its nic phases found, else its best pair) and
- * the up/down links in cap_up/cap_down (per group, NAN none) and the paths
- * in cap_path (per ordered pair of groups, a * G + b): the flows share
+ * the up/down links in cap_up/cap_down (per group, NAN none), the paths
+ * in cap_path (per ordered pair of groups, a * G + b) and the pods' links
+ * in cap_pod_up/cap_pod_down (per pod; NULL: none): the flows share
  * them max-min fairly (progressive filling), and what they carry while all
  * run is the sum of their rates. Comparing with this, not with a plain sum
  * of caps, keeps flows of unequal bottlenecks from looking like a link of
  * their own. */
-static double expected_rate(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
-                            const double *cap_up, const double *cap_down, const double *cap_path)
+static double expected_with_pods(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
+                                 const double *cap_up, const double *cap_down, const double *cap_path,
+                                 const double *cap_pod_up, const double *cap_pod_down)
 {
-    int n = gr->n, G = gr->g, nf = ph->count, nres = 2 * n + 2 * G + G * G;
+    int n = gr->n, G = gr->g, P = gr->pods, nf = ph->count, nres = 2 * n + 2 * G + G * G + 2 * P;
     if (nf == 0)
         return NAN;
     double cap[nres], rate[nf], used[nres];
-    int res[nf][5], unfrozen[nres];
+    int res[nf][7], unfrozen[nres];
     for (int i = 0; i < n; i++) {
         double best_out = 0, best_in = 0;
         for (int j = 0; j < n; j++) {
@@ -566,6 +631,11 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
     }
     for (int k = 0; k < G * G; k++)
         cap[2 * n + 2 * G + k] = cap_path && !isnan(cap_path[k]) ? cap_path[k] : INFINITY;
+    int pod0 = 2 * n + 2 * G + G * G;
+    for (int p = 0; p < P; p++) {
+        cap[pod0 + p] = cap_pod_up && !isnan(cap_pod_up[p]) ? cap_pod_up[p] : INFINITY;
+        cap[pod0 + P + p] = cap_pod_down && !isnan(cap_pod_down[p]) ? cap_pod_down[p] : INFINITY;
+    }
     for (int k = 0; k < nf; k++) {
         int s = pl->src[ph->first + k], d = pl->dst[ph->first + k];
         int cross = gr->of[s] != gr->of[d];
@@ -574,6 +644,9 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
         res[k][2] = cross ? 2 * n + gr->of[s] : -1;
         res[k][3] = cross ? 2 * n + G + gr->of[d] : -1;
         res[k][4] = cross ? 2 * n + 2 * G + gr->of[s] * G + gr->of[d] : -1;
+        int ps = P ? gr->pod_of[gr->of[s]] : 0, pd = P ? gr->pod_of[gr->of[d]] : 0;
+        res[k][5] = ps != pd ? pod0 + ps : -1;
+        res[k][6] = ps != pd ? pod0 + P + pd : -1;
         rate[k] = -1;
     }
     /* Progressive filling: the resource with the smallest fair share fixes
@@ -582,7 +655,7 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
         memset(used, 0, sizeof used);
         memset(unfrozen, 0, sizeof unfrozen);
         for (int k = 0; k < nf; k++)
-            for (int x = 0; x < 5; x++)
+            for (int x = 0; x < 7; x++)
                 if (res[k][x] >= 0) {
                     if (rate[k] < 0)
                         unfrozen[res[k][x]]++;
@@ -599,7 +672,7 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
         if (!(share > 0) || !isfinite(share))
             return NAN; /* a cap of 0: no figure to compare with */
         for (int k = 0; k < nf; k++)
-            for (int x = 0; x < 5; x++)
+            for (int x = 0; x < 7; x++)
                 if (rate[k] < 0 && res[k][x] == best)
                     rate[k] = share;
     }
@@ -609,44 +682,121 @@ static double expected_rate(const rw_model *m, const groups *gr, const plan *pl,
     return sum;
 }
 
+static double expected_rate(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
+                            const double *cap_up, const double *cap_down, const double *cap_path)
+{
+    return expected_with_pods(m, gr, pl, ph, cap_up, cap_down, cap_path, NULL, NULL);
+}
+
 static rw_status add_link(rw_model *m, const char *name, double cap, int from, int to)
 {
     int32_t f = from, t = to;
     return rw_model_add_link(m, name, cap, from >= 0, &f, to >= 0, &t);
 }
 
-/* Every group's up and down phase read at separate times (REVISITS): the
- * spread of the readings against their noise (the repetitions' spread at
- * one time) tells a link whose load varies from a slow one
- * (docs/concepts/model.md, "A group's uplink"). */
+/* Every group's up and down phase (and every pod's) read at separate
+ * times (REVISITS): the spread of the readings against their noise (the
+ * repetitions' spread at one time) tells a link whose load varies from a
+ * slow one (docs/concepts/model.md, "A group's uplink"). */
+static rw_status add_spread_of(rw_model *m, const plan *pl, const double *t, int kind, int a, const char *name)
+{
+    double read[REVISITS + 1], noise[REVISITS + 1], reps[STRESS_REPS];
+    int k = 0, kn = 0;
+    for (int q = 0; q < pl->n_phases && k <= REVISITS; q++) {
+        const phase *ph = &pl->phases[q];
+        if (ph->kind != kind || ph->a != a)
+            continue;
+        double r = phase_reps(pl, q, t, -1, -1, reps);
+        if (!(r > 0 && r <= RW_MODEL_MAX_BANDWIDTH))
+            continue;
+        read[k++] = r;
+        if (isfinite(reps[0]) && isfinite(reps[STRESS_REPS - 1]))
+            noise[kn++] = (reps[STRESS_REPS - 1] - reps[0]) / r;
+    }
+    if (k == 0)
+        return RW_OK;
+    qsort(read, (size_t)k, sizeof *read, cmp_double);
+    qsort(noise, (size_t)kn, sizeof *noise, cmp_double);
+    double mid = k % 2 ? read[k / 2] : (read[k / 2 - 1] + read[k / 2]) / 2;
+    double nz = kn == 0 ? 0 : kn % 2 ? noise[kn / 2] : (noise[kn / 2 - 1] + noise[kn / 2]) / 2;
+    return rw_model_add_spread(m, name, read[0], mid, read[k - 1], nz, k);
+}
+
 static rw_status add_spreads(rw_model *m, const groups *gr, const plan *pl, const double *t)
 {
     char name[64];
     rw_status st = RW_OK;
     for (int g = 0; g < gr->g && gr->g >= 2 && !st; g++)
         for (int up = 1; up >= 0 && !st; up--) {
-            double read[REVISITS + 1], noise[REVISITS + 1], reps[STRESS_REPS];
-            int k = 0, kn = 0;
-            for (int q = 0; q < pl->n_phases && k <= REVISITS; q++) {
-                const phase *ph = &pl->phases[q];
-                if (ph->kind != (up ? PH_UP : PH_DOWN) || ph->a != g)
-                    continue;
-                double r = phase_reps(pl, q, t, -1, -1, reps);
-                if (!(r > 0 && r <= RW_MODEL_MAX_BANDWIDTH))
-                    continue;
-                read[k++] = r;
-                if (isfinite(reps[0]) && isfinite(reps[STRESS_REPS - 1]))
-                    noise[kn++] = (reps[STRESS_REPS - 1] - reps[0]) / r;
-            }
-            if (k == 0)
-                continue;
-            qsort(read, (size_t)k, sizeof *read, cmp_double);
-            qsort(noise, (size_t)kn, sizeof *noise, cmp_double);
-            double mid = k % 2 ? read[k / 2] : (read[k / 2 - 1] + read[k / 2]) / 2;
-            double nz = kn == 0 ? 0 : kn % 2 ? noise[kn / 2] : (noise[kn / 2 - 1] + noise[kn / 2]) / 2;
             snprintf(name, sizeof name, "%s-%d", up ? "up" : "down", g);
-            st = rw_model_add_spread(m, name, read[0], mid, read[k - 1], nz, k);
+            st = add_spread_of(m, pl, t, up ? PH_UP : PH_DOWN, g, name);
         }
+    for (int p = 0; p < gr->pods && !st; p++)
+        for (int up = 1; up >= 0 && !st; up--) {
+            snprintf(name, sizeof name, "pod-%s-%d", up ? "up" : "down", p);
+            st = add_spread_of(m, pl, t, up ? PH_POD_UP : PH_POD_DOWN, p, name);
+        }
+    return st;
+}
+
+/* A pod link: FROM the pod's groups TO the others (up), or the reverse. */
+static rw_status add_pod_link(rw_model *m, const groups *gr, int p, int up, double cap)
+{
+    int32_t in[gr->g], out[gr->g];
+    int n_in = 0, n_out = 0;
+    for (int g = 0; g < gr->g; g++) {
+        if (gr->pod_of[g] == p)
+            in[n_in++] = g;
+        else
+            out[n_out++] = g;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "pod-%s-%d", up ? "up" : "down", p);
+    return up ? rw_model_add_link(m, name, cap, n_in, in, n_out, out) : rw_model_add_link(m, name, cap, n_out, out, n_in, in);
+}
+
+/* Pod links, after the racks' links and paths: a pod phase's flows cross
+ * those, so a pod link is kept only where they (and the node caps) do
+ * not explain its phase, by the rule of the rack links. With three pods
+ * or more each direction is judged with the other direction's candidates
+ * (those below the racks' figure), as up links are with the path
+ * candidates: a narrow pod-down of B slows the flows of pod-up-A that go
+ * to B. With two, pod-up-A and pod-down-B carry the same flows and no
+ * reading tells them apart: both are kept, as a rack's up and down links
+ * are between two groups. */
+static rw_status infer_pods(rw_model *m, const groups *gr, const plan *pl, const double *t, const double *up,
+                            const double *down, const double *path)
+{
+    int P = gr->pods;
+    if (P == 0)
+        return RW_OK;
+    double cand[2][P], rate[2][P];
+    for (int p = 0; p < P; p++)
+        cand[0][p] = cand[1][p] = rate[0][p] = rate[1][p] = NAN;
+    for (int q = 0; q < pl->n_phases; q++) {
+        const phase *ph = &pl->phases[q];
+        if ((ph->kind != PH_POD_UP && ph->kind != PH_POD_DOWN) || ph->time != 0)
+            continue;
+        int d = ph->kind == PH_POD_UP ? 0 : 1;
+        rate[d][ph->a] = phase_rate(pl, q, t);
+        if (rate[d][ph->a] < LIMITED * expected_rate(m, gr, pl, ph, up, down, path))
+            cand[d][ph->a] = rate[d][ph->a];
+    }
+    rw_status st = RW_OK;
+    for (int q = 0; q < pl->n_phases && !st; q++) {
+        const phase *ph = &pl->phases[q];
+        if ((ph->kind != PH_POD_UP && ph->kind != PH_POD_DOWN) || ph->time != 0)
+            continue;
+        int d = ph->kind == PH_POD_UP ? 0 : 1;
+        double r = rate[d][ph->a];
+        if (isnan(cand[d][ph->a]) || !(r > 0 && r <= RW_MODEL_MAX_BANDWIDTH))
+            continue;
+        int cross = P >= 3;
+        double e = expected_with_pods(m, gr, pl, ph, up, down, path, d && cross ? cand[0] : NULL,
+                                      !d && cross ? cand[1] : NULL);
+        if (r < LIMITED * e)
+            st = add_pod_link(m, gr, ph->a, d == 0, r);
+    }
     return st;
 }
 
@@ -719,6 +869,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         if (ph->kind == PH_CORE && r < LIMITED * expected_rate(m, gr, pl, ph, up, down, path))
             st = add_link(m, "core", r, -1, -1);
     }
+    st = st ? st : infer_pods(m, gr, pl, t, up, down, path);
     return st ? st : add_spreads(m, gr, pl, t);
 }
 

@@ -97,6 +97,7 @@ class Findings:
     unexplained_pairs: list[tuple[int, int, float]] = field(default_factory=list)
     classes: "DistanceClasses | None" = None  # the distance classes the relations were judged against
     slow_links: list[tuple[int, int]] = field(default_factory=list)  # (u, v): a direct network's slow hop between two nodes
+    slow_pods: list[tuple[int, ...]] = field(default_factory=list)  # groups of a pod whose own uplink is slow
 
     def flagged(self) -> set[tuple[int, int]]:
         return {(p.src, p.dst) for p in self.slow_pairs}
@@ -544,7 +545,8 @@ def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
     crosses both uplinks and the typical excess is the busy one's: no link stands out, as it
     should not. Groups without two readings in both directions are left out (unknown)."""
     stored = np.asarray(model.group_of) if model.group_of is not None else np.zeros(0, int)
-    spreads = {sp.name: sp for sp in getattr(model, "spreads", []) if sp.times >= 2 and sp.median > 0}
+    spreads = {sp.name: sp for sp in getattr(model, "spreads", [])
+               if sp.times >= 2 and sp.median > 0 and sp.name.split("-")[0] in ("up", "down")}  # racks' links
     if not spreads or (stored < 0).all():
         return {}
     rel = {name: sp.high / sp.low - 1 for name, sp in spreads.items()}
@@ -641,6 +643,41 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
         if len(labels) == 1 and (g == next(iter(labels))).sum() == mine.sum():
             found.append(int(next(iter(labels))))
     return found
+
+
+def _capacity_pods(model: Model, g: np.ndarray, threshold: float) -> list[tuple[int, ...]]:
+    """Pods (as sets of g's groups) whose uplink the stress test measured slow: a `pod-up-P`
+    (`pod-down-P`) link kept, its capacity below the better quartile of every pod's readings in that
+    direction (the medians of their `pod-*` capacity spreads; pods of like size) by more than the
+    threshold, its own readings at separate times steady: apart by no more than a level gap, the
+    typical pod phase's spread and its noise allow, as capacity_spreads judges a rack's (a link
+    whose load varies, or a rack's inside the pod, kept the reading of a moment). With two pods
+    each pod's up phase is the other's down phase: both read the narrow one, neither stands out,
+    nothing is said."""
+    stored = np.asarray(model.group_of) if model.group_of is not None else np.zeros(0, int)
+    spreads = {sp.name: sp for sp in getattr(model, "spreads", [])
+               if sp.name.startswith("pod-") and sp.times >= 2 and sp.median > 0}
+    if not spreads:
+        return []
+    rel = {name: sp.high / sp.low - 1 for name, sp in spreads.items()}
+    moved = max(LEVEL_GAP, SPREAD_RATIO * float(np.median(list(rel.values()))),
+                SPREAD_NOISE * float(np.median([sp.noise for sp in spreads.values()])))
+    out: list[tuple[int, ...]] = []
+    for link in model.links:
+        side = link.name.split("-")[1] if link.name.startswith("pod-") else ""
+        mine = link.from_groups if side == "up" else link.to_groups if side == "down" else None
+        sp = spreads.get(link.name)
+        readings = [x.median for name, x in spreads.items() if name.startswith(f"pod-{side}-")]
+        if mine is None or sp is None or len(readings) < 3 or rel[link.name] > moved:
+            continue
+        if link.capacity * threshold >= np.percentile(readings, 75):
+            continue
+        nodes = np.isin(stored, mine)
+        labels = set(g[nodes].tolist())
+        if all((g == x).sum() == (nodes & (g == x)).sum() for x in labels):  # whole groups of g
+            pod = tuple(sorted(int(x) for x in labels))
+            out += [pod] if pod not in out else []
+    return out
 
 
 def _path_rates(model: Model) -> dict[tuple[int, int], tuple[float, bool]]:
@@ -869,6 +906,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
         slow_uplinks=sorted(set(uplinks) | sure), node_latency=a, node_latency_ratio=lat_ratio,
         node_bandwidth_ratio=bw_ratio, classes=classes, slow_links=hops,
     )
+    findings.slow_pods = _capacity_pods(model, g, threshold)
     _find_variable_links(model, measured, g, findings, spreads)
     # Without readings at separate times (older models): slow, unless their pairs' jitter says
     # the link varies (the stress test may have read it at a low moment).

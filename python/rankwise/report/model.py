@@ -108,6 +108,7 @@ class Structure:
     typical_jitter: float  # median over pairs (see rankwise.model.anomalies.pair_variation)
     variable_links: list[str] = field(default_factory=list)  # each varying link, with its figures
     classes: str = ""  # the distance classes relations are judged against ("" without)
+    slow_pods: list[list[int]] = field(default_factory=list)  # groups of each pod whose own uplink is slow
 
 
 @dataclass
@@ -399,6 +400,7 @@ def _structure(names: list[str], f) -> Structure:
         slow_blocks=[_relation_text(b) for b in dict.fromkeys(_relation_key(*b) for b in f.slow_blocks
                                                               if not set(b) & set(f.slow_uplinks))],
         slow_uplinks=list(f.slow_uplinks),
+        slow_pods=[list(p) for p in f.slow_pods],
         variable_nodes=[names[i] for i in f.noisy_nodes],
         variable_groups=list(f.noisy_groups),
         variable_blocks=[_relation_text(b) for b in f.noisy_blocks],
@@ -679,9 +681,10 @@ def _render_structure(st: Structure, console) -> None:
                 what.append(f"bandwidth x{r.bandwidth_ratio:.2g}")
             parts.append(f"{r.node}: {', '.join(what)} (in g{r.group})")
         console.print("  [bold red]slow node links[/]: " + escape("; ".join(parts)), highlight=False)
-    if st.slow_uplinks or st.slow_blocks:
+    if st.slow_uplinks or st.slow_blocks or st.slow_pods:
         found = True
         parts = [f"g{x}'s uplink" for x in st.slow_uplinks]
+        parts += [f"the uplink of the pod of {', '.join(f'g{x}' for x in p)}" for p in st.slow_pods]
         if st.slow_blocks:
             parts.append("(all pairs of) " + ", ".join(st.slow_blocks))
         console.print("  [bold red]slow shared links[/]: " + "; ".join(parts), highlight=False)

@@ -10,12 +10,17 @@ Ground truth only scores; the model is whatever a probe measured. Figures:
   its nodes send at once), and links the model carries where no uplink limits (not scored on
   a torus or dragonfly: their router links have no rack to name a group by; on a three-level
   tree the `path-*` and `core` links a pod uplink may give are not scored);
+- pod capacities (three-level trees: `pod-up-P`/`pod-down-P` links) against the pod uplink whose
+  nodes' groups the link's group list holds, for the pod uplinks that limit their pod (below 90 % of
+  what its racks carry out of it at once), and pod links where no pod uplink limits;
 - groups against racks: adjusted Rand index (Hubert and Arabie 1985), where racks have more
   than one node (a torus has none);
 - faults: what the model names (Claims: a slow or varying NIC, a slow or varying shared link
   given as the node pairs that cross it, varying pairs left unexplained) against
   sim/faults.py's Faults. A fault is named right when a claim of the same kind (what, where) lies
-  on it: the NIC's node, or a shared claim at least half of whose pairs cross the link. A slow
+  on it: the NIC's node, or a shared claim at least half of whose pairs cross the link (and, for a
+  pod uplink, that holds more than half of the pairs crossing it: a claim on one of its racks lies on
+  the pod's link, is not false, but does not name it). A slow
   shared fault not named but whose healthy nodes are named as slow NICs is "as nodes" (the probe
   took an uplink for its rack's NICs). Every claim that lies on no fault of its kind is a false
   positive; unexplained varying pairs count as one (the model reports them as one line), unless
@@ -67,6 +72,9 @@ class Score:
     cap_err: np.ndarray  # per limiting uplink found: worst of |up / link - 1|, |down / link - 1|
     cap_limiting: int  # uplinks that limit their rack (fat trees)
     cap_spurious: list[str]  # model links where no uplink limits
+    pod_err: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per limiting pod uplink, as cap_err
+    pod_limiting: int = 0  # pod uplinks that limit their pod (three-level trees)
+    pod_spurious: list[str] = field(default_factory=list)  # model pod links where no pod uplink limits
     right: list[Fault] = field(default_factory=list)
     as_nodes: list[Fault] = field(default_factory=list)
     missed: list[Fault] = field(default_factory=list)
@@ -98,7 +106,7 @@ def ari(groups: np.ndarray, racks: np.ndarray) -> float:
 
 
 def claims_from_findings(f: Findings) -> list[Claim]:
-    """What find_slow_links names: slow and varying NICs, slow uplinks of groups and the other slow
+    """What find_slow_links names: slow and varying NICs, slow uplinks of groups and of pods, the other slow
     relations between groups (one claim per unordered pair of groups, as `rankwise show` prints
     them), varying uplinks and blocks, and the varying pairs left alone."""
     g = np.asarray(f.groups)
@@ -111,6 +119,10 @@ def claims_from_findings(f: Findings) -> list[Claim]:
             out.append(Claim(SLOW, SHARED, pairs=_between(g, a, b), label=f"slow g{a}-g{b}"))
     for u, v in f.slow_links:
         out.append(Claim(SLOW, SHARED, pairs=_hop(len(g), u, v), label=f"slow link {u}-{v}"))
+    for pod in f.slow_pods:
+        inside = np.isin(g, pod)
+        out.append(Claim(SLOW, SHARED, pairs=inside[:, None] ^ inside[None, :],
+                         label=f"slow pod g{','.join(map(str, pod))}"))
     out += [Claim(VARYING, NIC, node=int(i), label=f"varying nic {i}") for i in f.noisy_nodes]
     for x in f.noisy_groups:
         out.append(Claim(VARYING, SHARED, pairs=(g[:, None] == x) ^ (g[None, :] == x), label=f"varying up g{x}"))
@@ -164,8 +176,10 @@ def score(gp: GeneratedPlatform, faults: list[Fault], model: Model, groups: np.n
     lat_err, bw_err, bw_bias = _pair_errors(gp, model, on)
     nic_err = _nic_errors(gp, model)
     cap_err, limiting, spurious = _capacities(gp, model)
+    pod_err, pod_limiting, pod_spurious = _pod_capacities(gp, model)
     s = Score(lat_err=lat_err, bw_err=bw_err, bw_bias=bw_bias, ari=ari(groups, gp.rack_of_node), nic_err=nic_err,
-              cap_err=cap_err, cap_limiting=limiting, cap_spurious=spurious)
+              cap_err=cap_err, cap_limiting=limiting, cap_spurious=spurious, pod_err=pod_err,
+              pod_limiting=pod_limiting, pod_spurious=pod_spurious)
     _match(gp, faults, claims, on, s)
     return s
 
@@ -201,7 +215,7 @@ def _capacities(gp: GeneratedPlatform, model: Model):
     three = gp.spec.topology.startswith("fat-tree3:")
     if gp.spec.shape is not None and not three:  # router links have no rack behind them to name a group by
         return np.zeros(0), 0, []
-    links = {link.name: link.capacity for link in model.links}
+    links = {link.name: link.capacity for link in model.links if not link.name.startswith("pod-")}
     if three:  # a pod uplink may show as path-A-B or core links: those are not scored
         links = {name: c for name, c in links.items() if name.startswith(("up-", "down-"))}
     node_bw = {link.index: link.bandwidth for link in gp.links if link.kind == "node"}
@@ -228,6 +242,37 @@ def _capacities(gp: GeneratedPlatform, model: Model):
     return np.array(errors), limiting, sorted(set(links) - used)
 
 
+def _pod_capacities(gp: GeneratedPlatform, model: Model):
+    """Three-level trees: per limiting pod uplink the worse of its `pod-up`/`pod-down` links' errors
+    (inf when the model has not both: links whose group list is the pod's nodes' groups), and the
+    model's pod links that stand for no limiting pod uplink."""
+    pods = {link.name: link for link in model.links if link.name.startswith("pod-")}
+    if not gp.spec.topology.startswith("fat-tree3:"):
+        return np.zeros(0), 0, sorted(pods)
+    node_bw = {link.index: link.bandwidth_min for link in gp.links if link.kind == "node"}
+    rack_bw = {link.index: link.bandwidth_min for link in gp.links if link.kind == "uplink"}
+    groups = np.asarray(model.group_of)
+    errors, used, limiting = [], set(), 0
+    for link in gp.links:
+        if link.kind != "pod":
+            continue
+        members = np.asarray(gp.spec.shape.behind("pod", link.index))
+        racks = set(gp.rack_of_node[members].tolist())
+        sends = sum(min(rack_bw[r], sum(node_bw[i] for i in members if gp.rack_of_node[i] == r)) for r in racks)
+        if link.bandwidth_min >= LIMITS * sends:
+            continue
+        limiting += 1
+        mine = set(groups[members].tolist()) - {-1}
+        found = []
+        for side, attr in (("up", "from_groups"), ("down", "to_groups")):
+            match = [name for name, p in pods.items() if name.startswith(f"pod-{side}-")
+                     and getattr(p, attr) is not None and set(getattr(p, attr)) == mine]
+            used.update(match)
+            found.append(pods[match[0]].capacity if match else None)
+        errors.append(max(abs(c / link.bandwidth - 1) if c else np.inf for c in found))
+    return np.array(errors), limiting, sorted(set(pods) - used)
+
+
 def _lies_on(claim: Claim, fault: Fault, on: np.ndarray, k_of: dict[str, int]) -> bool:
     if claim.what != fault.what or claim.where != fault.where:
         return False
@@ -235,6 +280,15 @@ def _lies_on(claim: Claim, fault: Fault, on: np.ndarray, k_of: dict[str, int]) -
         return claim.node == fault.index
     pairs = claim.pairs
     return bool(pairs.any()) and on[k_of[fault.link]][pairs].mean() >= ON_LINK
+
+
+def _names(claim: Claim, fault: Fault, on: np.ndarray, k_of: dict[str, int]) -> bool:
+    """A claim names a fault when it lies on it; a pod uplink's, when it also holds more than half of
+    the pairs crossing it (a claim on one rack or one pair of groups lies on it, it names a smaller
+    element: one rack of a pod of two holds half)."""
+    if not _lies_on(claim, fault, on, k_of):
+        return False
+    return fault.kind != "pod" or bool(claim.pairs[on[k_of[fault.link]]].mean() > ON_LINK)
 
 
 def _match(gp: GeneratedPlatform, faults: list[Fault], claims: list[Claim], on: np.ndarray, s: Score) -> None:
@@ -245,8 +299,8 @@ def _match(gp: GeneratedPlatform, faults: list[Fault], claims: list[Claim], on: 
         if f.what == VARYING and not f.lone_pair:
             s.unscored.append(f)
             continue
-        hits = [k for k, c in enumerate(claims) if _lies_on(c, f, on, k_of)]
-        used.update(hits)
+        hits = [k for k, c in enumerate(claims) if _names(c, f, on, k_of)]
+        used.update(k for k, c in enumerate(claims) if _lies_on(c, f, on, k_of))  # on it: not false
         if hits:
             s.right.append(f)
         elif f.what == SLOW and f.where == SHARED and slow_nic_claims & set(f.nodes):

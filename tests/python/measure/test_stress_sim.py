@@ -208,3 +208,28 @@ def test_every_uplink_is_read_at_separate_times(tmp_path):
     update = probe_sim(gen.platform_xml, tmp_path / "new.rwm", ProbeOptions(capacities="only", update=old),
                        show_progress=False)
     assert {sp.name for sp in update.spreads} == set(spreads)
+
+
+def test_a_narrow_pod_link_of_a_three_level_tree_is_found(tmp_path):
+    """Three-level fat tree, 3 pods of 2 racks of 4, racks dealt in shuffled order; pod 1's uplink at
+    0.3 of its bandwidth. The pods come from the latencies (pairs across pods cross two more links);
+    pod 1's up and down phases read its link within 10 %, as `pod-up-P` / `pod-down-P` from its
+    groups to the others' (and back); the healthy pods carry what their racks send (their flows to
+    pod 1 are its own link's): no link; every pod phase is read at separate times."""
+    spec = PlatformSpec(topology="fat-tree3:3,2,4", cores=1, oversubscription=2.0, shuffle_racks=True, seed=5,
+                        degraded=[Degraded("pod", 1, bw_factor=0.3)])
+    gen, model, costs = probe(spec, tmp_path, capacities="after")
+    groups = [sorted({int(model.group_of[model.index(gen.nodes[i])]) for i in spec.shape.behind("pod", p)})
+              for p in range(3)]
+    assert [len(g) for g in groups] == [2, 2, 2]
+    pod_links = {link.name: link for link in model.links if link.name.startswith("pod-")}
+    narrow = next(link.bandwidth for link in gen.links if link.kind == "pod" and link.index == 1)
+    assert len(pod_links) == 2, sorted(pod_links)
+    for name, link in pod_links.items():
+        assert link.capacity == pytest.approx(narrow, rel=0.10)
+        inside, outside = (link.from_groups, link.to_groups) if name.startswith("pod-up-") else \
+            (link.to_groups, link.from_groups)
+        assert sorted(inside) == groups[1] and sorted(outside) == sorted(groups[0] + groups[2])
+    spreads = {sp.name for sp in model.spreads if sp.name.startswith("pod-")}
+    assert spreads == {f"pod-{side}-{p}" for p in range(3) for side in ("up", "down")}
+    assert costs[0].phases > 0

@@ -619,3 +619,31 @@ def test_a_downlink_moved_by_a_varying_sender_is_not_named():
     model.spreads[3] = Spread("down-1", 5.4e10, 5.4e10, 5.4e10, 0.0, 4)
     found = capacity_spreads(model, g)
     assert sorted(x for x, sp in found.items() if sp.varying) == [0, 1]
+
+
+def test_a_slow_pod_from_the_stress_tests_pod_links():
+    """Racks 0-1, 2-3 and 4-5 as three pods (6 racks of 4): the stress test kept pod 1's links at
+    15 GB/s, steady, where the pods' phases read 50: pod 1 (racks 2, 3) is slow. The same link read
+    at a moment of a varying load (its readings 15-50 apart) says nothing; nor do two pods, whose up
+    and down phases carry the same flows (pod_up_1 is pod_down_0): both read the narrow one."""
+    from rankwise.model.model import Link
+
+    model = synthetic_model(PlatformSpec(racks=6, nodes_per_rack=4, cores=1, seed=2), seed=2)
+    g = model.groups().astype(int)
+    model.group_of = g.astype(np.int32)
+    rack = lambda r: int(g[r * 4])  # synthetic_model's racks are in node order
+    pods = [(rack(0), rack(1)), (rack(2), rack(3)), (rack(4), rack(5))]
+    others = tuple(x for x in range(6) if x not in pods[1])
+    model.links = [Link("pod-up-1", 1.5e10, pods[1], others), Link("pod-down-1", 1.5e10, others, pods[1])]
+    model.spreads = [Spread(f"pod-{side}-{p}", r, r, r, 0.0, 4) for p, r in enumerate((5e10, 1.5e10, 5e10))
+                     for side in ("up", "down")]
+    assert find_slow_links(model).slow_pods == [tuple(sorted(pods[1]))]
+    from rankwise.report.model import summarize
+
+    assert summarize(model).structure.slow_pods == [sorted(pods[1])]  # `rankwise show` names it
+    model.spreads[2] = Spread("pod-up-1", 1.5e10, 4e10, 5e10, 0.0, 4)
+    model.spreads[3] = Spread("pod-down-1", 1.5e10, 4e10, 5e10, 0.0, 4)
+    assert find_slow_links(model).slow_pods == []
+    model.spreads = [Spread(f"pod-{side}-{p}", 1.5e10, 1.5e10, 1.5e10, 0.0, 4) for p in (0, 1)
+                     for side in ("up", "down")]
+    assert find_slow_links(model).slow_pods == []

@@ -189,3 +189,38 @@ def test_ari_matches_scikit_learn():
         a, b = rng.integers(0, 5, 40), rng.integers(0, 3, 40)
         b[:20] = a[:20]
         assert ari(a, b) == pytest.approx(metrics.adjusted_rand_score(a, b), abs=1e-12)
+
+
+def test_pod_links_scored_and_named_at_the_pod(tmp_path):
+    """A three-level tree whose pod 1 uplink runs at 0.3: the model's `pod-up`/`pod-down` links from
+    (to) the pod's racks score its capacity; a link at a healthy pod is spurious. The pod is named by
+    a claim on its pairs; a claim on one of its racks lies on the pod's link (not false) but names
+    the rack, not the pod."""
+    from rankwise.sim.faults import faults_of
+    from rankwise.sim.platform import Degraded, PlatformSpec, generate
+
+    spec = PlatformSpec(topology="fat-tree3:3,2,4", cores=1, oversubscription=2.0, seed=4,
+                        degraded=[Degraded("pod", 1, bw_factor=0.3)])
+    gp = generate(spec, tmp_path / "plat")
+    faults = faults_of(gp)
+    on = crossing_pairs(gp)
+    pod = next(link for link in gp.links if link.kind == "pod" and link.index == 1)
+    racks = tuple(sorted(set(gp.rack_of_node[list(spec.shape.behind("pod", 1))].tolist())))
+    others = tuple(r for r in range(6) if r not in racks)
+    m = truth_model(gp)
+    m.links += [Link("pod-up-1", pod.bandwidth * 1.05, racks, others),
+                Link("pod-down-1", pod.bandwidth * 0.97, others, racks)]
+    claims = claims_from_faults(gp, faults, on)
+    s = score(gp, faults, m, gp.rack_of_node, claims, on)
+    assert s.pod_limiting == 1 and s.pod_err == pytest.approx([0.05]) and not s.pod_spurious
+    assert [f.link for f in s.right if f.kind == "pod"] == ["pod-1"] and not s.false
+    m.links += [Link("pod-up-0", 1e9, others[:2], racks + others[2:])]
+    m.links = [link for link in m.links if link.name != "pod-down-1"]
+    s = score(gp, faults, m, gp.rack_of_node, claims, on)
+    assert np.isinf(s.pod_err).all() and s.pod_spurious == ["pod-up-0"]
+    # One rack of the pod claimed slow instead: on the pod's link, but not the pod.
+    g = gp.rack_of_node
+    rack = (g[:, None] == racks[0]) ^ (g[None, :] == racks[0])
+    claims = [c for c in claims if "pod-1" not in c.label] + [Claim(SLOW, SHARED, pairs=rack, label="slow up")]
+    s = score(gp, faults, m, gp.rack_of_node, claims, on)
+    assert [f.link for f in s.missed] == ["pod-1"] and not s.false
