@@ -99,7 +99,7 @@ static rw_status parse_list(const char *path, long long line, const char *key, c
 }
 
 /* Every rank once. */
-static rw_status check_permutation(const char *path, long long line, const int32_t *v, int32_t n)
+static rw_status check_permutation(const char *path, long long line, const char *key, const int32_t *v, int32_t n)
 {
     uint8_t *seen = calloc((size_t)n, 1);
     if (!seen)
@@ -107,7 +107,7 @@ static rw_status check_permutation(const char *path, long long line, const int32
     rw_status st = RW_OK;
     for (int32_t k = 0; k < n && st == RW_OK; k++)
         if (seen[v[k]]++)
-            st = rw_parse_fail(path, line, "trinary-order: rank %d appears twice", (int)v[k]);
+            st = rw_parse_fail(path, line, "%s: rank %d appears twice", key, (int)v[k]);
     free(seen);
     return st;
 }
@@ -128,7 +128,7 @@ static rw_status parse_order(const char *path, long long line, const char *key, 
     if (!(*order = malloc((size_t)comm_size * sizeof **order)))
         return rw_fail(RW_ERR_NOMEM, "%s:%lld: out of memory", path, line);
     rw_status st = parse_list(path, line, key, val, comm_size, 0, comm_size - 1, *order);
-    return st ? st : check_permutation(path, line, *order, comm_size);
+    return st ? st : check_permutation(path, line, key, *order, comm_size);
 }
 
 static rw_status parse_tree(const char *path, long long line, char *parents, char *order, int32_t n,
