@@ -52,6 +52,12 @@ RW_API int32_t rw_coll_rules_count(const rw_coll_rules *r);
  * network when it has one). */
 RW_API const int32_t *rw_coll_rules_trinary_order(const rw_coll_rules *r);
 
+/* The ranks in the order the multi-ring allgather's rings run through them
+ * (the ring-order line: rw_coll_multiring_order over the allocation the
+ * rules were tuned for, the order the tuner costed the multi-ring in);
+ * NULL without one. */
+RW_API const int32_t *rw_coll_rules_ring_order(const rw_coll_rules *r);
+
 /* The choice for op ("bcast", "reduce", "gather", "scatter", "allreduce",
  * "allgather"; the last two are written for any root, root=*) on a
  * communicator of comm_size ranks, from root, `bytes` per call (bcast: the

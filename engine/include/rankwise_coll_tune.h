@@ -96,6 +96,11 @@ RW_API rw_status rw_predict_library(const rw_pnet *net, const char *op, const ch
  * (trinary-order) for the library to run what was costed. */
 RW_API rw_status rw_coll_trinary_order(const rw_pnet *net, int32_t *order);
 
+/* The ranks in the order the multi-ring allgather's rings run through them
+ * over net's placement (net->n_ranks entries): what the predictor costs
+ * the multi-ring in, and what the library runs when given the same network. */
+RW_API rw_status rw_coll_multiring_order(const rw_pnet *net, int32_t *order);
+
 /* ---------------------------------------------------------------------
  * Selection
  * ------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  * network whose NICs run both ways at once, beats the ring. */
 #include "../../engine/src/coll/multiring.h"
 #include "check.h"
+#include "rankwise_coll_rules.h"
 #include "rankwise_coll_tune.h"
 #include "rankwise_predict.h"
 
@@ -139,7 +140,40 @@ static void orders(void)
     }
     CHECK(crossings == 8);
     CHECK(rank_order_crossings > 32);
+    /* the public order (what coll tune writes as ring-order) is the same tour */
+    int32_t pub[64];
+    CHECK(rw_coll_multiring_order(tree, pub) == RW_OK);
+    CHECK(memcmp(pub, order, sizeof pub) == 0);
+    CHECK(rw_coll_multiring_order(NULL, pub) == RW_ERR_ARG);
     rw_pnet_free(tree);
+}
+
+/* A rules file's ring-order line: read as given, refused when not a permutation. */
+static void rules_ring_order(void)
+{
+    const char *path = "rules_ring.rwr";
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("rankwise-coll-rules 1\ncomm-size 4\nring-order 2,0,3,1\n"
+          "rule op=allgather root=* bytes=0:10 alg=multiring segment=0\n", f);
+    fclose(f);
+    rw_coll_rules *r = NULL;
+    CHECK(rw_coll_rules_read(path, &r) == RW_OK);
+    const int32_t *o = rw_coll_rules_ring_order(r);
+    CHECK(o && o[0] == 2 && o[1] == 0 && o[2] == 3 && o[3] == 1);
+    CHECK(rw_coll_rules_trinary_order(r) == NULL);
+    rw_coll_rules_free(r);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("rankwise-coll-rules 1\ncomm-size 4\nring-order 2,0,2,1\n", f);
+    fclose(f);
+    r = NULL;
+    CHECK(rw_coll_rules_read(path, &r) == RW_ERR_PARSE && r == NULL);
+    remove(path);
 }
 
 static void schedule(void)
@@ -191,6 +225,7 @@ int main(void)
 {
     parts();
     orders();
+    rules_ring_order();
     schedule();
     CHECK_DONE();
 }

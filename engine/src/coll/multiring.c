@@ -5,6 +5,7 @@
 #include "multiring.h"
 
 #include "../predict/predict_internal.h"
+#include "rankwise_coll_tune.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -100,4 +101,11 @@ rw_status rw_multiring_order(const rw_pnet *net, int32_t n_ranks, int32_t *order
     if (n_ranks <= 4096) /* O(n^2) per pass */
         two_opt(net, n_ranks, order);
     return RW_OK;
+}
+
+rw_status rw_coll_multiring_order(const rw_pnet *net, int32_t *order)
+{
+    if (!net || !order || net->n_ranks < 1)
+        return rw_fail(RW_ERR_ARG, "rw_coll_multiring_order: a network with a placement and an order are required");
+    return rw_multiring_order(net, net->n_ranks, order);
 }

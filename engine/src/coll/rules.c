@@ -25,6 +25,7 @@ struct rw_coll_rules {
     int32_t n, cap;
     rule *rules;
     int32_t *trinary_order; /* trinary-order: comm_size ranks, or NULL */
+    int32_t *ring_order;    /* ring-order (the multi-ring allgather's): comm_size ranks, or NULL */
 };
 
 /* Keys a rule may carry for people and tools; the lookup does not use them. */
@@ -54,12 +55,14 @@ void rw_coll_rules_free(rw_coll_rules *r)
         rw_tree_free(r->rules[i].tree);
     free(r->rules);
     free(r->trinary_order);
+    free(r->ring_order);
     free(r);
 }
 
 int32_t rw_coll_rules_comm_size(const rw_coll_rules *r) { return r ? r->comm_size : 0; }
 int32_t rw_coll_rules_count(const rw_coll_rules *r) { return r ? r->n : 0; }
 const int32_t *rw_coll_rules_trinary_order(const rw_coll_rules *r) { return r ? r->trinary_order : NULL; }
+const int32_t *rw_coll_rules_ring_order(const rw_coll_rules *r) { return r ? r->ring_order : NULL; }
 
 /* A whole-field integer in [lo, hi]; 0 on success. */
 static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
@@ -96,7 +99,7 @@ static rw_status parse_list(const char *path, long long line, const char *key, c
 }
 
 /* Every rank once. */
-static rw_status check_permutation(const char *path, long long line, const int32_t *v, int32_t n)
+static rw_status check_permutation(const char *path, long long line, const char *key, const int32_t *v, int32_t n)
 {
     uint8_t *seen = calloc((size_t)n, 1);
     if (!seen)
@@ -104,12 +107,30 @@ static rw_status check_permutation(const char *path, long long line, const int32
     rw_status st = RW_OK;
     for (int32_t k = 0; k < n && st == RW_OK; k++)
         if (seen[v[k]]++)
-            st = rw_parse_fail(path, line, "trinary-order: rank %d appears twice", (int)v[k]);
+            st = rw_parse_fail(path, line, "%s: rank %d appears twice", key, (int)v[k]);
     free(seen);
     return st;
 }
 
 /* The tree of parents= (and order=, may be NULL) over n ranks from root. */
+/* An order line (trinary-order, ring-order): one list `val` of comm-size
+ * ranks, a permutation, given once after comm-size; `extra`: a further
+ * word, which is an error. */
+static rw_status parse_order(const char *path, long long line, const char *key, char *val, const char *extra,
+                             int32_t comm_size, int32_t **order)
+{
+    if (!comm_size)
+        return rw_parse_fail(path, line, "%s before comm-size", key);
+    if (*order)
+        return rw_parse_fail(path, line, "a second %s", key);
+    if (!val || extra)
+        return rw_parse_fail(path, line, "%s needs one list of comm-size ranks", key);
+    if (!(*order = malloc((size_t)comm_size * sizeof **order)))
+        return rw_fail(RW_ERR_NOMEM, "%s:%lld: out of memory", path, line);
+    rw_status st = parse_list(path, line, key, val, comm_size, 0, comm_size - 1, *order);
+    return st ? st : check_permutation(path, line, key, *order, comm_size);
+}
+
 static rw_status parse_tree(const char *path, long long line, char *parents, char *order, int32_t n,
                             int32_t root, rw_tree **out)
 {
@@ -278,19 +299,10 @@ static rw_status read_stream(FILE *f, const char *path, rw_coll_rules *r)
                 st = rw_parse_fail(path, line, "comm-size needs one rank count (1 to 2^24)");
             else
                 r->comm_size = (int32_t)v;
-        } else if (!strcmp(word, "trinary-order")) {
+        } else if (!strcmp(word, "trinary-order") || !strcmp(word, "ring-order")) {
             char *val = strtok_r(NULL, " \t", &save);
-            if (!r->comm_size)
-                st = rw_parse_fail(path, line, "trinary-order before comm-size");
-            else if (r->trinary_order)
-                st = rw_parse_fail(path, line, "a second trinary-order");
-            else if (!val || strtok_r(NULL, " \t", &save))
-                st = rw_parse_fail(path, line, "trinary-order needs one list of comm-size ranks");
-            else if (!(r->trinary_order = malloc((size_t)r->comm_size * sizeof *r->trinary_order)))
-                st = rw_fail(RW_ERR_NOMEM, "%s:%lld: out of memory", path, line);
-            else if ((st = parse_list(path, line, "trinary-order", val, r->comm_size, 0, r->comm_size - 1,
-                                      r->trinary_order)) == RW_OK)
-                st = check_permutation(path, line, r->trinary_order, r->comm_size);
+            st = parse_order(path, line, word, val, strtok_r(NULL, " \t", &save), r->comm_size,
+                             word[0] == 't' ? &r->trinary_order : &r->ring_order);
         } else if (!strcmp(word, "ranks-per-node") || !strcmp(word, "eager-limit") || !strcmp(word, "min-gain") ||
                    !strcmp(word, "model") || !strcmp(word, "nodes")) {
             /* descriptive header lines, for people */

@@ -88,6 +88,7 @@ def tune_lib() -> C.CDLL:
                                   C.POINTER(C.POINTER(CDecision))]
     so.rw_coll_decision_free.argtypes = [C.POINTER(CDecision)]
     so.rw_coll_trinary_order.argtypes = [vp, C.POINTER(C.c_int32)]
+    so.rw_coll_multiring_order.argtypes = [vp, C.POINTER(C.c_int32)]
     so.rw_coll_decision_free.restype = None
     so.rw_coll_ompi_algorithm.argtypes = [C.c_char_p, C.c_int32, C.c_double]
     so.rw_coll_ompi_algorithm.restype = C.c_char_p
@@ -106,6 +107,8 @@ def tune_lib() -> C.CDLL:
     so.rw_coll_rules_count.restype = C.c_int32
     so.rw_coll_rules_trinary_order.argtypes = [vp]
     so.rw_coll_rules_trinary_order.restype = C.POINTER(C.c_int32)
+    so.rw_coll_rules_ring_order.argtypes = [vp]
+    so.rw_coll_rules_ring_order.restype = C.POINTER(C.c_int32)
     so.rw_coll_rules_lookup.argtypes = [vp, C.c_char_p, C.c_int32, C.c_int32, C.c_int64, C.POINTER(CChoice)]
     i32p = C.POINTER(C.c_int32)
     so.rw_tree_from_parents.argtypes = [C.c_int32, C.c_int32, i32p, i32p, C.POINTER(C.POINTER(CTree))]

@@ -192,7 +192,7 @@ def coll_tune_command(
     """Decide every operation, size class and root for an allocation; write the rules file."""
     from rankwise.cli.predict import parse_size_list
     from rankwise.coll.report import print_tune_summary
-    from rankwise.coll.selection import trinary_order
+    from rankwise.coll.selection import ring_order, trinary_order
     from rankwise.coll.tune import format_rules, tune_allocation
     from rankwise.util.files import prepare_output, write_atomic
 
@@ -226,10 +226,11 @@ def coll_tune_command(
         rules = tune_allocation(net, node_of, op_list, size_list, root_list, opts,
                                 progress=lambda what: status.update(f"deciding {what}"))
     rpn = sorted(set(counts))
-    lays_trinary = any(r.decision.chosen != 0 and r.decision.choice.algorithm == "trinary" for r in rules)
+    runs = {r.decision.choice.algorithm for r in rules if r.decision.chosen != 0}
     text = format_rules(rules, ranks, ranks_per_node="/".join(str(k) for k in rpn), eager_limit=opts.eager_limit,
                         min_gain=opts.min_gain, model=label.replace(" ", "_"), nodes=list(net.names),
-                        trinary_order=trinary_order(net, node_of) if lays_trinary else None)
+                        trinary_order=trinary_order(net, node_of) if "trinary" in runs else None,
+                        ring_order=ring_order(net, node_of) if "multiring" in runs else None)
     try:
         write_atomic(output, text)
     except OSError as exc:

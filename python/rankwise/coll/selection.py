@@ -91,12 +91,23 @@ def trinary_order(network: PredictNetwork, node_of) -> np.ndarray:
     """The ranks in the order the library lays its triple trinary trees
     over this placement (rw_coll_trinary_order): what the predictor costs
     the trinary candidates in."""
+    return _order(tune_lib().rw_coll_trinary_order, network, node_of)
+
+
+def ring_order(network: PredictNetwork, node_of) -> np.ndarray:
+    """The ranks in the order the multi-ring allgather's rings run through
+    them over this placement (rw_coll_multiring_order): what the predictor
+    costs the multi-ring in."""
+    return _order(tune_lib().rw_coll_multiring_order, network, node_of)
+
+
+def _order(make, network: PredictNetwork, node_of) -> np.ndarray:
     so = tune_lib()
     node_of = np.ascontiguousarray(node_of, dtype=np.int32)
     order = np.zeros(node_of.size, dtype=np.int32)
     net = network._to_c(node_of)
     try:
-        engine.check(so.rw_coll_trinary_order(net, order.ctypes.data_as(C.POINTER(C.c_int32))))
+        engine.check(make(net, order.ctypes.data_as(C.POINTER(C.c_int32))))
     finally:
         so.rw_pnet_free(net)
     return order
@@ -263,6 +274,12 @@ class Rules:
     def trinary_order(self) -> np.ndarray | None:
         """The trinary-order line's ranks, or None without one."""
         p = self._so.rw_coll_rules_trinary_order(self._ptr)
+        return np.ctypeslib.as_array(p, shape=(self.comm_size,)).astype(np.int32) if p else None
+
+    @property
+    def ring_order(self) -> np.ndarray | None:
+        """The ring-order line's ranks, or None without one."""
+        p = self._so.rw_coll_rules_ring_order(self._ptr)
         return np.ctypeslib.as_array(p, shape=(self.comm_size,)).astype(np.int32) if p else None
 
     def lookup(self, op: str, comm_size: int, root: int, nbytes: int) -> Choice:

@@ -117,11 +117,13 @@ def _ints(values) -> str:
 
 
 def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eager_limit: int, min_gain: float,
-                 model: str, nodes: Sequence[str], trinary_order: Sequence[int] | None = None) -> str:
+                 model: str, nodes: Sequence[str], trinary_order: Sequence[int] | None = None,
+                 ring_order: Sequence[int] | None = None) -> str:
     """The rules file's text. trinary_order (binding.trinary_order): the
     ranks in the order the trinary candidates were costed in, which the
-    library must lay its trees in to run what was costed; written when
-    given."""
+    library must lay its trees in to run what was costed; ring_order
+    (selection.ring_order) likewise for the multi-ring allgather's rings;
+    each written when given."""
     lines = [
         "# rankwise collective rules: what `rankwise coll tune` chose for one allocation",
         "# (docs/concepts/collectives.md). A call matches the first rule of its operation,",
@@ -136,6 +138,8 @@ def format_rules(rules: list[Rule], comm_size: int, *, ranks_per_node: str, eage
     ]
     if trinary_order is not None:
         lines.append(f"trinary-order {_ints(trinary_order)}")
+    if ring_order is not None:
+        lines.append(f"ring-order {_ints(ring_order)}")
     for r in merge_passthrough(rules):
         d = r.decision
         c = d.choice

@@ -224,6 +224,8 @@ def test_allreduce_candidates_are_the_librarys_algorithms():
     ("trinary-order 0,1,1,3", "rules.rwr:3: trinary-order: rank 1 appears twice"),
     ("trinary-order 0,1,2,4", "rules.rwr:3: trinary-order: entry 3 '4' is outside 0..3"),
     ("trinary-order", "rules.rwr:3: trinary-order needs one list of comm-size ranks"),
+    ("ring-order 0,1,1,3", "rules.rwr:3: ring-order: rank 1 appears twice"),
+    ("ring-order 0,1,2,3 4", "rules.rwr:3: ring-order needs one list of comm-size ranks"),
 ])
 def test_bad_rules_file_one_line(tmp_path, line, message):
     path = tmp_path / "rules.rwr"

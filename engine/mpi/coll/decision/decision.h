@@ -38,6 +38,8 @@ int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice 
 /* The rules' trinary-order when the rules apply to c (its size, the world's
  * group in order), else NULL. Local. */
 const int32_t *rwc_rules_trinary_order(rwc_comm *c);
+/* The rules file's ring-order when its rules apply to c (as above), else NULL. */
+const int32_t *rwc_rules_ring_order(rwc_comm *c);
 
 /* The network path (net_decide.c): RANKWISE_MODEL, else with
  * RANKWISE_COLL_PROBE=1 the in-job measurement; a decision per (op, root,

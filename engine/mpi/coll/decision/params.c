@@ -14,10 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The ring order of c's ranks, the same on every rank (collective). */
+/* The ring order of c's ranks, the same on every rank (collective): the
+ * rules file's ring-order when its rules apply (the order the tuner costed
+ * the multi-ring in), else along the network, else rank order. */
 static rw_status ring_order(rwc_comm *c, const int32_t **out)
 {
-    *out = NULL;
+    if ((*out = rwc_rules_ring_order(c)))
+        return RW_OK;
     if (!rwc_net_ready(c))
         return RW_OK; /* rank order */
     if (c->ring_order) {

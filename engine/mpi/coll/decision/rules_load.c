@@ -86,3 +86,10 @@ const int32_t *rwc_rules_trinary_order(rwc_comm *c)
     return r && rw_coll_rules_comm_size(r) == c->size && has_world_order(c) ? rw_coll_rules_trinary_order(r)
                                                                              : NULL;
 }
+
+const int32_t *rwc_rules_ring_order(rwc_comm *c)
+{
+    int failed;
+    const rw_coll_rules *r = rwc_rules(&failed);
+    return r && rw_coll_rules_comm_size(r) == c->size && has_world_order(c) ? rw_coll_rules_ring_order(r) : NULL;
+}
