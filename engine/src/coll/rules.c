@@ -112,7 +112,6 @@ static rw_status check_permutation(const char *path, long long line, const char 
     return st;
 }
 
-/* The tree of parents= (and order=, may be NULL) over n ranks from root. */
 /* An order line (trinary-order, ring-order): one list `val` of comm-size
  * ranks, a permutation, given once after comm-size; `extra`: a further
  * word, which is an error. */
@@ -131,6 +130,7 @@ static rw_status parse_order(const char *path, long long line, const char *key, 
     return st ? st : check_permutation(path, line, key, *order, comm_size);
 }
 
+/* The tree of parents= (and order=, may be NULL) over n ranks from root. */
 static rw_status parse_tree(const char *path, long long line, char *parents, char *order, int32_t n,
                             int32_t root, rw_tree **out)
 {
