@@ -729,8 +729,8 @@ int rw_model_pods(const rw_model *m, const int32_t *group_of, int groups, int32_
             if (h == g || !near[g * G + h])
                 continue;
             mates++;
-            for (int x = 0; x < G && same; x++)
-                same = (x == g || near[g * G + x]) == (x == h || near[h * G + x]);
+            for (int f = 0; f < G && same; f++)
+                same = (f == g || near[g * G + f]) == (f == h || near[h * G + f]);
         }
         if (!same || !mates)
             continue;
