@@ -905,8 +905,8 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
         groups=g, slow_pairs=slow_pairs, slow_nodes=slow_nodes, slow_blocks=sorted(slow_blocks),
         slow_uplinks=sorted(set(uplinks) | sure), node_latency=a, node_latency_ratio=lat_ratio,
         node_bandwidth_ratio=bw_ratio, classes=classes, slow_links=hops,
+        slow_pods=_capacity_pods(model, g, threshold),
     )
-    findings.slow_pods = _capacity_pods(model, g, threshold)
     _find_variable_links(model, measured, g, findings, spreads)
     # Without readings at separate times (older models): slow, unless their pairs' jitter says
     # the link varies (the stress test may have read it at a low moment).
