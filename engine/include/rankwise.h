@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define RW_MODEL_FORMAT_VERSION 5
+#define RW_MODEL_FORMAT_VERSION 6
 
 /* Version of the binary interface: the layout of the structures below and
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
@@ -179,6 +179,12 @@ typedef struct rw_model {
      * rw_model_add_spread): whether a link is slow or busy at times. */
     int32_t n_spreads;
     struct rw_spread *spreads;
+
+    /* n_nodes: bytes/s the node sends and receives in all when it does
+     * both at once (format 6): its NIC's capacity when the two directions
+     * share it (SimGrid's SHARED links; a TCP stack's ACKs and interrupts
+     * in part), NaN where the stress test found the directions apart. */
+    double *duplex;
 } rw_model;
 
 /* A shared link between groups (a rack uplink, a switch's core): every

@@ -91,6 +91,12 @@ RW_API rw_status rw_pnet_set_protocol(rw_pnet *net, int64_t knee, const double *
  * (no caps on that side). Intra-node flows do not use them. */
 RW_API rw_status rw_pnet_set_node_caps(rw_pnet *net, const double *inject, const double *eject);
 
+/* Per-node duplex caps in bytes/s shared by every inter-node flow the node
+ * sends or receives, both directions together (a NIC whose directions
+ * share it: SimGrid's SHARED links, partly a TCP stack's); 0 = none, the
+ * directions apart. NULL clears them. */
+RW_API rw_status rw_pnet_set_node_duplex(rw_pnet *net, const double *duplex);
+
 /* A shared resource of `capacity` bytes/s (> 0) crossed by every flow from
  * node src[k] to node dst[k], k < n_pairs (src != dst). A rack uplink is one
  * link per direction: pairs leaving the rack, pairs entering it. *id (may be
@@ -112,7 +118,8 @@ RW_API rw_status rw_pnet_set_placement(rw_pnet *net, int32_t n_ranks, const int3
  * missing pair as the slowest measured one, *n_filled counting them).
  * node_caps: each node's injection (ejection) cap is the model's stress-test
  * figure, else the best bandwidth it showed as a sender (receiver) to any
- * other node, large messages included. The model's shared links over the
+ * other node, large messages included; its duplex cap the model's where
+ * it has one. The model's shared links over the
  * pairs that cross them, in the model's order, a link no pair crosses left
  * out: model_link (may be NULL; room for the model's n_links) receives the
  * model link of each network link. The protocol knee with the
@@ -152,6 +159,7 @@ typedef struct rw_pnet_view {
     const double *alpha_large, *beta_large; /* n x n, when knee > 0 */
     rw_sharing_rule sharing;
     int32_t n_links;
+    const double *duplex; /* n, or NULL */
 } rw_pnet_view;
 RW_API rw_status rw_pnet_view_of(const rw_pnet *net, rw_pnet_view *out);
 /* Link `link`'s capacity and pairs; src and dst (may be NULL) need room for

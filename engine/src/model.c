@@ -55,10 +55,11 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
     m->alpha_large = malloc(pairs * sizeof *m->alpha_large);
     m->beta_large = malloc(pairs * sizeof *m->beta_large);
     m->group_of = malloc(n * sizeof *m->group_of);
+    m->duplex = malloc(n * sizeof *m->duplex);
     if (!m->node_names || !m->ranks_per_node || !m->sizes || !m->pair_stats || !m->alpha ||
         !m->beta || !m->measured_at || !m->pair_state || !m->intra_stats || !m->intra_alpha ||
         !m->intra_beta || !m->intra_state || !m->overhead || !m->recv_overhead || !m->inject || !m->eject ||
-        !m->alpha_large || !m->beta_large || !m->group_of) {
+        !m->alpha_large || !m->beta_large || !m->group_of || !m->duplex) {
         rw_model_free(m);
         return rw_fail(RW_ERR_NOMEM, "out of memory for a model of %d nodes", n_nodes);
     }
@@ -72,7 +73,7 @@ rw_status rw_model_create(int n_nodes, const char *const *names, const int32_t *
         }
         m->ranks_per_node[i] = ranks_per_node ? ranks_per_node[i] : 1;
         m->intra_alpha[i] = m->intra_beta[i] = NAN;
-        m->overhead[i] = m->recv_overhead[i] = m->inject[i] = m->eject[i] = NAN;
+        m->overhead[i] = m->recv_overhead[i] = m->inject[i] = m->eject[i] = m->duplex[i] = NAN;
         m->group_of[i] = -1;
     }
     memcpy(m->sizes, sizes, (size_t)n_sizes * sizeof *sizes);
@@ -117,6 +118,7 @@ void rw_model_free(rw_model *m)
     free(m->alpha_large);
     free(m->beta_large);
     free(m->group_of);
+    free(m->duplex);
     for (int32_t l = 0; m->links && l < m->n_links; l++) {
         free(m->links[l].from);
         free(m->links[l].to);
@@ -362,6 +364,8 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update)
             base->inject[bi] = update->inject[i];
         if (!isnan(update->eject[i]))
             base->eject[bi] = update->eject[i];
+        if (!isnan(update->duplex[i]))
+            base->duplex[bi] = update->duplex[i];
         for (int j = 0; j < nu; j++) {
             size_t pu = (size_t)i * nu + j, pb = (size_t)map[i] * nb + map[j];
             if (update->pair_state[pu] == RW_PAIR_UNPROBED)

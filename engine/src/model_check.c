@@ -149,6 +149,8 @@ static rw_status check_structure(const rw_model *m)
             return FAIL("recv-overhead %d (%s): %s", i, m->node_names[i], why);
         if ((why = rw_bandwidth_problem(m->inject[i], 1)) || (why = rw_bandwidth_problem(m->eject[i], 1)))
             return FAIL("nic %d (%s): %s", i, m->node_names[i], why);
+        if ((why = rw_bandwidth_problem(m->duplex[i], 1)))
+            return FAIL("duplex %d (%s): %s", i, m->node_names[i], why);
         if (m->group_of[i] < -1 || m->group_of[i] >= n)
             return FAIL("group %d (%s): %d is outside [-1, %d)", i, m->node_names[i], (int)m->group_of[i], n);
         if (m->group_of[i] > max_group)

@@ -32,11 +32,12 @@ static void write_node_structure(const rw_model *m, FILE *f)
     int n = m->n_nodes, header = 0;
     for (int i = 0; i < n; i++) {
         int has_o = !isnan(m->overhead[i]), has_nic = !isnan(m->inject[i]) || !isnan(m->eject[i]);
-        int has_or = !isnan(m->recv_overhead[i]);
-        if ((has_o || has_or || has_nic || m->group_of[i] >= 0) && !header++)
+        int has_or = !isnan(m->recv_overhead[i]), has_dx = !isnan(m->duplex[i]);
+        if ((has_o || has_or || has_nic || has_dx || m->group_of[i] >= 0) && !header++)
             fprintf(f, "# overhead <node> <send_overhead_s>\n"
                        "# recv-overhead <node> <receive_overhead_s>\n"
                        "# nic <node> <inject_B_per_s> <eject_B_per_s>\n"
+                       "# duplex <node> <send_plus_receive_B_per_s>\n"
                        "# group <node> <group>\n");
         if (has_o)
             fprintf(f, "overhead %d %.10g\n", i, m->overhead[i]);
@@ -44,6 +45,8 @@ static void write_node_structure(const rw_model *m, FILE *f)
             fprintf(f, "recv-overhead %d %.10g\n", i, m->recv_overhead[i]);
         if (has_nic)
             fprintf(f, "nic %d %.10g %.10g\n", i, m->inject[i], m->eject[i]);
+        if (has_dx)
+            fprintf(f, "duplex %d %.10g\n", i, m->duplex[i]);
         if (m->group_of[i] >= 0)
             fprintf(f, "group %d %d\n", i, (int)m->group_of[i]);
     }
@@ -89,13 +92,16 @@ static int write_body(const rw_model *m, FILE *f)
     /* The oldest version that holds what the model has: files without
      * figures inside the node stay readable by rankwise before format 3,
      * files without receive overheads by rankwise before format 4,
-     * files without capacity spreads by rankwise before format 5. */
-    int node_costs = 0, recv_overheads = 0;
+     * files without capacity spreads by rankwise before format 5,
+     * files without duplex caps by rankwise before format 6. */
+    int node_costs = 0, recv_overheads = 0, duplex = 0;
     for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
         node_costs |= !isnan(m->node_alpha[l]);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         recv_overheads |= !isnan(m->recv_overhead[i]);
-    fprintf(f, "rankwise-model %d\n", m->n_spreads ? 5 : recv_overheads ? 4 : node_costs ? 3 : 2);
+        duplex |= !isnan(m->duplex[i]);
+    }
+    fprintf(f, "rankwise-model %d\n", duplex ? 6 : m->n_spreads ? 5 : recv_overheads ? 4 : node_costs ? 3 : 2);
     fprintf(f, "created %.3f\n", m->created);
     if (m->source[0]) /* no line for no source */
         fprintf(f, "source %s\n", m->source);
@@ -480,7 +486,7 @@ static rw_status get_stat(const reader *r, int k, rw_stat *s)
 static int is_structure_keyword(const char *kw)
 {
     return !strcmp(kw, "overhead") || !strcmp(kw, "recv-overhead") || !strcmp(kw, "nic") || !strcmp(kw, "group") ||
-           !strcmp(kw, "pair-large") || !strcmp(kw, "link") || !strcmp(kw, "capacity-spread");
+           !strcmp(kw, "duplex") || !strcmp(kw, "pair-large") || !strcmp(kw, "link") || !strcmp(kw, "capacity-spread");
 }
 
 /* A group list: '*' (every group) or comma-separated group indices. */
@@ -553,7 +559,7 @@ static rw_status parse_spread(reader *r, rw_model *m)
 }
 
 /* overhead, nic, group, pair-large, link (format 2), recv-overhead (4),
- * capacity-spread (5). */
+ * capacity-spread (5), duplex (6). */
 static rw_status parse_structure_line(reader *r, rw_model *m)
 {
     const char *kw = r->fields[0];
@@ -581,6 +587,12 @@ static rw_status parse_structure_line(reader *r, rw_model *m)
         return get_bounded(r, 2, &rw_bound_overhead, 0, &m->overhead[i]);
     if (strcmp(kw, "recv-overhead") == 0)
         return (st = need_version(r, 4)) ? st : get_bounded(r, 2, &rw_bound_overhead, 0, &m->recv_overhead[i]);
+    const char *why;
+    if (strcmp(kw, "duplex") == 0) {
+        if ((st = need_version(r, 6)) || (st = get_double(r, 2, &m->duplex[i])))
+            return st;
+        return (why = rw_bandwidth_problem(m->duplex[i], 1)) ? PARSE_ERROR(r, "duplex %lld: %s", i, why) : RW_OK;
+    }
     if (strcmp(kw, "group") == 0) {
         long long g = 0;
         if ((st = get_long(r, 2, -1, n - 1, &g)))
@@ -588,7 +600,6 @@ static rw_status parse_structure_line(reader *r, rw_model *m)
         m->group_of[i] = (int32_t)g;
         return RW_OK;
     }
-    const char *why;
     if ((st = get_double(r, 2, &m->inject[i])) || (st = get_double(r, 3, &m->eject[i])))
         return st;
     if ((why = rw_bandwidth_problem(m->inject[i], 1)) || (why = rw_bandwidth_problem(m->eject[i], 1)))

@@ -4,6 +4,8 @@
  * simultaneous large transfers from the groups of the measured model, every
  * leader runs them, and rank 0 infers from their aggregate rates:
  *   nic    one node sends to (receives from) FAN group mates at once;
+ *   duplex one node sends to and receives from its mates at once: whether
+ *          its two directions share the NIC;
  *   up-A   every node of A sends out of A at once (receivers spread over the
  *          other groups, so that no down link sees as many flows);
  *   down-A every node of A receives from outside at once;
@@ -34,13 +36,13 @@
 #define LIMITED 0.9             /* below this share of the expected rate: a limit */
 #define REVISITS 3              /* more readings of every up/down phase, spread over the test */
 
-enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE, PH_POD_UP, PH_POD_DOWN };
+enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE, PH_POD_UP, PH_POD_DOWN, PH_DUPLEX };
 
 /* The phases read again at separate times (add_revisits, add_spreads). */
 static int revisited(int kind) { return kind == PH_UP || kind == PH_DOWN || kind == PH_POD_UP || kind == PH_POD_DOWN; }
 
 typedef struct phase {
-    int kind, a, b; /* a: group (up, down, path) or pod (pod up, down), b: group (path) */
+    int kind, a, b; /* a: group (up, down, path), pod (pod up, down) or rank in the group (duplex); b: group (path) */
     int first, count; /* its flows in the flow list */
     int time;         /* 0: the reading links come from; 1..REVISITS: a later one */
 } phase;
@@ -327,17 +329,24 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
     for (int g = 0; g < G; g++)
         maxg = gr->size[g] > maxg ? gr->size[g] : maxg;
     /* nic: in phase t the t-th node of every group, inside its group (no
-     * shared link crossed, groups side by side). */
+     * shared link crossed, groups side by side): its mates' flows out, in,
+     * then both at once (duplex), the same mates each time. */
+    static const int nic_kinds[] = {PH_INJECT, PH_EJECT, PH_DUPLEX};
     for (int t = 0; t < maxg && !bad; t++)
-        for (int out = 1; out >= 0 && !bad; out--) {
-            bad |= begin_phase(pl, out ? PH_INJECT : PH_EJECT, -1, -1);
+        for (int x = 0; x < 3 && !bad; x++) {
+            int kind = nic_kinds[x];
+            bad |= begin_phase(pl, kind, t, -1);
             for (int g = 0; g < G && !bad; g++) {
                 if (t >= gr->size[g] || gr->size[g] < 2)
                     continue;
                 int v = gr->members[gr->start[g] + t];
-                int k = best_mates(m, gr, v, out, mates);
-                for (int q = 0; q < k && !bad; q++)
-                    bad |= out ? add_flow(pl, v, mates[q]) : add_flow(pl, mates[q], v);
+                for (int out = 1; out >= 0 && !bad; out--) {
+                    if ((kind == PH_INJECT && !out) || (kind == PH_EJECT && out))
+                        continue;
+                    int k = best_mates(m, gr, v, out, mates);
+                    for (int q = 0; q < k && !bad; q++)
+                        bad |= out ? add_flow(pl, v, mates[q]) : add_flow(pl, mates[q], v);
+                }
             }
         }
     for (int a = 0; a < G && G >= 2 && !bad; a++) {
@@ -565,7 +574,8 @@ static double window_rate(int nf, const double *times)
 /* What phase q carried (window_rate) in each repetition, sorted into
  * rate[STRESS_REPS]; the median over repetitions is returned. t holds the
  * arrival times of every piece of every flow of the plan (T_AT). src/dst
- * >= 0: only the flows from/to that node. */
+ * >= 0: only the flows from/to that node; src == dst >= 0: the flows from
+ * or to that node. */
 static double phase_reps(const plan *pl, int q, const double *t, int src, int dst, double *rate)
 {
     const phase *ph = &pl->phases[q];
@@ -579,7 +589,8 @@ static double phase_reps(const plan *pl, int q, const double *t, int src, int ds
     for (int r = 0; r < STRESS_REPS; r++) {
         flows = 0;
         for (int f = ph->first; f < ph->first + ph->count; f++) {
-            if ((src >= 0 && pl->src[f] != src) || (dst >= 0 && pl->dst[f] != dst))
+            int touch = src >= 0 && src == dst && (pl->src[f] == src || pl->dst[f] == src);
+            if (!touch && ((src >= 0 && pl->src[f] != src) || (dst >= 0 && pl->dst[f] != dst)))
                 continue;
             memcpy(times + (size_t)flows++ * PIECES, t + T_AT(f, r, 0), PIECES * sizeof *times);
         }
@@ -602,7 +613,8 @@ static double phase_rate(const plan *pl, int q, const double *t) { return phase_
  * were each node's nic (as its nic phases found, else its best pair) and
  * the up/down links in cap_up/cap_down (per group, NAN none), the paths
  * in cap_path (per ordered pair of groups, a * G + b) and the pods' links
- * in cap_pod_up/cap_pod_down (per pod; NULL: none): the flows share
+ * in cap_pod_up/cap_pod_down (per pod; NULL: none), and each node's
+ * duplex cap where its duplex phase found one: the flows share
  * them max-min fairly (progressive filling), and what they carry while all
  * run is the sum of their rates. Comparing with this, not with a plain sum
  * of caps, keeps flows of unequal bottlenecks from looking like a link of
@@ -611,11 +623,12 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
                                  const double *cap_up, const double *cap_down, const double *cap_path,
                                  const double *cap_pod_up, const double *cap_pod_down)
 {
-    int n = gr->n, G = gr->g, P = gr->pods, nf = ph->count, nres = 2 * n + 2 * G + G * G + 2 * P;
+    enum { PER_FLOW = 9 }; /* resources a flow may cross */
+    int n = gr->n, G = gr->g, P = gr->pods, nf = ph->count, nres = 3 * n + 2 * G + G * G + 2 * P;
     if (nf == 0)
         return NAN;
     double cap[nres], rate[nf], used[nres];
-    int res[nf][7], unfrozen[nres];
+    int res[nf][PER_FLOW], unfrozen[nres];
     for (int i = 0; i < n; i++) {
         double best_out = 0, best_in = 0;
         for (int j = 0; j < n; j++) {
@@ -625,6 +638,9 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
         cap[i] = isnan(m->inject[i]) ? best_out : m->inject[i];
         cap[n + i] = isnan(m->eject[i]) ? best_in : m->eject[i];
     }
+    int dup0 = 2 * n + 2 * G + G * G + 2 * P;
+    for (int i = 0; i < n; i++)
+        cap[dup0 + i] = isnan(m->duplex[i]) ? INFINITY : m->duplex[i];
     for (int g = 0; g < G; g++) {
         cap[2 * n + g] = cap_up && !isnan(cap_up[g]) ? cap_up[g] : INFINITY;
         cap[2 * n + G + g] = cap_down && !isnan(cap_down[g]) ? cap_down[g] : INFINITY;
@@ -647,6 +663,8 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
         int ps = P ? gr->pod_of[gr->of[s]] : 0, pd = P ? gr->pod_of[gr->of[d]] : 0;
         res[k][5] = ps != pd ? pod0 + ps : -1;
         res[k][6] = ps != pd ? pod0 + P + pd : -1;
+        res[k][7] = dup0 + s;
+        res[k][8] = dup0 + d;
         rate[k] = -1;
     }
     /* Progressive filling: the resource with the smallest fair share fixes
@@ -655,7 +673,7 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
         memset(used, 0, sizeof used);
         memset(unfrozen, 0, sizeof unfrozen);
         for (int k = 0; k < nf; k++)
-            for (int x = 0; x < 7; x++)
+            for (int x = 0; x < PER_FLOW; x++)
                 if (res[k][x] >= 0) {
                     if (rate[k] < 0)
                         unfrozen[res[k][x]]++;
@@ -672,7 +690,7 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
         if (!(share > 0) || !isfinite(share))
             return NAN; /* a cap of 0: no figure to compare with */
         for (int k = 0; k < nf; k++)
-            for (int x = 0; x < 7; x++)
+            for (int x = 0; x < PER_FLOW; x++)
                 if (rate[k] < 0 && res[k][x] == best)
                     rate[k] = share;
     }
@@ -821,6 +839,19 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
             double r = ph->kind == PH_INJECT ? phase_rate_of(pl, q, t, v, -1) : phase_rate_of(pl, q, t, -1, v);
             if (r > 0 && r <= RW_MODEL_MAX_BANDWIDTH)
                 (ph->kind == PH_INJECT ? m->inject : m->eject)[v] = r;
+        }
+    }
+    /* duplex: the same mates' flows out and in at once; a NIC whose two
+     * directions share it carries clearly less than the two apart. */
+    for (int q = 0; q < pl->n_phases; q++) {
+        const phase *ph = &pl->phases[q];
+        for (int g = 0; ph->kind == PH_DUPLEX && g < G; g++) {
+            if (ph->a >= gr->size[g] || gr->size[g] < 2)
+                continue;
+            int v = gr->members[gr->start[g] + ph->a];
+            double r = phase_rate_of(pl, q, t, v, v), apart = m->inject[v] + m->eject[v];
+            if (r > 0 && r < LIMITED * apart)
+                m->duplex[v] = r;
         }
     }
     /* An up phase spreads over every other group, so a slow path from A

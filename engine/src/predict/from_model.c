@@ -86,7 +86,13 @@ static rw_status set_caps(rw_pnet *net, const rw_model *m, int32_t k_n, const in
         if (m->eject && isfinite(m->eject[idx[a]]) && m->eject[idx[a]] > 0)
             eject[a] = m->eject[idx[a]];
     }
-    return rw_pnet_set_node_caps(net, inject, eject);
+    rw_status st = rw_pnet_set_node_caps(net, inject, eject);
+    int any = 0;
+    for (int32_t a = 0; a < k_n && m->duplex; a++) { /* inject: free scratch now */
+        inject[a] = isfinite(m->duplex[idx[a]]) && m->duplex[idx[a]] > 0 ? m->duplex[idx[a]] : 0;
+        any |= inject[a] > 0;
+    }
+    return st || !any ? st : rw_pnet_set_node_duplex(net, inject);
 }
 
 static rw_status add_links(rw_pnet *net, const rw_model *m, int32_t k_n, const int32_t *idx, int32_t *model_link)
@@ -221,7 +227,8 @@ rw_status rw_pnet_view_of(const rw_pnet *net, rw_pnet_view *out)
                           .alpha_large = net->knee > 0 ? net->alpha_large : NULL,
                           .beta_large = net->knee > 0 ? net->beta_large : NULL,
                           .sharing = net->equal_sharing ? RW_SHARE_EQUAL : RW_SHARE_LATENCY,
-                          .n_links = net->n_links};
+                          .n_links = net->n_links,
+                          .duplex = net->duplex};
     return RW_OK;
 }
 

@@ -53,6 +53,7 @@ void rw_pnet_free(rw_pnet *net)
     free(net->o_recv);
     free(net->inject);
     free(net->eject);
+    free(net->duplex);
     free(net->link_cap);
     free(net->link_unsure);
     free(net->pair_start);
@@ -132,6 +133,13 @@ rw_status rw_pnet_set_node_caps(rw_pnet *net, const double *inject, const double
     net->inject = in;
     net->eject = ej;
     return RW_OK;
+}
+
+rw_status rw_pnet_set_node_duplex(rw_pnet *net, const double *duplex)
+{
+    if (!net)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_set_node_duplex: net is NULL");
+    return set_vector(&net->duplex, duplex, net->n, "duplex cap");
 }
 
 rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const int32_t *src,

@@ -14,6 +14,7 @@ struct rw_pnet {
     double *o_recv;   /* n receive overheads (eager messages), or NULL */
     double *inject;   /* n bytes/s (0 = none), or NULL */
     double *eject;    /* n, or NULL */
+    double *duplex;   /* n bytes/s for both directions together (0 = none), or NULL */
     int32_t n_links;
     double *link_cap; /* n_links */
     uint8_t *link_unsure; /* n_links: 1 = a capacity the model does not confirm; NULL: all confirmed */

@@ -16,7 +16,7 @@ rw_status rw_sharing_init(rw_sharing *sh, const rw_pnet *net)
 {
     int32_t n = net->n;
     sh->net = net;
-    sh->n_res = 2 * n + net->n_links;
+    sh->n_res = 3 * n + net->n_links;
     size_t nr = (size_t)sh->n_res;
     sh->res_cap = calloc(nr, sizeof(double));
     sh->rem = calloc(nr, sizeof(double));
@@ -31,9 +31,10 @@ rw_status rw_sharing_init(rw_sharing *sh, const rw_pnet *net)
     for (int32_t i = 0; i < n; i++) {
         sh->res_cap[i] = net->inject ? net->inject[i] : 0.0;
         sh->res_cap[n + i] = net->eject ? net->eject[i] : 0.0;
+        sh->res_cap[2 * n + i] = net->duplex ? net->duplex[i] : 0.0;
     }
     for (int32_t l = 0; l < net->n_links; l++)
-        sh->res_cap[2 * n + l] = net->link_cap[l];
+        sh->res_cap[3 * n + l] = net->link_cap[l];
     return RW_OK;
 }
 
@@ -56,7 +57,8 @@ void rw_sharing_free(rw_sharing *sh)
     sh->sat = NULL;
 }
 
-/* The resources flow (s -> d) crosses: up to two node caps, then links. */
+/* The resources flow (s -> d) crosses: up to four node caps (the sender's
+ * injection and duplex, the receiver's ejection and duplex), then links. */
 #define RW_FOR_RES(sh, f, s, d, r, BODY)                                                   \
     do {                                                                                \
         const rw_pnet *net_ = (sh)->net;                                                \
@@ -66,6 +68,10 @@ void rw_sharing_free(rw_sharing *sh)
             if ((sh)->res_cap[r] > 0.0) { BODY }                                        \
             r = net_->n + (d);                                                          \
             if ((sh)->res_cap[r] > 0.0) { BODY }                                        \
+            r = 2 * net_->n + (s);                                                      \
+            if ((sh)->res_cap[r] > 0.0) { BODY }                                        \
+            r = 2 * net_->n + (d);                                                      \
+            if ((sh)->res_cap[r] > 0.0) { BODY }                                        \
             if ((sh)->slot_of[f] >= 0) {                                                \
                 r = (sh)->slot_of[f];                                                   \
                 BODY                                                                    \
@@ -73,7 +79,7 @@ void rw_sharing_free(rw_sharing *sh)
             if (net_->pair_start) {                                                     \
                 int64_t p_ = (int64_t)(s) * net_->n + (d);                              \
                 for (int64_t q_ = net_->pair_start[p_]; q_ < net_->pair_start[p_ + 1]; q_++) { \
-                    r = 2 * net_->n + net_->link_of[q_];                                \
+                    r = 3 * net_->n + net_->link_of[q_];                                \
                     BODY                                                                \
                 }                                                                       \
             }                                                                           \

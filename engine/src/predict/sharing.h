@@ -7,7 +7,7 @@
 
 typedef struct rw_sharing {
     const rw_pnet *net;
-    int32_t n_res;   /* 2 n + links: injection 0..n-1, ejection n..2n-1, links */
+    int32_t n_res;   /* 3 n + links: injection 0..n-1, ejection n..2n-1, duplex 2n..3n-1, links */
     double *res_cap; /* n_res, 0 = no cap */
     double *rem;     /* n_res scratch */
     int32_t *cnt;    /* n_res scratch */

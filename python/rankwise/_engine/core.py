@@ -93,6 +93,7 @@ class CModel(C.Structure):
         ("recv_overhead", C.POINTER(C.c_double)),  # format 4
         ("n_spreads", C.c_int32),  # format 5
         ("spreads", C.POINTER(CSpread)),
+        ("duplex", C.POINTER(C.c_double)),  # format 6
     ]
 
 

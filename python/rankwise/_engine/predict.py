@@ -55,6 +55,7 @@ class CPnetView(C.Structure):
         ("beta_large", f64p),
         ("sharing", C.c_int),
         ("n_links", C.c_int32),
+        ("duplex", f64p),
     ]
 
 
@@ -71,6 +72,7 @@ def predict_lib() -> C.CDLL:
     so.rw_pnet_set_sharing.argtypes = [vp, C.c_int]
     so.rw_pnet_set_protocol.argtypes = [vp, C.c_int64, f64p, f64p]
     so.rw_pnet_set_node_caps.argtypes = [vp, f64p, f64p]
+    so.rw_pnet_set_node_duplex.argtypes = [vp, f64p]
     so.rw_pnet_add_link.argtypes = [vp, C.c_double, C.c_int64, i32p, i32p, i32p]
     so.rw_pnet_set_placement.argtypes = [vp, C.c_int32, i32p]
     so.rw_pnet_model_options_default.restype = CPnetModelOptions

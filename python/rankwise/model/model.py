@@ -110,6 +110,7 @@ class Model:
     recv_overhead: np.ndarray | None = None  # per node, receive overhead (s; format 4)
     inject: np.ndarray | None = None  # per node, bytes/s sent to several peers at once
     eject: np.ndarray | None = None  # per node, bytes/s received from several at once
+    duplex: np.ndarray | None = None  # per node, bytes/s sent and received in all at once (format 6)
     knee: int = 0  # first size of the large-message protocol (bytes), 0 = none found
     alpha_large: np.ndarray | None = None  # per pair, the fit on sizes >= knee
     beta_large: np.ndarray | None = None
@@ -127,6 +128,7 @@ class Model:
                                          ("recv_overhead", (n,), np.nan, np.float64),
                                          ("inject", (n,), np.nan, np.float64),
                                          ("eject", (n,), np.nan, np.float64),
+                                         ("duplex", (n,), np.nan, np.float64),
                                          ("alpha_large", (n, n), np.nan, np.float64),
                                          ("beta_large", (n, n), np.nan, np.float64),
                                          ("group_of", (n,), -1, np.int32),
@@ -274,7 +276,7 @@ class Model:
     def _structure_to_c(self, ptr: engine.ModelPtr) -> None:
         m, n = ptr.contents, self.n_nodes
         for name, shape in (("overhead", (n,)), ("recv_overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
-                            ("alpha_large", (n, n)), ("beta_large", (n, n))):
+                            ("duplex", (n,)), ("alpha_large", (n, n)), ("beta_large", (n, n))):
             value = np.asarray(getattr(self, name), dtype=np.float64)
             if value.shape != shape:
                 raise RankwiseError(f"{name} needs shape {shape}, got {value.shape}")
@@ -333,7 +335,7 @@ class Model:
         )
         model.intra_jitter, model.intra_samples = intra["jitter"].copy(), intra["count"].copy()
         for name, shape in (("overhead", (n,)), ("recv_overhead", (n,)), ("inject", (n,)), ("eject", (n,)),
-                            ("alpha_large", (n, n)), ("beta_large", (n, n)), ("group_of", (n,))):
+                            ("duplex", (n,)), ("alpha_large", (n, n)), ("beta_large", (n, n)), ("group_of", (n,))):
             setattr(model, name, _view(getattr(m, name), shape).copy())
         model.knee = int(m.knee)
         model.node_alpha = np.array(list(m.node_alpha), dtype=np.float64)

@@ -72,7 +72,7 @@ def subset_network(net, idx: list[int]):
     pick = (lambda v: None if v is None else v[ix])
     return PredictNetwork([net.names[i] for i in ix], net.alpha[np.ix_(ix, ix)], net.beta[np.ix_(ix, ix)],
                           overhead=pick(net.overhead), recv_overhead=pick(net.recv_overhead), inject=pick(net.inject),
-                          eject=pick(net.eject), links=links, sharing=net.sharing)
+                          eject=pick(net.eject), links=links, sharing=net.sharing, duplex=pick(net.duplex))
 
 
 def node_names(text: str) -> list[str]:

@@ -82,7 +82,8 @@ class PredictNetwork:
     ordered pair, intra-node on the diagonal; optional per-node send and
     receive overheads (s, charged to eager messages on the rank's CPU, as
     SMPI's smpi/os and smpi/or), injection/ejection caps (bytes/s, 0 =
-    none); shared links."""
+    none), duplex caps (bytes/s a node sends and receives in all, 0 = none:
+    the directions apart); shared links."""
 
     names: list[str]
     alpha: np.ndarray
@@ -92,6 +93,7 @@ class PredictNetwork:
     inject: np.ndarray | None = None
     eject: np.ndarray | None = None
     links: list[SharedLink] = field(default_factory=list)
+    duplex: np.ndarray | None = None
     # The protocol knee (bytes, 0 = none): a message of at least knee bytes costs the pair's
     # alpha_large/beta_large (NaN: its alpha/beta), the model's fit at and above the knee.
     knee: int = 0
@@ -109,7 +111,7 @@ class PredictNetwork:
         self.beta = np.ascontiguousarray(self.beta, dtype=np.float64)
         if self.alpha.shape != (n, n) or self.beta.shape != (n, n):
             raise RankwiseError(f"network: alpha and beta must be {n} x {n}")
-        for name in ("overhead", "recv_overhead", "inject", "eject"):
+        for name in ("overhead", "recv_overhead", "inject", "eject", "duplex"):
             v = getattr(self, name)
             if v is not None:
                 v = np.ascontiguousarray(v, dtype=np.float64)
@@ -272,7 +274,7 @@ class PredictNetwork:
         return cls(names, vec(v.alpha, (n, n)), vec(v.beta, (n, n)), overhead=vec(v.overhead, (n,)),
                    recv_overhead=vec(v.recv_overhead, (n,)), inject=vec(v.inject, (n,)), eject=vec(v.eject, (n,)),
                    links=links, knee=int(v.knee), alpha_large=vec(v.alpha_large, (n, n)),
-                   beta_large=vec(v.beta_large, (n, n)), sharing=sharing)
+                   beta_large=vec(v.beta_large, (n, n)), sharing=sharing, duplex=vec(v.duplex, (n,)))
 
     # ------------------------------------------------------------ C side
     def _to_c(self, node_of: np.ndarray) -> C.c_void_p:
@@ -293,6 +295,8 @@ class PredictNetwork:
                 inj = None if self.inject is None else self.inject.ctypes.data_as(f64p)
                 ej = None if self.eject is None else self.eject.ctypes.data_as(f64p)
                 engine.check(so.rw_pnet_set_node_caps(ptr, inj, ej))
+            if self.duplex is not None:
+                engine.check(so.rw_pnet_set_node_duplex(ptr, self.duplex.ctypes.data_as(f64p)))
             for link in self.links:
                 pairs = np.ascontiguousarray(link.pairs, dtype=np.int32).reshape(-1, 2)
                 src = np.ascontiguousarray(pairs[:, 0])
