@@ -335,9 +335,41 @@ static void check_spread_round_trip(void)
     rw_model_free(m);
 }
 
+/* Duplex caps (format 6): written only when the model has one (older
+ * files keep their version), read back exactly, refused in a file of an
+ * older version and out of bounds. */
+static void check_duplex_round_trip(void)
+{
+    rw_model *m = sample_model(), *r = NULL;
+    char first[64] = "";
+    CHECK(rw_model_write(m, "duplex.model") == RW_OK);
+    FILE *f = fopen("duplex.model", "r");
+    CHECK(f && fgets(first, sizeof first, f));
+    CHECK(strncmp(first, "rankwise-model 6", 16) != 0);
+    if (f)
+        fclose(f);
+    m->duplex[1] = 1.3e10;
+    CHECK(rw_model_write(m, "duplex.model") == RW_OK);
+    CHECK(rw_model_read("duplex.model", &r) == RW_OK);
+    if (r)
+        CHECK(isnan(r->duplex[0]) && r->duplex[1] == 1.3e10);
+    rw_model_free(r);
+    r = NULL;
+    f = fopen("duplex.model", "r");
+    CHECK(f && fgets(first, sizeof first, f));
+    CHECK(strncmp(first, "rankwise-model 6", 16) == 0);
+    if (f)
+        fclose(f);
+    m->duplex[1] = 0;
+    CHECK(rw_model_write(m, "duplex.model") == RW_ERR_ARG);
+    unlink("duplex.model");
+    rw_model_free(m);
+}
+
 int main(void)
 {
     check_round_trip();
+    check_duplex_round_trip();
     const char *head = "rankwise-model 1\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n";
     char buf[512];
     check_error("", "bad.model:0: empty file");
@@ -394,6 +426,12 @@ int main(void)
     snprintf(buf, sizeof buf, "rankwise-model 5\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n"
                               "capacity-spread up-0 1e10 2e10 3e10 0\n");
     check_error(buf, "bad.model:6: 'capacity-spread' takes 6 fields, found 5");
+    snprintf(buf, sizeof buf, "rankwise-model 5\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\nduplex 0 1e10\n");
+    check_error(buf, "bad.model:6: 'duplex' needs model format version 6 (the file says 5)");
+    snprintf(buf, sizeof buf, "rankwise-model 6\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\nduplex 0 0\n");
+    check_error(buf, "bad.model:6: duplex 0: bandwidth 0 B/s carries nothing");
+    snprintf(buf, sizeof buf, "rankwise-model 6\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\nduplex 2 1e10\n");
+    check_error(buf, "bad.model:6: 'duplex': field 1 ('2') must be an integer in [0, 1]");
 
     check_bounds(head);
     check_write_refusals();

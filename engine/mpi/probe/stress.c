@@ -319,9 +319,33 @@ static int plan_pods(const groups *gr, plan *pl, int *others)
     return bad ? -1 : 0;
 }
 
+/* A nic phase (inject, eject or duplex): the t-th node of every group of
+ * two or more sends to its best mates (inject), receives from them (eject)
+ * or both at once (duplex). */
+static int plan_nic_phase(const rw_model *m, const groups *gr, plan *pl, int kind, int t)
+{
+    int mates[FAN];
+    if (begin_phase(pl, kind, t, -1))
+        return -1;
+    for (int g = 0; g < gr->g; g++) {
+        if (t >= gr->size[g] || gr->size[g] < 2)
+            continue;
+        int v = gr->members[gr->start[g] + t];
+        for (int out = 1; out >= 0; out--) {
+            if ((kind == PH_INJECT && !out) || (kind == PH_EJECT && out))
+                continue;
+            int k = best_mates(m, gr, v, out, mates);
+            for (int q = 0; q < k; q++)
+                if (out ? add_flow(pl, v, mates[q]) : add_flow(pl, mates[q], v))
+                    return -1;
+        }
+    }
+    return 0;
+}
+
 static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
 {
-    int n = gr->n, G = gr->g, maxg = 0, mates[FAN];
+    int n = gr->n, G = gr->g, maxg = 0;
     int *others = malloc((size_t)n * sizeof *others);
     if (!others)
         return rw_fail(RW_ERR_NOMEM, "out of memory");
@@ -329,26 +353,12 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
     for (int g = 0; g < G; g++)
         maxg = gr->size[g] > maxg ? gr->size[g] : maxg;
     /* nic: in phase t the t-th node of every group, inside its group (no
-     * shared link crossed, groups side by side): its mates' flows out, in,
-     * then both at once (duplex), the same mates each time. */
-    static const int nic_kinds[] = {PH_INJECT, PH_EJECT, PH_DUPLEX};
+     * shared link crossed, groups side by side): its mates' flows out, then
+     * in; at the end of the test, both at once (after the revisits, so
+     * that the other phases keep their moments). */
     for (int t = 0; t < maxg && !bad; t++)
-        for (int x = 0; x < 3 && !bad; x++) {
-            int kind = nic_kinds[x];
-            bad |= begin_phase(pl, kind, t, -1);
-            for (int g = 0; g < G && !bad; g++) {
-                if (t >= gr->size[g] || gr->size[g] < 2)
-                    continue;
-                int v = gr->members[gr->start[g] + t];
-                for (int out = 1; out >= 0 && !bad; out--) {
-                    if ((kind == PH_INJECT && !out) || (kind == PH_EJECT && out))
-                        continue;
-                    int k = best_mates(m, gr, v, out, mates);
-                    for (int q = 0; q < k && !bad; q++)
-                        bad |= out ? add_flow(pl, v, mates[q]) : add_flow(pl, mates[q], v);
-                }
-            }
-        }
+        for (int kind = PH_INJECT; kind <= PH_EJECT && !bad; kind++)
+            bad = plan_nic_phase(m, gr, pl, kind, t) != 0;
     for (int a = 0; a < G && G >= 2 && !bad; a++) {
         int k = others_interleaved(gr, a, others);
         const int *mem = gr->members + gr->start[a];
@@ -380,6 +390,8 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
     free(others);
     if (!bad && G >= 2)
         bad = add_revisits(pl) != 0;
+    for (int t = 0; t < maxg && !bad; t++)
+        bad = plan_nic_phase(m, gr, pl, PH_DUPLEX, t) != 0;
     return bad ? rw_fail(RW_ERR_NOMEM, "out of memory") : RW_OK;
 }
 

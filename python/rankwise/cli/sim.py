@@ -30,6 +30,7 @@ def sim_platform(
     oversubscription: Optional[float] = typer.Option(None, help="Rack uplink oversubscription (1 = non-blocking; torus, dragonfly: router links at 1/F)."),
     seed: Optional[int] = typer.Option(None, help="Seed of every random choice."),
     shuffle: bool = typer.Option(False, "--shuffle", help="Deal racks to hosts in a seeded shuffled order."),
+    shared_nics: bool = typer.Option(False, "--shared-nics", help="A node's sends and receives share its link (SimGrid SHARED; two-level fat tree only)."),
     default: bool = typer.Option(False, "--default", help="The embedded default platform (64 nodes x 4 cores, 4 racks)."),
     protocol_switch: Optional[str] = typer.Option(None, "--protocol-switch", help="An MPI eager/rendezvous switch at this size (e.g. 64K): a knee in every round-trip curve."),
     send_overhead: Optional[float] = typer.Option(None, "--send-overhead", help="Seconds every blocking send keeps its sender busy (SMPI's smpi/os)."),
@@ -56,6 +57,11 @@ def sim_platform(
         if topology != "fat-tree" and not topology.startswith("fat-tree3:"):
             raise UsageError("--shuffle deals the fat tree's racks (fat-tree, fat-tree3); a torus or dragonfly has none to deal")
         spec = dataclasses.replace(spec, shuffle_racks=True)
+    if shared_nics:
+        if topology != "fat-tree" or node_synthetic is not None:
+            raise UsageError("--shared-nics applies to the two-level fat tree's nodes (--topology fat-tree, "
+                             "no --node-synthetic)")
+        spec = dataclasses.replace(spec, shared_nics=True)
     if node_synthetic is not None:
         _domains_platform(spec, out, node_synthetic, cores=cores, later=later, shuffle=shuffle)
         return

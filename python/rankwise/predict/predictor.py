@@ -146,7 +146,8 @@ class PredictNetwork:
     def from_ground_truth(cls, platform_dir: str | PathLike) -> "PredictNetwork":
         """The network a generated platform (rankwise.sim.platform) really is:
         route latencies and bottleneck bandwidths from ground_truth.json, each
-        node's link as its injection and ejection cap (full duplex), and each
+        node's link as its injection and ejection cap (full duplex; also its
+        duplex cap when the spec shares a node's link between directions), and each
         rack uplink as two shared links (out of the rack, into it); on a torus or
         dragonfly every router link's direction is a shared link over the pairs
         the ground truth lists for it."""
@@ -182,7 +183,9 @@ class PredictNetwork:
                     out_pairs = np.array([(i, j) for i in inside for j in outside], dtype=np.int32)
                     links.append(SharedLink(f"{link['name']}:up", bw, out_pairs))
                     links.append(SharedLink(f"{link['name']}:down", bw, out_pairs[:, ::-1].copy()))
-        return cls(names, alpha, beta, inject=node_bw, eject=node_bw.copy(), links=links)
+        shared = bool(gt.get("spec", {}).get("shared_nics", False))
+        return cls(names, alpha, beta, inject=node_bw, eject=node_bw.copy(), links=links,
+                   duplex=node_bw.copy() if shared else None)
 
     def with_measured_overheads(self, send: np.ndarray, recv: np.ndarray) -> "PredictNetwork":
         """A copy with these per-node send and receive overheads (s), taken out of alpha: a

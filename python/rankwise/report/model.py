@@ -119,6 +119,10 @@ class Capacities:
     links: list[tuple[str, float, str, str]]  # (name, GB/s, from, to)
     nic_gbps: tuple[float, float]  # median inject, eject over the nodes measured
     low_nics: list[tuple[str, float, float]]  # (node, inject, eject GB/s) below typical / SLOW_RATIO
+    # nodes whose two directions share the interface (a `duplex` line) and their median share of
+    # out + in when both run at once
+    duplex_nodes: int = 0
+    duplex_share: float = math.nan
 
 
 @dataclass
@@ -350,7 +354,10 @@ def _capacities(model: Model) -> Capacities | None:
     typical = (_finite_median(inject), _finite_median(eject))
     low = [(model.names[i], inject[i] / 1e9, eject[i] / 1e9) for i in range(model.n_nodes)
            if inject[i] * SLOW_RATIO < typical[0] or eject[i] * SLOW_RATIO < typical[1]]
-    return Capacities(labels, links, (typical[0] / 1e9, typical[1] / 1e9), low)
+    duplex = model.duplex if model.duplex is not None else np.full(model.n_nodes, np.nan)
+    shared = np.isfinite(duplex)
+    share = _finite_median(duplex[shared] / (inject[shared] + eject[shared])) if shared.any() else math.nan
+    return Capacities(labels, links, (typical[0] / 1e9, typical[1] / 1e9), low, int(shared.sum()), share)
 
 
 def _render_capacities(c: Capacities, console) -> None:
@@ -370,6 +377,9 @@ def _render_capacities(c: Capacities, console) -> None:
         shown = ", ".join(f"{n} {_num(a)} / {_num(b)} GB/s" for n, a, b in c.low_nics[:8])
         more = f" ... and {len(c.low_nics) - 8} more" if len(c.low_nics) > 8 else ""
         console.print("  [bold red]low nic caps[/] (out / in): " + escape(shown + more), highlight=False)
+    if c.duplex_nodes:
+        console.print(f"  both directions at once: {c.duplex_nodes} node(s) carry {_num(100 * c.duplex_share)} % "
+                      "of out + in (they share the interface)", highlight=False)
     console.print()
 
 

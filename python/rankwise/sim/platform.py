@@ -118,6 +118,9 @@ class PlatformSpec:
     # latency).
     topology: str = FAT_TREE
     nics: int = 1  # NICs per node (torus only)
+    # A node's link SHARED between its directions (SimGrid's default: a send and a receive share
+    # the NIC), not SPLITDUPLEX; two-level fat tree only.
+    shared_nics: bool = False
 
     def __post_init__(self) -> None:
         # Accept plain tuples/lists/dicts (as written in JSON or by hand) for the nested items.
@@ -176,6 +179,9 @@ class PlatformSpec:
                                          "degrade a link's bandwidth instead")
             _require(self.n_nodes >= 2, f"{self.topology} has fewer than 2 nodes")
         _require(isinstance(self.shuffle_racks, bool), "shuffle_racks must be true or false")
+        _require(isinstance(self.shared_nics, bool), "shared_nics must be true or false")
+        _require(not self.shared_nics or self.shape is None, f"shared_nics applies to the two-level fat tree, "
+                                                             f"not {self.topology}")
         for name in ("racks", "nodes_per_rack", "cores"):
             _require(getattr(self, name) >= 1, f"{name} must be at least 1")
         _require(self.cores <= MAX_CORES, f"cores must be at most {MAX_CORES} per host, got {self.cores}")
@@ -527,11 +533,13 @@ def platform_xml(spec: PlatformSpec, links: Sequence[Link]) -> str:
     out += [f'    <host id="node-{i}" speed="{speed}f" core="{spec.cores}"/>' for i in range(n)]
     out += [f'    <router id="leaf-{r}"/>' for r in range(spec.racks)]
     out.append('    <router id="spine"/>')
-    out += _link_lines(links)
-    # Routes are given upward only; the symmetrical route uses the DOWN half of each link.
+    out += _link_lines(links, shared_nodes=spec.shared_nics)
+    # Routes are given upward only; the symmetrical route uses the DOWN half of each link (a
+    # SHARED link has one).
+    way = "" if spec.shared_nics else ' direction="UP"'
     for i in range(n):
         out.append(
-            f'    <route src="node-{i}" dst="leaf-{rack[i]}"><link_ctn id="node-{i}" direction="UP"/></route>'
+            f'    <route src="node-{i}" dst="leaf-{rack[i]}"><link_ctn id="node-{i}"{way}/></route>'
         )
     for r in range(spec.racks):
         out.append(f'    <route src="leaf-{r}" dst="spine"><link_ctn id="up-{r}" direction="UP"/></route>')
@@ -539,13 +547,14 @@ def platform_xml(spec: PlatformSpec, links: Sequence[Link]) -> str:
     return "\n".join(out)
 
 
-def _link_lines(links: Sequence[Link]) -> list[str]:
+def _link_lines(links: Sequence[Link], shared_nodes: bool = False) -> list[str]:
     out = []
     for link in links:
         attrs = f'id="{link.name}" bandwidth="{_num(link.bandwidth)}Bps" latency="{_num(link.latency)}s"'
         if link.profile_file:
             attrs += f' bandwidth_file="{link.profile_file}"'
-        out.append(f'    <link {attrs} sharing_policy="SPLITDUPLEX"/>')
+        policy = "SHARED" if shared_nodes and link.kind == "node" else "SPLITDUPLEX"
+        out.append(f'    <link {attrs} sharing_policy="{policy}"/>')
     return out
 
 

@@ -63,6 +63,33 @@ def test_a_non_blocking_two_rack_network_gets_no_link(tmp_path):
     assert model.links == []
     assert len(set(model.group_of.tolist())) == 2
     np.testing.assert_allclose(model.inject, 12.5e9, rtol=0.10)
+    assert np.isnan(model.duplex).all()  # SPLITDUPLEX node links: the directions apart
+
+
+def test_a_nic_whose_directions_share_it_gets_a_duplex_cap_the_predictor_uses(tmp_path):
+    # Node links SHARED (SimGrid's default): a node sending and receiving at once carries one
+    # link's worth in all, what the one-way nic phases cannot see; node 1 has half the bandwidth.
+    spec = PlatformSpec(racks=2, nodes_per_rack=3, cores=1, shared_nics=True,
+                        degraded=[Degraded("node", 1, bw_factor=0.5)])
+    gen, model, _ = probe(spec, tmp_path, capacities="after")
+    slow = model.index(gen.nodes[1])
+    healthy = np.delete(np.arange(model.n_nodes), slow)
+    np.testing.assert_allclose(model.duplex[healthy], spec.node_bw, rtol=0.05)
+    assert model.duplex[slow] == pytest.approx(spec.node_bw / 2, rel=0.05)
+    assert model.links == []
+    model.save(tmp_path / "again.rwm")
+    again = Model.load(tmp_path / "again.rwm")
+    np.testing.assert_array_equal(again.duplex, model.duplex)
+
+    # A pair exchange of 4 MiB across the racks, predicted from the probed model against SMPI.
+    from rankwise.predict.validate import validate
+    net = PredictNetwork.from_model(again)
+    hosts = [gen.nodes[0], gen.nodes[3]]
+    row, = validate(net, gen.platform_xml, "alltoall", "pair", [4 << 20], hosts, iterations=1)
+    assert row.predicted == pytest.approx(row.simulated, rel=0.03)
+    net.duplex = None  # without the cap the exchange is predicted twice as fast
+    row_apart, = validate(net, gen.platform_xml, "alltoall", "pair", [4 << 20], hosts, iterations=1)
+    assert row_apart.predicted < 0.6 * row.simulated
 
 
 def test_capacities_only_keeps_the_pairs_and_adds_the_links(tmp_path):

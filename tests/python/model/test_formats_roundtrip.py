@@ -65,6 +65,7 @@ def base_model() -> Model:
     # Structure (format 2): node 0's overhead and NIC caps, a knee, the
     # measured pair's large-message fit, two groups and a link out of 0.
     m.overhead[0], m.inject[0], m.eject[0] = 1e-6, 1.25e10, 1.2e10
+    m.duplex[0] = 1.3e10
     m.knee, m.alpha_large[0, 1], m.beta_large[0, 1] = 65536, 3e-6, 9e-11
     m.group_of[:] = [0, 1]
     m.links = [Link("up-0", 5e10, (0,), None)]
@@ -271,7 +272,7 @@ def test_model_node_name_not_utf8_is_refused(tmp_path):
 MODEL_LINE_EDITS = st.sampled_from(["created", "source", "duration", "settings", "sizes", "nodes", "node 0",
                                     "node 1", "intra 0", "intra-rtt 0", "pair 0 1", "rtt 0 1", "pair 1 0",
                                     "knee", "overhead 0", "nic 0", "group 0", "group 1", "pair-large 0 1",
-                                    "link", "capacity-spread"])
+                                    "link", "capacity-spread", "duplex 0"])
 
 
 @SETTINGS
