@@ -43,7 +43,7 @@ from rankwise.model.model import Model
 from rankwise.sim.faults import crossing_pairs, read_faults
 from rankwise.sim.fidelity import Score, claims_from_findings, score
 from rankwise.sim.platform import load_generated
-from rankwise.sim.random_platform import CYCLE, write_random_platform
+from rankwise.sim.random_platform import CYCLE, KINDS, write_random_platform
 
 ARI_MEDIAN, ARI_MIN = 0.98, 0.95
 BW_GOAL, LAT_GOAL, CAP_GOAL = 0.05, 0.10, 0.10
@@ -66,7 +66,7 @@ def shape_label(spec) -> str:
     """'fat-tree 4x8 shuffled 2:1', 'fat-tree3:2,2,8 shuffled', 'torus:4,4,2 2:1'."""
     shape = spec.topology if spec.shape is not None else f"fat-tree {spec.racks}x{spec.nodes_per_rack}"
     over = f" {spec.oversubscription:g}:1" if spec.oversubscription != 1 else ""
-    return shape + (" shuffled" if spec.shuffle_racks else "") + over
+    return shape + (" shared nics" if spec.shared_nics else "") + (" shuffled" if spec.shuffle_racks else "") + over
 
 
 def probe(platform: Path, model: Path, rpn: int, capacities: bool, log: Path) -> float:
@@ -81,12 +81,12 @@ def probe(platform: Path, model: Path, rpn: int, capacities: bool, log: Path) ->
     return time.monotonic() - t0
 
 
-def one(seed: int, nodes: int, rpn: int, out: Path, capacities: bool, reuse: bool) -> Run:
-    where = out / f"seed{seed}-n{nodes}"
+def one(seed: int, nodes: int, rpn: int, out: Path, capacities: bool, reuse: bool, kind: str | None = None) -> Run:
+    where = out / (f"seed{seed}-n{nodes}" + (f"-{kind}" if kind else ""))
     if reuse and (where / "platform" / "faults.json").exists():
         gp, faults = load_generated(where / "platform"), read_faults(where / "platform")
     else:
-        gp, faults = write_random_platform(seed, nodes, where / "platform")
+        gp, faults = write_random_platform(seed, nodes, where / "platform", kind)
     path = where / f"rpn{rpn}.rwm"
     wall = float("nan")
     if not (reuse and path.exists()):
@@ -201,6 +201,13 @@ def summary(runs: list[Run]) -> bool:
         ok &= line(found == pod_limiting and pod_spurious == 0,
                    f"pod uplink capacities within {100 * CAP_GOAL:g} %: {found}/{pod_limiting} limiting pod uplinks; "
                    f"pod links where none limits: {pod_spurious}")
+    duplex = np.concatenate([r.score.duplex_err for r in runs])
+    duplex_spurious = sum(r.score.duplex_spurious for r in runs)
+    if duplex.size or duplex_spurious:
+        found = int((duplex <= CAP_GOAL).sum())
+        ok &= line(found == duplex.size and duplex_spurious == 0,
+                   f"duplex caps within {100 * CAP_GOAL:g} % on shared node links: {found}/{duplex.size}; "
+                   f"duplex figures where each direction has its own: {duplex_spurious}")
     kinds_false: dict[str, int] = {}
     behind = 0
     for r in runs:
@@ -235,7 +242,8 @@ def save(runs: list[Run], path: Path) -> None:
                  bw_bias=r.score.bw_bias, stray_pairs=r.score.stray_pairs,
                  cap_err=r.score.cap_err.tolist(), cap_spurious=r.score.cap_spurious,
                  pod_err=r.score.pod_err.tolist(), pod_spurious=r.score.pod_spurious,
-                 nic_err=r.score.nic_err.tolist()) for r in runs]
+                 nic_err=r.score.nic_err.tolist(), duplex_err=r.score.duplex_err.tolist(),
+                 duplex_spurious=r.score.duplex_spurious) for r in runs]
     path.write_text(json.dumps(rows, indent=1, default=lambda x: None if x != x else x) + "\n")
 
 
@@ -249,6 +257,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="6 seeds (every kind) of 16 nodes, 1 rank per node")
     ap.add_argument("--out", type=Path, help="keep platforms, models, logs and results.json here")
     ap.add_argument("--reuse", action="store_true", help="with --out: score the models already there")
+    ap.add_argument("--kind", choices=KINDS, help="every seed of this kind (default: the cycle of kinds)")
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.first, args.nodes, args.ranks = 6, 0, "16", "1"
@@ -268,7 +277,7 @@ def main() -> int:
                                 jobs=f"0/{len(jobs)}")
             for k, (seed, nodes, rpn) in enumerate(jobs):
                 bar.update(task, description=f"seed {seed}, {nodes} nodes, {rpn} rank(s) per node")
-                runs.append(one(seed, nodes, rpn, out, not args.no_capacities, args.reuse))
+                runs.append(one(seed, nodes, rpn, out, not args.no_capacities, args.reuse, args.kind))
                 bar.update(task, advance=(nodes / 32) ** 3, jobs=f"{k + 1}/{len(jobs)}")
                 save(runs, out / "results.json")
         console.print(table(runs))

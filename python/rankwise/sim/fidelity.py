@@ -5,6 +5,9 @@ Ground truth only scores; the model is whatever a probe measured. Figures:
   route's (alpha_ij + alpha_ji) / 2 and bottleneck at time 0, pairs whose route holds a
   varying link left out (their bandwidth of the moment is not the time-0 one);
 - NIC caps (the stress test's inject/eject) against each node's link, varying NICs left out;
+- duplex caps: on a platform whose node links are SHARED (both directions one rate) each node's
+  `duplex` figure against its link (a node without one counts as infinitely wrong); on the others
+  (SPLITDUPLEX) every `duplex` figure is spurious;
 - shared-link capacities (fat trees: `up-G`/`down-G` links) against the leaf uplink of the rack
   most of group G's nodes are in, for the uplinks that limit their rack (below 90 % of what
   its nodes send at once), and links the model carries where no uplink limits (not scored on
@@ -81,6 +84,8 @@ class Score:
     false: list[Claim] = field(default_factory=list)  # the claims that lie on no fault
     stray_pairs: int = 0  # varying pairs no link explains
     unscored: list[Fault] = field(default_factory=list)  # varying faults no lone pair can see
+    duplex_err: np.ndarray = field(default_factory=lambda: np.zeros(0))  # shared node links: |duplex / link - 1|
+    duplex_spurious: int = 0  # duplex figures of nodes whose link carries each direction apart
 
     @property
     def expected(self) -> int:
@@ -175,11 +180,13 @@ def score(gp: GeneratedPlatform, faults: list[Fault], model: Model, groups: np.n
     on = crossing_pairs(gp) if on is None else on
     lat_err, bw_err, bw_bias = _pair_errors(gp, model, on)
     nic_err = _nic_errors(gp, model)
+    duplex_err, duplex_spurious = _duplex_errors(gp, model)
     cap_err, limiting, spurious = _capacities(gp, model)
     pod_err, pod_limiting, pod_spurious = _pod_capacities(gp, model)
     s = Score(lat_err=lat_err, bw_err=bw_err, bw_bias=bw_bias, ari=ari(groups, gp.rack_of_node), nic_err=nic_err,
               cap_err=cap_err, cap_limiting=limiting, cap_spurious=spurious, pod_err=pod_err,
-              pod_limiting=pod_limiting, pod_spurious=pod_spurious)
+              pod_limiting=pod_limiting, pod_spurious=pod_spurious, duplex_err=duplex_err,
+              duplex_spurious=duplex_spurious)
     _match(gp, faults, claims, on, s)
     return s
 
@@ -207,6 +214,15 @@ def _nic_errors(gp: GeneratedPlatform, model: Model) -> np.ndarray:
             if np.isfinite(cap):
                 out.append(abs(cap / link.bandwidth - 1))
     return np.array(out)
+
+
+def _duplex_errors(gp: GeneratedPlatform, model: Model) -> tuple[np.ndarray, int]:
+    dx = np.asarray(model.duplex, dtype=float)
+    if not gp.spec.shared_nics:
+        return np.zeros(0), int(np.isfinite(dx).sum())
+    out = [abs(dx[link.index] / link.bandwidth - 1) if np.isfinite(dx[link.index]) else float("inf")
+           for link in gp.links if link.kind == "node" and "varying" not in link.reasons]
+    return np.array(out), 0
 
 
 def _capacities(gp: GeneratedPlatform, model: Model):

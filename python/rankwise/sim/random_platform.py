@@ -30,7 +30,9 @@ from rankwise.sim.topology import shape_of
 
 __all__ = ["KINDS", "CYCLE", "random_platform", "write_random_platform"]
 
-KINDS = ("fat-tree", "fat-tree3", "dragonfly", "torus")
+# fat-tree-shared: a two-level fat tree whose node links carry both directions at one rate (SimGrid
+# SHARED); asked for by name only, so that the seeds of the cycle keep their platforms.
+KINDS = ("fat-tree", "fat-tree3", "dragonfly", "torus", "fat-tree-shared")
 # The kind seed s takes: CYCLE[s % 6], fat trees (two- and three-level) twice as often as the others.
 CYCLE = ("fat-tree", "fat-tree3", "dragonfly", "fat-tree", "fat-tree3", "torus")
 MIN_NODES, MAX_NODES = 8, 256
@@ -53,11 +55,13 @@ def random_platform(seed: int, nodes: int, kind: str | None = None) -> PlatformS
     if not isinstance(nodes, (int, np.integer)) or not MIN_NODES <= nodes <= MAX_NODES:
         raise UsageError(f"random platform: nodes must be an integer in {MIN_NODES}..{MAX_NODES}, got {nodes!r}")
     kind = CYCLE[seed % len(CYCLE)] if kind is None else kind
-    draw = {"fat-tree": _fat_tree, "fat-tree3": _fat_tree3, "dragonfly": _dragonfly, "torus": _torus}.get(kind)
+    draw = {"fat-tree": _fat_tree, "fat-tree3": _fat_tree3, "dragonfly": _dragonfly, "torus": _torus,
+            "fat-tree-shared": _fat_tree_shared}.get(kind)
     if draw is None:
         raise UsageError(f"random platform: kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    # Its own stream per (seed, nodes, kind); the spec's seed drives the link jitter and walks.
-    rng = np.random.default_rng([seed, nodes, KINDS.index(kind)])
+    # Its own stream per (seed, nodes, kind); the spec's seed drives the link jitter and walks. A
+    # fat-tree-shared seed draws its fat-tree twin: the same tree, node links shared.
+    rng = np.random.default_rng([seed, nodes, KINDS.index("fat-tree" if kind == "fat-tree-shared" else kind)])
     return draw(rng, int(seed), int(nodes))
 
 
@@ -95,6 +99,10 @@ def _fat_tree(rng: np.random.Generator, seed: int, nodes: int) -> PlatformSpec:
     varying = varying or _varying_node(rng, base.n_nodes, degraded)
     return replace(base, degraded=tuple(degraded), congested=tuple(Congested(r, w) for r, w in congested),
                    varying=tuple(varying))
+
+
+def _fat_tree_shared(rng: np.random.Generator, seed: int, nodes: int) -> PlatformSpec:
+    return replace(_fat_tree(rng, seed, nodes), shared_nics=True)
 
 
 def _fat_tree3(rng: np.random.Generator, seed: int, nodes: int) -> PlatformSpec:

@@ -224,3 +224,24 @@ def test_pod_links_scored_and_named_at_the_pod(tmp_path):
     claims = [c for c in claims if "pod-1" not in c.label] + [Claim(SLOW, SHARED, pairs=rack, label="slow up")]
     s = score(gp, faults, m, gp.rack_of_node, claims, on)
     assert [f.link for f in s.missed] == ["pod-1"] and not s.false
+
+
+def test_duplex_caps_scored_on_shared_node_links_only(tree, tmp_path):
+    spec = random_platform(3, 24, "fat-tree-shared")
+    assert spec.shared_nics and replace(spec, shared_nics=False) == random_platform(3, 24, "fat-tree")
+    gp, faults = write_random_platform(3, 24, tmp_path / "shared", "fat-tree-shared")
+    model = truth_model(gp)
+    node_bw = {link.index: link.bandwidth for link in gp.links if link.kind == "node"}
+    model.duplex = np.array([node_bw[i] for i in range(len(gp.nodes))])
+    s = score(gp, faults, model, gp.rack_of_node, claims_from_faults(gp, faults))
+    varying_nics = sum(1 for link in gp.links if link.kind == "node" and "varying" in link.reasons)
+    assert s.duplex_err.size == len(gp.nodes) - varying_nics and s.duplex_err.max() < 1e-12
+    assert s.duplex_spurious == 0
+    model.duplex[:] = np.nan  # a probe that saw no sharing misses every node
+    assert np.isinf(score(gp, faults, model, gp.rack_of_node, []).duplex_err).all()
+    # Links with a rate each way: every duplex figure is spurious.
+    gp2, faults2, on = tree
+    model2 = truth_model(gp2)
+    model2.duplex[:2] = 1e10
+    s2 = score(gp2, faults2, model2, gp2.rack_of_node, [], on)
+    assert s2.duplex_spurious == 2 and s2.duplex_err.size == 0
