@@ -71,6 +71,7 @@ class Case:
     nodes: int
     rpn: int
     shape: str = ""
+    kind: str | None = None  # random_platform's kind; None: the cycle's
 
 
 @dataclass
@@ -125,9 +126,9 @@ def stats(errors) -> tuple[float, float, int]:
     return float(np.median(e)), float(np.quantile(e, 0.9)), int(e.size)
 
 
-def where(out: Path, seed: int, nodes: int) -> Path:
+def where(out: Path, seed: int, nodes: int, kind: str | None = None) -> Path:
     """model_fidelity.py's layout: one folder per platform."""
-    return out / f"seed{seed}-n{nodes}"
+    return out / (f"seed{seed}-n{nodes}" + (f"-{kind}" if kind else ""))
 
 
 def platform_and_model(case: Case, out: Path, reuse: Path | None, capacities: bool):
@@ -137,14 +138,14 @@ def platform_and_model(case: Case, out: Path, reuse: Path | None, capacities: bo
     from rankwise.sim.random_platform import write_random_platform
 
     for base in ([reuse] if reuse else []) + [out]:
-        d = where(base, case.seed, case.nodes)
+        d = where(base, case.seed, case.nodes, case.kind)
         if (d / "platform" / "platform.xml").is_file() and (d / f"rpn{case.rpn}.rwm").is_file():
             return load_generated(d / "platform"), d / f"rpn{case.rpn}.rwm", False
-    d = where(out, case.seed, case.nodes)
+    d = where(out, case.seed, case.nodes, case.kind)
     if (d / "platform" / "ground_truth.json").is_file():
         gp = load_generated(d / "platform")
     else:
-        gp, _ = write_random_platform(case.seed, case.nodes, d / "platform")
+        gp, _ = write_random_platform(case.seed, case.nodes, d / "platform", case.kind)
     model = d / f"rpn{case.rpn}.rwm"
     probe(gp.platform_xml, model, case.rpn, capacities, d / f"rpn{case.rpn}.log")
     return gp, model, True
@@ -268,11 +269,13 @@ def load_results(paths) -> tuple[list[CollRow], list[SpeedupRow]]:
     return coll, speed
 
 
-def cases(seeds: int, first: int, nodes: list[int], ranks: list[int]) -> list[Case]:
-    """Seed s: size nodes[(s // 6) % len(nodes)], kind CYCLE[s % 6] (model_fidelity.py's dealing)."""
+def cases(seeds: int, first: int, nodes: list[int], ranks: list[int], kind: str | None = None) -> list[Case]:
+    """Seed s: size nodes[(s // 6) % len(nodes)], kind CYCLE[s % 6] (model_fidelity.py's dealing)
+    unless kind is given."""
     from rankwise.sim.random_platform import CYCLE
 
-    return [Case(s, nodes[(s // len(CYCLE)) % len(nodes)], rpn) for s in range(first, first + seeds) for rpn in ranks]
+    return [Case(s, nodes[(s // len(CYCLE)) % len(nodes)], rpn, kind=kind)
+            for s in range(first, first + seeds) for rpn in ranks]
 
 
 def main() -> int:
@@ -287,6 +290,9 @@ def main() -> int:
                                                          "one algorithm per operation")
     ap.add_argument("--out", type=Path, help="keep platforms, models, logs and results.json here")
     ap.add_argument("--reuse", type=Path, help="take platforms and models from this folder (probe the missing)")
+    from rankwise.sim.random_platform import KINDS
+
+    ap.add_argument("--kind", choices=KINDS, help="every seed of this kind (default: the cycle of kinds)")
     ap.add_argument("--results", type=Path, action="append", default=[],
                     help="print the tables and figures of earlier runs' results.json (repeat to pool), run nothing")
     args = ap.parse_args()
@@ -303,7 +309,7 @@ def main() -> int:
     if args.reuse is not None and not args.reuse.is_dir():
         raise SystemExit(f"--reuse {args.reuse}: not a folder")
     todo = cases(args.seeds, args.first, [int(x) for x in args.nodes.split(",")],
-                 [int(x) for x in args.ranks.split(",")])
+                 [int(x) for x in args.ranks.split(",")], args.kind)
     coll: list[CollRow] = []
     speed: list[SpeedupRow] = []
     with tempfile.TemporaryDirectory(prefix="rankwise-fidelity-predict-") as tmp:
