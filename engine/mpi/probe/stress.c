@@ -621,12 +621,31 @@ static double phase_rate_of(const plan *pl, int q, const double *t, int src, int
 
 static double phase_rate(const plan *pl, int q, const double *t) { return phase_rate_of(pl, q, t, -1, -1); }
 
+/* What one flow of a phase carries alone: IN_FLIGHT pieces under way at a
+ * time, each paying the pair's latency before its bytes, so at most
+ * IN_FLIGHT * PIECE bytes per alpha + IN_FLIGHT * PIECE * beta of the
+ * pair's fit (the large-message one from the knee). Far below the pair's
+ * bandwidth where the latency is long (a degraded NIC, a slow uplink's
+ * route: 20 us against 84 us of bytes reads 80 %), which a phase through
+ * such pairs would otherwise put on a link. INFINITY when unknown. */
+static double lone_pace(const rw_model *m, int s, int d)
+{
+    size_t p = (size_t)s * m->n_nodes + d;
+    double a = m->alpha[p], b = m->beta[p], w = (double)IN_FLIGHT * PIECE;
+    if (m->knee > 0 && PIECE >= m->knee && isfinite(m->alpha_large[p]) && isfinite(m->beta_large[p]))
+        a = m->alpha_large[p], b = m->beta_large[p];
+    if (m->pair_state[p] != RW_PAIR_MEASURED || !(a >= 0) || !(b > 0))
+        return INFINITY;
+    return w / (a + w * b);
+}
+
 /* What phase_rate would read for the flows of a phase if the only limits
  * were each node's nic (as its nic phases found, else its best pair) and
  * the up/down links in cap_up/cap_down (per group, NAN none), the paths
  * in cap_path (per ordered pair of groups, a * G + b) and the pods' links
- * in cap_pod_up/cap_pod_down (per pod; NULL: none), and each node's
- * duplex cap where its duplex phase found one: the flows share
+ * in cap_pod_up/cap_pod_down (per pod; NULL: none), each node's
+ * duplex cap where its duplex phase found one, and each flow's own pace
+ * (lone_pace): the flows share
  * them max-min fairly (progressive filling), and what they carry while all
  * run is the sum of their rates. Comparing with this, not with a plain sum
  * of caps, keeps flows of unequal bottlenecks from looking like a link of
@@ -635,8 +654,8 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
                                  const double *cap_up, const double *cap_down, const double *cap_path,
                                  const double *cap_pod_up, const double *cap_pod_down)
 {
-    enum { PER_FLOW = 9 }; /* resources a flow may cross */
-    int n = gr->n, G = gr->g, P = gr->pods, nf = ph->count, nres = 3 * n + 2 * G + G * G + 2 * P;
+    enum { PER_FLOW = 10 }; /* resources a flow may cross, its own pace last */
+    int n = gr->n, G = gr->g, P = gr->pods, nf = ph->count, own0 = 3 * n + 2 * G + G * G + 2 * P, nres = own0 + nf;
     if (nf == 0)
         return NAN;
     double cap[nres], rate[nf], used[nres];
@@ -677,6 +696,8 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
         res[k][6] = ps != pd ? pod0 + P + pd : -1;
         res[k][7] = dup0 + s;
         res[k][8] = dup0 + d;
+        res[k][9] = own0 + k;
+        cap[own0 + k] = lone_pace(m, s, d);
         rate[k] = -1;
     }
     /* Progressive filling: the resource with the smallest fair share fixes
