@@ -13,25 +13,20 @@
 
 #include <stddef.h>
 
-/* The seven collectives, in this order everywhere. */
-typedef enum rw_op_id {
-    RW_OP_BCAST,
-    RW_OP_REDUCE,
-    RW_OP_GATHER,
-    RW_OP_SCATTER,
-    RW_OP_ALLREDUCE,
-    RW_OP_ALLGATHER,
-    RW_OP_ALLTOALL,
-    RW_N_OPS
-} rw_op_id;
+#include "rankwise.h"
+
+/* The seven collectives are the public rw_coll_op (rankwise.h), whose
+ * values are the API's (a matrix file's calls): the one enumeration of
+ * the engine, the library and the predictor. */
+#define RW_N_OPS (RW_COLL_ALLTOALL + 1)
 
 #define RW_OP_BIT(op) (1u << (op))
 /* The operations with a root: bcast, reduce, gather, scatter. */
 #define RW_OPS_ROOTED \
-    (RW_OP_BIT(RW_OP_BCAST) | RW_OP_BIT(RW_OP_REDUCE) | RW_OP_BIT(RW_OP_GATHER) | RW_OP_BIT(RW_OP_SCATTER))
+    (RW_OP_BIT(RW_COLL_BCAST) | RW_OP_BIT(RW_COLL_REDUCE) | RW_OP_BIT(RW_COLL_GATHER) | RW_OP_BIT(RW_COLL_SCATTER))
 #define RW_OPS_ALL ((1u << RW_N_OPS) - 1u)
 
-/* "bcast", ...; NULL out of range. */
+/* The operation's name (rw_coll_op_name); NULL out of range. */
 const char *rw_op_name(int op);
 /* The operation of a name, or -1. */
 int rw_op_parse(const char *name);

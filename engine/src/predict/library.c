@@ -189,7 +189,7 @@ static rw_status sched_multiring(const rw_pnet *net, int op, const rw_algo_info 
 static rw_status sched_steps(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
                              const rw_coll_options *opt, rw_sched **out)
 {
-    int allreduce = op == RW_OP_ALLREDUCE;
+    int allreduce = op == RW_COLL_ALLREDUCE;
     int32_t p = net->n_ranks;
     rw_tree *t = NULL;
     rw_status st = RW_OK;
@@ -220,7 +220,7 @@ static rw_status sched_steps(const rw_pnet *net, int op, const rw_algo_info *a, 
     return st;
 }
 
-#define B(op) RW_OP_BIT(RW_OP_##op)
+#define B(op) RW_OP_BIT(RW_COLL_##op)
 #define BOTH_ALL (B(ALLREDUCE) | B(ALLGATHER))
 
 /* The schedule of each algorithm of the registry (src/coll/registry.c)
