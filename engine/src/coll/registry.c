@@ -32,6 +32,26 @@ int rw_op_rooted(int op)
     return op >= 0 && op < RW_N_OPS && (RW_OPS_ROOTED & RW_OP_BIT(op));
 }
 
+/* Open MPI's reduce pre-posts the next child's receive; its gather takes
+ * the children one blocking receive after the other (tree_sched.c). */
+static const char *const OMPI_NAMES[RW_N_OPS] = {[RW_COLL_REDUCE] = "reduce_ompi", [RW_COLL_GATHER] = "gather_ompi"};
+
+const char *rw_op_ompi_name(int op)
+{
+    return op >= 0 && op < RW_N_OPS ? OMPI_NAMES[op] : NULL;
+}
+
+int rw_op_parse_variant(const char *name, int *ompi)
+{
+    *ompi = 0;
+    for (int op = 0; name && op < RW_N_OPS; op++)
+        if (OMPI_NAMES[op] && !strcmp(name, OMPI_NAMES[op])) {
+            *ompi = 1;
+            return op;
+        }
+    return rw_op_parse(name);
+}
+
 #define B(op) RW_OP_BIT(RW_COLL_##op)
 /* The tree shapes run every collective but alltoall: allreduce as reduce +
  * bcast over the tree rooted at 0, allgather as gather + bcast. */

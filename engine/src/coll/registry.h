@@ -4,8 +4,9 @@
  * which operation may run which algorithm, derives from here: the C API's
  * names (rw_coll_alg_name, rw_coll_alg_parse), the environment and the
  * decision (engine/mpi/coll/decision), the rules reader (rules.c), the
- * tuner's candidates (select.c) and the predictor's dispatch
- * (predict/library.c). The MPI side runs each algorithm from a parallel
+ * tuner's candidates (select.c), the predictor's dispatch (predict/
+ * collective.c, tree_sched.c, library.c), the matrix files' calls and the
+ * benchmark programs' tables. The MPI side runs each algorithm from a parallel
  * table keyed by the same id (engine/mpi/coll/base/run.c). MPI-free; not
  * installed. */
 #ifndef RW_COLL_REGISTRY_H
@@ -31,6 +32,12 @@ const char *rw_op_name(int op);
 /* The operation of a name, or -1. */
 int rw_op_parse(const char *name);
 int rw_op_rooted(int op);
+/* The predictor's tree schedules (rw_sched_tree) also take Open MPI's own
+ * reduce and gather, named "<op>_ompi": that name for op, NULL for an
+ * operation without one. */
+const char *rw_op_ompi_name(int op);
+/* The operation of a name or of its Open MPI variant's (*ompi 1), or -1. */
+int rw_op_parse_variant(const char *name, int *ompi);
 
 /* The algorithms' ids: rw_coll_alg's values (rankwise_coll.h, which
  * needs mpi.h; engine/mpi/coll/entry/api.c checks that they agree). */

@@ -334,8 +334,9 @@ static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const ch
         *segment = seg;
         /* Open MPI's binary and binomial reduces pre-post the next child's receive; its
          * gathers take their children one blocking receive after the other */
-        int generic = rw_op_parse(op) == RW_COLL_REDUCE && (!strcmp(ompi, "binary") || !strcmp(ompi, "binomial"));
-        const char *as = generic ? "reduce_ompi" : rw_op_parse(op) == RW_COLL_GATHER ? "gather_ompi" : op;
+        int k = rw_op_parse(op);
+        int generic = k == RW_COLL_REDUCE && (!strcmp(ompi, "binary") || !strcmp(ompi, "binomial"));
+        const char *as = generic || k == RW_COLL_GATHER ? rw_op_ompi_name(k) : op;
         *time = rw_tune_score(net, as, *tree, bytes, seg, o);
     } else {
         *segment = strcmp(ompi, "chain") ? 0 : 8192;
@@ -398,10 +399,10 @@ rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char 
     if (!net || net->n_ranks < 1)
         return rw_fail(RW_ERR_ARG, "%s: a network with a placement is required", fn);
     *fixed = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
+    char known[160];
     if (!*fixed)
-        return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
-                       op ? op : "(null)");
+        return rw_fail(RW_ERR_ARG, "unknown collective '%s' (known: %s)", op ? op : "(null)",
+                       rw_op_names(known, sizeof known, RW_OPS_ALL, ", "));
     if (!(bytes >= 0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
     if (!(o->min_gain >= 0 && o->min_gain < 1) || o->eager_limit < 0 || !(o->gamma >= 0))

@@ -174,7 +174,7 @@ static rw_status sched_alltoall(const rw_pnet *net, int op, const rw_algo_info *
 static rw_status sched_trinary(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
                                const rw_coll_options *opt, rw_sched **out)
 {
-    return rw_sched_trinary(net, rw_op_name(op), bytes, opt, out);
+    return rw_sched_trinary(net, op, bytes, opt, out);
 }
 
 /* parts along rings in the network's order (multiring_sched.c) */
