@@ -17,22 +17,16 @@ static int is_tree_alg(rw_coll_alg alg)
     return a && (a->flags & RW_ALGO_TREE);
 }
 
-/* What every rooted call checks: a valid communicator and root, not an
- * intercommunicator, an algorithm of op (the registry's). */
-static rw_status setup(MPI_Comm comm, rw_coll_op op, int root, rw_coll_alg alg, rwc_comm **c)
+/* After precheck (a communicator, an algorithm of op): the communicator's
+ * cache and a root of it for a rooted op. */
+static rw_status setup(MPI_Comm comm, rw_coll_op op, int root, rwc_comm **c)
 {
-    int rooted = rw_op_rooted(op);
     *c = NULL;
-    if (comm == MPI_COMM_NULL)
-        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
     rw_status st = rwc_comm_get(comm, c);
     if (st)
         return st;
-    if (rooted && (root < 0 || root >= (*c)->size))
+    if (rw_op_rooted(op) && (root < 0 || root >= (*c)->size))
         return rw_fail(RW_ERR_ARG, "root %d is not a rank of a communicator of %d", root, (*c)->size);
-    if (rooted && !rw_algo_valid(op, (int)alg))
-        return rw_fail(RW_ERR_ARG, "%s is not an algorithm of rooted collectives",
-                       rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value");
     return RW_OK;
 }
 
@@ -41,16 +35,26 @@ static rw_status count_ok(int count)
     return count < 0 ? rw_fail(RW_ERR_ARG, "count %d is negative", count) : RW_OK;
 }
 
-/* A check made before the communicator's cache exists: intercomm and bad
+/* Checks made before the communicator's cache exists: intercomm and bad
  * values must not create one (its MPI_Comm_dup is collective). */
-static rw_status comm_check(MPI_Comm comm)
+static rw_status comm_null(MPI_Comm comm)
+{
+    return comm == MPI_COMM_NULL ? rw_fail(RW_ERR_ARG, "MPI_COMM_NULL") : RW_OK;
+}
+
+/* A communicator not MPI_COMM_NULL: an intracommunicator. */
+static rw_status intra_check(MPI_Comm comm)
 {
     int inter = 0;
-    if (comm == MPI_COMM_NULL)
-        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return rw_fail(RW_ERR_ARG, "not a communicator");
     return inter ? rw_fail(RW_ERR_STATE, "an intercommunicator (passed to the MPI)") : RW_OK;
+}
+
+static rw_status comm_check(MPI_Comm comm)
+{
+    rw_status st = comm_null(comm);
+    return st ? st : intra_check(comm);
 }
 
 /* An algorithm runs only the operations the registry gives it: refused
@@ -58,14 +62,15 @@ static rw_status comm_check(MPI_Comm comm)
 static rw_status precheck(MPI_Comm comm, rw_coll_op kind, rw_coll_alg alg)
 {
     char known[256];
-    if (comm == MPI_COMM_NULL)
-        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
+    rw_status st = comm_null(comm); /* before the algorithm's errors */
+    if (st)
+        return st;
     if (!rw_coll_alg_name(alg) || alg == RW_COLL_AUTO || alg == RW_COLL_PASSTHROUGH)
         return rw_fail(RW_ERR_ARG, "no algorithm to run");
     if (!rw_algo_valid(kind, (int)alg))
         return rw_fail(RW_ERR_ARG, "%s is not an algorithm of %s (%s)", rw_coll_alg_name(alg), rw_op_name(kind),
                        rw_algo_names(known, sizeof known, RW_ALGO_BINOMIAL, kind, 1));
-    return comm_check(comm);
+    return intra_check(comm);
 }
 
 static rw_status commutative(MPI_Op op, int *out)
@@ -95,7 +100,7 @@ static rw_status begin(rw_coll_op kind, MPI_Comm comm, rw_coll_alg alg, int coun
     if (!st && op && a && (a->flags & RW_ALGO_COMMUTES) && !*commute)
         st = rw_fail(RW_ERR_STATE, "%s %s: a non-commutative operation (the trees are out of rank order)", a->name,
                      rw_op_name(kind));
-    return st ? st : setup(comm, kind, root, alg, c);
+    return st ? st : setup(comm, kind, root, c);
 }
 
 /* ---- the run table: what each operation runs for an algorithm that is
@@ -287,7 +292,7 @@ static rw_status run_blocks(rw_coll_op op, const void *s, int sc, MPI_Datatype s
     const rw_tree *t;
     rw_status st = precheck(comm, op, alg);
     if (!st)
-        st = setup(comm, op, root, alg, &c);
+        st = setup(comm, op, root, &c);
     if (st)
         return st;
     /* gather: the root counts what it receives; scatter: every other rank does */
@@ -360,7 +365,7 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
     if (!st)
         st = rwc_type_bytes(rc, rtype, &blk);
     if (!st)
-        st = setup(comm, RW_COLL_ALLGATHER, 0, alg, &c);
+        st = setup(comm, RW_COLL_ALLGATHER, 0, &c);
     if (!st)
         st = fits(blk, c->size);
     if (st)
