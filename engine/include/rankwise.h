@@ -358,8 +358,10 @@ RW_API int rw_tournament_partner(int n, int round, int me);
  * allocating gigabytes of row offsets. */
 #define RW_MATRIX_MAX_RANKS (1 << 26)
 
-/* Collective operations whose calls a matrix records (names as
- * rankwise.collective_calls.COLLECTIVE_OPS); they cross by name. */
+/* The collective operations: those whose calls a matrix records (names as
+ * rankwise.collective_calls.COLLECTIVE_OPS; they cross by name), and the
+ * engine's one numbering of them (its registry, the collectives library and
+ * the predictor). */
 typedef enum rw_coll_op {
     RW_COLL_BCAST = 0,
     RW_COLL_REDUCE,

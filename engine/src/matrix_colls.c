@@ -9,26 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The matrix format numbers the operations in its own order (rw_coll_op);
- * their names are the registry's. */
-static const int registry_op[] = {
-    [RW_COLL_BCAST] = RW_OP_BCAST,         [RW_COLL_REDUCE] = RW_OP_REDUCE, [RW_COLL_ALLREDUCE] = RW_OP_ALLREDUCE,
-    [RW_COLL_ALLGATHER] = RW_OP_ALLGATHER, [RW_COLL_GATHER] = RW_OP_GATHER, [RW_COLL_SCATTER] = RW_OP_SCATTER,
-    [RW_COLL_ALLTOALL] = RW_OP_ALLTOALL};
-#define N_OPS ((int)(sizeof registry_op / sizeof registry_op[0]))
+/* The matrix format numbers the operations as the registry does (rw_coll_op). */
+const char *rw_coll_op_name(int op) { return rw_op_name(op); }
 
-const char *rw_coll_op_name(int op) { return op >= 0 && op < N_OPS ? rw_op_name(registry_op[op]) : NULL; }
+int rw_coll_op_from_name(const char *name) { return rw_op_parse(name); }
 
-int rw_coll_op_from_name(const char *name)
-{
-    int id = rw_op_parse(name);
-    for (int k = 0; id >= 0 && k < N_OPS; k++)
-        if (registry_op[k] == id)
-            return k;
-    return -1;
-}
-
-int rw_coll_op_rooted(int op) { return op >= 0 && op < N_OPS && rw_op_rooted(registry_op[op]); }
+int rw_coll_op_rooted(int op) { return rw_op_rooted(op); }
 
 /* ------------------------------------------------------------ checking */
 

@@ -6,6 +6,7 @@
  * place and triplets go into arrays that double when full. */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
+#include "coll/registry.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -434,9 +435,10 @@ static rw_status parse_coll(const reader *r, char *line, header *h)
     if (nf != 6)
         return parse_error(r, "'coll' takes 5 fields (op bytes calls root comm), found %d", nf - 1);
     rw_coll_call x = {.op = rw_coll_op_from_name(f[1])};
+    char known[160];
     if (x.op < 0)
-        return parse_error(r, "unknown collective '%.40s' (bcast, reduce, allreduce, allgather, "
-                           "gather, scatter, alltoall)", f[1]);
+        return parse_error(r, "unknown collective '%.40s' (%s)", f[1],
+                           rw_op_names(known, sizeof known, RW_OPS_ALL, ", "));
     int64_t v;
     rw_status st;
     if ((st = parse_int(r, "bytes", f[2], strlen(f[2]), 0, INT64_MAX, &x.bytes)) ||

@@ -96,20 +96,58 @@ def test_the_c_api_and_the_mpi_entries_do_not_call_each_other():
 
 
 def string_literals(path: Path) -> list[str]:
-    text = re.sub(r"/\*.*?\*/", " ", path.read_text(), flags=re.S)
-    return re.findall(r'"((?:[^"\\\n]|\\.)*)"', text)
+    return [s for _, s in numbered_literals(path)]
+
+
+def numbered_literals(path: Path) -> list[tuple[int, str]]:
+    """(line, contents) of each string literal outside comments."""
+    text = re.sub(r'"(?:[^"\\\n]|\\.)*"|/\*.*?\*/|//[^\n]*',
+                  lambda m: m.group(0) if m.group(0).startswith('"') else re.sub(r"[^\n]", " ", m.group(0)),
+                  path.read_text(), flags=re.S)
+    return [(text.count("\n", 0, m.start()) + 1, m.group(1))
+            for m in re.finditer(r'"((?:[^"\\\n]|\\.)*)"', text)]
 
 
 REGISTRY = ENGINE / "src" / "coll" / "registry.c"
-# Where the library's and the predictor's collectives are named (the rest of the predictor's own
-# schedules, engine/src/predict, name Open MPI's and SMPI's algorithms).
-NAMED = sorted(COLL.rglob("*.[ch]")) + sorted((ENGINE / "mpi" / "reorder").glob("*.[ch]")) + \
-    sorted((ENGINE / "src" / "coll").glob("*.c")) + [ENGINE / "src" / "predict" / "library.c"]
+# An operation's name (or the predictor's name of Open MPI's variant of it, "reduce_ompi"), or a list
+# of operations written out ("bcast, reduce and gather"): a second list beside the registry's.
+OP_NAME = re.compile(rf"(?:{'|'.join(OPS)})(?:_ompi)?")
+OP_LIST = re.compile(rf"\b(?:{'|'.join(OPS)})(?:,\s*|\s+(?:or|and)\s+)(?:{'|'.join(OPS)})\b")
 
 
-@pytest.mark.parametrize("path", [p for p in NAMED if p != REGISTRY], ids=lambda p: p.name)
-def test_operation_names_are_written_in_the_registry_only(path):
-    assert not [s for s in string_literals(path) if s in OPS], path
+def operation_names(path: Path, root: Path = ENGINE.parent) -> list[str]:
+    """`path:line: "literal"` for each literal of path that names an operation or lists operations."""
+    return [f'{path.relative_to(root)}:{line}: "{s}"' for line, s in numbered_literals(path)
+            if OP_NAME.fullmatch(s) or OP_LIST.search(s)]
+
+
+def test_the_names_check_finds_literals_in_code_not_in_comments(tmp_path):
+    src = tmp_path / "x.c"
+    src.write_text('/* "bcast" */\nstatic const char *a = "reduce_ompi"; // "gather"\n'
+                   'fail("known: bcast, reduce or gather"); fail("%s: root %d", "x", "scatter_allgather");\n')
+    assert operation_names(src, tmp_path) == ['x.c:2: "reduce_ompi"', 'x.c:3: "known: bcast, reduce or gather"']
+
+
+def test_operation_names_are_written_in_the_registry_only():
+    """docs/architecture.md, rule 4: the engine (its library, rules reader, predictor, job and
+    programs) takes every operation's name from the registry."""
+    found = [hit for path in sorted(ENGINE.rglob("*.[ch]")) if path != REGISTRY for hit in operation_names(path)]
+    assert not found, "operation names outside engine/src/coll/registry.c:\n" + "\n".join(found)
+
+
+def op_enumerations(path: Path) -> list[str]:
+    """The enumerations of path that number the operations (three or more enumerators named after
+    operations; message tags, one per collective, are not such a numbering)."""
+    ends = "|".join(op.upper() for op in OPS)
+    return [m.group(0)[:60] for m in re.finditer(r"\benum\b[^{;]*\{[^}]*\}", code(path))
+            if len(re.findall(rf"\b(?![A-Z0-9_]*_TAG_)[A-Z0-9_]*?(?:{ends})\b", m.group(0))) >= 3]
+
+
+def test_one_enumeration_of_the_operations():
+    """The public rw_coll_op (rankwise.h) is the engine's one numbering of the operations."""
+    found = {str(p.relative_to(ENGINE)): op_enumerations(p) for p in sorted(ENGINE.rglob("*.[ch]"))}
+    found = {p: e for p, e in found.items() if e}
+    assert list(found) == ["include/rankwise.h"] and len(found["include/rankwise.h"]) == 1, found
 
 
 LIBRARY_NAMED = sorted(COLL.rglob("*.[ch]")) + [ENGINE / "src" / "predict" / "library.c",

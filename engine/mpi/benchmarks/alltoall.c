@@ -13,6 +13,7 @@
 
 #include "harness.h"
 #include "live_mode.h"
+#include "rankwise.h"
 
 typedef struct alltoall {
     rw_bench *b;
@@ -84,7 +85,7 @@ static int bench(rw_bench *b, int check, const rw_live_opts *live)
     rw_bench_meta(b, "size", "bytes each rank sends to each other rank");
     rw_bench_meta(b, "check", check ? "on (received data verified; times include it)" : "off");
     if (!live->every)
-        rw_bench_table(b, "alltoall", NULL);
+        rw_bench_table(b, rw_coll_op_name(RW_COLL_ALLTOALL), NULL);
     alltoall a = {.b = b, .check = check};
     int failed = 0;
     for (int s = 0; s < b->sizes.n; s++) {

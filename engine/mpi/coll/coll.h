@@ -24,19 +24,6 @@
 #include "coll/registry.h"
 #include "coll/size_class.h"
 
-/* The seven collectives, for the decision and the environment: the
- * registry's (src/coll/registry.h). */
-typedef enum rwc_op {
-    RWC_BCAST = RW_OP_BCAST,
-    RWC_REDUCE = RW_OP_REDUCE,
-    RWC_GATHER = RW_OP_GATHER,
-    RWC_SCATTER = RW_OP_SCATTER,
-    RWC_ALLREDUCE = RW_OP_ALLREDUCE,
-    RWC_ALLGATHER = RW_OP_ALLGATHER,
-    RWC_ALLTOALL = RW_OP_ALLTOALL,
-    RWC_N_OPS = RW_N_OPS
-} rwc_op;
-
 /* Tags on the private duplicate: one per collective, so two collectives
  * never match each other's messages; within one, MPI's non-overtaking
  * order between a pair of ranks keeps segments and calls apart. */
@@ -123,7 +110,7 @@ typedef struct rwc_comm {
     int32_t *ring_order; /* multiring allgather: the ranks in ring order (decision/params.c), NULL until used */
     struct rwc_verdict *verdicts; /* decisions verified in the job (verify.c) */
     int a2a_cap[64];  /* all-to-all cap from the network per size class (decision/), 0 = not made */
-    rwc_outcome last[RWC_N_OPS]; /* per collective; cleared with the network */
+    rwc_outcome last[RW_N_OPS]; /* per collective; cleared with the network */
 } rwc_comm;
 
 /* The cache of comm, made on first use (collective: every rank calls it in
@@ -248,10 +235,10 @@ int rwc_thread_multiple(void);
 /* Whether RANKWISE_COLL_TRACE asks for trace lines (trace.c, read once). */
 int rwc_tracing(void);
 /* RANKWISE_COLL_TRACE=1: one line per handled call on stderr. */
-void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
+void rwc_trace(rw_coll_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes);
 /* The same for a call the rules or the network decided: "tree" for a tree,
  * and " (rules)", " (model)" or " (probe)" after the bytes. */
-void rwc_trace_choice(rwc_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes);
+void rwc_trace_choice(rw_coll_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes);
 /* While set (entry.c, around a decided call), rwc_trace adds the source. */
 void rwc_trace_source(const char *source);
 

@@ -355,7 +355,7 @@ static void greedy(const rw_pnet *net, const rw_leaders *L, int up, double bytes
 static int is_up(const char *op)
 {
     int k = rw_op_parse(op);
-    return k == RW_OP_REDUCE || k == RW_OP_GATHER;
+    return k == RW_COLL_REDUCE || k == RW_COLL_GATHER;
 }
 
 static rw_status check_op(const char *op)
@@ -773,7 +773,7 @@ int64_t rw_model_segment(const rw_pnet *net, const rw_tree *t, double bytes, con
     for (int k = 0; k < 4; k++) {
         if (cand[k] >= bytes)
             continue;
-        double tm = rw_tune_score(net, rw_op_name(RW_OP_BCAST), t, bytes, cand[k], &o);
+        double tm = rw_tune_score(net, rw_op_name(RW_COLL_BCAST), t, bytes, cand[k], &o);
         if (tm < best) {
             best = tm;
             best_seg = cand[k];

@@ -30,34 +30,34 @@ static const struct {
     int pow2_only;     /* the predictor's schedule of it needs a power-of-two size */
     int eager_only;    /* costed right only below the eager limit */
 } ALGS[] = {
-    {RW_OP_BCAST, "linear", 1, 0, 0},
-    {RW_OP_BCAST, "split_binary", 4, 0, 0},
-    {RW_OP_BCAST, "binary", 5, 0, 0},
-    {RW_OP_BCAST, "binomial", 6, 0, 0},
-    {RW_OP_REDUCE, "binomial", 5, 0, 0},
-    {RW_OP_GATHER, "linear", 1, 0, 1},
-    {RW_OP_GATHER, "binomial", 2, 0, 0},
-    {RW_OP_SCATTER, "linear", 1, 0, 1},
-    {RW_OP_SCATTER, "binomial", 2, 0, 0},
-    {RW_OP_ALLREDUCE, "nonoverlapping", 2, 0, 0},
-    {RW_OP_ALLREDUCE, "recursive_doubling", 3, 0, 0},
-    {RW_OP_ALLREDUCE, "rabenseifner", 6, 0, 0},
-    {RW_OP_ALLGATHER, "bruck", 2, 0, 0},
-    {RW_OP_ALLGATHER, "recursive_doubling", 3, 1, 0},
-    {RW_OP_ALLGATHER, "ring", 4, 0, 0},
-    {RW_OP_ALLGATHER, "neighbor", 5, 0, 0},
-    {RW_OP_ALLTOALL, "linear", 1, 0, 0},
-    {RW_OP_ALLTOALL, "pair", 2, 0, 0},
-    {RW_OP_ALLTOALL, "bruck", 3, 0, 0},
+    {RW_COLL_BCAST, "linear", 1, 0, 0},
+    {RW_COLL_BCAST, "split_binary", 4, 0, 0},
+    {RW_COLL_BCAST, "binary", 5, 0, 0},
+    {RW_COLL_BCAST, "binomial", 6, 0, 0},
+    {RW_COLL_REDUCE, "binomial", 5, 0, 0},
+    {RW_COLL_GATHER, "linear", 1, 0, 1},
+    {RW_COLL_GATHER, "binomial", 2, 0, 0},
+    {RW_COLL_SCATTER, "linear", 1, 0, 1},
+    {RW_COLL_SCATTER, "binomial", 2, 0, 0},
+    {RW_COLL_ALLREDUCE, "nonoverlapping", 2, 0, 0},
+    {RW_COLL_ALLREDUCE, "recursive_doubling", 3, 0, 0},
+    {RW_COLL_ALLREDUCE, "rabenseifner", 6, 0, 0},
+    {RW_COLL_ALLGATHER, "bruck", 2, 0, 0},
+    {RW_COLL_ALLGATHER, "recursive_doubling", 3, 1, 0},
+    {RW_COLL_ALLGATHER, "ring", 4, 0, 0},
+    {RW_COLL_ALLGATHER, "neighbor", 5, 0, 0},
+    {RW_COLL_ALLTOALL, "linear", 1, 0, 0},
+    {RW_COLL_ALLTOALL, "pair", 2, 0, 0},
+    {RW_COLL_ALLTOALL, "bruck", 3, 0, 0},
 };
 #define N_ALGS (sizeof ALGS / sizeof ALGS[0])
 
 /* Open MPI's collective numbers in its rules file (coll_base_functions.h). */
 int32_t rw_coll_ompi_collective_id(const char *op)
 {
-    static const int32_t IDS[RW_N_OPS] = {[RW_OP_ALLGATHER] = 0, [RW_OP_ALLREDUCE] = 2, [RW_OP_ALLTOALL] = 3,
-                                          [RW_OP_BCAST] = 7,     [RW_OP_GATHER] = 9,     [RW_OP_REDUCE] = 11,
-                                          [RW_OP_SCATTER] = 15};
+    static const int32_t IDS[RW_N_OPS] = {[RW_COLL_ALLGATHER] = 0, [RW_COLL_ALLREDUCE] = 2, [RW_COLL_ALLTOALL] = 3,
+                                          [RW_COLL_BCAST] = 7,     [RW_COLL_GATHER] = 9,     [RW_COLL_REDUCE] = 11,
+                                          [RW_COLL_SCATTER] = 15};
     int k = rw_op_parse(op);
     return k >= 0 ? IDS[k] : -1;
 }

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const OP_NAMES[RW_N_OPS] = {"bcast",     "reduce",    "gather",  "scatter",
-                                               "allreduce", "allgather", "alltoall"};
+static const char *const OP_NAMES[RW_N_OPS] = {
+    [RW_COLL_BCAST] = "bcast",         [RW_COLL_REDUCE] = "reduce", [RW_COLL_ALLREDUCE] = "allreduce",
+    [RW_COLL_ALLGATHER] = "allgather", [RW_COLL_GATHER] = "gather", [RW_COLL_SCATTER] = "scatter",
+    [RW_COLL_ALLTOALL] = "alltoall"};
 
 const char *rw_op_name(int op)
 {
@@ -30,7 +32,27 @@ int rw_op_rooted(int op)
     return op >= 0 && op < RW_N_OPS && (RW_OPS_ROOTED & RW_OP_BIT(op));
 }
 
-#define B(op) RW_OP_BIT(RW_OP_##op)
+/* Open MPI's reduce pre-posts the next child's receive; its gather takes
+ * the children one blocking receive after the other (tree_sched.c). */
+static const char *const OMPI_NAMES[RW_N_OPS] = {[RW_COLL_REDUCE] = "reduce_ompi", [RW_COLL_GATHER] = "gather_ompi"};
+
+const char *rw_op_ompi_name(int op)
+{
+    return op >= 0 && op < RW_N_OPS ? OMPI_NAMES[op] : NULL;
+}
+
+int rw_op_parse_variant(const char *name, int *ompi)
+{
+    *ompi = 0;
+    for (int op = 0; name && op < RW_N_OPS; op++)
+        if (OMPI_NAMES[op] && !strcmp(name, OMPI_NAMES[op])) {
+            *ompi = 1;
+            return op;
+        }
+    return rw_op_parse(name);
+}
+
+#define B(op) RW_OP_BIT(RW_COLL_##op)
 /* The tree shapes run every collective but alltoall: allreduce as reduce +
  * bcast over the tree rooted at 0, allgather as gather + bcast. */
 #define TREE_OPS (RW_OPS_ALL & ~B(ALLTOALL))

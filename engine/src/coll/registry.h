@@ -4,8 +4,9 @@
  * which operation may run which algorithm, derives from here: the C API's
  * names (rw_coll_alg_name, rw_coll_alg_parse), the environment and the
  * decision (engine/mpi/coll/decision), the rules reader (rules.c), the
- * tuner's candidates (select.c) and the predictor's dispatch
- * (predict/library.c). The MPI side runs each algorithm from a parallel
+ * tuner's candidates (select.c), the predictor's dispatch (predict/
+ * collective.c, tree_sched.c, library.c), the matrix files' calls and the
+ * benchmark programs' tables. The MPI side runs each algorithm from a parallel
  * table keyed by the same id (engine/mpi/coll/base/run.c). MPI-free; not
  * installed. */
 #ifndef RW_COLL_REGISTRY_H
@@ -13,29 +14,30 @@
 
 #include <stddef.h>
 
-/* The seven collectives, in this order everywhere. */
-typedef enum rw_op_id {
-    RW_OP_BCAST,
-    RW_OP_REDUCE,
-    RW_OP_GATHER,
-    RW_OP_SCATTER,
-    RW_OP_ALLREDUCE,
-    RW_OP_ALLGATHER,
-    RW_OP_ALLTOALL,
-    RW_N_OPS
-} rw_op_id;
+#include "rankwise.h"
+
+/* The seven collectives are the public rw_coll_op (rankwise.h), whose
+ * values are the API's (a matrix file's calls): the one enumeration of
+ * the engine, the library and the predictor. */
+#define RW_N_OPS (RW_COLL_ALLTOALL + 1)
 
 #define RW_OP_BIT(op) (1u << (op))
 /* The operations with a root: bcast, reduce, gather, scatter. */
 #define RW_OPS_ROOTED \
-    (RW_OP_BIT(RW_OP_BCAST) | RW_OP_BIT(RW_OP_REDUCE) | RW_OP_BIT(RW_OP_GATHER) | RW_OP_BIT(RW_OP_SCATTER))
+    (RW_OP_BIT(RW_COLL_BCAST) | RW_OP_BIT(RW_COLL_REDUCE) | RW_OP_BIT(RW_COLL_GATHER) | RW_OP_BIT(RW_COLL_SCATTER))
 #define RW_OPS_ALL ((1u << RW_N_OPS) - 1u)
 
-/* "bcast", ...; NULL out of range. */
+/* The operation's name (rw_coll_op_name); NULL out of range. */
 const char *rw_op_name(int op);
 /* The operation of a name, or -1. */
 int rw_op_parse(const char *name);
 int rw_op_rooted(int op);
+/* The predictor's tree schedules (rw_sched_tree) also take Open MPI's own
+ * reduce and gather, named "<op>_ompi": that name for op, NULL for an
+ * operation without one. */
+const char *rw_op_ompi_name(int op);
+/* The operation of a name or of its Open MPI variant's (*ompi 1), or -1. */
+int rw_op_parse_variant(const char *name, int *ompi);
 
 /* The algorithms' ids: rw_coll_alg's values (rankwise_coll.h, which
  * needs mpi.h; engine/mpi/coll/entry/api.c checks that they agree). */

@@ -235,10 +235,10 @@ static rw_status parse_rule(const char *path, long long line, char *rest, int32_
     if (a && !rw_algo_valid(op, a->id)) {
         char names[128];
         /* alltoall has algorithms of its own and no others */
-        if (op == RW_OP_ALLTOALL || a->ops == RW_OP_BIT(RW_OP_ALLTOALL))
+        if (op == RW_COLL_ALLTOALL || a->ops == RW_OP_BIT(RW_COLL_ALLTOALL))
             return rw_parse_fail(path, line, "%s runs alg=%s or passthrough, and only it does",
-                                 rw_op_name(RW_OP_ALLTOALL),
-                                 rw_algo_names(names, sizeof names, RW_ALGO_BINOMIAL, RW_OP_ALLTOALL, 0));
+                                 rw_op_name(RW_COLL_ALLTOALL),
+                                 rw_algo_names(names, sizeof names, RW_ALGO_BINOMIAL, RW_COLL_ALLTOALL, 0));
         return rw_parse_fail(path, line, "alg=%s is for %s only", ru->algorithm,
                              rw_op_names(names, sizeof names, a->ops, " and "));
     }

@@ -216,9 +216,10 @@ static int rw_coll_is_rooted(const char *op)
 
 const char *rw_coll_ompi_algorithm(const char *op, int32_t comm_size, double bytes)
 {
-    /* in the registry's order of operations (registry.h) */
     static const char *(*const DECISION[RW_N_OPS])(int32_t, double) = {
-        ompi_bcast, ompi_reduce, ompi_gather, ompi_scatter, ompi_allreduce, ompi_allgather, ompi_alltoall};
+        [RW_COLL_BCAST] = ompi_bcast,         [RW_COLL_REDUCE] = ompi_reduce, [RW_COLL_GATHER] = ompi_gather,
+        [RW_COLL_SCATTER] = ompi_scatter,     [RW_COLL_ALLREDUCE] = ompi_allreduce,
+        [RW_COLL_ALLGATHER] = ompi_allgather, [RW_COLL_ALLTOALL] = ompi_alltoall};
     int k = rw_op_parse(op);
     return k >= 0 ? DECISION[k](comm_size, bytes) : NULL;
 }
@@ -233,12 +234,12 @@ static void ompi_as_tree(const char *op, const char *alg, double bytes, int32_t 
 {
     *shape = NULL;
     *segment = 0;
-    int bcast = rw_op_parse(op) == RW_OP_BCAST;
+    int bcast = rw_op_parse(op) == RW_COLL_BCAST;
     if (!strcmp(alg, "binomial")) {
-        *shape = rw_op_parse(op) != RW_OP_SCATTER ? "binomial" : "inorder_binomial";
+        *shape = rw_op_parse(op) != RW_COLL_SCATTER ? "binomial" : "inorder_binomial";
         /* ompi_binomial reduce's segments (SMPI 3.32 reduce-ompi.cpp): 1 KiB from 2 KiB
          * while p > 0.6016 / 1024 * bytes + 1.3496, except below 20 KiB on fewer than 8 ranks */
-        if (rw_op_parse(op) == RW_OP_REDUCE && bytes >= 2048 && !(p < 8 && bytes < 20480) && bytes / 4 > 1 &&
+        if (rw_op_parse(op) == RW_COLL_REDUCE && bytes >= 2048 && !(p < 8 && bytes < 20480) && bytes / 4 > 1 &&
             p > 0.6016 / 1024.0 * bytes + 1.3496)
             *segment = 1024;
     } else if (!strcmp(alg, "knomial")) {
@@ -271,7 +272,7 @@ static double predict_named(const rw_pnet *net, const char *op, const char *alg,
     const char *name = alg;
     if (!strcmp(alg, "scatter_rdb_allgather") && !rw_is_pow2(net->n_ranks))
         name = "scatter_allgather";
-    if (rw_op_parse(op) == RW_OP_BCAST && !strcmp(alg, "knomial"))
+    if (rw_op_parse(op) == RW_COLL_BCAST && !strcmp(alg, "knomial"))
         name = "knomial_isend";
     rw_sim_result r;
     if (rw_predict_collective(net, op, name, bytes, &c, RW_SIM_SHARED, &r) != RW_OK)
@@ -325,7 +326,7 @@ static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const ch
     *tree = NULL;
     ompi_as_tree(op, ompi, bytes, net->n_ranks, &shape, &seg);
     if (shape) {
-        rw_status st = rw_op_parse(op) == RW_OP_REDUCE && !strcmp(ompi, "binary")
+        rw_status st = rw_op_parse(op) == RW_COLL_REDUCE && !strcmp(ompi, "binary")
                            ? ompi_fanout_tree(net->n_ranks, root, 2, tree)
                            : rw_tree_by_name(shape, net->n_ranks, root, 4, tree);
         if (st != RW_OK)
@@ -333,8 +334,9 @@ static rw_status passthrough_rooted(const rw_pnet *net, const char *op, const ch
         *segment = seg;
         /* Open MPI's binary and binomial reduces pre-post the next child's receive; its
          * gathers take their children one blocking receive after the other */
-        int generic = rw_op_parse(op) == RW_OP_REDUCE && (!strcmp(ompi, "binary") || !strcmp(ompi, "binomial"));
-        const char *as = generic ? "reduce_ompi" : rw_op_parse(op) == RW_OP_GATHER ? "gather_ompi" : op;
+        int k = rw_op_parse(op);
+        int generic = k == RW_COLL_REDUCE && (!strcmp(ompi, "binary") || !strcmp(ompi, "binomial"));
+        const char *as = generic || k == RW_COLL_GATHER ? rw_op_ompi_name(k) : op;
         *time = rw_tune_score(net, as, *tree, bytes, seg, o);
     } else {
         *segment = strcmp(ompi, "chain") ? 0 : 8192;
@@ -367,7 +369,7 @@ static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg,
     int32_t p = net->n_ranks;
     if (bytes <= 0 || p == 1) /* nothing moves */
         return 0.0;
-    if (rw_op_parse(op) == RW_OP_ALLGATHER) {
+    if (rw_op_parse(op) == RW_COLL_ALLGATHER) {
         const char *name = !strcmp(alg, "recursive_doubling") || !strcmp(alg, "two_proc") ? "rdb"
                            : !strcmp(alg, "neighbor")                                  ? "neighborexchange"
                            : !strcmp(alg, "linear")                                    ? NULL
@@ -386,8 +388,8 @@ static double ompi_all_time(const rw_pnet *net, const char *op, const char *alg,
             t += ompi_all_time(net, op, rw_coll_ompi_algorithm(op, p, (double)rest * 4), (double)rest * 4, o);
         return t;
     }
-    return ompi_rooted_time(net, rw_op_name(RW_OP_REDUCE), bytes, o) +
-           ompi_rooted_time(net, rw_op_name(RW_OP_BCAST), bytes, o);
+    return ompi_rooted_time(net, rw_op_name(RW_COLL_REDUCE), bytes, o) +
+           ompi_rooted_time(net, rw_op_name(RW_COLL_BCAST), bytes, o);
 }
 
 rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char *op, double bytes,
@@ -397,10 +399,10 @@ rw_status rw_coll_check_decision(const char *fn, const rw_pnet *net, const char 
     if (!net || net->n_ranks < 1)
         return rw_fail(RW_ERR_ARG, "%s: a network with a placement is required", fn);
     *fixed = rw_coll_ompi_algorithm(op, net->n_ranks, bytes);
+    char known[160];
     if (!*fixed)
-        return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' (known: bcast, reduce, gather, scatter, allreduce, allgather, alltoall)",
-                       op ? op : "(null)");
+        return rw_fail(RW_ERR_ARG, "unknown collective '%s' (known: %s)", op ? op : "(null)",
+                       rw_op_names(known, sizeof known, RW_OPS_ALL, ", "));
     if (!(bytes >= 0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
     if (!(o->min_gain >= 0 && o->min_gain < 1) || o->eager_limit < 0 || !(o->gamma >= 0))
@@ -415,7 +417,7 @@ static double passthrough_time(const rw_pnet *net, const char *op, const char *a
                                const rw_tune_options *o, int64_t *segment)
 {
     *segment = 0;
-    if (rw_op_parse(op) == RW_OP_ALLTOALL)
+    if (rw_op_parse(op) == RW_COLL_ALLTOALL)
         return net->n_ranks > 1 && bytes > 0 ? predict_named(net, op, alg, bytes, 0, o) : 0.0;
     if (!rw_coll_is_rooted(op))
         return ompi_all_time(net, op, alg, bytes, o);
@@ -527,7 +529,7 @@ static int32_t largest_subtree(const rw_tree *t)
  * than Open MPI where the predictor saw 12-21 % faster. */
 static int trusted(const char *op, const rw_coll_candidate *c, double bytes, const rw_tune_options *o)
 {
-    if (rw_op_parse(op) != RW_OP_SCATTER)
+    if (rw_op_parse(op) != RW_COLL_SCATTER)
         return 1;
     if (bytes >= (double)o->eager_limit)
         return 0;
@@ -585,7 +587,7 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     int64_t seg;
 
     int k_op = rw_op_parse(op);
-    if (k_op == RW_OP_ALLTOALL) {
+    if (k_op == RW_COLL_ALLTOALL) {
         /* [0] the MPI's own, then the library's own (no trees) */
         add(d, ompi, "passthrough", 0, passthrough_time(net, op, ompi, root, bytes, &o, &seg), NULL);
         library_candidates(d, net, k_op, root, bytes, &o);
@@ -616,12 +618,12 @@ rw_status rw_coll_decide(const rw_pnet *net, const char *op, int32_t root, doubl
     if ((st = rw_tree_eager_from(net, op, root, bytes, &o, starts, n_starts, &t)) != RW_OK)
         goto fail;
     add(d, "tree", "eager", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
-    if (k_op == RW_OP_GATHER || k_op == RW_OP_SCATTER) {
+    if (k_op == RW_COLL_GATHER || k_op == RW_COLL_SCATTER) {
         if ((st = rw_model_tree_volume(net, op, root, bytes, &o, &t)) != RW_OK)
             goto fail;
         add(d, "tree", "volume", 0, rw_tune_score(net, op, t, bytes, 0, &o), t);
     }
-    if (k_op == RW_OP_BCAST && bytes >= (double)o.eager_limit) {
+    if (k_op == RW_COLL_BCAST && bytes >= (double)o.eager_limit) {
         rw_status (*build[2])(const rw_pnet *, int32_t, rw_tree **) = {rw_model_tree_chain, rw_model_tree_binary};
         const char *name[2] = {"chain", "binary"};
         for (int k = 0; k < 2; k++) {

@@ -1,32 +1,32 @@
 /* A collective call as a schedule, and its predicted time. */
 #include "predict_internal.h"
+#include "../coll/registry.h"
 
 #include <math.h>
 #include <string.h>
 
 typedef rw_status (*coll_fn)(rw_builder *, const char *, double);
 
+/* The schedule of each operation (the registry's ids) and the algorithms
+ * of the MPI's own it models (SimGrid SMPI's names). */
 static const struct {
-    const char *op;
     coll_fn fn;
     const char *algorithms;
-} OPS[] = {
-    {"alltoall", rwp_sched_alltoall, "pair,ring,bruck,linear"},
-    {"bcast", rwp_sched_bcast, "binomial,knomial,knomial_isend,flat,chain,scatter_allgather,scatter_rdb_allgather"},
-    {"reduce", rwp_sched_reduce, "binomial"},
-    {"allreduce", rwp_sched_allreduce, "rdb,ring,rabenseifner"},
-    {"allgather", rwp_sched_allgather, "ring,rdb,bruck,neighborexchange"},
-    {"gather", rwp_sched_gather, "binomial,linear"},
-    {"scatter", rwp_sched_scatter, "binomial,linear"},
+} OPS[RW_N_OPS] = {
+    [RW_COLL_ALLTOALL] = {rwp_sched_alltoall, "pair,ring,bruck,linear"},
+    [RW_COLL_BCAST] = {rwp_sched_bcast,
+                       "binomial,knomial,knomial_isend,flat,chain,scatter_allgather,scatter_rdb_allgather"},
+    [RW_COLL_REDUCE] = {rwp_sched_reduce, "binomial"},
+    [RW_COLL_ALLREDUCE] = {rwp_sched_allreduce, "rdb,ring,rabenseifner"},
+    [RW_COLL_ALLGATHER] = {rwp_sched_allgather, "ring,rdb,bruck,neighborexchange"},
+    [RW_COLL_GATHER] = {rwp_sched_gather, "binomial,linear"},
+    [RW_COLL_SCATTER] = {rwp_sched_scatter, "binomial,linear"},
 };
-#define N_OPS (sizeof OPS / sizeof OPS[0])
 
 const char *rw_collective_algorithms(const char *op)
 {
-    for (size_t i = 0; op && i < N_OPS; i++)
-        if (!strcmp(op, OPS[i].op))
-            return OPS[i].algorithms;
-    return "";
+    int k = rw_op_parse(op);
+    return k >= 0 ? OPS[k].algorithms : "";
 }
 
 rw_status rw_sched_collective(const char *op, const char *algorithm, int32_t n_ranks, double bytes,
@@ -37,13 +37,11 @@ rw_status rw_sched_collective(const char *op, const char *algorithm, int32_t n_r
     *out = NULL;
     if (!op || !algorithm)
         return rw_fail(RW_ERR_ARG, "rw_sched_collective: operation and algorithm are required");
-    size_t i = 0;
-    while (i < N_OPS && strcmp(op, OPS[i].op))
-        i++;
-    if (i == N_OPS)
-        return rw_fail(RW_ERR_ARG,
-                       "unknown collective '%s' (known: alltoall, bcast, reduce, allreduce, allgather, gather, scatter)",
-                       op);
+    int i = rw_op_parse(op);
+    char known[160];
+    if (i < 0)
+        return rw_fail(RW_ERR_ARG, "unknown collective '%s' (known: %s)", op,
+                       rw_op_names(known, sizeof known, RW_OPS_ALL, ", "));
     if (!(isfinite(bytes) && bytes >= 0.0 && bytes < 9.0e15))
         return rw_fail(RW_ERR_ARG, "%s: message size %g bytes (0 to 8 PB)", op, bytes);
     if (n_ranks < 1 || n_ranks > (1 << 24))

@@ -174,7 +174,7 @@ static rw_status sched_alltoall(const rw_pnet *net, int op, const rw_algo_info *
 static rw_status sched_trinary(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
                                const rw_coll_options *opt, rw_sched **out)
 {
-    return rw_sched_trinary(net, rw_op_name(op), bytes, opt, out);
+    return rw_sched_trinary(net, op, bytes, opt, out);
 }
 
 /* parts along rings in the network's order (multiring_sched.c) */
@@ -189,7 +189,7 @@ static rw_status sched_multiring(const rw_pnet *net, int op, const rw_algo_info 
 static rw_status sched_steps(const rw_pnet *net, int op, const rw_algo_info *a, double bytes,
                              const rw_coll_options *opt, rw_sched **out)
 {
-    int allreduce = op == RW_OP_ALLREDUCE;
+    int allreduce = op == RW_COLL_ALLREDUCE;
     int32_t p = net->n_ranks;
     rw_tree *t = NULL;
     rw_status st = RW_OK;
@@ -220,36 +220,42 @@ static rw_status sched_steps(const rw_pnet *net, int op, const rw_algo_info *a, 
     return st;
 }
 
-#define B(op) RW_OP_BIT(RW_OP_##op)
-#define BOTH_ALL (B(ALLREDUCE) | B(ALLGATHER))
+#define BOTH_ALL (RW_OP_BIT(RW_COLL_ALLREDUCE) | RW_OP_BIT(RW_COLL_ALLGATHER))
 
 /* The schedule of each algorithm of the registry (src/coll/registry.c)
- * the predictor can build, and for which operations: the library's
- * algorithms message for message. */
+ * the predictor can build: the library's algorithms message for message,
+ * for the operations the registry lets them run, within `only` (a tree
+ * shape's rooted operations are costed along their tree: rw_sched_tree). */
 static const struct {
     int id;
-    unsigned ops;
+    unsigned only;
     rw_status (*build)(const rw_pnet *, int, const rw_algo_info *, double, const rw_coll_options *, rw_sched **);
 } SCHED[] = {
     {RW_ALGO_BINOMIAL, BOTH_ALL, sched_steps},
     {RW_ALGO_KNOMIAL, BOTH_ALL, sched_steps},
     {RW_ALGO_CHAIN, BOTH_ALL, sched_steps},
     {RW_ALGO_HIER, BOTH_ALL, sched_steps},
-    {RW_ALGO_RING, BOTH_ALL, sched_steps},
-    {RW_ALGO_RECURSIVE_DOUBLING, BOTH_ALL, sched_steps},
-    {RW_ALGO_TRINARY, B(BCAST) | B(REDUCE) | B(ALLREDUCE), sched_trinary},
-    {RW_ALGO_MULTIRING, B(ALLGATHER), sched_multiring},
-    {RW_ALGO_PAIRWISE, B(ALLTOALL), sched_alltoall},
-    {RW_ALGO_SYMMETRIC, B(ALLTOALL), sched_alltoall},
+    {RW_ALGO_RING, RW_OPS_ALL, sched_steps},
+    {RW_ALGO_RECURSIVE_DOUBLING, RW_OPS_ALL, sched_steps},
+    {RW_ALGO_TRINARY, RW_OPS_ALL, sched_trinary},
+    {RW_ALGO_MULTIRING, RW_OPS_ALL, sched_multiring},
+    {RW_ALGO_PAIRWISE, RW_OPS_ALL, sched_alltoall},
+    {RW_ALGO_SYMMETRIC, RW_OPS_ALL, sched_alltoall},
 };
 #define N_SCHED (sizeof SCHED / sizeof *SCHED)
+
+/* The operations schedule i builds. */
+static unsigned sched_ops_of(size_t i)
+{
+    return rw_algo_by_id(SCHED[i].id)->ops & SCHED[i].only;
+}
 
 /* The operations with a schedule of any algorithm; the algorithms of op's. */
 static unsigned sched_ops(void)
 {
     unsigned ops = 0;
     for (size_t i = 0; i < N_SCHED; i++)
-        ops |= SCHED[i].ops;
+        ops |= sched_ops_of(i);
     return ops;
 }
 
@@ -258,7 +264,7 @@ static const char *sched_algs(int op, char *buf, size_t size)
     size_t len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < N_SCHED; i++)
-        if (SCHED[i].ops & RW_OP_BIT(op)) {
+        if (sched_ops_of(i) & RW_OP_BIT(op)) {
             int k = snprintf(buf + len, size - len, "%s%s", len ? ", " : "", rw_algo_by_id(SCHED[i].id)->name);
             if (k > 0)
                 len = len + (size_t)k < size ? len + (size_t)k : size - 1;
@@ -285,12 +291,12 @@ rw_status rw_sched_library(const rw_pnet *net, const char *op_name, const char *
     if (a && strcmp(a->name, alg))
         a = NULL; /* the full name only */
     for (size_t i = 0; a && i < N_SCHED; i++)
-        if (SCHED[i].id == a->id && (SCHED[i].ops & RW_OP_BIT(op)))
+        if (SCHED[i].id == a->id && (sched_ops_of(i) & RW_OP_BIT(op)))
             return SCHED[i].build(net, op, a, bytes, opt, out);
     for (size_t i = 0; a && i < N_SCHED; i++)
         if (SCHED[i].id == a->id)
             return rw_fail(RW_ERR_ARG, "%s is not an algorithm of %s (%s)", alg, op_name,
-                           rw_op_names(known, sizeof known, SCHED[i].ops, ", "));
+                           rw_op_names(known, sizeof known, sched_ops_of(i), ", "));
     return rw_fail(RW_ERR_ARG, "unknown %s algorithm '%s' of the library (known: %s)", op_name, alg,
                    sched_algs(op, known, sizeof known));
 }

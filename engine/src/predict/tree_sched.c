@@ -5,7 +5,9 @@
  * child order: on the binomial tree both give the same schedule. */
 #include "predict_internal.h"
 #include "rankwise_tree.h"
+#include "../coll/registry.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,6 +311,21 @@ static void scatter(rw_builder *b, const rw_tree *t, const int32_t *bfs, const i
     }
 }
 
+/* The rooted operations and their Open MPI variants, for messages. */
+static const char *tree_ops(char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int op = 0; op < RW_N_OPS; op++)
+        for (int ompi = 0; rw_op_rooted(op) && ompi < 2; ompi++) {
+            const char *name = ompi ? rw_op_ompi_name(op) : rw_op_name(op);
+            int n = name ? snprintf(buf + len, size - len, "%s%s", len ? ", " : "", name) : 0;
+            if (n > 0)
+                len = len + (size_t)n < size ? len + (size_t)n : size - 1;
+        }
+    return buf;
+}
+
 rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t segment,
                         const rw_coll_options *opt, rw_sched **out)
 {
@@ -317,13 +334,14 @@ rw_status rw_sched_tree(const char *op, const rw_tree *t, double bytes, int64_t 
     *out = NULL;
     if (!op)
         return rw_fail(RW_ERR_ARG, "rw_sched_tree: operation is required");
-    int is_bcast = !strcmp(op, "bcast"), is_reduce = !strcmp(op, "reduce"), is_reduce_ompi = !strcmp(op, "reduce_ompi");
-    int is_gather = !strcmp(op, "gather"), is_scatter = !strcmp(op, "scatter");
-    int is_gather_ompi = !strcmp(op, "gather_ompi");
-    if (!is_bcast && !is_reduce && !is_reduce_ompi && !is_gather && !is_gather_ompi && !is_scatter)
-        return rw_fail(RW_ERR_ARG,
-                       "unknown tree collective '%s' (known: bcast, reduce, reduce_ompi, gather, gather_ompi, scatter)",
-                       op);
+    int ompi, k = rw_op_parse_variant(op, &ompi);
+    int is_bcast = k == RW_COLL_BCAST, is_reduce = k == RW_COLL_REDUCE && !ompi;
+    int is_reduce_ompi = k == RW_COLL_REDUCE && ompi, is_gather = k == RW_COLL_GATHER && !ompi;
+    int is_gather_ompi = k == RW_COLL_GATHER && ompi; /* else scatter */
+    if (!rw_op_rooted(k)) {
+        char known[160];
+        return rw_fail(RW_ERR_ARG, "unknown tree collective '%s' (known: %s)", op, tree_ops(known, sizeof known));
+    }
     rw_status st = rw_tree_check(t);
     if (st != RW_OK)
         return st;

@@ -11,6 +11,7 @@
  * interleaved across trees (segment 0 of trees 0, 1, 2, then 1, ...). */
 #include "trinary_sched.h"
 
+#include "coll/registry.h"
 #include "coll/trinary.h"
 
 #include <stdlib.h>
@@ -197,15 +198,17 @@ rw_status rw_b_trinary_reduce(rw_builder *b, int32_t root, double bytes, double 
     return st;
 }
 
-rw_status rw_sched_trinary(const rw_pnet *net, const char *op, double bytes, const rw_coll_options *opt,
-                           rw_sched **out)
+rw_status rw_sched_trinary(const rw_pnet *net, int op, double bytes, const rw_coll_options *opt, rw_sched **out)
 {
-    int allreduce = !strcmp(op, "allreduce"), bcast = !strcmp(op, "bcast"), reduce = !strcmp(op, "reduce");
-    if (!bcast && !reduce && !allreduce)
-        return rw_fail(RW_ERR_ARG, "trinary is not an algorithm of %s (bcast, reduce, allreduce)", op);
+    int allreduce = op == RW_COLL_ALLREDUCE, bcast = op == RW_COLL_BCAST, reduce = op == RW_COLL_REDUCE;
+    if (!rw_algo_valid(op, RW_ALGO_TRINARY)) {
+        char names[96];
+        return rw_fail(RW_ERR_ARG, "trinary is not an algorithm of %s (%s)", rw_op_name(op) ? rw_op_name(op) : "?",
+                       rw_op_names(names, sizeof names, rw_algo_by_id(RW_ALGO_TRINARY)->ops, ", "));
+    }
     int32_t n = net->n_ranks, root = opt && !allreduce ? opt->root : 0;
     if (root < 0 || root >= n)
-        return rw_fail(RW_ERR_ARG, "%s: root %d of %d ranks", op, (int)root, (int)n);
+        return rw_fail(RW_ERR_ARG, "%s: root %d of %d ranks", rw_op_name(op), (int)root, (int)n);
     int64_t seg = 0; /* the library's own segments (rw_trinary_segment) */
     int32_t *order = malloc((size_t)n * sizeof *order);
     int64_t *ends = allreduce ? malloc((size_t)n * sizeof *ends) : NULL;

@@ -30,9 +30,8 @@ rw_status rw_b_trinary_reduce(rw_builder *b, int32_t root, double bytes, double 
  * or the allreduce (reduce to rank 0, then broadcast from it, each rank's
  * broadcast after its own reduce, as the library calls them), over trees
  * laid as rw_trinary_best_order says, as the library lays them when it has
- * a network; 4-byte elements. RW_ERR_ARG for another operation or a root
- * out of range. */
-rw_status rw_sched_trinary(const rw_pnet *net, const char *op, double bytes, const rw_coll_options *opt,
-                           rw_sched **out);
+ * a network; 4-byte elements. op is a registry id (rw_coll_op); RW_ERR_ARG
+ * for an operation trinary does not run or a root out of range. */
+rw_status rw_sched_trinary(const rw_pnet *net, int op, double bytes, const rw_coll_options *opt, rw_sched **out);
 
 #endif

@@ -78,11 +78,11 @@ rw_status rwc_run_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, i
     size_t sbytes = 0, rbytes;
     if (comm == MPI_COMM_NULL)
         return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
-    if (alg == RW_COLL_PASSTHROUGH || !rw_algo_valid(RWC_ALLTOALL, (int)alg)) {
+    if (alg == RW_COLL_PASSTHROUGH || !rw_algo_valid(RW_COLL_ALLTOALL, (int)alg)) {
         char known[128];
         return rw_fail(RW_ERR_ARG, "%s is not an alltoall algorithm (%s)",
                        rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value",
-                       rw_algo_names(known, sizeof known, RW_ALGO_BINOMIAL, RWC_ALLTOALL, 1));
+                       rw_algo_names(known, sizeof known, RW_ALGO_BINOMIAL, RW_COLL_ALLTOALL, 1));
     }
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return rw_fail(RW_ERR_ARG, "not a communicator");
@@ -124,7 +124,7 @@ rw_status rwc_run_alltoall(const void *s, int sc, MPI_Datatype stype, void *r, i
         st = rwc_copy(block(&sb, c->rank), sc, stype, block(&rb, c->rank), rc, rtype, c->dup);
     }
     int cap = !st && alg == RW_COLL_SYMMETRIC ? prm->cap(c, rbytes) : 0;
-    rwc_trace(RWC_ALLTOALL, alg, comm, rbytes);
+    rwc_trace(RW_COLL_ALLTOALL, alg, comm, rbytes);
     if (!st && c->size > 1)
         st = alg == RW_COLL_PAIRWISE ? pairwise(&sb, &rb, c->rank, c->size, c->dup)
                                      : symmetric(&sb, &rb, c->rank, c->size, cap, c->dup);

@@ -17,22 +17,16 @@ static int is_tree_alg(rw_coll_alg alg)
     return a && (a->flags & RW_ALGO_TREE);
 }
 
-/* What every rooted call checks: a valid communicator and root, not an
- * intercommunicator, an algorithm of op (the registry's). */
-static rw_status setup(MPI_Comm comm, rwc_op op, int root, rw_coll_alg alg, rwc_comm **c)
+/* After precheck (a communicator, an algorithm of op): the communicator's
+ * cache and a root of it for a rooted op. */
+static rw_status setup(MPI_Comm comm, rw_coll_op op, int root, rwc_comm **c)
 {
-    int rooted = rw_op_rooted(op);
     *c = NULL;
-    if (comm == MPI_COMM_NULL)
-        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
     rw_status st = rwc_comm_get(comm, c);
     if (st)
         return st;
-    if (rooted && (root < 0 || root >= (*c)->size))
+    if (rw_op_rooted(op) && (root < 0 || root >= (*c)->size))
         return rw_fail(RW_ERR_ARG, "root %d is not a rank of a communicator of %d", root, (*c)->size);
-    if (rooted && !rw_algo_valid(op, (int)alg))
-        return rw_fail(RW_ERR_ARG, "%s is not an algorithm of rooted collectives",
-                       rw_coll_alg_name(alg) ? rw_coll_alg_name(alg) : "an unknown value");
     return RW_OK;
 }
 
@@ -41,31 +35,42 @@ static rw_status count_ok(int count)
     return count < 0 ? rw_fail(RW_ERR_ARG, "count %d is negative", count) : RW_OK;
 }
 
-/* A check made before the communicator's cache exists: intercomm and bad
+/* Checks made before the communicator's cache exists: intercomm and bad
  * values must not create one (its MPI_Comm_dup is collective). */
-static rw_status comm_check(MPI_Comm comm)
+static rw_status comm_null(MPI_Comm comm)
+{
+    return comm == MPI_COMM_NULL ? rw_fail(RW_ERR_ARG, "MPI_COMM_NULL") : RW_OK;
+}
+
+/* A communicator not MPI_COMM_NULL: an intracommunicator. */
+static rw_status intra_check(MPI_Comm comm)
 {
     int inter = 0;
-    if (comm == MPI_COMM_NULL)
-        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return rw_fail(RW_ERR_ARG, "not a communicator");
     return inter ? rw_fail(RW_ERR_STATE, "an intercommunicator (passed to the MPI)") : RW_OK;
 }
 
+static rw_status comm_check(MPI_Comm comm)
+{
+    rw_status st = comm_null(comm);
+    return st ? st : intra_check(comm);
+}
+
 /* An algorithm runs only the operations the registry gives it: refused
  * here, before anything is sent, rather than run as another one. */
-static rw_status precheck(MPI_Comm comm, rwc_op kind, rw_coll_alg alg)
+static rw_status precheck(MPI_Comm comm, rw_coll_op kind, rw_coll_alg alg)
 {
     char known[256];
-    if (comm == MPI_COMM_NULL)
-        return rw_fail(RW_ERR_ARG, "MPI_COMM_NULL");
+    rw_status st = comm_null(comm); /* before the algorithm's errors */
+    if (st)
+        return st;
     if (!rw_coll_alg_name(alg) || alg == RW_COLL_AUTO || alg == RW_COLL_PASSTHROUGH)
         return rw_fail(RW_ERR_ARG, "no algorithm to run");
     if (!rw_algo_valid(kind, (int)alg))
         return rw_fail(RW_ERR_ARG, "%s is not an algorithm of %s (%s)", rw_coll_alg_name(alg), rw_op_name(kind),
                        rw_algo_names(known, sizeof known, RW_ALGO_BINOMIAL, kind, 1));
-    return comm_check(comm);
+    return intra_check(comm);
 }
 
 static rw_status commutative(MPI_Op op, int *out)
@@ -79,7 +84,7 @@ static rw_status commutative(MPI_Op op, int *out)
  * (op not NULL: reduce, allreduce), that it is defined on the type
  * (rwc_op_fits) and whether it commutes, which the trinary trees need (an
  * invalid operation is refused here, before any message). */
-static rw_status begin(rwc_op kind, MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op,
+static rw_status begin(rw_coll_op kind, MPI_Comm comm, rw_coll_alg alg, int count, MPI_Datatype type, const MPI_Op *op,
                        int root, rwc_comm **c, size_t *bytes, int *commute)
 {
     const rw_algo_info *a = rw_algo_by_id((int)alg);
@@ -95,7 +100,7 @@ static rw_status begin(rwc_op kind, MPI_Comm comm, rw_coll_alg alg, int count, M
     if (!st && op && a && (a->flags & RW_ALGO_COMMUTES) && !*commute)
         st = rw_fail(RW_ERR_STATE, "%s %s: a non-commutative operation (the trees are out of rank order)", a->name,
                      rw_op_name(kind));
-    return st ? st : setup(comm, kind, root, alg, c);
+    return st ? st : setup(comm, kind, root, c);
 }
 
 /* ---- the run table: what each operation runs for an algorithm that is
@@ -198,7 +203,7 @@ rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
     size_t bytes;
     const rw_tree *t;
     int commute = 1;
-    rw_status st = begin(RWC_BCAST, comm, alg, count, type, NULL, root, &c, &bytes, &commute);
+    rw_status st = begin(RW_COLL_BCAST, comm, alg, count, type, NULL, root, &c, &bytes, &commute);
     if (st)
         return st;
     if (bytes == 0 || c->size == 1)
@@ -208,12 +213,12 @@ rw_status rwc_run_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_C
         const int32_t *order = NULL;
         if ((st = order_of(c, alg, prm, &order)))
             return st;
-        rwc_trace(RWC_BCAST, alg, comm, bytes);
+        rwc_trace(RW_COLL_BCAST, alg, comm, bytes);
         return run->bcast(buf, count, type, root, c, order, prm);
     }
     if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
-    rwc_trace(RWC_BCAST, alg, comm, bytes);
+    rwc_trace(RW_COLL_BCAST, alg, comm, bytes);
     return rwc_bcast_tree(buf, count, type, t, c->dup, prm->segment, alg == RW_COLL_FLAT);
 }
 
@@ -250,7 +255,7 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
     size_t bytes;
     const rw_tree *t;
     int commute = 0;
-    rw_status st = begin(RWC_REDUCE, comm, alg, count, type, &op, root, &c, &bytes, &commute);
+    rw_status st = begin(RW_COLL_REDUCE, comm, alg, count, type, &op, root, &c, &bytes, &commute);
     if (st)
         return st;
     if (count == 0)
@@ -260,12 +265,12 @@ rw_status rwc_run_reduce(const void *s, void *r, int count, MPI_Datatype type, M
         const int32_t *order = NULL;
         if ((st = order_of(c, alg, prm, &order)))
             return st;
-        rwc_trace(RWC_REDUCE, alg, comm, bytes);
+        rwc_trace(RW_COLL_REDUCE, alg, comm, bytes);
         return run->reduce(s, r, count, type, op, root, c, order, prm);
     }
     if ((st = rwc_tree_get(c, alg, root, bytes, prm->radix, &t)))
         return st;
-    rwc_trace(RWC_REDUCE, alg, comm, bytes);
+    rwc_trace(RW_COLL_REDUCE, alg, comm, bytes);
     if (!commute && !rw_tree_is_in_order(t))
         return reduce_in_order(s, r, count, type, op, root, c);
     return rwc_reduce_tree(s, r, count, type, op, t, c->dup);
@@ -279,7 +284,7 @@ static rw_status fits(size_t block, int n)
 }
 
 /* Gather and scatter share their set-up; one block per rank moves. */
-static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype, void *r, int rc,
+static rw_status run_blocks(rw_coll_op op, const void *s, int sc, MPI_Datatype stype, void *r, int rc,
                             MPI_Datatype rtype, int root, MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
     rwc_comm *c;
@@ -287,11 +292,11 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
     const rw_tree *t;
     rw_status st = precheck(comm, op, alg);
     if (!st)
-        st = setup(comm, op, root, alg, &c);
+        st = setup(comm, op, root, &c);
     if (st)
         return st;
     /* gather: the root counts what it receives; scatter: every other rank does */
-    int use_recv = (c->rank == root) == (op == RWC_GATHER);
+    int use_recv = (c->rank == root) == (op == RW_COLL_GATHER);
     int count = use_recv ? rc : sc;
     MPI_Datatype type = use_recv ? rtype : stype;
     if ((st = count_ok(count)) || (st = rwc_type_bytes(count, type, &blk)))
@@ -303,20 +308,20 @@ static rw_status run_blocks(rwc_op op, const void *s, int sc, MPI_Datatype stype
     if ((st = rwc_tree_get(c, alg, root, blk, prm->radix, &t)))
         return st;
     rwc_trace(op, alg, comm, blk);
-    return op == RWC_GATHER ? rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup)
+    return op == RW_COLL_GATHER ? rwc_gather_tree(s, sc, stype, r, rc, rtype, t, c->dup)
                             : rwc_scatter_tree(s, sc, stype, r, rc, rtype, t, c->dup);
 }
 
 rw_status rwc_run_gather(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
                          MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
-    return run_blocks(RWC_GATHER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
+    return run_blocks(RW_COLL_GATHER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
 }
 
 rw_status rwc_run_scatter(const void *s, int sc, MPI_Datatype stype, void *r, int rc, MPI_Datatype rtype, int root,
                           MPI_Comm comm, rw_coll_alg alg, const rwc_params *prm)
 {
-    return run_blocks(RWC_SCATTER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
+    return run_blocks(RW_COLL_SCATTER, s, sc, stype, r, rc, rtype, root, comm, alg, prm);
 }
 
 rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -325,12 +330,12 @@ rw_status rwc_run_allreduce(const void *s, void *r, int count, MPI_Datatype type
     rwc_comm *c;
     size_t bytes;
     int commute = 0;
-    rw_status st = begin(RWC_ALLREDUCE, comm, alg, count, type, &op, 0, &c, &bytes, &commute);
+    rw_status st = begin(RW_COLL_ALLREDUCE, comm, alg, count, type, &op, 0, &c, &bytes, &commute);
     if (st)
         return st;
     if (count == 0)
         return RW_OK;
-    rwc_trace(RWC_ALLREDUCE, alg, comm, bytes);
+    rwc_trace(RW_COLL_ALLREDUCE, alg, comm, bytes);
     const run_entry *run = run_of(alg);
     if (run && run->allreduce && (commute || !run->allreduce_commutes)) {
         const int32_t *order = NULL;
@@ -354,20 +359,20 @@ rw_status rwc_run_allgather(const void *s, int sc, MPI_Datatype stype, void *r, 
 {
     rwc_comm *c;
     size_t blk;
-    rw_status st = precheck(comm, RWC_ALLGATHER, alg);
+    rw_status st = precheck(comm, RW_COLL_ALLGATHER, alg);
     if (!st)
         st = count_ok(rc);
     if (!st)
         st = rwc_type_bytes(rc, rtype, &blk);
     if (!st)
-        st = setup(comm, RWC_ALLGATHER, 0, alg, &c);
+        st = setup(comm, RW_COLL_ALLGATHER, 0, &c);
     if (!st)
         st = fits(blk, c->size);
     if (st)
         return st;
     if (blk == 0)
         return RW_OK;
-    rwc_trace(RWC_ALLGATHER, alg, comm, blk);
+    rwc_trace(RW_COLL_ALLGATHER, alg, comm, blk);
     const run_entry *run = run_of(alg);
     if (run && run->allgather) {
         const int32_t *order = NULL;

@@ -20,7 +20,7 @@ void rwc_trace_source(const char *source)
     trace_src = source && strcmp(source, "env") ? source : NULL;
 }
 
-static void trace_line(rwc_op op, const char *alg, MPI_Comm comm, size_t bytes)
+static void trace_line(rw_coll_op op, const char *alg, MPI_Comm comm, size_t bytes)
 {
     int rank = 0;
     if (!rwc_tracing() || PMPI_Comm_rank(comm, &rank) || rank != 0)
@@ -31,12 +31,12 @@ static void trace_line(rwc_op op, const char *alg, MPI_Comm comm, size_t bytes)
         fprintf(stderr, "rankwise-coll: %s %s %zu bytes\n", rw_op_name(op), alg, bytes);
 }
 
-void rwc_trace(rwc_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes)
+void rwc_trace(rw_coll_op op, rw_coll_alg alg, MPI_Comm comm, size_t bytes)
 {
     trace_line(op, rw_coll_alg_name(alg), comm, bytes);
 }
 
-void rwc_trace_choice(rwc_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes)
+void rwc_trace_choice(rw_coll_op op, const rwc_choice *ch, MPI_Comm comm, size_t bytes)
 {
     trace_line(op, ch->tree ? "tree" : rw_coll_alg_name(ch->alg), comm, bytes);
 }

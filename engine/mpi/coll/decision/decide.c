@@ -32,7 +32,7 @@ static const char *op_env(int op, char buf[32])
 }
 
 static int env_read;
-static rw_coll_alg forced[RWC_N_OPS];
+static rw_coll_alg forced[RW_N_OPS];
 static size_t segment;
 static int knomial_k = 4;
 static int32_t max_evals;
@@ -62,7 +62,7 @@ static int env_int(const char *name, long long lo, long long hi, long long *out)
 
 static void read_env(void)
 {
-    for (int op = 0; op < RWC_N_OPS; op++) {
+    for (int op = 0; op < RW_N_OPS; op++) {
         char name[32];
         const char *v = getenv(op_env(op, name));
         forced[op] = RW_COLL_AUTO;
@@ -110,9 +110,9 @@ int rwc_env_asks(void)
 {
     static const char *const more[] = {"RANKWISE_COLL_RULES", "RANKWISE_MODEL", "RANKWISE_COLL_PROBE",
                                        "RANKWISE_COLL_TRACE"};
-    for (int i = 0; i < RWC_N_OPS + (int)(sizeof more / sizeof *more); i++) {
+    for (int i = 0; i < RW_N_OPS + (int)(sizeof more / sizeof *more); i++) {
         char name[32];
-        const char *v = getenv(i < RWC_N_OPS ? op_env(i, name) : more[i - RWC_N_OPS]);
+        const char *v = getenv(i < RW_N_OPS ? op_env(i, name) : more[i - RW_N_OPS]);
         if (v && *v)
             return 1;
     }
@@ -122,19 +122,19 @@ int rwc_env_asks(void)
 /* The communicator's cache when this call may be decided from rules or a
  * network: a valid intracommunicator and root (else the MPI's own runs and
  * reports the error; no collective set-up for it). */
-static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root, const rw_coll_rules *with)
+static rwc_comm *usable(rw_coll_op op, MPI_Comm comm, int root, const rw_coll_rules *with)
 {
     int inter = 1, size = 0;
     rwc_comm *c = rwc_comm_cached(comm); /* made: an intracommunicator, its size known */
     if (c && !rwc_thread_multiple()) {
-        if (op <= RWC_SCATTER && (root < 0 || root >= c->size))
+        if (rw_op_rooted(op) && (root < 0 || root >= c->size))
             return NULL;
         return rwc_net_configured() || c->size == rw_coll_rules_comm_size(with) ? c : NULL;
     }
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
         PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
         return NULL;
-    if (op <= RWC_SCATTER && (root < 0 || root >= size))
+    if (rw_op_rooted(op) && (root < 0 || root >= size))
         return NULL;
     /* rules of another size, an operation they do not hold, no network: no set-up */
     if (!rwc_net_configured() && size != rw_coll_rules_comm_size(with))
@@ -145,7 +145,7 @@ static rwc_comm *usable(rwc_op op, MPI_Comm comm, int root, const rw_coll_rules 
 static int configured = -1; /* rules or a network to decide from */
 static const rw_coll_rules *rules;
 
-rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
+rwc_choice rwc_decide_call(rw_coll_op op, MPI_Comm comm, int root, size_t bytes)
 {
     rwc_choice ch = {RW_COLL_PASSTHROUGH, NULL, 0, NULL};
     if (rwc_thread_multiple()) /* before any state: init.c */
@@ -178,7 +178,7 @@ rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes)
  * (the rules, the decisions' and verdicts' lists, two attribute lookups).
  * Nothing is kept under MPI_THREAD_MULTIPLE, for a forced algorithm
  * (decided in a few compares already) nor before a decision is final. */
-int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, const rwc_key *key, rwc_choice *ch)
+int rwc_decide_cached(rw_coll_op op, MPI_Comm comm, int root, const rwc_key *key, rwc_choice *ch)
 {
     if (configured == 0 && forced[op] == RW_COLL_AUTO)
         return 1; /* nothing to decide from (configured is set after the environment is read) */
@@ -199,7 +199,7 @@ int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, const rwc_key *key, rw
     return o->pass;
 }
 
-void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_key *key,
+void rwc_decide_remember(rw_coll_op op, MPI_Comm comm, int root, size_t bytes, const rwc_key *key,
                          const rwc_choice *ch, int pass)
 {
     if (!ch->source || !strcmp(ch->source, "env") || rwc_thread_multiple())

@@ -12,7 +12,7 @@
  * data per rank, the same on every rank; the answer is the same on every
  * rank. Collective when rules or a model are in use (the communicator's
  * cache, a decision made on rank 0 and broadcast). */
-rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes);
+rwc_choice rwc_decide_call(rw_coll_op op, MPI_Comm comm, int root, size_t bytes);
 /* The outcome kept for this call's key on comm (rwc_outcome), before any
  * MPI call: 1 the MPI's own (also for every call when neither rules nor a
  * network are configured and nothing is forced), 0 run *ch, -1 none
@@ -20,10 +20,10 @@ rwc_choice rwc_decide_call(rwc_op op, MPI_Comm comm, int root, size_t bytes);
  * (their keys differ: gather's root counts what it receives); its decision
  * then finds the same final outcome locally, since every rank decided the
  * same bytes at the same calls. */
-int rwc_decide_cached(rwc_op op, MPI_Comm comm, int root, const rwc_key *key, rwc_choice *ch);
+int rwc_decide_cached(rw_coll_op op, MPI_Comm comm, int root, const rwc_key *key, rwc_choice *ch);
 /* Keep a final outcome (ch decided from rules or a network, settled by
  * its verification or not verified) for later calls with the same key. */
-void rwc_decide_remember(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_key *key,
+void rwc_decide_remember(rw_coll_op op, MPI_Comm comm, int root, size_t bytes, const rwc_key *key,
                          const rwc_choice *ch, int pass);
 
 /* The rules file (rules_load.c): RANKWISE_COLL_RULES read once, at MPI_Init
@@ -34,7 +34,7 @@ void rwc_rules_load(void);
 const rw_coll_rules *rwc_rules(int *broken);
 /* The rules' choice for this call on c (rooted collectives, c with the
  * world's group in order); 0 when the rules do not apply to c or op. */
-int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
+int rwc_rules_choice(rwc_comm *c, rw_coll_op op, int root, size_t bytes, rwc_choice *out);
 /* The rules' trinary-order when the rules apply to c (its size, the world's
  * group in order), else NULL. Local. */
 const int32_t *rwc_rules_trinary_order(rwc_comm *c);
@@ -45,7 +45,7 @@ const int32_t *rwc_rules_ring_order(rwc_comm *c);
  * RANKWISE_COLL_PROBE=1 the in-job measurement; a decision per (op, root,
  * size class) made lazily on rank 0 with rw_coll_decide and broadcast,
  * cached on c. 0 when no network is configured or available for c. */
-int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out);
+int rwc_net_choice(rwc_comm *c, rw_coll_op op, int root, size_t bytes, rwc_choice *out);
 /* Collective on c: set up c's network (RANKWISE_MODEL, in-job probe) if
  * one is configured and not set up yet; whether it is ready (then rank 0
  * holds c->net). For algorithms that lay themselves on the network. */

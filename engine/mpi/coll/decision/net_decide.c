@@ -188,7 +188,7 @@ static void set_up_network(rwc_comm *c)
 enum { H_ALG, H_SEGMENT, H_TREE, H_SECONDS, H_N };
 
 /* Rank 0: decide, fill the header and (with a tree) parents and orders. */
-static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *head, int32_t *links)
+static void decide_on_root(rwc_comm *c, rw_coll_op op, int root, int cls, double *head, int32_t *links)
 {
     double t0 = wall();
     rw_tune_options opt = rw_tune_options_default();
@@ -224,7 +224,7 @@ static void decide_on_root(rwc_comm *c, rwc_op op, int root, int cls, double *he
     head[H_SECONDS] = wall() - t0;
 }
 
-static rw_status decide_class(rwc_comm *c, rwc_op op, int root, int cls, rwc_decision_entry **out)
+static rw_status decide_class(rwc_comm *c, rw_coll_op op, int root, int cls, rwc_decision_entry **out)
 {
     double head[H_N] = {0};
     int32_t *links = malloc(2 * (size_t)c->size * sizeof *links);
@@ -278,7 +278,7 @@ int rwc_net_ready(rwc_comm *c)
     return c->net_state > 0;
 }
 
-int rwc_net_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out)
+int rwc_net_choice(rwc_comm *c, rw_coll_op op, int root, size_t bytes, rwc_choice *out)
 {
     if (!rwc_net_configured())
         return 0;

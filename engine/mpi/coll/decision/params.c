@@ -70,7 +70,7 @@ static int alltoall_cap(rwc_comm *c, size_t bytes)
     if (!rwc_net_configured())
         return RW_A2A_DEFAULT_CAP;
     rwc_choice ignored;
-    rwc_net_choice(c, RWC_ALLTOALL, -1, bytes, &ignored); /* sets the network up (collective) */
+    rwc_net_choice(c, RW_COLL_ALLTOALL, -1, bytes, &ignored); /* sets the network up (collective) */
     int cls = rw_size_class_pow2(bytes);
     if (cls >= 0 && cls < (int)(sizeof c->a2a_cap / sizeof *c->a2a_cap) && c->a2a_cap[cls] > 0)
         return c->a2a_cap[cls];

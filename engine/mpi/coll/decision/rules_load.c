@@ -61,7 +61,7 @@ static int has_world_order(rwc_comm *c)
     return c->world_order;
 }
 
-int rwc_rules_choice(rwc_comm *c, rwc_op op, int root, size_t bytes, rwc_choice *out)
+int rwc_rules_choice(rwc_comm *c, rw_coll_op op, int root, size_t bytes, rwc_choice *out)
 {
     rw_coll_choice rc;
     if (!rules || !has_world_order(c) || bytes > INT64_MAX ||

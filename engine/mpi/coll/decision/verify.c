@@ -79,7 +79,7 @@ static struct {
     int kind;                   /* 0 the choice, 1 the MPI's own */
 } now;
 
-static rwc_verdict *find(rwc_comm *c, rwc_op op, int root, size_t bytes, const rwc_choice *ch)
+static rwc_verdict *find(rwc_comm *c, rw_coll_op op, int root, size_t bytes, const rwc_choice *ch)
 {
     int cls = rw_size_class_pow2(bytes);
     rwc_verdict *v = c->verdicts;
@@ -94,7 +94,7 @@ static rwc_verdict *find(rwc_comm *c, rwc_op op, int root, size_t bytes, const r
     return v;
 }
 
-int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch, int *settled)
+int rwc_verify_begin(rw_coll_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch, int *settled)
 {
     now.v = NULL;
     *settled = 0;

@@ -13,7 +13,7 @@
  * a trial call; rwc_verify_end must follow the call. *settled = 1 when the
  * answer is final (the verdict, or no verification): later calls of the
  * decision may reuse it. Local. */
-int rwc_verify_begin(rwc_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch, int *settled);
+int rwc_verify_begin(rw_coll_op op, MPI_Comm comm, int root, size_t bytes, const rwc_choice *ch, int *settled);
 
 /* Whether reducing with (op, type) gives the same bits in any order, so
  * that a decision's trials may alternate algorithms: predefined

@@ -64,7 +64,7 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
                 *pass = 1;                                                                              \
                 return st;                                                                              \
             }                                                                                           \
-            if (op == RWC_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&           \
+            if (op == RW_COLL_BCAST && !ch.tree && ch.segment && ch.alg != RW_COLL_PASSTHROUGH &&           \
                 shape_as_tree(&ch, comm, root, bytes))                                                  \
                 ch.alg = RW_COLL_PASSTHROUGH;                                                           \
             int settled_ = 1, mpi_ = (verifiable) && rwc_verify_begin(op, comm, root, bytes, &ch, &settled_); \
@@ -99,7 +99,7 @@ static rw_status blocks_fit(int count, MPI_Datatype type, MPI_Comm comm)
 rw_status rwc_decided_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(count, type, NO_TYPE, NO_OP);
-    DECIDED(RWC_BCAST, root, key, rwc_bytes_of(count, type), 1,
+    DECIDED(RW_COLL_BCAST, root, key, rwc_bytes_of(count, type), 1,
             rwc_run_bcast(buf, count, type, root, comm, ch.alg, &prm),
             rwc_run_bcast_tree(buf, count, type, ch.tree, comm, ch.segment));
 }
@@ -108,7 +108,7 @@ rw_status rwc_decided_reduce(const void *s, void *r, int count, MPI_Datatype typ
                              MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(count, type, type, op);
-    DECIDED(RWC_REDUCE, root, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
+    DECIDED(RW_COLL_REDUCE, root, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
             rwc_run_reduce(s, r, count, type, op, root, comm, ch.alg, &prm),
             rwc_run_reduce_tree(s, r, count, type, op, ch.tree, comm));
 }
@@ -134,7 +134,7 @@ rw_status rwc_decided_gather(const void *s, int sc, MPI_Datatype stype, void *r,
                              int root, MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY2(rc, rtype, sc, stype);
-    DECIDED(RWC_GATHER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype), 1,
+    DECIDED(RW_COLL_GATHER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(rc, rtype) : rwc_bytes_of(sc, stype), 1,
             rwc_run_gather(s, sc, stype, r, rc, rtype, root, comm, ch.alg, &prm),
             tree_gather(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
@@ -143,7 +143,7 @@ rw_status rwc_decided_scatter(const void *s, int sc, MPI_Datatype stype, void *r
                               int root, MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY2(sc, stype, rc, rtype);
-    DECIDED(RWC_SCATTER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype), 1,
+    DECIDED(RW_COLL_SCATTER, root, key, rwc_is_root(comm, root) ? rwc_bytes_of(sc, stype) : rwc_bytes_of(rc, rtype), 1,
             rwc_run_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.alg, &prm),
             tree_scatter(s, sc, stype, r, rc, rtype, root, comm, ch.tree));
 }
@@ -185,7 +185,7 @@ rw_status rwc_decided_allreduce(const void *s, void *r, int count, MPI_Datatype 
                                 int *pass)
 {
     const rwc_key key = KEY(count, type, type, op);
-    DECIDED(RWC_ALLREDUCE, -1, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
+    DECIDED(RW_COLL_ALLREDUCE, -1, key, rwc_bytes_of(count, type), rwc_verify_order_free(op, type),
             rwc_run_allreduce(s, r, count, type, op, comm, ch.alg, &prm),
             tree_allreduce(s, r, count, type, op, comm, ch.tree, ch.segment));
 }
@@ -194,7 +194,7 @@ rw_status rwc_decided_allgather(const void *s, int sc, MPI_Datatype stype, void 
                                 MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(rc, rtype, NO_TYPE, NO_OP);
-    DECIDED(RWC_ALLGATHER, -1, key, rwc_bytes_of(rc, rtype), 1,
+    DECIDED(RW_COLL_ALLGATHER, -1, key, rwc_bytes_of(rc, rtype), 1,
             rwc_run_allgather(s, sc, stype, r, rc, rtype, comm, ch.alg, &prm),
             tree_allgather(s, sc, stype, r, rc, rtype, comm, ch.tree, ch.segment));
 }
@@ -204,7 +204,7 @@ rw_status rwc_decided_alltoall(const void *s, int sc, MPI_Datatype stype, void *
                                MPI_Comm comm, int *pass)
 {
     const rwc_key key = KEY(rc, rtype, NO_TYPE, NO_OP);
-    DECIDED(RWC_ALLTOALL, -1, key, rwc_bytes_of(rc, rtype), 1,
+    DECIDED(RW_COLL_ALLTOALL, -1, key, rwc_bytes_of(rc, rtype), 1,
             rwc_run_alltoall(s, sc, stype, r, rc, rtype, comm, ch.alg, &prm),
             RW_ERR_STATE);
 }
