@@ -123,11 +123,11 @@ def model_file(net: PredictNetwork, path: Path) -> Path:
 
 
 def measure(exe: Path, plat, hosts: Path, n: int, variant: str, sizes, op: str = "bcast",
-            model: Path | None = None) -> dict[int, float]:
+            model: Path | None = None, overhead: float = OVERHEAD) -> dict[int, float]:
     """Simulated seconds per size of MPI_Bcast (MPI_Reduce: floats summed to rank 0): variant `smpi:<alg>`
     pins SMPI's, else the library's (`trinary`: its trees along the model's network, `trinary:rank`:
-    in rank order, no model)."""
-    cfg = overhead_settings(OVERHEAD, OVERHEAD)
+    in rank order, no model); `overhead`: SMPI's send and receive overhead per eager message."""
+    cfg = overhead_settings(overhead, overhead)
     env = {k: v for k, v in os.environ.items() if not k.startswith("RANKWISE_COLL_") and k != "RANKWISE_MODEL"}
     if variant.startswith("smpi:"):
         cfg += (f"smpi/{op}:{variant[5:]}",)
