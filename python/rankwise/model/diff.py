@@ -179,10 +179,12 @@ def _median(values) -> float:
 
 
 def _nic_changes(a: Model, b: Model, ia, ib, names, threshold: float) -> list[NodeChange]:
-    """Per-node figures (send overhead, NIC injection and ejection) that moved
-    by more than the threshold: they are measured once, without a spread."""
+    """Per-node figures (send overhead, NIC injection, ejection and both
+    directions at once) that moved by more than the threshold: they are
+    measured once, without a spread."""
     out = []
-    for what, attr in (("injection", "inject"), ("ejection", "eject"), ("send overhead", "overhead")):
+    for what, attr in (("injection", "inject"), ("ejection", "eject"), ("both directions", "duplex"),
+                       ("send overhead", "overhead")):
         va, vb = np.asarray(getattr(a, attr))[ia], np.asarray(getattr(b, attr))[ib]
         with np.errstate(divide="ignore", invalid="ignore"):
             r = vb / va

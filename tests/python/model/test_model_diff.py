@@ -138,6 +138,18 @@ def test_model_links_and_capacities_are_used_when_present():
     assert names["up-2"].capacity_ratio == pytest.approx(0.24)
 
 
+def test_a_nic_figure_that_moved_is_reported_duplex_included():
+    a, b = model_of(SPEC, 1), model_of(SPEC, 1)
+    for m in (a, b):
+        m.inject[:] = m.eject[:] = 1.25e10
+        m.duplex[:] = 1.3e10
+    b.duplex[3] = 0.65e10  # node 3's two directions now share half as much
+    b.inject[5] = 0.5e10
+    changes = {(c.name, c.what): c.ratio for c in diff_models(a, b).nodes if c.what != "pairs"}
+    assert changes == {(a.names[3], "both directions"): pytest.approx(2.0),
+                       (a.names[5], "injection"): pytest.approx(2.5)}
+
+
 def test_regrouped_nodes_are_reported():
     a, b = model_of(SPEC, 1), model_of(SPEC, 2)
     a.group_of = (np.arange(12) // 4).astype(np.int32)
