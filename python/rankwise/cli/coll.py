@@ -17,13 +17,12 @@ import typer
 from rich.markup import escape
 
 from rankwise.cli.common import HOSTFILE_OPTION, console
+from rankwise.coll.selection import COLL_OPS, ROOTED_OPS
 from rankwise.predict.allocation import check_ranks, collective_allocation
 from rankwise.util.errors import RankwiseError, UsageError
 
 coll_app = typer.Typer(no_args_is_help=True, help="Network-aware collectives: predict, choose, write rules.")
 
-ROOTED_OPS = ("bcast", "reduce", "gather", "scatter")
-COLL_OPS = ROOTED_OPS + ("allreduce", "allgather", "alltoall")
 MAX_EVALS = 100000
 
 
