@@ -317,11 +317,12 @@ RW_API rw_status rw_model_write(const rw_model *m, const char *path);
  * it reaches best. */
 RW_API int rw_model_groups(const rw_model *m, int32_t *group_of);
 
-/* 1 when the round trips of the smallest size spread so much (median over
- * pairs of their jitter above 25 %, half a latency level gap) that latency
- * levels and nodes' latency terms are noise: a loaded real stack. 0 when
- * they are not or no jitter is known (a simulation: 0 %); -1 out of
- * memory. */
+/* 1 when the round trips of the smallest size spread so much that latency
+ * levels and nodes' latency terms are noise (a loaded real stack, or a
+ * smallest size whose time is all bytes): the median over pairs of
+ * (median - min) above 40 % of the latency part of the min, the round trip
+ * less the pair's bytes at its fitted slope. 0 when they are not or no
+ * statistics are known (a simulation: 0 %); -1 out of memory. */
 RW_API int rw_model_latency_noisy(const rw_model *m);
 
 /* The drift rule (`rankwise diff`, `watch`, the live model in the job):

@@ -499,7 +499,13 @@ static int group_by_bandwidth(const rw_model *m, struct work *w, int32_t *group_
 }
 
 /* The median over measured pairs of how far the smallest size's median
- * round trip sits above its min, (median - min) / min, 0 when none is
+ * round trip sits above its min, as a share of the latency part of the
+ * min (what is left once the pair's bytes at its fitted slope are taken
+ * out): the noise against what the latency levels are read from. At 8
+ * bytes that part is the whole min; at 64 KiB over a few hundred Mbit/s
+ * it is the 2-50 us intercept of a line through milliseconds that spread
+ * by one (an emulated cluster probed at 64 KiB and 1 MiB). A pair whose
+ * latency part is not above zero is all noise. 0 when no statistics are
  * known (a model built from figures alone). v: room for n x n values. */
 static double latency_noise(const rw_model *m, double *v)
 {
@@ -507,21 +513,33 @@ static double latency_noise(const rw_model *m, double *v)
     size_t k = 0;
     if (!m->pair_stats || m->n_sizes < 1)
         return 0;
+    double size = (double)m->sizes[0];
+    int large = m->knee > 0 && m->sizes[0] >= m->knee && m->beta_large;
     for (int p = 0; p < n * n; p++) {
         const rw_stat *st = &m->pair_stats[(size_t)p * m->n_sizes];
-        if (p / n != p % n && m->pair_state[p] == RW_PAIR_MEASURED && st->count > 0 && st->min > 0 &&
-            isfinite(st->median))
-            v[k++] = (st->median - st->min) / st->min;
+        int i = p / n, j = p % n, q = j * n + i;
+        if (i == j || m->pair_state[p] != RW_PAIR_MEASURED || st->count <= 0 || !(st->min > 0) ||
+            !isfinite(st->median))
+            continue;
+        const double *beta = large ? m->beta_large : m->beta;
+        double bytes = 0;
+        if (beta[p] > 0 && isfinite(beta[p]))
+            bytes += size * beta[p];
+        if (m->pair_state[q] == RW_PAIR_MEASURED && beta[q] > 0 && isfinite(beta[q]))
+            bytes += size * beta[q];
+        double spread = st->median - st->min, part = st->min - bytes;
+        v[k++] = spread <= 0 ? 0 : part > 0 ? spread / part : INFINITY;
     }
     return k ? rw_median(v, k) : 0;
 }
 
-/* Latency levels are read only where a pair's typical 8-byte round trip
- * (its median) sits near its best (its min): on a loaded real stack (an
- * emulated cluster) the median is 70-140 % above the min, the scheduler's,
- * and the gaps are noise. Not the spread (max - min): one slow sample
- * makes it, as every round's first round trip does under SMPI without
- * warm-up (spread 40 %, median 25 % above the min, latencies exact). */
+/* Latency levels are read only where a pair's typical smallest round trip
+ * (its median) sits near its best (its min), measured against its latency
+ * part: on a loaded real stack (an emulated cluster) the 8-byte median is
+ * 70-140 % above the min, the scheduler's, and the gaps are noise. Not the
+ * spread (max - min): one slow sample makes it, as every round's first
+ * round trip does under SMPI without warm-up (spread 40 %, median 25 %
+ * above the min, latencies exact). */
 #define NOISE_EXCESS 0.4
 static int noisy(double excess) { return excess > NOISE_EXCESS; }
 

@@ -313,6 +313,52 @@ static void stored_groups_when_latency_is_flat(void)
     rw_model_free(m);
 }
 
+/* An emulated cluster probed at 64 KiB and 1 MiB only (8 nodes, 2 racks,
+ * NICs 25 MB/s, uplink 6.25 MB/s): the smallest round trip is 5 ms of
+ * bytes and 2 x 20 us of latency, and it spreads by 1 ms (20 % of it, 25x
+ * its latency part). The fitted intercepts are that noise: latency makes
+ * no groups, the bandwidths find the racks. The same round trips spread by
+ * 2 us are latencies that can be read. */
+static void bandwidth_bound_smallest_size_is_latency_noise(void)
+{
+    enum { N = 8 };
+    int64_t sizes[2] = {1 << 16, 1 << 20};
+    rw_model *m;
+    CHECK(rw_model_create(N, NULL, NULL, 2, sizes, &m) == RW_OK);
+    srand(7);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            int p = i * N + j;
+            m->pair_state[p] = i == j ? RW_PAIR_UNPROBED : RW_PAIR_MEASURED;
+            if (i == j)
+                continue;
+            m->alpha[p] = 20e-6 * (0.2 + 3 * uniform()); /* intercepts of a line through noise */
+            m->beta[p] = 1 / (i / 4 == j / 4 ? 25e6 * (0.95 + 0.05 * uniform()) : 6.25e6);
+        }
+    for (int spread = 0; spread < 2; spread++) {
+        for (int p = 0; p < N * N; p++)
+            for (int s = 0; s < 2; s++) {
+                int q = (p % N) * N + p / N;
+                rw_stat *st = &m->pair_stats[p * 2 + s];
+                st->min = m->alpha[p] + m->alpha[q] + (m->beta[p] + m->beta[q]) * (double)sizes[s];
+                st->median = st->min + (spread ? 2e-6 : 1e-3 * (0.8 + 0.4 * uniform()));
+                st->max = st->median + (st->median - st->min);
+                st->jitter = 2 * (st->median - st->min) / st->median;
+                st->count = 6;
+            }
+        int32_t g[N];
+        if (spread == 0) {
+            CHECK(rw_model_latency_noisy(m) == 1);
+            CHECK(rw_model_groups(m, g) == 2);
+            for (int i = 0; i < N; i++)
+                CHECK((g[i] == g[0]) == (i < 4));
+        } else {
+            CHECK(rw_model_latency_noisy(m) == 0);
+        }
+    }
+    rw_model_free(m);
+}
+
 /* A loaded real stack (an emulated cluster on a busy machine): 8-byte round
  * trips spread 150 % and latencies are the scheduler's (0.05-5 ms, no
  * structure), rack mates read 0.65-1.2 x the NIC's rate, pairs across two
@@ -442,5 +488,6 @@ int main(void)
     dragonfly_routers_are_the_racks();
     racks_from_bandwidth_when_latency_is_flat();
     noisy_stack_groups_by_bandwidth();
+    bandwidth_bound_smallest_size_is_latency_noise();
     CHECK_DONE();
 }
