@@ -21,6 +21,7 @@ Needs root and network namespaces (exit 2 with the reason otherwise). Cost: 12 m
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -33,7 +34,11 @@ import numpy as np
 from rankwise.model.anomalies import find_slow_links
 from rankwise.emulate.system import Unsupported, check_supported
 from rankwise.cluster.launch import mpi_environment
+from rankwise.map.decision import predicted_speedup
 from rankwise.model.model import Model
+from rankwise.predict.predictor import PredictNetwork
+from rankwise.predict.workload import workload_of
+from rankwise.traffic.patterns import generate
 
 RANKWISE = [sys.executable, "-m", "rankwise"]
 
@@ -76,13 +81,26 @@ def benchmarks(p: int) -> list[tuple[str, list[str], list[str]]]:
     ]
 
 
+def speedup_from(model: Path, pattern: str, before: list[str], after: list[str], duplex: bool = True) -> float:
+    """The predicted speed-up of two placements (host per rank) from the probed model, its duplex
+    caps cleared unless `duplex`: what the stress test's duplex phase changes in the prediction."""
+    pnet = PredictNetwork.from_model(Model.load(model))
+    if not duplex:
+        pnet = dataclasses.replace(pnet, duplex=None)
+    index = {h: i for i, h in enumerate(pnet.names)}
+    return predicted_speedup(workload_of(generate(pattern)), pnet, np.array([index[h] for h in before]),
+                             np.array([index[h] for h in after]))
+
+
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def before_after(out: Path, repeats: int, layouts, probe_options: list[str]) -> list[str]:
+    duplex = "--capacities" in probe_options
     rows = ["| layout | job | benchmark | default hosts | rankwise hosts | speed-up median (min-max) | predicted | "
-            "load |", "|---|---|---|---|---|---|---|---|"]
+            + ("predicted without duplex caps | " if duplex else "") + "load |",
+            "|---|---|---|---|---|---|---|" + ("---|" if duplex else "") + "---|"]
     for k, (label, options, p) in enumerate(layouts):
         d = out / f"layout{k}"
         name = f"hes{os.getpid() % 10000:x}{k}"[:12]
@@ -94,7 +112,7 @@ def before_after(out: Path, repeats: int, layouts, probe_options: list[str]) -> 
                 "--sizes", "8,64K,1M", "--repetitions", "3", "--rounds", "2", *probe_options, "-o", d / "net.rwm")
             print(f"layout {k}: probed in {time.monotonic() - t0:.0f} s", flush=True)
             for bench, traffic, program in benchmarks(p):
-                speedups, predicted, hosts = [], [], None
+                speedups, predicted, apart, hosts = [], [], [], None
                 for r in range(repeats):
                     o = d / f"{bench.split()[0]}-{r}"
                     cli("optimize", "--launcher", f"{c}/mpirun -np {p}", "--hostfile", c / "hostfile",
@@ -105,11 +123,16 @@ def before_after(out: Path, repeats: int, layouts, probe_options: list[str]) -> 
                     predicted.append(float(row[4]) if len(row) > 4 else float("nan"))
                     hosts = [line.split("=")[1].split()[0] for line in (o / "placement.openmpi").read_text()
                              .splitlines() if line.startswith("rank")]
+                    if duplex:
+                        apart.append(speedup_from(d / "net.rwm", traffic[1], hosts_of(c)[:p], hosts, duplex=False))
+                        print(f"  {bench} call {r + 1}: predicted x{predicted[-1]:.2f} (here x"
+                              f"{speedup_from(d / 'net.rwm', traffic[1], hosts_of(c)[:p], hosts):.2f}), without "
+                              f"duplex caps x{apart[-1]:.2f}", flush=True)
                 default = hosts_of(c)[:p]
                 line = (f"| {label} | {p} | {bench} | {','.join(h[5:] for h in default)} | "
                         f"{','.join(h[5:] for h in hosts)} | x{statistics.median(speedups):.2f} "
                         f"({min(speedups):.2f}-{max(speedups):.2f}) | x{statistics.median(predicted):.2f} | "
-                        f"{loadavg()} |")
+                        + (f"x{statistics.median(apart):.2f} | " if duplex else "") + f"{loadavg()} |")
                 print(line, flush=True)
                 rows.append(line)
         finally:

@@ -43,7 +43,7 @@ from rich.table import Table
 from rankwise.util.errors import RankwiseError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from model_fidelity import probe, shape_label  # noqa: E402  one user probe, one shape label
+from model_fidelity import probe, shape_label, where_of  # noqa: E402  one user probe, shape label, folder
 
 MEDIAN_GOAL, P90_GOAL, SPEEDUP_GOAL = 0.08, 0.20, 0.20
 MIN_RANKS, MAX_RANKS = 16, 64
@@ -126,11 +126,6 @@ def stats(errors) -> tuple[float, float, int]:
     return float(np.median(e)), float(np.quantile(e, 0.9)), int(e.size)
 
 
-def where(out: Path, seed: int, nodes: int, kind: str | None = None) -> Path:
-    """model_fidelity.py's layout: one folder per platform."""
-    return out / (f"seed{seed}-n{nodes}" + (f"-{kind}" if kind else ""))
-
-
 def platform_and_model(case: Case, out: Path, reuse: Path | None, capacities: bool):
     """(generated platform, probed model path): from --reuse DIR when there, else generated and
     probed into out (as a user: rankwise probe --sim)."""
@@ -138,10 +133,10 @@ def platform_and_model(case: Case, out: Path, reuse: Path | None, capacities: bo
     from rankwise.sim.random_platform import write_random_platform
 
     for base in ([reuse] if reuse else []) + [out]:
-        d = where(base, case.seed, case.nodes, case.kind)
+        d = where_of(base, case.seed, case.nodes, case.kind)
         if (d / "platform" / "platform.xml").is_file() and (d / f"rpn{case.rpn}.rwm").is_file():
             return load_generated(d / "platform"), d / f"rpn{case.rpn}.rwm", False
-    d = where(out, case.seed, case.nodes, case.kind)
+    d = where_of(out, case.seed, case.nodes, case.kind)
     if (d / "platform" / "ground_truth.json").is_file():
         gp = load_generated(d / "platform")
     else:

@@ -81,8 +81,13 @@ def probe(platform: Path, model: Path, rpn: int, capacities: bool, log: Path) ->
     return time.monotonic() - t0
 
 
+def where_of(out: Path, seed: int, nodes: int, kind: str | None = None) -> Path:
+    """One folder per platform: its seed, size and kind (none for the cycle of kinds)."""
+    return out / (f"seed{seed}-n{nodes}" + (f"-{kind}" if kind else ""))
+
+
 def one(seed: int, nodes: int, rpn: int, out: Path, capacities: bool, reuse: bool, kind: str | None = None) -> Run:
-    where = out / (f"seed{seed}-n{nodes}" + (f"-{kind}" if kind else ""))
+    where = where_of(out, seed, nodes, kind)
     if reuse and (where / "platform" / "faults.json").exists():
         gp, faults = load_generated(where / "platform"), read_faults(where / "platform")
     else:

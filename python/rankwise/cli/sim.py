@@ -58,9 +58,8 @@ def sim_platform(
             raise UsageError("--shuffle deals the fat tree's racks (fat-tree, fat-tree3); a torus or dragonfly has none to deal")
         spec = dataclasses.replace(spec, shuffle_racks=True)
     if shared_nics:
-        if topology != "fat-tree" or node_synthetic is not None:
-            raise UsageError("--shared-nics applies to the two-level fat tree's nodes (--topology fat-tree, "
-                             "no --node-synthetic)")
+        if node_synthetic is not None:  # the topology the spec checks; a node's own tree is not in it
+            raise UsageError("--shared-nics applies to the fat tree's node links, not --node-synthetic")
         spec = dataclasses.replace(spec, shared_nics=True)
     if node_synthetic is not None:
         _domains_platform(spec, out, node_synthetic, cores=cores, later=later, shuffle=shuffle)

@@ -189,7 +189,9 @@ def test_cli_writes_a_torus_with_faults(tmp_path):
     (("--topology", "torus:2,2,2", "--racks", "2"), "--racks describes the fat tree"),
     (("--topology", "torus:2,2,2", "--default"), "--default describes the fat tree"),
     (("--topology", "torus:2,2,2", "--shuffle"), "--shuffle deals the fat tree's racks"),
-    (("--topology", "fat-tree3:2,2,2", "--shared-nics"), "--shared-nics applies to the two-level fat tree"),
+    (("--topology", "fat-tree3:2,2,2", "--shared-nics"), "shared_nics applies to the two-level fat tree, not fat-tree3"),
+    (("--topology", "torus:2,2,2", "--shared-nics"), "shared_nics applies to the two-level fat tree, not torus"),
+    (("--node-synthetic", "pack:1 numa:2 core:2 pu:1", "--shared-nics"), "--shared-nics applies to the fat tree's node links"),
     (("--topology", "dragonfly:2,2"), "dragonfly needs 3 numbers"),
     (("--topology", "torus:2,2,2", "--degrade", "w:0:0.5"), "--degrade 'w:0:0.5': expected KIND:INDEX"),
 ])
