@@ -12,6 +12,9 @@ Open MPI's sequential mapper (optimize's verification), never a rankfile's core 
 Probe figure: PROBES repeated probes of the first layout with a slow uplink: are the groups the
 racks, is the slow NIC named, the healthy bandwidths against the shaped rates, the wall time.
 
+With --capacities the table has the predicted speed-up without the model's duplex caps beside it
+(the same model and placements). Layout 3 (16 hosts) runs only when named (--layout 3).
+
 Run: .venv/bin/python studies/emulated/emulated_before_after.py [--repeats 3] [--probes 5] [--quick]
      [--only probe|ab] [--capacities] [--layout K ...] [--out DIR]
 Needs root and network namespaces (exit 2 with the reason otherwise). Cost: 12 min on
@@ -52,6 +55,10 @@ LAYOUTS = [
     ("3 racks x 4 shuffled, NIC 200M, uplinks 200M (4:1), node-1 at 50M",
      ["--racks", "3", "--nodes-per-rack", "4", "--nic-rate", "200M", "--uplink-rate", "200M",
       "--degrade", "node:1:0.25", "--shuffle", "--seed", "5"], 8),
+    ("4 racks x 4 shuffled, NIC 100M, uplinks 100M (4:1), rack 2's at 25M, node-9 at 25M",
+     ["--racks", "4", "--nodes-per-rack", "4", "--nic-rate", "100M", "--uplink-rate", "100M",
+      "--degrade", "uplink:2:0.25", "--degrade", "node:9:0.25", "--shuffle", "--seed", "7"], 8,
+     ["--timeout", "60"]),  # 16 ranks on 2 cores: at 10 s half the pairs timed out
 ]
 
 PROBE_LAYOUT = ["--racks", "2", "--nodes-per-rack", "4", "--nic-rate", "200M", "--uplink-rate", "400M",
@@ -101,7 +108,7 @@ def before_after(out: Path, repeats: int, layouts, probe_options: list[str]) -> 
     rows = ["| layout | job | benchmark | default hosts | rankwise hosts | speed-up median (min-max) | predicted | "
             + ("predicted without duplex caps | " if duplex else "") + "load |",
             "|---|---|---|---|---|---|---|" + ("---|" if duplex else "") + "---|"]
-    for k, (label, options, p) in enumerate(layouts):
+    for k, (label, options, p, *probe_extra) in layouts:
         d = out / f"layout{k}"
         name = f"hes{os.getpid() % 10000:x}{k}"[:12]
         try:
@@ -109,7 +116,8 @@ def before_after(out: Path, repeats: int, layouts, probe_options: list[str]) -> 
             c = d / "cluster"
             t0 = time.monotonic()
             cli("probe", "--launcher", f"{c}/mpirun --hostfile {c}/hostfile -np {len(hosts_of(c))}",
-                "--sizes", "8,64K,1M", "--repetitions", "3", "--rounds", "2", *probe_options, "-o", d / "net.rwm")
+                "--sizes", "8,64K,1M", "--repetitions", "3", "--rounds", "2", *probe_options,
+                *(probe_extra[0] if probe_extra else []), "-o", d / "net.rwm")
             print(f"layout {k}: probed in {time.monotonic() - t0:.0f} s", flush=True)
             for bench, traffic, program in benchmarks(p):
                 speedups, predicted, apart, hosts = [], [], [], None
@@ -194,7 +202,7 @@ def main() -> int:
     ap.add_argument("--capacities", action="store_true",
                     help="probe with the stress test too (shared links' capacities for the predictor)")
     ap.add_argument("--layout", type=int, action="append", choices=range(len(LAYOUTS)),
-                    help="run only this before/after layout (0-based; repeatable)")
+                    help="run only this before/after layout (0-based; repeatable; 3, of 16 hosts, only so)")
     a = ap.parse_args()
     try:
         check_supported()
@@ -202,7 +210,8 @@ def main() -> int:
         print(f"emulated_before_after: {e}", file=sys.stderr)
         return 2
     a.out.mkdir(parents=True, exist_ok=True)
-    layouts = [LAYOUTS[k] for k in a.layout] if a.layout else LAYOUTS[:1] if a.quick else LAYOUTS
+    chosen = a.layout or ([0] if a.quick else [0, 1, 2])
+    layouts = [(k, LAYOUTS[k]) for k in chosen]
     repeats, probes = (2, 2) if a.quick else (a.repeats, a.probes)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {loadavg()}, {os.cpu_count()} cores")
     text = []
