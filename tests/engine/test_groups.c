@@ -269,6 +269,16 @@ static void racks_from_bandwidth_when_latency_is_flat(void)
     rw_model_free(m);
 }
 
+/* A model of n nodes whose every pair between two nodes is measured. */
+static rw_model *all_measured(int n, int n_sizes, const int64_t *sizes)
+{
+    rw_model *m;
+    CHECK(rw_model_create(n, NULL, NULL, n_sizes, sizes, &m) == RW_OK);
+    for (int p = 0; p < n * n; p++)
+        m->pair_state[p] = p / n == p % n ? RW_PAIR_UNPROBED : RW_PAIR_MEASURED;
+    return m;
+}
+
 /* Flat latencies and every pair at the same rate, as the reference pass
  * leaves them (engine/mpi/probe/reference.c: the contention that showed the
  * racks taken out of the pairs): the groups the probe stored come back,
@@ -278,16 +288,12 @@ static void stored_groups_when_latency_is_flat(void)
 {
     enum { N = 12 };
     int64_t sizes[1] = {8};
-    rw_model *m;
-    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    rw_model *m = all_measured(N, 1, sizes);
     srand(5);
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) {
-            int p = i * N + j;
-            m->pair_state[p] = i == j ? RW_PAIR_UNPROBED : RW_PAIR_MEASURED;
-            m->alpha[p] = 2e-6 * (1 + 0.02 * (2 * uniform() - 1));
-            m->beta[p] = 1 / (12.5e9 * (1 + 0.01 * (2 * uniform() - 1)));
-        }
+    for (int p = 0; p < N * N; p++) {
+        m->alpha[p] = 2e-6 * (1 + 0.02 * (2 * uniform() - 1));
+        m->beta[p] = 1 / (12.5e9 * (1 + 0.01 * (2 * uniform() - 1)));
+    }
     int32_t g[N];
     CHECK(rw_model_groups(m, g) == 1);
     for (int i = 0; i < N; i++)
@@ -323,18 +329,12 @@ static void bandwidth_bound_smallest_size_is_latency_noise(void)
 {
     enum { N = 8 };
     int64_t sizes[2] = {1 << 16, 1 << 20};
-    rw_model *m;
-    CHECK(rw_model_create(N, NULL, NULL, 2, sizes, &m) == RW_OK);
+    rw_model *m = all_measured(N, 2, sizes);
     srand(7);
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) {
-            int p = i * N + j;
-            m->pair_state[p] = i == j ? RW_PAIR_UNPROBED : RW_PAIR_MEASURED;
-            if (i == j)
-                continue;
-            m->alpha[p] = 20e-6 * (0.2 + 3 * uniform()); /* intercepts of a line through noise */
-            m->beta[p] = 1 / (i / 4 == j / 4 ? 25e6 * (0.95 + 0.05 * uniform()) : 6.25e6);
-        }
+    for (int p = 0; p < N * N; p++) {
+        m->alpha[p] = 20e-6 * (0.2 + 3 * uniform()); /* intercepts of a line through noise */
+        m->beta[p] = 1 / (p / N / 4 == p % N / 4 ? 25e6 * (0.95 + 0.05 * uniform()) : 6.25e6);
+    }
     for (int spread = 0; spread < 2; spread++) {
         for (int p = 0; p < N * N; p++)
             for (int s = 0; s < 2; s++) {
