@@ -95,7 +95,7 @@ def speedup_from(model: Path, pattern: str, before: list[str], after: list[str],
     if not duplex:
         pnet = dataclasses.replace(pnet, duplex=None)
     index = {h: i for i, h in enumerate(pnet.names)}
-    return predicted_speedup(workload_of(generate(pattern)), pnet, np.array([index[h] for h in before]),
+    return predicted_speedup(workload_of(generate(pattern), mpi="openmpi"), pnet, np.array([index[h] for h in before]),
                              np.array([index[h] for h in after]))
 
 

@@ -49,8 +49,10 @@ def smpi_alltoall_cfg(n_ranks: int) -> tuple[str, str]:
     """SMPI's default all-to-all selector gets slow past ~128 ranks, and its
     default all-to-allv (every request at once, empty ones included) costs
     O(P^4) simulation time: 9 s per call at 128 ranks. Both are pinned to
-    the pairwise exchange (P - 1 steps, partner rank XOR step), which is
-    also Open MPI's choice for all-to-allv. SMPI's `pair` refuses
+    the pairwise exchange (P - 1 steps, partner rank XOR step), Open MPI
+    4.1's choice for all-to-allv below 4 and from 64 to 127 ranks (from 4
+    to 63 it sends everything at once: docs/results/emulated.md, "The
+    duplex cap on real TCP, quiet"). SMPI's `pair` refuses
     communicators whose size is not a power of two; `ring` (partner rank
     +- step) then takes the same P - 1 steps. Every communicator of the
     programs divides the job (the FFT's rows and columns), so a power-of-two

@@ -14,7 +14,9 @@ bcast binomial tree; reduce, gather, scatter, allgather their nonblocking
 linear versions (every message posted at once: one concurrent phase of the
 logical matrix); allreduce a reduce onto rank 0 then a binomial bcast;
 all-to-all as rankwise's runs pin it (programs.smpi_alltoall_cfg: pairwise
-for power-of-two communicators, ring otherwise).
+for power-of-two communicators, ring otherwise). A job-wide all-to-allv
+(the groups and alltoallv patterns) run by a real MPI is costed as that
+MPI's default runs it (alltoallv_at_once).
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ def _add(parts: list[CommMatrix], n: int) -> CommMatrix:
 # job, or on the rows then the columns of a process grid: fft), which
 # rankwise's runs pin to the pairwise exchange (programs.smpi_alltoall_cfg).
 EXCHANGE_PATTERNS = ("groups", "alltoallv", "fft")
+JOB_WIDE_EXCHANGES = ("groups", "alltoallv")  # one MPI_Alltoallv over every rank (fft: its rows, columns)
 
 
 def _exchange_lib():
@@ -152,6 +155,20 @@ def exchange_volumes(matrix: CommMatrix, iterations: int) -> list[tuple[np.ndarr
         if vol.any():
             steps.append((dst, vol))
     return steps
+
+
+def alltoallv_at_once(mpi: str, n: int) -> bool:
+    """Whether `mpi` runs an n-rank MPI_Alltoallv with every send and
+    receive posted at once (one concurrent phase), not as the pairwise
+    exchange. "smpi": never (rankwise pins SMPI's, smpi_alltoall_cfg).
+    "openmpi": as Open MPI 4.1's fixed decision (coll/tuned): basic linear
+    from 4 to 63 ranks, 128 to 255 and from 1024 on, pairwise otherwise.
+    "hydra" (MPICH, Intel MPI): MPICH's scattered algorithm posts its
+    requests in blocks of 32, costed as at once. Any other: unknown, the
+    pairwise exchange as before."""
+    if mpi == "openmpi":
+        return 4 <= n < 64 or 128 <= n < 256 or n >= 1024
+    return mpi == "hydra"
 
 
 # SMPI's smpi/send-is-detached-thresh: a smaller send returns at once (eager).
@@ -321,10 +338,12 @@ def recorded_calls(matrix: CommMatrix) -> list[CollectiveCall]:
     return calls
 
 
-def workload_of(matrix: CommMatrix, stages=smpi_stages) -> Workload:
+def workload_of(matrix: CommMatrix, stages=smpi_stages, mpi: str = "smpi") -> Workload:
     """Split a matrix into its point-to-point part and its collective calls
     (module docstring). `stages(op, n, nbytes, root)` says what one call
-    sends (default: SMPI's default selector)."""
+    sends (default: SMPI's default selector); `mpi` is what runs the job
+    ("smpi", or launcher_kind's "openmpi", "hydra", "other"), which says
+    how a job-wide all-to-allv goes (alltoallv_at_once)."""
     n = matrix.n_ranks
     costed, logical = [], []
     for call in recorded_calls(matrix):
@@ -338,7 +357,8 @@ def workload_of(matrix: CommMatrix, stages=smpi_stages) -> Workload:
     p2p = _subtract(matrix, _add(logical, n)) if logical else matrix
     spec = _pattern_params(matrix)
     iterations = int(spec.params.get("iterations", 1)) if spec is not None else 1
-    exchange = spec is not None and spec.name in EXCHANGE_PATTERNS
+    exchange = spec is not None and spec.name in EXCHANGE_PATTERNS and not (
+        spec.name in JOB_WIDE_EXCHANGES and alltoallv_at_once(mpi, n))
     phases = None
     if spec is not None and spec.name == "stencil3d" and spec.params.get("mode") in ("2d", "3d") \
             and p2p is matrix and "grid" in spec.params:

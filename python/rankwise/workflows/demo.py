@@ -194,7 +194,7 @@ def run_demo_emulated(out: Path, console: Console | None = None) -> bool:
         console.rule("[bold]three jobs[/bold]: map, then run before / after across the emulated hosts")
         comparisons = []
         for title, pattern, (program, *args), tbl, slots in emulated_jobs():
-            p = plan(model, generate(pattern), [(h, slots) for h in model.names])
+            p = plan(model, generate(pattern), [(h, slots) for h in model.names], mpi="openmpi")  # the cluster's mpirun
             runner = benchmark_runner(program, args, launcher=f"{cluster}/mpirun -np {len(p.after_hosts)}",
                                       table=tbl, timeout=300)
             with console.status(f"[bold]{title}[/bold]: running both placements"):

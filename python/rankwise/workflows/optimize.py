@@ -117,6 +117,18 @@ def compare(label: str, runner: Runner, before: list[str], after: list[str], *, 
                       failures)
 
 
+def job_mpi(launcher: str | None, sim) -> str:
+    """What runs the job, for workload_of: "smpi" under the simulator (or
+    with no launcher), else launcher_kind's "openmpi", "hydra" or "other"
+    (srun: "other", its MPI unknown)."""
+    from rankwise.cluster import launch
+    from rankwise.measure.profile import launcher_kind
+
+    if sim is not None or not launcher:
+        return "smpi"
+    return launcher_kind(launch.parse_launcher(launcher)[0])
+
+
 def placed_launch(launcher: str, hosts: list[str], folder: Path) -> tuple[list[str], dict[str, str]]:
     """The launcher's words and environment that start rank k on hosts[k]:
     Open MPI's sequential mapper over a one-host-per-line hostfile, Hydra's
@@ -173,6 +185,7 @@ class Plan:
     placement: Placement
     default: Placement
     decision: Decision | None = None
+    mpi: str = "smpi"  # what runs the job (workload_of): how its all-to-allv goes
 
     @property
     def before_hosts(self) -> list[str]:
@@ -196,21 +209,23 @@ class Plan:
 
 def plan(model: Model, traffic: CommMatrix, hosts: Sequence[tuple[str, int]] | None = None, *,
          algorithm: str = "auto", objective: str = "time", selection: str = "weighted", seed: int = 1,
-         allow_missing: bool = False, workload: Workload | None = None, min_gain: float = 0.02) -> Plan:
+         allow_missing: bool = False, workload: Workload | None = None, min_gain: float = 0.02,
+         mpi: str = "smpi") -> Plan:
     """Map the traffic on the model's network, the predictor deciding
     (rankwise.map.decision); the default is the launchers' block placement over
     the allocation in its order. `workload`: what the traffic stands for,
-    when known better than its matrix says (a benchmark's pinned algorithm)."""
+    when known better than its matrix says (a benchmark's pinned algorithm);
+    else the matrix as `mpi` runs it (workload_of)."""
     network = Network.from_model(model, hosts, fill_missing=allow_missing)
     predictor = PredictNetwork.from_model(model, hosts, fill_missing=allow_missing)
     groups = model.groups()[[model.names.index(h) for h in network.names]]
-    d = decide(traffic, network, predictor, workload=workload, algorithm=algorithm, objective=objective,
-               selection=selection, seed=seed, min_gain=min_gain, groups=groups)
+    d = decide(traffic, network, predictor, workload=workload or workload_of(traffic, mpi=mpi), algorithm=algorithm,
+               objective=objective, selection=selection, seed=seed, min_gain=min_gain, groups=groups)
     result = d.result
     placement = placement_on_nodes(network.names, result.node_of, result.slot_of)
     block = Placement.block([f"n{i}" for i in range(network.n_nodes)], network.slots.tolist(), traffic.n_ranks)
     default = placement_on_nodes(network.names, block.node_of, block.slot_of)
-    return Plan(model, network, traffic, result, placement, default, d)
+    return Plan(model, network, traffic, result, placement, default, d, mpi)
 
 
 def predicted_rows(p: Plan, sizes, spec_at: Callable[[int], str]) -> np.ndarray:
@@ -218,7 +233,7 @@ def predicted_rows(p: Plan, sizes, spec_at: Callable[[int], str]) -> np.ndarray:
     size, in the default and in rankwise's placement."""
     from rankwise.traffic.patterns import generate
 
-    return np.array([p.predicted_speedup(workload_of(generate(spec_at(int(s))))) for s in sizes])
+    return np.array([p.predicted_speedup(workload_of(generate(spec_at(int(s))), mpi=p.mpi)) for s in sizes])
 
 
 def with_bytes(spec: str, key: str = "bytes") -> Callable[[int], str]:
@@ -445,7 +460,7 @@ def run_optimize(*, console, app: str | None, args: Sequence[str], sim=None, lau
     # 3. the mapping
     with _stage(console, "3/4 mapping"):
         p = plan(model, traffic, alloc, algorithm=algorithm, objective=objective, seed=seed,
-                 allow_missing=allow_missing)
+                 allow_missing=allow_missing, mpi=job_mpi(launcher, sim))
     placement_path = out / f"placement.{fmt}"
     write_placement(p.placement, fmt, placement_path, app=" ".join([app or "./app", *args]))
     written.append((f"launcher file ({fmt})", placement_path))

@@ -23,6 +23,7 @@ from rankwise.measure.probe import LIGHT_SIM_PROBE, probe_sim
 from rankwise.cluster.benchmark_programs import run_benchmark
 from rankwise.sim.platform import Degraded, PlatformSpec, generate
 from rankwise.predict.workload import Phase, Schedule, exchange_time, workload_of
+from rankwise.util.errors import RankwiseError
 
 
 class ProfiledMatrix(CommMatrix):
@@ -95,6 +96,50 @@ def test_the_pairwise_exchange_is_the_predictors_pairwise_alltoall():
 def test_groups_are_costed_as_the_alltoallv_the_program_runs():
     w = workload_of(patterns.generate("groups:groups=4,per_group=4,bytes=64K,link_bytes=4K,iterations=2"))
     assert w.exchange and w.iterations == 2 and not w.calls
+
+
+@pytest.mark.parametrize("mpi, n, at_once", [
+    ("smpi", 16, False), ("openmpi", 2, False), ("openmpi", 4, True), ("openmpi", 63, True),
+    ("openmpi", 64, False), ("openmpi", 128, True), ("openmpi", 256, False), ("openmpi", 1024, True),
+    ("hydra", 8, True), ("other", 8, False),
+])
+def test_a_real_mpi_runs_the_groups_alltoallv_as_its_default_does(mpi, n, at_once):
+    spec = f"groups:groups=2,per_group={n // 2},bytes=256K,link_bytes=256K,skip=1,iterations=5,seed=0"
+    w = workload_of(patterns.generate(spec), mpi=mpi)
+    assert w.exchange == (not at_once) and w.iterations == 5
+    fft = workload_of(patterns.generate("fft:grid=16x16x16,ranks=16"), mpi=mpi)
+    assert fft.exchange  # its rows' and columns' exchanges stay pairwise
+
+
+def test_at_once_a_slow_nic_costs_its_bytes_not_every_step_that_waits_for_it():
+    # 8 ranks in 2 groups of 4, one node at a quarter: the pairwise exchange makes every
+    # rank wait for the slow one's steps; posted at once, only its own bytes wait for it.
+    net = uniform_network(8, caps=True)
+    net.inject[3] = net.eject[3] = net.inject[0] / 4
+    net.beta[3, :] = net.beta[:, 3] = 4 / 10e9
+    m = patterns.generate("groups:groups=2,per_group=4,bytes=256K,link_bytes=256K,skip=1,iterations=5,seed=0")
+    slow, fast = np.arange(8), np.array([0, 1, 2, 4, 5, 6, 7, 4])
+    pair, once = workload_of(m, mpi="smpi"), workload_of(m, mpi="openmpi")
+    assert once.time(net, slow) < pair.time(net, slow)
+    assert once.time(net, slow) / once.time(net, fast) != pytest.approx(pair.time(net, slow) / pair.time(net, fast),
+                                                                      rel=0.05)
+
+
+def test_optimize_costs_the_job_as_its_launcher_runs_it(tmp_path):
+    from rankwise.workflows.optimize import job_mpi
+
+    assert job_mpi(None, None) == "smpi"
+    assert job_mpi("mpirun -np 4", object()) == "smpi"  # under the simulator: rankwise's pinned SMPI
+    fake = tmp_path / "mpirun"
+    fake.write_text("#!/bin/sh\necho 'mpirun (Open MPI) 4.1.4'\n")
+    fake.chmod(0o755)
+    assert job_mpi(f"{fake} -np 4", None) == "openmpi"
+    fake.write_text("#!/bin/sh\necho 'HYDRA build details:'\n")
+    assert job_mpi(f"{fake} -np 4", None) == "hydra"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    assert job_mpi(f"{fake} -np 4", None) == "other"
+    with pytest.raises(RankwiseError, match="launcher .* not found"):  # before any mapping is written
+        job_mpi(f"{tmp_path}/missing -np 4", None)
 
 
 # ------------------------------------------------------------------ congestion
