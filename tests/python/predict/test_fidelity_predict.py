@@ -58,10 +58,10 @@ def test_reuse_takes_a_model_fidelity_folder(fp, tmp_path):
     from rankwise.sim.random_platform import write_random_platform
 
     reuse = tmp_path / "theirs"
-    gp, _ = write_random_platform(3, 16, fp.where(reuse, 3, 16) / "platform")
-    (fp.where(reuse, 3, 16) / "rpn1.rwm").write_text("a model")
+    gp, _ = write_random_platform(3, 16, fp.where_of(reuse, 3, 16) / "platform")
+    (fp.where_of(reuse, 3, 16) / "rpn1.rwm").write_text("a model")
     got, model, probed = fp.platform_and_model(fp.Case(3, 16, 1), tmp_path / "out", reuse, capacities=False)
-    assert model == fp.where(reuse, 3, 16) / "rpn1.rwm" and not probed
+    assert model == fp.where_of(reuse, 3, 16) / "rpn1.rwm" and not probed
     assert got.platform_xml == gp.platform_xml
 
 
