@@ -88,12 +88,11 @@ def benchmarks(p: int) -> list[tuple[str, list[str], list[str]]]:
     ]
 
 
-def speedup_from(model: Path, pattern: str, before: list[str], after: list[str], duplex: bool = True) -> float:
-    """The predicted speed-up of two placements (host per rank) from the probed model, its duplex
-    caps cleared unless `duplex`: what the stress test's duplex phase changes in the prediction."""
-    pnet = PredictNetwork.from_model(Model.load(model))
-    if not duplex:
-        pnet = dataclasses.replace(pnet, duplex=None)
+def without_duplex(model: Path, pattern: str, before: list[str], after: list[str]) -> float:
+    """The predicted speed-up of two placements (host per rank) from the probed model with its
+    duplex caps cleared, the job costed as optimize costs it under Open MPI: what the stress
+    test's duplex phase changes in optimize's prediction."""
+    pnet = dataclasses.replace(PredictNetwork.from_model(Model.load(model)), duplex=None)
     index = {h: i for i, h in enumerate(pnet.names)}
     return predicted_speedup(workload_of(generate(pattern), mpi="openmpi"), pnet, np.array([index[h] for h in before]),
                              np.array([index[h] for h in after]))
@@ -132,10 +131,7 @@ def before_after(out: Path, repeats: int, layouts, probe_options: list[str]) -> 
                     hosts = [line.split("=")[1].split()[0] for line in (o / "placement.openmpi").read_text()
                              .splitlines() if line.startswith("rank")]
                     if duplex:
-                        apart.append(speedup_from(d / "net.rwm", traffic[1], hosts_of(c)[:p], hosts, duplex=False))
-                        print(f"  {bench} call {r + 1}: predicted x{predicted[-1]:.2f} (here x"
-                              f"{speedup_from(d / 'net.rwm', traffic[1], hosts_of(c)[:p], hosts):.2f}), without "
-                              f"duplex caps x{apart[-1]:.2f}", flush=True)
+                        apart.append(without_duplex(d / "net.rwm", traffic[1], hosts_of(c)[:p], hosts))
                 default = hosts_of(c)[:p]
                 line = (f"| {label} | {p} | {bench} | {','.join(h[5:] for h in default)} | "
                         f"{','.join(h[5:] for h in hosts)} | x{statistics.median(speedups):.2f} "
