@@ -56,6 +56,7 @@ struct rw_live {
     int32_t n_changed_nodes;
     char *buf;              /* a leader's message buffer */
     double wall0, wtime0;   /* unix time and MPI_Wtime at init: the model's timestamps */
+    double measured[2];     /* unix time: the last measurement's start and end on this rank (traces) */
 };
 
 /* One measurement a leader made: src -> dst, per size min/median/max. */

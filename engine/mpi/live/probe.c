@@ -95,6 +95,14 @@ static void trace_changes(const rw_live *ctx)
         fprintf(stderr, ", ...");
 }
 
+/* When rank 0 measured, in unix time: a reader with a clock of its own
+ * (a test changing a link) tells what came before and after a moment
+ * whatever the delay of the line's way to it. */
+static void trace_window(const rw_live *ctx)
+{
+    fprintf(stderr, ", measured %.3f-%.3f", ctx->measured[0], ctx->measured[1]);
+}
+
 static void trace(const rw_live *ctx, const rw_live_report *r)
 {
     if (ctx->rank != 0 || !live_tracing())
@@ -102,7 +110,9 @@ static void trace(const rw_live *ctx, const rw_live_report *r)
     fprintf(stderr, "rankwise-live: probe %d: %d of %d rounds, %d pairs in %.6f s, %d changed", (int)r->call,
             (int)r->rounds, (int)r->rounds_total, (int)r->pairs, r->seconds, (int)r->changed);
     trace_changes(ctx);
-    fprintf(stderr, ", generation %llu\n", (unsigned long long)r->generation);
+    fprintf(stderr, ", generation %llu", (unsigned long long)r->generation);
+    trace_window(ctx);
+    fprintf(stderr, "\n");
 }
 
 /* Every rank: the rounds peers[t * n + a] (node a's partner in round t,
@@ -135,6 +145,8 @@ static rw_status measure_and_merge(rw_live *ctx, const int32_t *peers, int round
     }
     if (!st)
         st = rwc_mpi(PMPI_Bcast(table, (int)(ctx->n * len), MPI_DOUBLE, 0, ctx->node), "MPI_Bcast (live probe)");
+    ctx->measured[0] = ctx->wall0 + (t0 - ctx->wtime0);
+    ctx->measured[1] = ctx->wall0 + (PMPI_Wtime() - ctx->wtime0);
     int32_t failed = -1;
     for (int32_t a = 0; !st && a < ctx->n; a++)
         if (!table[a * len + H_OK] && failed < 0)
@@ -260,6 +272,7 @@ rw_status live_refresh(rw_live *ctx, const int *pairs, int32_t n_pairs)
         fprintf(stderr, "rankwise-live: re-measured before the remap: %d pairs in %d rounds, %.6f s, %d changed",
                 (int)n_samples, rounds, PMPI_Wtime() - t0, (int)ctx->n_changes);
         trace_changes(ctx);
+        trace_window(ctx);
         fprintf(stderr, "\n");
     }
     return RW_OK;

@@ -5,6 +5,7 @@ link's rate (`rankwise emulate set`'s own code) and restore it after the run."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 import time
@@ -15,6 +16,15 @@ from rankwise.emulate.cluster import set_rate
 
 PROBE = "rankwise-live: probe "
 REMEASURED = "rankwise-live: re-measured "
+_MEASURED = re.compile(r", measured ([\d.]+)-([\d.]+)$")
+
+
+def measured(line: str) -> tuple[float, float]:
+    """When rank 0 measured what a trace line reports: (start, end) in unix seconds."""
+    m = _MEASURED.search(line.strip())
+    if not m:
+        raise ValueError(f"a live trace line without its measured window: {line.strip()!r}")
+    return float(m.group(1)), float(m.group(2))
 
 
 @dataclass
@@ -27,6 +37,7 @@ class MidRun:
     remeasured: list[tuple[float, str]] = field(default_factory=list)  # what a remap re-measured first
     stderr: list[tuple[float, str]] = field(default_factory=list)  # every line
     changed: tuple[float, float] | None = None  # the rate change's start and end; None: the run ended first
+    changed_unix: tuple[float, float] | None = None  # the same in unix time (time.time()): for measured()
 
     def others(self) -> str:
         """Standard error without the re-probes' lines (the errors, for a message)."""
@@ -59,9 +70,9 @@ def run_with_change(cmd: list, cluster: str | PathLike, kind: str, index: int, r
         while len(run.probes) < after_probes and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
         if proc.poll() is None:
-            start = time.monotonic()
+            start, start_unix = time.monotonic(), time.time()
             set_rate(cluster, kind, index, rate_bit)
-            run.changed = (start, time.monotonic())
+            run.changed, run.changed_unix = (start, time.monotonic()), (start_unix, time.time())
         run.stdout = proc.stdout.read()  # standard error is the reader's
         proc.wait(timeout=timeout_s)
         reader.join(10)

@@ -28,7 +28,7 @@ import pytest
 from conftest import HYDRA, MPICC_MPICH, NO_MPICH, run_cli
 from rankwise.traffic import patterns
 from rankwise.model.anomalies import find_slow_links
-from rankwise.emulate.midrun import run_with_change
+from rankwise.emulate.midrun import measured, run_with_change
 from rankwise.cluster.launch import RunResult, failure_message, mpi_environment
 from rankwise.traffic.matrix import CommMatrix
 from rankwise.model.model import MEASURED, MISSING, Model
@@ -302,10 +302,13 @@ def test_watch_names_the_link_set_during_the_series(series):
 @emulated
 def test_live_model_in_the_job_sees_the_link_set_mid_run(cluster, series, tmp_path):
     """The stencil's live mode, preloaded, on the 4 hosts, from the series' first model (its
-    re-probes measure 64 KiB); node-1's NIC set to 5 Mbit/s after the 4th re-probe. The first
-    re-probe that meets node-1 after it names its pair x8 slower or more; none before it does
-    (under CPU load the noise reached x3.7 here), nor what a remap re-measured before it; within
-    two cycles every partner of node-1 is named, by a re-probe or by a remap's re-measurement."""
+    re-probes measure 64 KiB); node-1's NIC set to 5 Mbit/s after the 4th re-probe. Every re-probe
+    meets node-1 (a round of 4 nodes pairs them all), so node-1's pair is named x8 slower or more
+    by the first re-probe measured after the change, or before it by the one under way at the
+    change or a remap's re-measurement; nothing measured before the change is (under CPU load the
+    noise reached x3.7 here), nor anything not of node-1 since; within two cycles every partner of
+    node-1 is named. Each trace line says when rank 0 measured (unix time): the lines reach us
+    through mpirun, late by up to seconds under load, so their arrival does not tell."""
     out, _ = series
     start_model = out / read_index(out)[0].model
     cmd = [*cluster.options, *cluster.hosts(FOUR), "-x", f"LD_PRELOAD={LIB / 'librankwise_coll.so'}",
@@ -315,29 +318,31 @@ def test_live_model_in_the_job_sees_the_link_set_mid_run(cluster, series, tmp_pa
     r = run_with_change(cmd, cluster.path, "node", 1, 5_000_000, 200_000_000, 4, env=mpi_environment(),
                         wait_s=90, timeout_s=180)
     assert r.returncode == 0, r.stdout
-    assert r.changed is not None, "the run ended before the change"
-    traces, remeasured = r.probes, r.remeasured  # rank 0 traces each as it ends: (arrival, line)
-    set_start, set_end = r.changed
-    assert len(traces) == 20, traces
+    assert r.changed_unix is not None, "the run ended before the change"
+    assert len(r.probes) == 20, r.probes
+    set_start, set_end = r.changed_unix
 
     def slowed(trace: str) -> set[str]:
         return {pair for pair, x in re.findall(r"(node-\d->node-\d) x([\d.]+)", trace) if float(x) >= 8}
 
-    before = [t for at, t in traces + remeasured if at < set_start]
-    after = [t for at, t in traces if at > set_end + 0.5]  # the one under way at the change: either
-    print(f"{len(before)} re-probes before the change, {len(after)} after: "
-          f"{[sorted(slowed(t)) for t in after[:6]]}")
+    # (start, end, line, a re-probe?) in the order measured
+    lines = sorted([(*measured(t), t, True) for _, t in r.probes] + [(*measured(t), t, False) for _, t in r.remeasured])
+    before = [t for _, end, t, _ in lines if end < set_start]
+    after = [(start, end, t) for start, end, t, probe in lines if probe and start > set_end]
+    assert len(after) >= 6, f"{len(after)} re-probes measured after the change"
+    first_end = after[0][1]
+    upto_first = [t for _, end, t, _ in lines if set_start <= end <= first_end]
+    print(f"{len(before)} measured before the change; up to the first re-probe after it: "
+          f"{[sorted(slowed(t)) for t in upto_first]}")
     assert not any(slowed(t) for t in before), before
-    first = next(t for t in after if slowed(t) or "0 changed" not in t)
-    assert slowed(first) and all("node-1" in pair for pair in slowed(first)), after[:6]
-    # every partner of node-1 within two cycles of the change, the probe under way at it included
-    # (it may have measured one of node-1's pairs after the change: then that pair is named there),
-    # by the re-probes or by what a remap re-measured first (the pairs of a node named changed)
-    since = [t for at, t in traces if at >= set_start][:7]
-    until = next((at for at, t in traces if t in since[-1:]), set_start)
-    since += [t for at, t in remeasured if set_start <= at <= until]
-    partners = {p.replace("node-1", "").strip("->") for t in since for p in slowed(t) if "node-1" in p}
-    assert partners == {"node-0", "node-4", "node-5"}, since
+    assert any(slowed(t) for t in upto_first), upto_first
+    since = [t for _, end, t, _ in lines if end >= set_start]
+    assert all("node-1" in pair for t in since for pair in slowed(t)), since
+    # every partner of node-1 within two cycles: 7 re-probes, the one under way at the change included
+    until = [end for _, end, _, probe in lines if probe and end >= set_start][6]
+    within = [t for _, end, t, _ in lines if set_start <= end <= until]
+    partners = {p.replace("node-1", "").strip("->") for t in within for p in slowed(t) if "node-1" in p}
+    assert partners == {"node-0", "node-4", "node-5"}, within
 
 
 # --- MPICH: Hydra across the hosts, optimize's machinefile, the library built for MPICH ------------
