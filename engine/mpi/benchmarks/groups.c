@@ -257,12 +257,14 @@ static int bench(rw_bench *b, groups *gr, const char *traffic)
     }
     if (!traffic)
         return 0;
-    char source[256];
-    snprintf(source, sizeof source,
+    char source[256]; /* a description: a long size list is cut, and says so */
+    int wanted = snprintf(source, sizeof source,
              "rankwise-bench-groups timed iterations: groups:groups=%d,per_group=%d,bytes=%s,"
              "link_bytes=%s,skip=%d,iterations=%d,seed=%lld,shuffle=%d",
              gr->n_groups, gr->per_group, sizes[0] ? sizes : "none", link, gr->skip, b->iterations,
              (long long)gr->seed, gr->shuffle);
+    if (wanted >= (int)sizeof source)
+        memcpy(source + sizeof source - 4, "...", 4);
     rw_bench_pcontrol(0);
     int rc = write_traffic(gr, traffic, source);
     rw_bench_pcontrol(1);

@@ -17,10 +17,9 @@ rw_status rw_nodes_discover(MPI_Comm comm, rw_group_by by, rw_nodes *out)
 
     char mine[RW_NAME_LEN] = {0};
     MPI_Get_processor_name(mine, &len);
-    if (by == RW_GROUP_BY_RANK) {
-        char host[RW_NAME_LEN - 16];
-        snprintf(host, sizeof host, "%s", mine);
-        snprintf(mine, sizeof mine, "%s:%d", host, rank);
+    if (by == RW_GROUP_BY_RANK) { /* host:rank, the host cut to leave room for the rank */
+        size_t n = strnlen(mine, RW_NAME_LEN - 16);
+        snprintf(mine + n, sizeof mine - n, ":%d", rank);
     }
     for (char *c = mine; *c; c++) /* names are single tokens in the model file */
         if (*c == ' ' || *c == '\t')

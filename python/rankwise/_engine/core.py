@@ -261,6 +261,15 @@ def matrix_lib() -> C.CDLL:
     return so
 
 
+@lru_cache(maxsize=1)
+def collective_ops() -> tuple[str, ...]:
+    """The collective operations the engine knows, in its order (rw_coll_op_name)."""
+    so, names = matrix_lib(), []
+    while (name := so.rw_coll_op_name(len(names))) is not None:
+        names.append(name.decode())
+    return tuple(names)
+
+
 @contextlib.contextmanager
 def interruptible():
     """Inside: SIGINT and SIGTERM end the process at once, as they would any program. Python runs

@@ -28,7 +28,7 @@ from rankwise.model.model import Model
 
 from rankwise._engine.predict import CCollOptions, CPnetView, CSimResult, f64p, i32p, predict_lib
 
-OPERATIONS = ("alltoall", "bcast", "reduce", "allreduce", "allgather", "gather", "scatter")
+OPERATIONS = engine.collective_ops()
 
 # SMPI 3.32 names of the algorithms the schedules follow (--cfg=smpi/OP:NAME).
 SMPI_ALGORITHM = {

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COLLECTIVE_OPS = ("bcast", "reduce", "allreduce", "allgather", "gather", "scatter", "alltoall")
+from rankwise._engine.core import collective_ops
+
+COLLECTIVE_OPS = collective_ops()
 
 
 @dataclass(frozen=True)

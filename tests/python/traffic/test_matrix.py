@@ -293,3 +293,16 @@ def test_importing_a_matrix_file_keeps_its_calls_and_other_importers_make_none(t
     r = run_cli("import", tmp_path / "pairs.txt", "--format", "list", "--ranks", "2", "-o", tmp_path / "p.rwc")
     assert r.returncode == 0, r.stderr
     assert CommMatrix.load(tmp_path / "p.rwc").collectives == []
+
+
+def test_python_names_the_collectives_the_engine_knows():
+    """One list of operations, the engine's: each name parses back to its index in C."""
+    from rankwise._engine import core as engine
+    from rankwise.predict.predictor import OPERATIONS
+    from rankwise.traffic.collective_calls import COLLECTIVE_OPS
+
+    so = engine.matrix_lib()
+    assert COLLECTIVE_OPS == OPERATIONS == engine.collective_ops()
+    assert len(COLLECTIVE_OPS) == 7 and {"bcast", "alltoall", "scatter"} <= set(COLLECTIVE_OPS)
+    assert [so.rw_coll_op_from_name(op.encode()) for op in COLLECTIVE_OPS] == list(range(len(COLLECTIVE_OPS)))
+    assert so.rw_coll_op_from_name(b"scan") < 0
