@@ -328,9 +328,9 @@ def test_live_model_in_the_job_sees_the_link_set_mid_run(cluster, series, tmp_pa
     # (start, end, line, a re-probe?) in the order measured
     lines = sorted([(*measured(t), t, True) for _, t in r.probes] + [(*measured(t), t, False) for _, t in r.remeasured])
     before = [t for _, end, t, _ in lines if end < set_start]
-    after = [(start, end, t) for start, end, t, probe in lines if probe and start > set_end]
-    assert len(after) >= 6, f"{len(after)} re-probes measured after the change"
-    first_end = after[0][1]
+    probes_since = [end for _, end, _, probe in lines if probe and end >= set_start]
+    assert len(probes_since) >= 7, f"{len(probes_since)} re-probes ended after the change"
+    first_end = next(end for start, end, _, probe in lines if probe and start > set_end)
     upto_first = [t for _, end, t, _ in lines if set_start <= end <= first_end]
     print(f"{len(before)} measured before the change; up to the first re-probe after it: "
           f"{[sorted(slowed(t)) for t in upto_first]}")
@@ -339,7 +339,7 @@ def test_live_model_in_the_job_sees_the_link_set_mid_run(cluster, series, tmp_pa
     since = [t for _, end, t, _ in lines if end >= set_start]
     assert all("node-1" in pair for t in since for pair in slowed(t)), since
     # every partner of node-1 within two cycles: 7 re-probes, the one under way at the change included
-    until = [end for _, end, _, probe in lines if probe and end >= set_start][6]
+    until = probes_since[6]
     within = [t for _, end, t, _ in lines if set_start <= end <= until]
     partners = {p.replace("node-1", "").strip("->") for t in within for p in slowed(t) if "node-1" in p}
     assert partners == {"node-0", "node-4", "node-5"}, within
