@@ -27,7 +27,7 @@ Cost: about 10 s on 2 cores. Exit status 1 when a goal is missed.
 `--emulated`: the same program under real Open MPI on an emulated cluster (`rankwise emulate`,
 docs/concepts/emulation.md), the library preloaded; see emulated_live() below. Needs root and
 network namespaces (exit 2 with the reason otherwise). `--keep DIR` keeps each run's output and
-its standard error (the live model's trace lines, each with its arrival) as DIR/{kept,live}-K.*.
+its standard error (the live model's trace lines, each with when rank 0 measured) as DIR/{kept,live}-K.*.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rankwise.util import paths
-from rankwise.emulate.midrun import run_with_change
+from rankwise.emulate.midrun import measured, run_with_change
 from rankwise.emulate.system import Unsupported, check_supported
 from rankwise.cluster.launch import mpi_environment
 from rankwise.util.paths import program
@@ -117,7 +117,7 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
     """One run of the chain stencil across every host, `--live K` (with `--live-keep`: never
     remapped); the middle rack's uplink is slowed when the a.after_probe-th re-probe has ended (rank
     0's trace of it arrived) and restored after the run. Returns the table, the re-probes' trace
-    arrivals and when the change was made (time.monotonic())."""
+    lines and when the change was made (unix seconds, as their measured windows)."""
     hosts = EMU_RACKS * EMU_PER_RACK
     cmd = [cluster / "mpirun", "--hostfile", cluster / "hostfile", "-np", hosts,
            "-x", f"LD_PRELOAD={paths.PACKAGE_DIR / '_lib' / 'librankwise_coll.so'}", "-x", "RANKWISE_COLL_TRACE=1",
@@ -128,12 +128,13 @@ def emulated_run(cluster: Path, model: Path, keep: bool, a) -> dict:
     load = loadavg()
     r = run_with_change(cmd, cluster, "uplink", EMU_SLOW_RACK, a.slow_to * 1_000_000, a.uplink * 1_000_000,
                         a.after_probe, env=mpi_environment())
-    if r.returncode != 0 or r.changed is None:
+    if r.returncode != 0 or r.changed_unix is None:
         sys.exit(f"live_remap: the {'kept' if keep else 'live'} run failed (exit {r.returncode}"
-                 f"{', ended before the change' if r.changed is None else ''}): {r.others()[-1500:]}")
-    return {"rows": live_rows(r.stdout), "out": r.stdout, "traces": r.probes, "changed": r.changed, "load": load,
-            "err": f"{r.changed[0]:.3f} {r.changed[1]:.3f} the uplink set\n"
-                   + "".join(f"{at:.3f} {line}" for at, line in r.stderr)}
+                 f"{', ended before the change' if r.changed_unix is None else ''}): {r.others()[-1500:]}")
+    return {"rows": live_rows(r.stdout), "out": r.stdout, "traces": [t for _, t in r.probes],
+            "changed": r.changed_unix, "load": load,
+            "err": f"{r.changed_unix[0]:.3f} {r.changed_unix[1]:.3f} the uplink set (unix s)\n"
+                   + "".join(line for _, line in r.stderr)}
 
 
 def named_slower(trace: str, at_least: float = 2.0) -> tuple[list[str], list[str]]:
@@ -168,21 +169,22 @@ def emulated_figures(run: dict) -> dict:
     probed = np.flatnonzero(rows[:, 3] > 0)
     if len(probed) != len(traces):
         sys.exit(f"live_remap: {len(probed)} re-probes in the table, {len(traces)} traced")
-    # MPI_Wtime (the table's start) to time.monotonic(): a re-probe's trace arrives as it ends
-    ends = rows[probed, 1] + rows[probed, 2] + rows[probed, 3]
-    offset = float(np.median([t for t, _ in traces] - ends))
+    # MPI_Wtime (the table's start) to unix time: each re-probe's trace says when rank 0 measured
+    # (its arrival through mpirun lags by up to seconds under load)
+    windows = np.array([measured(t) for t in traces])
+    probe_start = windows[:, 0]
+    offset = float(np.median(probe_start - (rows[probed, 1] + rows[probed, 2])))
     start = rows[:, 1] + offset
     set_start, set_end = run["changed"]
     during = int(np.searchsorted(start, set_end)) - 1  # the iteration under way when the change was made
-    probe_start = start[probed] + rows[probed, 2]
     after = probed[probe_start >= set_end]
     if not len(after):
         sys.exit("live_remap: no re-probe after the change; raise --iterations")
     first = int(after[0])
     # what each re-probe named x2 slower or more: pairs crossing the slowed uplink, and the others (noise)
-    named = [named_slower(t) for _, t in traces]
+    named = [named_slower(t) for t in traces]
     j = int(np.flatnonzero(probed == first)[0])
-    before_probes = [n for n, p, d in zip(named, probe_start, rows[probed, 3]) if p + d < set_start]
+    before_probes = [n for n, (_, end) in zip(named, windows) if end < set_start]
     remapped = np.flatnonzero(rows[:, 7] > 0)
     rest = float(rows[first, 3:5].sum() + rows[first + 1:, 2:5].sum())
     from_change = float(rows[during:, 2:5].sum())

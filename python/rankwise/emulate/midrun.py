@@ -36,8 +36,8 @@ class MidRun:
     probes: list[tuple[float, str]] = field(default_factory=list)  # rank 0's line per re-probe
     remeasured: list[tuple[float, str]] = field(default_factory=list)  # what a remap re-measured first
     stderr: list[tuple[float, str]] = field(default_factory=list)  # every line
-    changed: tuple[float, float] | None = None  # the rate change's start and end; None: the run ended first
-    changed_unix: tuple[float, float] | None = None  # the same in unix time (time.time()): for measured()
+    # the rate change's start and end in unix time (time.time(), as measured()); None: the run ended first
+    changed_unix: tuple[float, float] | None = None
 
     def others(self) -> str:
         """Standard error without the re-probes' lines (the errors, for a message)."""
@@ -70,9 +70,9 @@ def run_with_change(cmd: list, cluster: str | PathLike, kind: str, index: int, r
         while len(run.probes) < after_probes and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
         if proc.poll() is None:
-            start, start_unix = time.monotonic(), time.time()
+            start = time.time()
             set_rate(cluster, kind, index, rate_bit)
-            run.changed, run.changed_unix = (start, time.monotonic()), (start_unix, time.time())
+            run.changed_unix = (start, time.time())
         run.stdout = proc.stdout.read()  # standard error is the reader's
         proc.wait(timeout=timeout_s)
         reader.join(10)

@@ -135,6 +135,18 @@ def shift(events: list[tuple[float, float]], loop: float | None, start: float):
     return out, None
 
 
+def cycle(platform_xml: str | PathLike) -> float | None:
+    """The longest period of the platform's periodic profiles (a varying link's cycle); None when
+    none repeats: the moments a job can start at differ only within it."""
+    src = Path(platform_xml)
+    periods = []
+    for _, ref in set(_PROFILE_ATTR.findall(src.read_text())):
+        events, loop = read_profile(Path(ref) if Path(ref).is_absolute() else src.parent / ref)
+        if loop is not None:
+            periods.append(events[-1][0] + loop)
+    return max(periods, default=None)
+
+
 def platform_at(platform_xml: str | PathLike, start: float, out_dir: str | PathLike) -> Path:
     """A copy of the platform (its XML and profiles) into out_dir as it stands
     from simulated time `start` on; returns the copy's XML."""

@@ -10,7 +10,7 @@ from rankwise.util.errors import UsageError
 from rankwise.model.diff import diff_models
 from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, generate, load_generated
-from rankwise.sim.profiles import platform_at, read_profile, schedule, shift
+from rankwise.sim.profiles import cycle, platform_at, read_profile, schedule, shift
 
 SPEC = PlatformSpec(racks=3, nodes_per_rack=2, cores=1)
 LATER = [Degraded("uplink", 1, bw_factor=0.1), Degraded("node", 4, bw_factor=0.5, lat_factor=3.0)]
@@ -37,6 +37,16 @@ def test_schedule_writes_profiles_and_the_change_in_the_ground_truth(tmp_path):
     changes = json.loads(gen.ground_truth.read_text())["changes"]
     assert [(c["link"], c["at"]) for c in changes] == [("up-1", 0.5), ("node-4", 0.5)]
     assert load_generated(tmp_path).nodes == gen.nodes  # the ground truth still reads
+
+
+def test_cycle_is_the_longest_varying_links_period_and_none_for_a_step(tmp_path):
+    gen = generate(PlatformSpec(racks=3, nodes_per_rack=2, cores=1, varying=[
+        Varying("node", 4, period=0.01), Varying("uplink", 1, period=0.03, steps=7)]), tmp_path / "v")
+    assert cycle(gen.platform_xml) == pytest.approx(0.03)
+    step = generate(SPEC, tmp_path / "s")
+    assert cycle(step.platform_xml) is None
+    schedule(step, LATER, 0.5)  # a change at a time does not repeat
+    assert cycle(step.platform_xml) is None
 
 
 def test_a_varying_link_cannot_also_change_bandwidth_at_a_time(tmp_path):
