@@ -23,7 +23,8 @@ Targets (issue 21, item 5): median |error| <= 8 %, 90th percentile <= 20 %; ever
 within 20 % of the measured one. Exit status 1 when one is missed.
 
 Run: .venv/bin/python studies/model/fidelity_predict.py [--seeds 6] [--first 0] [--nodes 16,32] [--ranks 1,2]
-     [--quick] [--out DIR] [--reuse DIR] [--no-capacities] [--no-decisions] [--results FILE ...]
+     [--quick] [--out DIR] [--reuse DIR] [--no-capacities] [--no-decisions] [--no-collectives]
+     [--results FILE ...]
 Seed s gets kind CYCLE[s % 6] and size nodes[(s // 6) % len(nodes)], as in model_fidelity.py.
 --reuse DIR: take the platforms and models in DIR (the --out of this study or of model_fidelity.py:
 DIR/seed{s}-n{nodes}/platform, DIR/seed{s}-n{nodes}/rpn{R}.rwm) and probe only those missing, so
@@ -336,6 +337,7 @@ def main() -> int:
     ap.add_argument("--ranks", default="1,2", help="ranks per node to probe and run with")
     ap.add_argument("--no-capacities", action="store_true", help="probe without the stress test")
     ap.add_argument("--no-decisions", action="store_true", help="collectives only (no optimize rows)")
+    ap.add_argument("--no-collectives", action="store_true", help="optimize rows only (no collectives)")
     ap.add_argument("--quick", action="store_true", help="3 seeds of 16 nodes, 1 rank per node, 3 sizes, "
                                                          "one algorithm per operation")
     ap.add_argument("--out", type=Path, help="keep platforms, models, logs and results.json here")
@@ -369,7 +371,8 @@ def main() -> int:
             with console.status(f"[{k + 1}/{len(todo)}] seed {case.seed}, {case.nodes} nodes, {case.rpn} per node"):
                 gp, model, probed = platform_and_model(case, out, args.reuse, not args.no_capacities)
                 case.shape = shape_label(gp.spec)
-                coll += collectives(case, gp.platform_xml, model, sizes, algorithms, console.print)
+                if not args.no_collectives:
+                    coll += collectives(case, gp.platform_xml, model, sizes, algorithms, console.print)
                 if not args.no_decisions:
                     speed += decisions(case, gp.platform_xml, model)
             console.print(f"seed {case.seed} ({case.shape}, {case.rpn} per node): model {model}"

@@ -892,9 +892,11 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
      * path candidates against the nic caps alone; an up (down) link where
      * the candidates do not explain its phase; a path where the up and down
      * links found do not explain its phase; the core given all of those. */
-    double path[G * G], cand[G * G];
+    double path[G * G], cand[G * G], out_best[G], in_best[G];
     for (int k = 0; k < G * G; k++)
         path[k] = cand[k] = NAN;
+    for (int g = 0; g < G; g++)
+        out_best[g] = in_best[g] = 0;
     for (int q = 0; q < pl->n_phases; q++) {
         const phase *ph = &pl->phases[q];
         if (ph->kind != PH_PATH)
@@ -902,6 +904,10 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         double r = phase_rate(pl, q, t);
         if (r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, NULL))
             cand[ph->a * G + ph->b] = r;
+        if (r > 0 && r <= RW_MODEL_MAX_BANDWIDTH) {
+            out_best[ph->a] = fmax(out_best[ph->a], r);
+            in_best[ph->b] = fmax(in_best[ph->b], r);
+        }
     }
     rw_status st = RW_OK;
     char name[64];
@@ -909,7 +915,13 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         const phase *ph = &pl->phases[q];
         if ((ph->kind != PH_UP && ph->kind != PH_DOWN) || ph->time != 0)
             continue;
-        double r = phase_rate(pl, q, t);
+        /* A path phase out of A (into A) crossed A's up (down) link: it
+         * carried at least what that phase did. An up or down phase reading
+         * clearly less was held back elsewhere, on other groups' routes or
+         * by a link that varies, at its moment (a dragonfly's global link). */
+        double r = phase_rate(pl, q, t), best = (ph->kind == PH_UP ? out_best : in_best)[ph->a];
+        if (LIMITED * best > r)
+            r = best;
         if (!(r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, cand)))
             continue;
         (ph->kind == PH_UP ? up : down)[ph->a] = r;

@@ -209,6 +209,27 @@ def test_a_slow_path_between_two_racks_is_a_path_not_their_uplinks(tmp_path):
     assert links[f"path-{g0}-{g1}"].from_groups == (g0,) and links[f"path-{g0}-{g1}"].to_groups == (g1,)
 
 
+def test_a_routers_links_are_not_made_of_a_global_link_other_groups_share(tmp_path):
+    # dragonfly:2,2,4 (the routers are the groups), the one global link at 20 GB/s: an up or down
+    # phase's flows to or from both other-group routers share it, which no group-level link says,
+    # so those phases read ~31 GB/s; the paths inside a dragonfly group carried 50 through the
+    # same local links, so no up or down link may be made of them (they slowed the prediction of
+    # jobs that never cross the global link); the paths across it are read at 20.
+    spec = PlatformSpec(topology="dragonfly:2,2,4", cores=1, degraded=[Degraded("global", 0, bw_factor=0.4)])
+    gen, model, _ = probe(spec, tmp_path, capacities="after")
+    g = model.group_of
+    links = {link.name: link for link in model.links}
+    across = {(int(g[a]), int(g[b])) for a in range(16) for b in range(16) if (a < 8) != (b < 8)}
+    assert set(links) == {f"path-{a}-{b}" for a, b in across}, sorted(links)
+    assert all(link.capacity == pytest.approx(20e9, rel=0.10) for link in links.values())
+    # Ranks on one dragonfly group's routers (nodes 8-15) all-to-all: predicted as the ground truth does.
+    dense = np.full((8, 8), float(4 << 20))
+    np.fill_diagonal(dense, 0)
+    matrix, node_of = CommMatrix.from_dense(dense), np.arange(8, 16)
+    truth = predict_traffic(PredictNetwork.from_ground_truth(gen.out_dir), matrix, node_of).time
+    assert predict_traffic(PredictNetwork.from_model(model), matrix, node_of).time == pytest.approx(truth, rel=0.05)
+
+
 def test_every_uplink_is_read_at_separate_times(tmp_path):
     """Each group's up and down phase is read 4 times spread over the stress test (capacity-spread
     lines, format 5): a steady network's readings agree, with no noise between repetitions; a
