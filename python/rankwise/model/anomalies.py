@@ -605,8 +605,7 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
     every group, is no fault; the median, not the better quartile, because a design's limit need
     not show in every group's phase (an oversubscribed dragonfly's routers whose flows spread over
     several local links keep no link: with a quarter of them, every other router read slow). The
-    stress test's groups (group_of)
-    are mapped to g's where they hold the same nodes."""
+    stress test's groups (group_of) are mapped to g's where they hold the same nodes."""
     stored = np.asarray(model.group_of)
     if not model.links or (stored < 0).all():
         return []
