@@ -268,10 +268,11 @@ def speedup_table(rows: list[SpeedupRow]) -> Table:
     for r in rows:
         row = [str(r.seed), r.shape, str(r.rpn), r.job, str(r.size), f"x{r.measured:.3f}", f"x{r.predicted:.3f}",
                err(r.error)]
-        if cycles:
+        if cycles and r.moments:
             every = [r.measured, *r.moments]
-            row += [f"x{min(every):.2f}-{max(every):.2f}, median x{r.typical:.3f}", err(r.typical_error)]\
-                if r.moments else ["-", "-"]
+            row += [f"x{min(every):.2f}-{max(every):.2f}, median x{r.typical:.3f}", err(r.typical_error)]
+        elif cycles:
+            row += ["-", "-"]
         t.add_row(*row)
     return t
 
@@ -314,9 +315,12 @@ def load_results(paths) -> tuple[list[CollRow], list[SpeedupRow]]:
     """The rows of results.json files (this study's --out), pooled."""
     coll, speed = [], []
     for path in paths:
-        data = json.loads(Path(path).read_text())
-        coll += [CollRow(**r) for r in data["collectives"]]
-        speed += [SpeedupRow(**{**r, "moments": tuple(r.get("moments", ()))}) for r in data["speedups"]]
+        try:
+            data = json.loads(Path(path).read_text())
+            coll += [CollRow(**r) for r in data["collectives"]]
+            speed += [SpeedupRow(**{**r, "moments": tuple(r.get("moments", ()))}) for r in data["speedups"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"--results {path}: not this study's results.json ({type(exc).__name__}: {exc})") from None
     return coll, speed
 
 

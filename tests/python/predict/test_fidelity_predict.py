@@ -85,3 +85,10 @@ def test_results_round_trip(fp, tmp_path):
     del old["moments"]  # results.json written before the cycle's starts
     (tmp_path / "old.json").write_text(json.dumps({"collectives": [], "speedups": [old]}))
     assert fp.load_results([tmp_path / "old.json"]) == ([], [s])
+
+
+def test_results_of_another_study_are_refused_naming_the_file(fp, tmp_path):
+    (tmp_path / "other.json").write_text('[{"seed": 0}]')  # model_fidelity.py's rows, not this study's
+    for bad in (tmp_path / "other.json", tmp_path / "missing.json"):
+        with pytest.raises(SystemExit, match=f"--results {bad}: not this study's results.json"):
+            fp.load_results([bad])
