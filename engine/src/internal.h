@@ -95,6 +95,13 @@ int rw_model_link_confirmed(const rw_model *m, int32_t l);
  * groups when none), -1 out of memory. */
 int rw_model_pods(const rw_model *m, const int32_t *group_of, int groups, int32_t *pod_of);
 
+/* Pair p's large-message bandwidth rewritten at bw (what contention or a
+ * varying link's moment took from it or gave it): its round trips change
+ * by (1/bw - slope) x size on every size the slope covers and its slope
+ * becomes 1/bw; the intercepts (latency) stay. Returns bw / the old
+ * bandwidth - 1. Used by the reference pass and the stress test. */
+double rw_model_rewrite_pair(rw_model *m, size_t p, double bw);
+
 rw_status rw_model_read_stream(FILE *f, const char *path, rw_model **out);
 /* (rankwise_coll_rules.h's reader; its rw_coll_rules type is opaque here.) */
 struct rw_coll_rules;

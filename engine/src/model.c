@@ -128,6 +128,27 @@ void rw_model_free(rw_model *m)
     free(m);
 }
 
+double rw_model_rewrite_pair(rw_model *m, size_t p, double bw)
+{
+    int large = m->knee > 0 && m->beta_large[p] > 0;
+    double *b = large ? &m->beta_large[p] : &m->beta[p], d = *b - 1.0 / bw, was = 1.0 / *b;
+    int64_t from = large ? m->knee : 0;
+    rw_stat *st = m->pair_stats + p * m->n_sizes;
+    for (int s = 0; s < m->n_sizes; s++) {
+        if (m->sizes[s] < from || st[s].count <= 0 || !(st[s].median > 0))
+            continue;
+        /* The spread keeps its ratio to the median where the shift would
+         * take it below zero. */
+        double cut = d * (double)m->sizes[s];
+        double med = fmax(st[s].median - cut, 1e-3 * st[s].median);
+        st[s].min = fmin(med, fmax(st[s].min - cut, med * st[s].min / st[s].median));
+        st[s].max = fmax(med, st[s].max - cut);
+        st[s].median = med;
+    }
+    *b = 1.0 / bw;
+    return bw / was - 1;
+}
+
 /* The bounds of a spread's figures; NULL when they hold. */
 const char *rw_spread_problem(double low, double median, double high, double noise, int32_t times)
 {

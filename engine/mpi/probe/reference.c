@@ -9,9 +9,8 @@
  *   lone = min(nic_out(i), nic_in(j), reference(g_i, g_j))
  * (nic from the node's pairs inside its group, which cross no uplink, and
  * its reference pairs; the reference the best sample of the two groups),
- * and a pair measured slower than that is rewritten at it: its round trips
- * lose (beta - 1/lone) x size and it is fitted again, so that its large fit
- * and statistics agree with its beta. Never slower than it measured. */
+ * and a pair measured slower than that is rewritten at it
+ * (rw_model_rewrite_pair). Never slower than it measured. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,25 +356,7 @@ static rw_status apply(rw_model *m, const int32_t *of, int G, const plan *pl, co
             double lone = fmin(r, fmin(out[i] > 0 ? out[i] : INFINITY, in[j] > 0 ? in[j] : INFINITY));
             if (!(lone > RAISE * bw))
                 continue;
-            /* The round trips lose what the contention added to each size
-             * the slope covers: (slope - 1/lone) x size. Its fitted line
-             * moves by as much: the intercepts (latency) stay, the slope is
-             * the lone one. The spread keeps its ratio to the median where
-             * the shift would take it below zero. */
-            double *b = slope(m, p), d = *b - 1.0 / lone;
-            int64_t from = b == &m->beta_large[p] ? m->knee : 0;
-            rw_stat *st = m->pair_stats + p * m->n_sizes;
-            for (int s = 0; s < m->n_sizes; s++) {
-                if (m->sizes[s] < from || st[s].count <= 0 || !(st[s].median > 0))
-                    continue;
-                double cut = d * (double)m->sizes[s];
-                double med = fmax(st[s].median - cut, 1e-3 * st[s].median);
-                st[s].min = fmin(med, fmax(st[s].min - cut, med * st[s].min / st[s].median));
-                st[s].max = fmax(med, st[s].max - cut);
-                st[s].median = med;
-            }
-            *b = 1.0 / lone;
-            gains[count++] = lone / bw - 1;
+            gains[count++] = rw_model_rewrite_pair(m, p, lone);
         }
     if (count) {
         qsort(gains, (size_t)count, sizeof *gains, cmp_double);

@@ -35,6 +35,9 @@
 #define FAN 4                   /* peers of a node in its nic phases */
 #define LIMITED 0.9             /* below this share of the expected rate: a limit */
 #define REVISITS 3              /* more readings of every up/down phase, spread over the test */
+#define VARIES 1.5              /* readings at separate times this far apart (high / low)... */
+#define VARY_NOISE 3.0          /* ...and beyond this many times their noise: the link's load varies */
+#define REWRITE 0.02            /* rewrite a pair only when its bound is this far from it */
 
 enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE, PH_POD_UP, PH_POD_DOWN, PH_DUPLEX };
 
@@ -745,11 +748,15 @@ static rw_status add_link(rw_model *m, const char *name, double cap, int from, i
     return rw_model_add_link(m, name, cap, from >= 0, &f, to >= 0, &t);
 }
 
-/* Every group's up and down phase (and every pod's) read at separate
- * times (REVISITS): the spread of the readings against their noise (the
- * repetitions' spread at one time) tells a link whose load varies from a
- * slow one (docs/concepts/model.md, "A group's uplink"). */
-static rw_status add_spread_of(rw_model *m, const plan *pl, const double *t, int kind, int a, const char *name)
+/* A phase read at separate times (REVISITS): the lowest, median and highest
+ * reading and the median noise (the repetitions' (max - min) / reading at
+ * one time). Returns how many times it was read. */
+typedef struct readings {
+    double low, mid, high, noise;
+    int times;
+} readings;
+
+static int read_times(const plan *pl, const double *t, int kind, int a, readings *out)
 {
     double read[REVISITS + 1], noise[REVISITS + 1], reps[STRESS_REPS];
     int k = 0, kn = 0;
@@ -764,13 +771,40 @@ static rw_status add_spread_of(rw_model *m, const plan *pl, const double *t, int
         if (isfinite(reps[0]) && isfinite(reps[STRESS_REPS - 1]))
             noise[kn++] = (reps[STRESS_REPS - 1] - reps[0]) / r;
     }
+    out->times = k;
     if (k == 0)
-        return RW_OK;
+        return 0;
     qsort(read, (size_t)k, sizeof *read, cmp_double);
     qsort(noise, (size_t)kn, sizeof *noise, cmp_double);
-    double mid = k % 2 ? read[k / 2] : (read[k / 2 - 1] + read[k / 2]) / 2;
-    double nz = kn == 0 ? 0 : kn % 2 ? noise[kn / 2] : (noise[kn / 2 - 1] + noise[kn / 2]) / 2;
-    return rw_model_add_spread(m, name, read[0], mid, read[k - 1], nz, k);
+    out->low = read[0];
+    out->high = read[k - 1];
+    out->mid = k % 2 ? read[k / 2] : (read[k / 2 - 1] + read[k / 2]) / 2;
+    out->noise = kn == 0 ? 0 : kn % 2 ? noise[kn / 2] : (noise[kn / 2 - 1] + noise[kn / 2]) / 2;
+    return k;
+}
+
+/* Whether a link's load varies: its readings at separate times apart by
+ * VARIES and by VARY_NOISE times `noise`, the typical link's noise (the
+ * median over the up and down links': a loaded real stack's repetitions
+ * spread everywhere; a link whose load changes within its own phase spreads
+ * alone). The analysis names such links with its own reference
+ * (rankwise.model.anomalies, the typical link's spread); here it only keeps
+ * a link's moments out of the paths and the pairs. */
+static int varies(const readings *r, double noise)
+{
+    return r->times >= 2 && r->high > VARIES * r->low && r->high - r->low > VARY_NOISE * noise * r->mid;
+}
+
+/* Every group's up and down phase (and every pod's) read at separate
+ * times (REVISITS): the spread of the readings against their noise (the
+ * repetitions' spread at one time) tells a link whose load varies from a
+ * slow one (docs/concepts/model.md, "A group's uplink"). */
+static rw_status add_spread_of(rw_model *m, const plan *pl, const double *t, int kind, int a, const char *name)
+{
+    readings r;
+    if (read_times(pl, t, kind, a, &r) == 0)
+        return RW_OK;
+    return rw_model_add_spread(m, name, r.low, r.mid, r.high, r.noise, r.times);
 }
 
 static rw_status add_spreads(rw_model *m, const groups *gr, const plan *pl, const double *t)
@@ -851,8 +885,51 @@ static rw_status infer_pods(rw_model *m, const groups *gr, const plan *pl, const
     return st;
 }
 
+/* Pairs across groups whose route crosses a link whose load varies were
+ * measured at one of its moments, high or low (and the reference pass took
+ * no lone bandwidth for them where its samples, at other moments,
+ * disagreed). Each is rewritten at what a lone flow gets at the link's
+ * typical reading: the lowest of that, the links kept on its route and the
+ * best pair out of its source and into its destination. Returns how many
+ * pairs were rewritten. */
+static int typical_varying(rw_model *m, const groups *gr, const double *up, const double *down, const double *path,
+                         const double *up_typical, const double *down_typical)
+{
+    int n = gr->n, G = gr->g, count = 0;
+    double best_out[n], best_in[n];
+    for (int i = 0; i < n; i++)
+        best_out[i] = best_in[i] = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            best_out[i] = fmax(best_out[i], pair_bw(m, i, j));
+            best_in[j] = fmax(best_in[j], pair_bw(m, i, j));
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int a = gr->of[i], b = gr->of[j];
+            size_t p = (size_t)i * n + j;
+            if (i == j || a == b || m->pair_state[p] != RW_PAIR_MEASURED)
+                continue;
+            double typical = fmin(isnan(up_typical[a]) ? INFINITY : up_typical[a],
+                                  isnan(down_typical[b]) ? INFINITY : down_typical[b]);
+            if (!isfinite(typical))
+                continue;
+            double bound = typical;
+            bound = isnan(up[a]) ? bound : fmin(bound, up[a]);
+            bound = isnan(down[b]) ? bound : fmin(bound, down[b]);
+            bound = isnan(path[a * G + b]) ? bound : fmin(bound, path[a * G + b]);
+            bound = fmin(bound, fmin(best_out[i] > 0 ? best_out[i] : INFINITY, best_in[j] > 0 ? best_in[j] : INFINITY));
+            double slope = m->knee > 0 && m->beta_large[p] > 0 ? m->beta_large[p] : m->beta[p];
+            if (!(slope > 0) || !(bound > 0) || bound > RW_MODEL_MAX_BANDWIDTH || fabs(bound * slope - 1) <= REWRITE)
+                continue;
+            rw_model_rewrite_pair(m, p, bound);
+            count++;
+        }
+    return count;
+}
+
 /* Rank 0: nic caps, then links, from the phases' rates. */
-static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const double *t)
+static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const double *t, int *rewritten)
 {
     int n = gr->n, G = gr->g;
     double up[G], down[G];
@@ -909,6 +986,30 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
             in_best[ph->b] = fmax(in_best[ph->b], r);
         }
     }
+    /* A group's uplink whose load varies (either direction's readings at
+     * separate times: where both directions share one link, as SimGrid's
+     * do, a direction read only at good moments still varies) is judged and
+     * kept at each direction's typical (median) reading, which also bounds
+     * the pairs through it (typical_varying); it carried anything from its
+     * lowest reading up when a path or the core phase crossed it: those are
+     * kept only where that lowest does not explain their phase (a moment is
+     * not a link). */
+    double low[G], up_typical[G], down_typical[G], noises[2 * G + 1];
+    readings ru[G], rd[G];
+    int nu[G], nd[G], k = 0;
+    for (int g = 0; g < G; g++) {
+        if ((nu[g] = read_times(pl, t, PH_UP, g, &ru[g])) > 0)
+            noises[k++] = ru[g].noise;
+        if ((nd[g] = read_times(pl, t, PH_DOWN, g, &rd[g])) > 0)
+            noises[k++] = rd[g].noise;
+    }
+    double noise = k ? rw_median(noises, (size_t)k) : 0;
+    for (int g = 0; g < G; g++) {
+        int vary = (nu[g] && varies(&ru[g], noise)) || (nd[g] && varies(&rd[g], noise));
+        low[g] = vary ? fmin(nu[g] ? ru[g].low : INFINITY, nd[g] ? rd[g].low : INFINITY) : NAN;
+        up_typical[g] = vary && nu[g] ? ru[g].mid : NAN;
+        down_typical[g] = vary && nd[g] ? rd[g].mid : NAN;
+    }
     rw_status st = RW_OK;
     char name[64];
     for (int q = 0; q < pl->n_phases && !st; q++) {
@@ -918,9 +1019,13 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         /* A path phase out of A (into A) crossed A's up (down) link: it
          * carried at least what that phase did. An up or down phase reading
          * clearly less was held back elsewhere, on other groups' routes or
-         * by a link that varies, at its moment (a dragonfly's global link). */
+         * by a link that varies, at its moment (a dragonfly's global link).
+         * A varying uplink of A's own: its typical reading. */
         double r = phase_rate(pl, q, t), best = (ph->kind == PH_UP ? out_best : in_best)[ph->a];
-        if (LIMITED * best > r)
+        double typical = (ph->kind == PH_UP ? up_typical : down_typical)[ph->a];
+        if (!isnan(typical))
+            r = typical;
+        else if (LIMITED * best > r)
             r = best;
         if (!(r < LIMITED * expected_rate(m, gr, pl, ph, NULL, NULL, cand)))
             continue;
@@ -928,12 +1033,17 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
         snprintf(name, sizeof name, "%s-%d", ph->kind == PH_UP ? "up" : "down", ph->a);
         st = add_link(m, name, r, ph->kind == PH_UP ? ph->a : -1, ph->kind == PH_UP ? -1 : ph->a);
     }
+    double up_low[G], down_low[G];
+    for (int g = 0; g < G; g++) {
+        up_low[g] = fmin(up[g], low[g]); /* fmin: the one known, NAN when neither */
+        down_low[g] = fmin(down[g], low[g]);
+    }
     for (int q = 0; q < pl->n_phases && !st; q++) {
         const phase *ph = &pl->phases[q];
         if (ph->kind != PH_PATH)
             continue;
         double r = phase_rate(pl, q, t);
-        if (!(r < LIMITED * expected_rate(m, gr, pl, ph, up, down, NULL)))
+        if (!(r < LIMITED * expected_rate(m, gr, pl, ph, up_low, down_low, NULL)))
             continue;
         path[ph->a * G + ph->b] = r;
         snprintf(name, sizeof name, "path-%d-%d", ph->a, ph->b);
@@ -942,14 +1052,16 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     for (int q = 0; q < pl->n_phases && !st; q++) {
         const phase *ph = &pl->phases[q];
         double r = ph->kind == PH_CORE ? phase_rate(pl, q, t) : NAN;
-        if (ph->kind == PH_CORE && r < LIMITED * expected_rate(m, gr, pl, ph, up, down, path))
+        if (ph->kind == PH_CORE && r < LIMITED * expected_rate(m, gr, pl, ph, up_low, down_low, path))
             st = add_link(m, "core", r, -1, -1);
     }
     st = st ? st : infer_pods(m, gr, pl, t, up, down, path);
+    if (!st)
+        *rewritten = typical_varying(m, gr, up, down, path, up_typical, down_typical);
     return st ? st : add_spreads(m, gr, pl, t);
 }
 
-static rw_stress_cost last_cost = {-1, 0, 0};
+static rw_stress_cost last_cost = {-1, 0, 0, 0};
 
 rw_stress_cost rw_stress_last_cost(void) { return last_cost; }
 
@@ -978,7 +1090,7 @@ static rw_status copy_pairs(rw_model *m, const rw_model *base)
 
 rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base, double timeout)
 {
-    last_cost = (rw_stress_cost){-1, 0, 0};
+    last_cost = (rw_stress_cost){-1, 0, 0, 0};
     int me, n;
     MPI_Comm_rank(c, &me);
     MPI_Comm_size(c, &n);
@@ -1049,15 +1161,16 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base, double ti
         /* Each flow's times come from its receiver only: the others' are 0. */
         lost = rw_timed_reduce_max(mine, all, (int)nt, c, timeout) != 0;
         if (me == 0 && !lost) {
-            st = infer(m, &gr, &pl, all);
-            last_cost = (rw_stress_cost){pl.n_phases, elapsed, 0};
+            int rewritten = 0;
+            st = infer(m, &gr, &pl, all, &rewritten);
+            last_cost = (rw_stress_cost){pl.n_phases, elapsed, 0, rewritten};
         }
     }
     groups_free(&gr);
     if (lost) {
         /* Given up on a node: what is pending may still write into the
          * buffers and the plan, which therefore stay allocated. */
-        last_cost = (rw_stress_cost){-1, 0, 1};
+        last_cost = (rw_stress_cost){-1, 0, 1, 0};
         return st;
     }
     free(slot);

@@ -86,14 +86,16 @@ def pairs_touching(model_path: str | PathLike, nodes: list[str]) -> list[tuple[s
 
 @dataclass(frozen=True)
 class StressCost:
-    """What the stress test took: timed phases, and seconds (simulated under SMPI)."""
+    """What the stress test took: timed phases, and seconds (simulated under SMPI); pairs across
+    groups through a link whose load varies rewritten at its typical reading."""
 
     phases: int
     seconds: float
+    rewritten: int = 0
 
 
 _NO_STRESS = "a node stopped answering: no stress test"  # rankwise-probe's warning
-_STRESS_LINE = re.compile(r"stress test: (\d+) phases, (\S+) s")
+_STRESS_LINE = re.compile(r"stress test: (\d+) phases, (\S+) s, (\d+) pairs through a varying link rewritten")
 
 
 def stress_cost(log: list[str]) -> StressCost | None:
@@ -101,7 +103,7 @@ def stress_cost(log: list[str]) -> StressCost | None:
     for line in log:
         m = _STRESS_LINE.search(line)
         if m:
-            return StressCost(int(m.group(1)), float(m.group(2)))
+            return StressCost(int(m.group(1)), float(m.group(2)), int(m.group(3)))
     return None
 
 
