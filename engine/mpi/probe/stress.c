@@ -37,7 +37,7 @@
 #define REVISITS 3              /* more readings of every up/down phase, spread over the test */
 #define VARIES 1.5              /* readings at separate times this far apart (high / low)... */
 #define VARY_NOISE 3.0          /* ...and beyond this many times their noise: the link's load varies */
-#define REWRITE 0.02            /* rewrite a pair only when its bound is this far from it */
+#define RAISE 1.02              /* raise a pair only when its bound is this much faster */
 
 enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE, PH_POD_UP, PH_POD_DOWN, PH_DUPLEX };
 
@@ -886,13 +886,15 @@ static rw_status infer_pods(rw_model *m, const groups *gr, const plan *pl, const
 }
 
 /* Pairs across groups whose route crosses a link whose load varies were
- * measured at one of its moments, high or low (and the reference pass took
- * no lone bandwidth for them where its samples, at other moments,
- * disagreed). Each is rewritten at what a lone flow gets at the link's
- * typical reading: the lowest of that, the links kept on its route and the
- * best pair out of its source and into its destination. Returns how many
- * pairs were rewritten. */
-static int typical_varying(rw_model *m, const groups *gr, const double *up, const double *down, const double *path,
+ * measured at one of its moments (and the reference pass took no lone
+ * bandwidth for them where its samples, at other moments, disagreed). One
+ * measured slower than what a lone flow gets at the link's typical reading
+ * (the lowest of that, the links kept on its route and the best pair out
+ * of its source and into its destination) is raised to it; never lowered:
+ * a group's up and down phases on a torus or a dragonfly mix routes, and
+ * their typical reading is no single pair's. Returns how many pairs were
+ * raised. */
+static int raise_varying(rw_model *m, const groups *gr, const double *up, const double *down, const double *path,
                          const double *up_typical, const double *down_typical)
 {
     int n = gr->n, G = gr->g, count = 0;
@@ -920,7 +922,7 @@ static int typical_varying(rw_model *m, const groups *gr, const double *up, cons
             bound = isnan(path[a * G + b]) ? bound : fmin(bound, path[a * G + b]);
             bound = fmin(bound, fmin(best_out[i] > 0 ? best_out[i] : INFINITY, best_in[j] > 0 ? best_in[j] : INFINITY));
             double slope = m->knee > 0 && m->beta_large[p] > 0 ? m->beta_large[p] : m->beta[p];
-            if (!(slope > 0) || !(bound > 0) || bound > RW_MODEL_MAX_BANDWIDTH || fabs(bound * slope - 1) <= REWRITE)
+            if (!(slope > 0) || !(bound > RAISE / slope) || bound > RW_MODEL_MAX_BANDWIDTH)
                 continue;
             rw_model_rewrite_pair(m, p, bound);
             count++;
@@ -929,7 +931,7 @@ static int typical_varying(rw_model *m, const groups *gr, const double *up, cons
 }
 
 /* Rank 0: nic caps, then links, from the phases' rates. */
-static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const double *t, int *rewritten)
+static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const double *t, int *raised)
 {
     int n = gr->n, G = gr->g;
     double up[G], down[G];
@@ -988,9 +990,10 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     }
     /* A group's uplink whose load varies (either direction's readings at
      * separate times: where both directions share one link, as SimGrid's
-     * do, a direction read only at good moments still varies) is judged and
+     * do, a direction read only at good moments still varies; a group of
+     * one node, a torus's, has no uplink: its phases are its routes') is judged and
      * kept at each direction's typical (median) reading, which also bounds
-     * the pairs through it (typical_varying); it carried anything from its
+     * the pairs through it (raise_varying); it carried anything from its
      * lowest reading up when a path or the core phase crossed it: those are
      * kept only where that lowest does not explain their phase (a moment is
      * not a link). */
@@ -1005,7 +1008,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     }
     double noise = k ? rw_median(noises, (size_t)k) : 0;
     for (int g = 0; g < G; g++) {
-        int vary = (nu[g] && varies(&ru[g], noise)) || (nd[g] && varies(&rd[g], noise));
+        int vary = gr->size[g] >= 2 && ((nu[g] && varies(&ru[g], noise)) || (nd[g] && varies(&rd[g], noise)));
         low[g] = vary ? fmin(nu[g] ? ru[g].low : INFINITY, nd[g] ? rd[g].low : INFINITY) : NAN;
         up_typical[g] = vary && nu[g] ? ru[g].mid : NAN;
         down_typical[g] = vary && nd[g] ? rd[g].mid : NAN;
@@ -1057,7 +1060,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     }
     st = st ? st : infer_pods(m, gr, pl, t, up, down, path);
     if (!st)
-        *rewritten = typical_varying(m, gr, up, down, path, up_typical, down_typical);
+        *raised = raise_varying(m, gr, up, down, path, up_typical, down_typical);
     return st ? st : add_spreads(m, gr, pl, t);
 }
 
@@ -1161,9 +1164,9 @@ rw_status rw_stress_run(MPI_Comm c, rw_model *m, const rw_model *base, double ti
         /* Each flow's times come from its receiver only: the others' are 0. */
         lost = rw_timed_reduce_max(mine, all, (int)nt, c, timeout) != 0;
         if (me == 0 && !lost) {
-            int rewritten = 0;
-            st = infer(m, &gr, &pl, all, &rewritten);
-            last_cost = (rw_stress_cost){pl.n_phases, elapsed, 0, rewritten};
+            int raised = 0;
+            st = infer(m, &gr, &pl, all, &raised);
+            last_cost = (rw_stress_cost){pl.n_phases, elapsed, 0, raised};
         }
     }
     groups_free(&gr);

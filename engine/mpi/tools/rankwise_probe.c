@@ -350,8 +350,8 @@ int main(int argc, char **argv)
     }
     rw_stress_cost cost = rw_stress_last_cost();
     if (!st && rank == 0 && cost.phases >= 0) {
-        printf("stress test: %d phases, %.6g s, %d pairs through a varying link rewritten\n", cost.phases,
-               cost.seconds, cost.rewritten);
+        printf("stress test: %d phases, %.6g s, %d pairs through a varying link raised\n", cost.phases,
+               cost.seconds, cost.raised);
         fflush(stdout);
     } else if (!st && rank == 0 && a.opt.capacities)
         fprintf(stderr, "rankwise-probe: warning: a node stopped answering: no stress test\n");

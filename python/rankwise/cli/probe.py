@@ -149,7 +149,7 @@ def probe_command(
                       f"groups raised to their lone bandwidth (median +{100 * ref.gain:.1f} %)", highlight=False)
     for cost in costs:
         clock = " (simulated)" if sim is not None else ""
-        varying = f"; {cost.rewritten} pairs through a varying link read at its typical rate" if cost.rewritten else ""
+        varying = f"; {cost.raised} pairs through a varying link raised to its typical reading" if cost.raised else ""
         console.print(f"stress test: {cost.phases} phases, {cost.seconds:.3g} s{clock}{varying}", highlight=False)
     console.print(f"model written to [bold]{escape(str(output))}[/bold]", highlight=False)
     gaps = model_gaps(model, examples=0)

@@ -87,15 +87,15 @@ def pairs_touching(model_path: str | PathLike, nodes: list[str]) -> list[tuple[s
 @dataclass(frozen=True)
 class StressCost:
     """What the stress test took: timed phases, and seconds (simulated under SMPI); pairs across
-    groups through a link whose load varies rewritten at its typical reading."""
+    groups through a link whose load varies raised to its typical reading."""
 
     phases: int
     seconds: float
-    rewritten: int = 0
+    raised: int = 0
 
 
 _NO_STRESS = "a node stopped answering: no stress test"  # rankwise-probe's warning
-_STRESS_LINE = re.compile(r"stress test: (\d+) phases, (\S+) s, (\d+) pairs through a varying link rewritten")
+_STRESS_LINE = re.compile(r"stress test: (\d+) phases, (\S+) s, (\d+) pairs through a varying link raised")
 
 
 def stress_cost(log: list[str]) -> StressCost | None:

@@ -56,7 +56,7 @@ def test_a_congested_uplink_is_found_within_10_percent(tmp_path):
     np.testing.assert_allclose(model.inject[healthy], spec.node_bw, rtol=0.10)
     np.testing.assert_allclose(model.eject[healthy], spec.node_bw, rtol=0.10)
     assert len(costs) == 1 and costs[0].phases > 0 and costs[0].seconds > 0
-    assert costs[0].rewritten == 0  # no link varies: no pair rewritten
+    assert costs[0].raised == 0  # no link varies: no pair rewritten
 
 
 def test_a_non_blocking_two_rack_network_gets_no_link(tmp_path):
@@ -264,8 +264,8 @@ def test_a_varying_uplinks_moments_make_no_link_and_its_pairs_read_its_typical_r
     through it (isolated ping-pong) and the path phases met it at single moments: 5.8-12.5 GB/s
     across one route, and path links kept at the moments that were low. Its up and down phases,
     read at separate times, show that its load varies: no path or core link is made of its
-    moments, its links and its pairs are read at its typical (median) reading, every pair of a
-    block alike."""
+    moments, its links are read at its typical (median) reading, and no pair through it stays
+    below that (those measured at a low moment are raised to it)."""
     spec = PlatformSpec(racks=4, nodes_per_rack=4, cores=1, oversubscription=4.0, shuffle_racks=True, seed=3,
                         varying=[Varying("uplink", 2, period=0.05, steps=10, low=0.3)])
     gen, model, costs = probe(spec, tmp_path, capacities="after")
@@ -282,9 +282,9 @@ def test_a_varying_uplinks_moments_make_no_link_and_its_pairs_read_its_typical_r
             (g[:, None] != busy) & (g[None, :] == busy)
         assert links[f"{side}-{busy}"].capacity == pytest.approx(sp.median, rel=1e-9)
         typical = min(sp.median, spec.node_bw)
-        assert bw[through].max() / bw[through].min() < 1.05
-        np.testing.assert_allclose(bw[through], typical, rtol=0.05)
-    assert costs[0].rewritten > 0
+        assert bw[through].min() >= 0.98 * typical
+        assert bw[through].max() <= 1.02 * spec.node_bw
+    assert costs[0].raised > 0
 
 
 def test_a_narrow_pod_link_of_a_three_level_tree_is_found(tmp_path):
