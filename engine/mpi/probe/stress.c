@@ -991,12 +991,12 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     /* A group's uplink whose load varies (either direction's readings at
      * separate times: where both directions share one link, as SimGrid's
      * do, a direction read only at good moments still varies; a group of
-     * one node, a torus's, has no uplink: its phases are its routes') is judged and
-     * kept at each direction's typical (median) reading, which also bounds
-     * the pairs through it (raise_varying); it carried anything from its
-     * lowest reading up when a path or the core phase crossed it: those are
-     * kept only where that lowest does not explain their phase (a moment is
-     * not a link). */
+     * one node, a torus's, has no uplink: its phases are its routes') is
+     * judged and kept at each direction's typical (median) reading, which
+     * also bounds the pairs through it (raise_varying); it carried anything
+     * from its lowest reading up when a path or the core phase crossed it:
+     * those are kept only where that lowest does not explain their phase (a
+     * moment is not a link). */
     double low[G], up_typical[G], down_typical[G], noises[2 * G + 1];
     readings ru[G], rd[G];
     int nu[G], nd[G], k = 0;
