@@ -259,7 +259,7 @@ def test_every_uplink_is_read_at_separate_times(tmp_path):
     assert {sp.name for sp in update.spreads} == set(spreads)
 
 
-def test_a_varying_uplinks_moments_make_no_link_and_its_pairs_read_its_typical_rate(tmp_path):
+def test_a_varying_uplinks_moments_make_no_link_and_leave_no_pair_below_its_typical_rate(tmp_path):
     """4 racks of 4 behind 4:1 uplinks; rack 2's walks between x0.3 and x1 every 50 ms. The pairs
     through it (isolated ping-pong) and the path phases met it at single moments: 5.8-12.5 GB/s
     across one route, and path links kept at the moments that were low. Its up and down phases,
