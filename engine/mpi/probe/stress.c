@@ -36,7 +36,7 @@
 #define LIMITED 0.9             /* below this share of the expected rate: a limit */
 #define REVISITS 3              /* more readings of every up/down phase, spread over the test */
 #define VARIES 1.5              /* readings at separate times this far apart (high / low)... */
-#define VARY_NOISE 3.0          /* ...and beyond this many times their noise: the link's load varies */
+#define VARY_NOISE 3.0          /* ...and beyond this many times the typical link's noise: its load varies */
 #define RAISE 1.02              /* raise a pair only when its bound is this much faster */
 
 enum { PH_INJECT, PH_EJECT, PH_UP, PH_DOWN, PH_PATH, PH_CORE, PH_POD_UP, PH_POD_DOWN, PH_DUPLEX };
@@ -798,28 +798,29 @@ static int varies(const readings *r, double noise)
 /* Every group's up and down phase (and every pod's) read at separate
  * times (REVISITS): the spread of the readings against their noise (the
  * repetitions' spread at one time) tells a link whose load varies from a
- * slow one (docs/concepts/model.md, "A group's uplink"). */
-static rw_status add_spread_of(rw_model *m, const plan *pl, const double *t, int kind, int a, const char *name)
+ * slow one (docs/concepts/model.md, "A group's uplink"). The groups' come
+ * read already (ru, rd: infer's). */
+static rw_status add_spread(rw_model *m, const char *name, const readings *r)
 {
-    readings r;
-    if (read_times(pl, t, kind, a, &r) == 0)
-        return RW_OK;
-    return rw_model_add_spread(m, name, r.low, r.mid, r.high, r.noise, r.times);
+    return r->times ? rw_model_add_spread(m, name, r->low, r->mid, r->high, r->noise, r->times) : RW_OK;
 }
 
-static rw_status add_spreads(rw_model *m, const groups *gr, const plan *pl, const double *t)
+static rw_status add_spreads(rw_model *m, const groups *gr, const plan *pl, const double *t, const readings *ru,
+                             const readings *rd)
 {
     char name[64];
     rw_status st = RW_OK;
     for (int g = 0; g < gr->g && gr->g >= 2 && !st; g++)
         for (int up = 1; up >= 0 && !st; up--) {
             snprintf(name, sizeof name, "%s-%d", up ? "up" : "down", g);
-            st = add_spread_of(m, pl, t, up ? PH_UP : PH_DOWN, g, name);
+            st = add_spread(m, name, up ? &ru[g] : &rd[g]);
         }
     for (int p = 0; p < gr->pods && !st; p++)
         for (int up = 1; up >= 0 && !st; up--) {
+            readings r;
+            read_times(pl, t, up ? PH_POD_UP : PH_POD_DOWN, p, &r);
             snprintf(name, sizeof name, "pod-%s-%d", up ? "up" : "down", p);
-            st = add_spread_of(m, pl, t, up ? PH_POD_UP : PH_POD_DOWN, p, name);
+            st = add_spread(m, name, &r);
         }
     return st;
 }
@@ -999,19 +1000,19 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
      * moment is not a link). */
     double low[G], up_typical[G], down_typical[G], noises[2 * G + 1];
     readings ru[G], rd[G];
-    int nu[G], nd[G], k = 0;
+    int k = 0;
     for (int g = 0; g < G; g++) {
-        if ((nu[g] = read_times(pl, t, PH_UP, g, &ru[g])) > 0)
+        if (read_times(pl, t, PH_UP, g, &ru[g]) > 0)
             noises[k++] = ru[g].noise;
-        if ((nd[g] = read_times(pl, t, PH_DOWN, g, &rd[g])) > 0)
+        if (read_times(pl, t, PH_DOWN, g, &rd[g]) > 0)
             noises[k++] = rd[g].noise;
     }
     double noise = k ? rw_median(noises, (size_t)k) : 0;
     for (int g = 0; g < G; g++) {
-        int vary = gr->size[g] >= 2 && ((nu[g] && varies(&ru[g], noise)) || (nd[g] && varies(&rd[g], noise)));
-        low[g] = vary ? fmin(nu[g] ? ru[g].low : INFINITY, nd[g] ? rd[g].low : INFINITY) : NAN;
-        up_typical[g] = vary && nu[g] ? ru[g].mid : NAN;
-        down_typical[g] = vary && nd[g] ? rd[g].mid : NAN;
+        int vary = gr->size[g] >= 2 && (varies(&ru[g], noise) || varies(&rd[g], noise));
+        low[g] = vary ? fmin(ru[g].times ? ru[g].low : INFINITY, rd[g].times ? rd[g].low : INFINITY) : NAN;
+        up_typical[g] = vary && ru[g].times ? ru[g].mid : NAN;
+        down_typical[g] = vary && rd[g].times ? rd[g].mid : NAN;
     }
     rw_status st = RW_OK;
     char name[64];
@@ -1061,7 +1062,7 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     st = st ? st : infer_pods(m, gr, pl, t, up, down, path);
     if (!st)
         *raised = raise_varying(m, gr, up, down, path, up_typical, down_typical);
-    return st ? st : add_spreads(m, gr, pl, t);
+    return st ? st : add_spreads(m, gr, pl, t, ru, rd);
 }
 
 static rw_stress_cost last_cost = {-1, 0, 0, 0};
