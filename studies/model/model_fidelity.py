@@ -198,6 +198,10 @@ def summary(runs: list[Run]) -> bool:
         ok &= line(found == limiting and spurious == 0,
                    f"uplink capacities within {100 * CAP_GOAL:g} %: {found}/{limiting} limiting uplinks; "
                    f"links where none limits: {spurious}")
+        varying = np.concatenate([r.score.cap_varying for r in runs])
+        console.print(f"       of which steady: {int((caps[~varying] <= CAP_GOAL).sum())}/{int((~varying).sum())}; "
+                      f"whose load varies (stored at a typical reading, scored against the peak): "
+                      f"{int((caps[varying] <= CAP_GOAL).sum())}/{int(varying.sum())}")
     pod_limiting = sum(r.score.pod_limiting for r in runs)
     pod_spurious = sum(len(r.score.pod_spurious) for r in runs)
     if pod_limiting or pod_spurious:
@@ -245,7 +249,8 @@ def save(runs: list[Run], path: Path) -> None:
                  right=[f.label for f in r.score.right], as_nodes=[f.label for f in r.score.as_nodes],
                  missed=[f.label for f in r.score.missed], false=[c.label for c in r.score.false],
                  bw_bias=r.score.bw_bias, stray_pairs=r.score.stray_pairs,
-                 cap_err=r.score.cap_err.tolist(), cap_spurious=r.score.cap_spurious,
+                 cap_err=r.score.cap_err.tolist(), cap_varying=r.score.cap_varying.tolist(),
+                 cap_spurious=r.score.cap_spurious,
                  pod_err=r.score.pod_err.tolist(), pod_spurious=r.score.pod_spurious,
                  nic_err=r.score.nic_err.tolist(), duplex_err=r.score.duplex_err.tolist(),
                  duplex_spurious=r.score.duplex_spurious) for r in runs]

@@ -68,8 +68,8 @@ class NoisyPair:
 class VaryingLink:
     """A link whose load varies over time, with the pairs it explains."""
 
-    kind: str  # "node" (a node's own link), "group" (a group's uplink) or "block" (between two groups)
-    where: str  # the node, the group or "a-b"
+    kind: str  # "node" (a node's own link), "group" (a group's uplink), "block" (between two groups) or "hop"
+    where: str  # the node, the group, "a-b" (groups) or "u-v" (a direct network's link between two nodes)
     pairs: int  # ordered pairs that cross it (measured, not taken by an earlier link)
     jitter: float  # their median jitter (pair_variation)
     low: float  # their bandwidth's low while measured, as a fraction of its best (10th percentile)
@@ -90,6 +90,7 @@ class Findings:
     noisy_nodes: list[int] = field(default_factory=list)  # a node's own link varies
     noisy_groups: list[int] = field(default_factory=list)  # a group's uplink varies
     noisy_blocks: list[tuple[int, int]] = field(default_factory=list)  # (a, b), a <= b: the link between them
+    noisy_links: list[tuple[int, int]] = field(default_factory=list)  # (u, v): a direct network's hop between two nodes
     typical_jitter: float = float("nan")
     varying_links: list[VaryingLink] = field(default_factory=list)  # the links above, in the order found
     # (src, dst, jitter) of pairs whose jitter stands out but that no link explains (contention
@@ -670,7 +671,7 @@ def _capacity_pods(model: Model, g: np.ndarray, threshold: float) -> list[tuple[
         mine = link.from_groups if side == "up" else link.to_groups if side == "down" else None
         sp = spreads.get(link.name)
         readings = [x.median for name, x in spreads.items() if name.startswith(f"pod-{side}-")]
-        if mine is None or sp is None or len(readings) < 3 or rel[link.name] > moved:
+        if mine is None or sp is None or rel[link.name] > moved or not _pods_compared(link.name, spreads, threshold):
             continue
         if link.capacity * threshold >= np.percentile(readings, 75):
             continue
@@ -680,6 +681,21 @@ def _capacity_pods(model: Model, g: np.ndarray, threshold: float) -> list[tuple[
             pod = tuple(sorted(int(x) for x in labels))
             out += [pod] if pod not in out else []
     return out
+
+
+def _pods_compared(name: str, spreads: dict, threshold: float) -> bool:
+    """Whether pod link `name` (pod-up-P or pod-down-P) has readings of other pods to stand out
+    against: three pods or more read in its direction, or two whose phases carried other flows.
+    Where the two pods hold every group, pod-up-P's flows are the other pod's pod-down phase's
+    (and the reverse): a narrow link reads low in both, and one pod's reading says nothing about
+    which; where other groups stand outside both, the other pod's opposite phase reads clearly
+    above P's, and P's stands out as with three."""
+    _, side, pod = name.split("-")
+    others = [n.split("-")[2] for n in spreads if n.startswith(f"pod-{side}-") and n != name]
+    if len(others) != 1:
+        return len(others) >= 2
+    opposite = spreads.get(f"pod-{'down' if side == 'up' else 'up'}-{others[0]}")
+    return opposite is not None and opposite.median > threshold * spreads[name].median
 
 
 def _path_rates(model: Model) -> dict[tuple[int, int], tuple[float, bool]]:
@@ -1118,6 +1134,17 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
                 f.noisy_blocks.append((x, y))
                 take(cell, "block", f"{x}-{y}")
 
+    # A link between two nodes of a direct network (a torus: groups of one node, relations that are
+    # routes over several such links), seen by the pairs whose jitter stands out and no link above
+    # explains.
+    quiet = ok & (scope == "")
+    ref = float(np.median(var[quiet])) if quiet.any() else 0.0
+    with np.errstate(invalid="ignore"):
+        stray = quiet & calm & (var > max(JITTER_FLOOR, JITTER_RATIO * ref))
+    for u, v, mine in _varying_hops(model, f, var, stray):
+        f.noisy_links.append((u, v))
+        take(mine, "hop", f"{u}-{v}")
+
     explained = scope != ""
     quiet = ok & ~explained
     ref = float(np.median(var[quiet])) if quiet.any() else 0.0
@@ -1131,6 +1158,40 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
                        str(scope[i, j])) for i, j in zip(*np.nonzero(noisy))]
     pairs.sort(key=lambda p: p.jitter, reverse=True)
     f.noisy_pairs = pairs
+
+
+def _varying_hops(model: Model, f: Findings, var: np.ndarray, stray: np.ndarray):
+    """On a direct network (a torus, _hop_distances), the links between two nodes whose load varies:
+    of the stray pairs (jitter standing out, no link explaining it), those whose shortest routes may
+    cross the link vary LINK_RATIO times more (median) than the others, and there are HOP_PAIRS of
+    them. Contention between the concurrent probe's round-mates varies pairs all over the network;
+    a link whose load varies, only the pairs through it. The link whose pairs stand out most first,
+    each taking its pairs. Returns [(u, v, its pairs)]."""
+    n = model.n_nodes
+    if f.classes is None or not stray.any():
+        return []
+    net = _hop_distances(_network_part(round_trip_latency(model), np.zeros(n)), f.classes, f.slow_links)
+    if net is None:
+        return []
+    hops, _, _, near = net
+    cells = []
+    for u, v in np.argwhere(np.triu(near, 1)):
+        via = np.minimum(hops[:, u, None] + 1 + hops[None, v, :], hops[:, v, None] + 1 + hops[None, u, :])
+        cells.append((int(u), int(v), via <= hops))
+    left, out = stray.copy(), []
+    while True:
+        best, best_ratio = None, LINK_RATIO
+        for u, v, cell in cells:
+            mine, rest = left & cell, left & ~cell
+            if mine.sum() < HOP_PAIRS:
+                continue
+            ratio = np.median(var[mine]) / np.median(var[rest]) if rest.any() else np.inf
+            if ratio >= best_ratio:
+                best, best_ratio = (u, v, mine), ratio
+        if best is None:
+            return out
+        out.append(best)
+        left &= ~best[2]
 
 
 def _peak_bandwidth(model: Model) -> np.ndarray:

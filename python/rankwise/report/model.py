@@ -109,6 +109,7 @@ class Structure:
     variable_links: list[str] = field(default_factory=list)  # each varying link, with its figures
     classes: str = ""  # the distance classes relations are judged against ("" without)
     slow_pods: list[list[int]] = field(default_factory=list)  # groups of each pod whose own uplink is slow
+    slow_hops: list[str] = field(default_factory=list)  # a direct network's slow links between two nodes ("a <-> b")
 
 
 @dataclass
@@ -396,6 +397,8 @@ def _structure(names: list[str], f) -> Structure:
             what = f"{names[int(v.where)]}'s link"
         elif v.kind == "group":
             what = f"g{v.where}'s uplink"
+        elif v.kind == "hop":
+            what = "the link " + " <-> ".join(names[int(x)] for x in v.where.split("-"))
         else:
             what = "the link " + _relation_text(tuple(int(x) for x in v.where.split("-")))
         if v.seen_by == "capacity":
@@ -411,6 +414,7 @@ def _structure(names: list[str], f) -> Structure:
                                                               if not set(b) & set(f.slow_uplinks))],
         slow_uplinks=list(f.slow_uplinks),
         slow_pods=[list(p) for p in f.slow_pods],
+        slow_hops=[f"{names[u]} <-> {names[v]}" for u, v in f.slow_links],
         variable_nodes=[names[i] for i in f.noisy_nodes],
         variable_groups=list(f.noisy_groups),
         variable_blocks=[_relation_text(b) for b in f.noisy_blocks],
@@ -691,13 +695,14 @@ def _render_structure(st: Structure, console) -> None:
                 what.append(f"bandwidth x{r.bandwidth_ratio:.2g}")
             parts.append(f"{r.node}: {', '.join(what)} (in g{r.group})")
         console.print("  [bold red]slow node links[/]: " + escape("; ".join(parts)), highlight=False)
-    if st.slow_uplinks or st.slow_blocks or st.slow_pods:
+    if st.slow_uplinks or st.slow_blocks or st.slow_pods or st.slow_hops:
         found = True
         parts = [f"g{x}'s uplink" for x in st.slow_uplinks]
         parts += [f"the uplink of the pod of {', '.join(f'g{x}' for x in p)}" for p in st.slow_pods]
+        parts += [f"the link {hop}" for hop in st.slow_hops]
         if st.slow_blocks:
             parts.append("(all pairs of) " + ", ".join(st.slow_blocks))
-        console.print("  [bold red]slow shared links[/]: " + "; ".join(parts), highlight=False)
+        console.print("  [bold red]slow shared links[/]: " + escape("; ".join(parts)), highlight=False)
     if st.classes:
         console.print(f"  distance classes (longer routes, not faults): {st.classes}", highlight=False)
     if st.variable_links:

@@ -75,6 +75,7 @@ class Score:
     cap_err: np.ndarray  # per limiting uplink found: worst of |up / link - 1|, |down / link - 1|
     cap_limiting: int  # uplinks that limit their rack (fat trees)
     cap_spurious: list[str]  # model links where no uplink limits
+    cap_varying: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))  # per cap_err: its load varies
     pod_err: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per limiting pod uplink, as cap_err
     pod_limiting: int = 0  # pod uplinks that limit their pod (three-level trees)
     pod_spurious: list[str] = field(default_factory=list)  # model pod links where no pod uplink limits
@@ -133,6 +134,8 @@ def claims_from_findings(f: Findings) -> list[Claim]:
         out.append(Claim(VARYING, SHARED, pairs=(g[:, None] == x) ^ (g[None, :] == x), label=f"varying up g{x}"))
     for a, b in f.noisy_blocks:
         out.append(Claim(VARYING, SHARED, pairs=_between(g, a, b), label=f"varying g{a}-g{b}"))
+    for u, v in f.noisy_links:
+        out.append(Claim(VARYING, SHARED, pairs=_hop(len(g), u, v), label=f"varying link {u}-{v}"))
     alone = [p for p in f.noisy_pairs if p.scope == "pair"]
     if alone:
         mask = np.zeros((len(g), len(g)), dtype=bool)
@@ -181,10 +184,10 @@ def score(gp: GeneratedPlatform, faults: list[Fault], model: Model, groups: np.n
     lat_err, bw_err, bw_bias = _pair_errors(gp, model, on)
     nic_err = _nic_errors(gp, model)
     duplex_err, duplex_spurious = _duplex_errors(gp, model)
-    cap_err, limiting, spurious = _capacities(gp, model)
+    cap_err, cap_varying, limiting, spurious = _capacities(gp, model)
     pod_err, pod_limiting, pod_spurious = _pod_capacities(gp, model)
     s = Score(lat_err=lat_err, bw_err=bw_err, bw_bias=bw_bias, ari=ari(groups, gp.rack_of_node), nic_err=nic_err,
-              cap_err=cap_err, cap_limiting=limiting, cap_spurious=spurious, pod_err=pod_err,
+              cap_err=cap_err, cap_varying=cap_varying, cap_limiting=limiting, cap_spurious=spurious, pod_err=pod_err,
               pod_limiting=pod_limiting, pod_spurious=pod_spurious, duplex_err=duplex_err,
               duplex_spurious=duplex_spurious)
     _match(gp, faults, claims, on, s)
@@ -227,16 +230,17 @@ def _duplex_errors(gp: GeneratedPlatform, model: Model) -> tuple[np.ndarray, int
 
 def _capacities(gp: GeneratedPlatform, model: Model):
     """Fat trees: per limiting uplink the worse of its up and down links' errors (inf when the model
-    has not both), and the model's links that stand for no limiting uplink."""
+    has not both) against its configured (peak) bandwidth and whether its load varies, and the
+    model's links that stand for no limiting uplink."""
     three = gp.spec.topology.startswith("fat-tree3:")
     if gp.spec.shape is not None and not three:  # router links have no rack behind them to name a group by
-        return np.zeros(0), 0, []
+        return np.zeros(0), np.zeros(0, bool), 0, []
     links = {link.name: link.capacity for link in model.links if not link.name.startswith("pod-")}
     if three:  # a pod uplink may show as path-A-B or core links: those are not scored
         links = {name: c for name, c in links.items() if name.startswith(("up-", "down-"))}
     node_bw = {link.index: link.bandwidth for link in gp.links if link.kind == "node"}
     groups = np.asarray(model.group_of)
-    errors, used = [], set()
+    errors, used, varying = [], set(), []
     limiting = 0
     for link in gp.links:
         if link.kind != "uplink":
@@ -245,6 +249,7 @@ def _capacities(gp: GeneratedPlatform, model: Model):
         if link.bandwidth_min >= LIMITS * sum(node_bw[i] for i in members):
             continue
         limiting += 1
+        varying.append("varying" in link.reasons)
         g = groups[members]
         g = g[g >= 0]
         if not g.size:
@@ -255,7 +260,7 @@ def _capacities(gp: GeneratedPlatform, model: Model):
         used.update(names)
         found = [links.get(name) for name in names]
         errors.append(max(abs(c / link.bandwidth - 1) if c else np.inf for c in found))
-    return np.array(errors), limiting, sorted(set(links) - used)
+    return np.array(errors), np.array(varying, dtype=bool), limiting, sorted(set(links) - used)
 
 
 def _pod_capacities(gp: GeneratedPlatform, model: Model):

@@ -438,6 +438,9 @@ def test_a_slow_torus_hop_is_named_between_its_two_nodes(tmp_path):
     assert f.slow_links == [(6, 10)]  # y-6 joins node 6 to its +y neighbour
     assert on[hop_pairs(model.n_nodes, 6, 10)].all()
     assert f.slow_blocks == [] and f.slow_nodes == []
+    from rankwise.report.model import summarize
+
+    assert summarize(model).structure.slow_hops == [f"{model.names[6]} <-> {model.names[10]}"]  # `show` names it
 
 
 def test_pairs_halved_into_one_node_name_no_link_on_a_torus():
@@ -523,6 +526,33 @@ def test_a_varying_link_is_named_among_contention_jitter(varying, expect):
         assert f.noisy_groups == [int(np.bincount(f.groups[rack == 2]).argmax())]
         assert all((rack[p.src] == 2) != (rack[p.dst] == 2) for p in f.noisy_pairs)
     assert f.noisy_pairs and {p.scope for p in f.noisy_pairs} == {expect}
+
+
+@pytest.mark.parametrize("varying", [None, Varying("x", 3, low=0.1)])
+def test_a_varying_torus_hop_is_named_between_its_two_nodes(tmp_path, varying):
+    """A torus link whose bandwidth walks down to x0.1, under contention jitter on every pair (the
+    study's seed 11: no group, relation or node took its pairs, all left as pairs alone): named
+    once, between the two nodes it joins, with pairs whose shortest routes may cross it; without
+    it, no link."""
+    from rankwise.sim.faults import crossing_pairs
+
+    spec = PlatformSpec(topology="torus:4,4,2", seed=3, varying=[varying] if varying else [])
+    model = contention(synthetic_model(spec, seed=3, noise=0.0), seed=3, high=0.15)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)  # as a torus probe stores them
+    f = find_slow_links(model)
+    if varying is None:
+        assert f.noisy_links == [] and f.varying_links == []
+        return
+    gen = generate(spec, tmp_path / "plat")
+    on = crossing_pairs(gen)[[k for k, link in enumerate(gen.links) if link.name == "x-3"]].any(axis=0)
+    assert len(f.noisy_links) == 1 and [v.kind for v in f.varying_links] == ["hop"]
+    assert on[hop_pairs(model.n_nodes, *f.noisy_links[0])].all()
+    assert f.noisy_nodes == [] and f.noisy_groups == [] and f.noisy_blocks == []
+    assert {p.scope for p in f.noisy_pairs} == {"hop"}
+    from rankwise.report.model import summarize
+
+    u, v = f.noisy_links[0]
+    assert summarize(model).structure.variable_links[0].startswith(f"the link {model.names[u]} <-> {model.names[v]} (")
 
 
 # ---------------------------- uplinks slow in bandwidth alone: the stress test's capacities
@@ -646,4 +676,26 @@ def test_a_slow_pod_from_the_stress_tests_pod_links():
     assert find_slow_links(model).slow_pods == []
     model.spreads = [Spread(f"pod-{side}-{p}", 1.5e10, 1.5e10, 1.5e10, 0.0, 4) for p in (0, 1)
                      for side in ("up", "down")]
+    assert find_slow_links(model).slow_pods == []
+
+
+def test_a_slow_pod_of_two_read_when_other_groups_stand_outside_both():
+    """Two of three pods found (racks 4, 5 stand outside both): pod 1's links kept at 15 GB/s where
+    pod 0's phases read 50, and pod 0's down phase, whose flows come from racks 4-5 too, read 50:
+    pod 1 is slow. Where its up phase's flows are pod 0's down phase's (pod-down-0 reads as low),
+    the two pods hold every group between them and nothing tells which is narrow."""
+    from rankwise.model.model import Link
+
+    model = synthetic_model(PlatformSpec(racks=6, nodes_per_rack=4, cores=1, seed=2), seed=2)
+    g = model.groups().astype(int)
+    model.group_of = g.astype(np.int32)
+    rack = lambda r: int(g[r * 4])  # synthetic_model's racks are in node order
+    pods = [(rack(0), rack(1)), (rack(2), rack(3))]
+    others = tuple(x for x in range(6) if x not in pods[1])
+    model.links = [Link("pod-up-1", 1.5e10, pods[1], others), Link("pod-down-1", 1.5e10, others, pods[1])]
+    model.spreads = [Spread(f"pod-{side}-{p}", r, r, r, 0.0, 4) for p, r in enumerate((5e10, 1.5e10))
+                     for side in ("up", "down")]
+    assert find_slow_links(model).slow_pods == [tuple(sorted(pods[1]))]
+    model.spreads[1] = Spread("pod-down-0", 1.5e10, 1.5e10, 1.5e10, 0.0, 4)
+    model.links = model.links[:1]
     assert find_slow_links(model).slow_pods == []
