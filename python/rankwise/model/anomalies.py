@@ -544,7 +544,8 @@ def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
     stopped it takes the reading down by that share at most (1.5x at four groups; less under
     max-min sharing, where the other flows take up what it leaves). With two groups every flow
     crosses both uplinks and the typical excess is the busy one's: no link stands out, as it
-    should not. Groups without two readings in both directions are left out (unknown)."""
+    should not. Groups without two readings in both directions are left out (unknown), and groups of
+    one node (a torus's: its up and down phases mix its routes, as the stress test also holds)."""
     stored = np.asarray(model.group_of) if model.group_of is not None else np.zeros(0, int)
     spreads = {sp.name: sp for sp in getattr(model, "spreads", [])
                if sp.times >= 2 and sp.median > 0 and sp.name.split("-")[0] in ("up", "down")}  # racks' links
@@ -564,6 +565,8 @@ def capacity_spreads(model: Model, g: np.ndarray) -> dict[int, UplinkSpread]:
         labels = set(g[mine].tolist())
         if len(labels) != 1 or (g == next(iter(labels))).sum() != mine.sum():
             continue  # not one of g's groups
+        if mine.sum() < 2:
+            continue  # a node alone (a torus's) has no uplink: its phases mix its routes
         name = max(both, key=rel.get)
         sp = spreads[name]
         x_g = int(next(iter(labels)))
@@ -1100,10 +1103,13 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
         scope[carried] = "group"
         open_[cell] = False
     # A group's uplink: the pairs with one end in the group. With two groups that is their one
-    # relation, which cannot tell which of the two uplinks varies: left to the relations.
+    # relation, which cannot tell which of the two uplinks varies: left to the relations. A group
+    # of one node has no uplink of its own (a torus's: its node's link is the node's, its links to
+    # its neighbours are hops, below).
     if k >= 3:
+        size = np.bincount(g, minlength=k)
         cells = {x: (g[:, None] == x) ^ (g[None, :] == x) for x in range(k)
-                 if x not in slow_groups and x not in spreads}
+                 if x not in slow_groups and x not in spreads and size[x] >= 2}
         while cells:
             # The most varying first, over all its pairs (those through slow links included: two
             # groups may have the same pairs left once those are set aside).

@@ -555,6 +555,19 @@ def test_a_varying_torus_hop_is_named_between_its_two_nodes(tmp_path, varying):
     assert summarize(model).structure.variable_links[0].startswith(f"the link {model.names[u]} <-> {model.names[v]} (")
 
 
+def test_a_torus_nodes_readings_that_vary_name_no_uplink():
+    """A torus node's up and down phases cross its links to its neighbours: readings that vary
+    (4x, where a neighbouring link's load varied; the study's seed 23) are no uplink of a group of
+    one node, which is neither named varying nor kept from the jitter's steps."""
+    model = synthetic_model(PlatformSpec(topology="torus:4,4,2", seed=3), seed=3, noise=0.0)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)
+    model.spreads = [Spread(f"{side}-{x}", lo, lo, 1e10, 0.0, 4) for x in range(model.n_nodes)
+                     for side in ("up", "down") for lo in ([2.5e9] if x == 18 else [1e10])]
+    g = find_slow_links(model).groups
+    assert capacity_spreads(model, g) == {}
+    assert find_slow_links(model).noisy_groups == []
+
+
 # ---------------------------- uplinks slow in bandwidth alone: the stress test's capacities
 
 

@@ -85,13 +85,13 @@ def assert_same_model(a: Model, b: Model) -> None:
         assert getattr(a.settings, key) == getattr(b.settings, key)
     for key in ("timeout", "time_budget"):
         assert close(getattr(a.settings, key), getattr(b.settings, key))
-    assert close(a.created, b.created, atol=5e-4) and close(a.duration, b.duration)
+    assert close(a.created, b.created, atol=HALF_MS) and close(a.duration, b.duration)
     np.testing.assert_array_equal(a.state, b.state)
     np.testing.assert_array_equal(a.intra_state, b.intra_state)
     kept = a.state != UNPROBED
     for key in ("alpha", "beta"):
         assert all(map(close, getattr(a, key)[kept], getattr(b, key)[kept])), key
-    assert all(close(x, y, atol=5e-4) for x, y in zip(a.measured_at[kept], b.measured_at[kept]))
+    assert all(close(x, y, atol=HALF_MS) for x, y in zip(a.measured_at[kept], b.measured_at[kept]))
     stats = kept[..., None] & (a.samples > 0)
     for key in ("rtt_min", "rtt_median", "rtt_max", "jitter", "samples"):
         assert all(map(close, getattr(a, key)[stats], getattr(b, key)[stats])), key
@@ -107,6 +107,11 @@ def assert_same_model(a: Model, b: Model) -> None:
     assert [(k.name, k.times) for k in a.spreads] == [(k.name, k.times) for k in b.spreads]
     assert all(close(getattr(x, f), getattr(y, f)) for x, y in zip(a.spreads, b.spreads)
                for f in ("low", "median", "high", "noise"))
+
+
+# Timestamps are written to the millisecond: off by half of one at most (a tie, 0.1875 -> 0.188),
+# plus the binary rounding of that half.
+HALF_MS = 5e-4 * (1 + 1e-9)
 
 
 def close(x, y, atol=0.0) -> bool:
