@@ -133,20 +133,19 @@ def _block_median(values, mask, gi, gj):
 def _fill_missing(block: np.ndarray) -> np.ndarray:
     """Cells without pairs (a group of one node, or of one node once it is
     left out) take the median of the same kind of cell: inside a group, or
-    across to the same destination group."""
-    out = block.copy()
-    k = len(block)
-    diag = np.eye(k, dtype=bool)
-    for x, y in zip(*np.nonzero(~np.isfinite(block))):
-        if x == y:
-            pool = block[diag]
-        else:
-            pool = block[~diag[:, y] & (np.arange(k) != x), y]
-            if not np.isfinite(pool).any():
-                pool = block[~diag]
-        pool = pool[np.isfinite(pool)]
-        out[x, y] = np.median(pool) if pool.size else np.nan
-    return out
+    across to the same destination group (else across to any)."""
+    missing = ~np.isfinite(block)
+    if not missing.any():
+        return block.copy()
+    diag = np.eye(len(block), dtype=bool)
+    values = np.where(missing, np.nan, block)
+    across = np.where(diag, np.nan, values)
+    with _quiet_nanmedian():
+        inside = np.nanmedian(values[diag])
+        to = np.nanmedian(across, axis=0)  # per destination group; a missing cell adds nothing
+        anywhere = np.nanmedian(across)
+    fill = np.where(diag, inside, np.where(np.isfinite(to), to, anywhere)[None, :])
+    return np.where(missing, fill, block)
 
 
 def node_latency_terms(model: Model, groups: np.ndarray, iterations: int = 10):

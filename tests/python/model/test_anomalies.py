@@ -48,6 +48,23 @@ def test_adjusted_rand_index():
     assert abs(adjusted_rand_index(rng.integers(0, 6, 500), rng.integers(0, 6, 500))) < 0.05
 
 
+def test_cells_without_pairs_take_the_median_of_their_kind():
+    """Groups of one node have no pair inside: their cell takes the median inside the other groups;
+    a cell across without pairs takes the median into the same destination group, else across."""
+    from rankwise.model.anomalies import _fill_missing
+
+    nan = np.nan
+    block = np.array([[1.0, 5.0, nan, nan],
+                      [7.0, nan, nan, 9.0],
+                      [8.0, 6.0, 3.0, nan],
+                      [nan, nan, nan, nan]])
+    filled = _fill_missing(block)
+    assert filled[1, 1] == filled[3, 3] == 2.0  # inside: median of 1 and 3
+    assert filled[3, 0] == 7.5 and filled[3, 1] == 5.5 and filled[0, 3] == filled[2, 3] == 9.0  # into the same group
+    assert filled[0, 2] == filled[1, 2] == filled[3, 2] == 7.0  # nothing into group 2: across
+    assert np.array_equal(filled[np.isfinite(block)], block[np.isfinite(block)])
+
+
 def test_synthetic_model_follows_its_platform():
     spec = shuffled(4, 6, seed=1)
     model = synthetic_model(spec, noise=0, slow_noise=0)
