@@ -242,7 +242,7 @@ class DistanceClasses:
         return (pos <= tol) | ((np.abs(pos - near) <= tol) & (near <= self.top))
 
 
-def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> DistanceClasses | None:
+def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray, nodes: int = 0) -> DistanceClasses | None:
     """The distance classes of a set of pair latencies (between groups, and inside groups as
     the nearest class), or None when they do not lie on one lattice.
 
@@ -253,7 +253,9 @@ def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> Distanc
     out: a global link of a three-group dragonfly carries a third of all pairs. The lattice is
     refitted by least squares through the latencies within half the tolerance of it, and it must
     place CLASS_FIT of them. The farthest class is the farthest lattice point holding CLASS_SHARE
-    of the latencies: pairs beyond it, or between two points, are slower than their route."""
+    of the latencies, or a pair per two nodes of the `nodes` (a torus's farthest holds every node's
+    antipode, 128 pairs of 16,256 at 128 nodes, less those a slow link moves off it): pairs beyond
+    it, or between two points, are slower than their route."""
     inside = lat_inside[np.isfinite(lat_inside)]
     v = np.sort(np.concatenate([lat_between[np.isfinite(lat_between)], inside]))
     if v.size < 4:
@@ -282,7 +284,7 @@ def distance_classes(lat_between: np.ndarray, lat_inside: np.ndarray) -> Distanc
     if (on | (pos <= tol)).mean() < CLASS_FIT:
         return None
     counts = np.bincount(near[on].astype(int))
-    filled = np.flatnonzero(counts >= max(2, CLASS_SHARE * v.size))
+    filled = np.flatnonzero(counts >= max(2, min(CLASS_SHARE * v.size, nodes / 2 or np.inf)))
     top = int(filled[-1]) if filled.size else 1
     return DistanceClasses(base, step, top, tuple(base + m * step for m in range(top + 1)), spread)
 
@@ -308,7 +310,7 @@ def _slow_relations(lat, bw, clean, g, uplinks, blat, bbw, threshold, jitter=Non
     across = clean & ~same & np.isfinite(sym)
     up = np.isin(g, uplinks)
     fit = clean & ~(up[:, None] | up[None, :]) & np.isfinite(sym)
-    classes = distance_classes(sym[fit & ~same], sym[fit & same])
+    classes = distance_classes(sym[fit & ~same], sym[fit & same], n)
     out = []
     if classes is None:
         ok = ~np.eye(k, dtype=bool) & np.isfinite(blat)
@@ -398,6 +400,11 @@ def _hop_distances(sym: np.ndarray, classes: DistanceClasses, extra: list[tuple[
         return None
     pos = classes.position(np.where(known, sym, np.inf))
     tol = classes.tolerance(np.where(known, sym, 0.0))
+    # On a large torus the neighbours are too few a share of the pairs to make the nearest class
+    # (6 of 127 a node at 128 nodes): every node's nearest pair then lies a class below it.
+    below = float(np.median(np.round(np.min(pos, axis=1))))
+    if below < 0:
+        pos = pos - below
     nearest = np.min(pos, axis=1)
     own = np.where(nearest > np.min(np.where(known, tol, np.inf), axis=1), nearest, 0.0)
     pos = np.where(known, pos - own[:, None] - own[None, :], np.nan)

@@ -572,6 +572,23 @@ def test_a_varying_torus_hop_is_named_between_its_two_nodes(tmp_path, varying):
     assert summarize(model).structure.variable_links[0].startswith(f"the link {model.names[u]} <-> {model.names[v]} (")
 
 
+@pytest.mark.parametrize("faulty", [False, True])
+def test_a_128_node_torus_is_read_as_one(faulty):
+    """At 128 nodes a torus's neighbours (6 of 127 pairs a node) are too few to make the nearest
+    distance class, and its antipodes (128 pairs) too few for the farthest: the hop graph was not
+    found and every antipodal relation was slow. Healthy: nothing named; with a slow and a varying
+    link, each between the two nodes it joins (y-6: node 6 and its +y neighbour, x-3: 3 and 4)."""
+    spec = PlatformSpec(topology="torus:8,4,4", seed=3,
+                        degraded=[Degraded("y", 6, 0.46, 3.6)] if faulty else [],
+                        varying=[Varying("x", 3, low=0.1)] if faulty else [])
+    model = contention(synthetic_model(spec, seed=3, noise=0.0), seed=3, high=0.15)
+    model.group_of = np.arange(model.n_nodes, dtype=np.int32)
+    f = find_slow_links(model)
+    assert f.slow_blocks == [] and f.slow_nodes == [] and f.noisy_groups == [] and f.noisy_nodes == []
+    assert f.slow_links == ([(6, 14)] if faulty else [])
+    assert f.noisy_links == ([(3, 4)] if faulty else [])
+
+
 def test_a_torus_nodes_readings_that_vary_name_no_uplink():
     """A torus node's up and down phases cross its links to its neighbours: readings that vary
     (4x, where a neighbouring link's load varied; the study's seed 23) are no uplink of a group of
