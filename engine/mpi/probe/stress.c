@@ -653,69 +653,94 @@ static double lone_pace(const rw_model *m, int s, int d)
  * run is the sum of their rates. Comparing with this, not with a plain sum
  * of caps, keeps flows of unequal bottlenecks from looking like a link of
  * their own. */
+static double node_cap(const rw_model *m, int v, int out)
+{
+    double cap = out ? m->inject[v] : m->eject[v], best = 0;
+    if (!isnan(cap))
+        return cap;
+    for (int j = 0; j < m->n_nodes; j++)
+        best = fmax(best, out ? pair_bw(m, v, j) : pair_bw(m, j, v));
+    return best;
+}
+
 static double expected_with_pods(const rw_model *m, const groups *gr, const plan *pl, const phase *ph,
                                  const double *cap_up, const double *cap_down, const double *cap_path,
                                  const double *cap_pod_up, const double *cap_pod_down)
 {
     enum { PER_FLOW = 10 }; /* resources a flow may cross, its own pace last */
-    int n = gr->n, G = gr->g, P = gr->pods, nf = ph->count, own0 = 3 * n + 2 * G + G * G + 2 * P, nres = own0 + nf;
+    int n = gr->n, G = gr->g, P = gr->pods, nf = ph->count;
     if (nf == 0)
         return NAN;
-    double cap[nres], rate[nf], used[nres];
-    int res[nf][PER_FLOW], unfrozen[nres];
-    for (int i = 0; i < n; i++) {
-        double best_out = 0, best_in = 0;
-        for (int j = 0; j < n; j++) {
-            best_out = fmax(best_out, pair_bw(m, i, j));
-            best_in = fmax(best_in, pair_bw(m, j, i));
-        }
-        cap[i] = isnan(m->inject[i]) ? best_out : m->inject[i];
-        cap[n + i] = isnan(m->eject[i]) ? best_in : m->eject[i];
-    }
-    int dup0 = 2 * n + 2 * G + G * G + 2 * P;
-    for (int i = 0; i < n; i++)
-        cap[dup0 + i] = isnan(m->duplex[i]) ? INFINITY : m->duplex[i];
+    /* Resources: every node's out, in and duplex cap (only the phase's
+     * are crossed), the groups' up and down links, the pods', one per
+     * path the flows cross (of G * G: a torus has a group per node) and
+     * each flow's own pace. */
+    int dup0 = 2 * n, up0 = 3 * n, down0 = up0 + G, pod0 = down0 + G, path0 = pod0 + 2 * P, own0 = path0 + nf;
+    int nres = own0 + nf;
+    double *cap = malloc((size_t)nres * sizeof *cap), *used = malloc((size_t)nres * sizeof *used);
+    double *rate = malloc((size_t)nf * sizeof *rate);
+    int *unfrozen = malloc((size_t)nres * sizeof *unfrozen), *res = malloc((size_t)nf * PER_FLOW * sizeof *res);
+    int *key = malloc((size_t)nf * sizeof *key);
+    double sum = NAN;
+    if (!cap || !used || !rate || !unfrozen || !res || !key)
+        goto done;
+    for (int r = 0; r < nres; r++)
+        cap[r] = INFINITY;
     for (int g = 0; g < G; g++) {
-        cap[2 * n + g] = cap_up && !isnan(cap_up[g]) ? cap_up[g] : INFINITY;
-        cap[2 * n + G + g] = cap_down && !isnan(cap_down[g]) ? cap_down[g] : INFINITY;
+        cap[up0 + g] = cap_up && !isnan(cap_up[g]) ? cap_up[g] : INFINITY;
+        cap[down0 + g] = cap_down && !isnan(cap_down[g]) ? cap_down[g] : INFINITY;
     }
-    for (int k = 0; k < G * G; k++)
-        cap[2 * n + 2 * G + k] = cap_path && !isnan(cap_path[k]) ? cap_path[k] : INFINITY;
-    int pod0 = 2 * n + 2 * G + G * G;
     for (int p = 0; p < P; p++) {
         cap[pod0 + p] = cap_pod_up && !isnan(cap_pod_up[p]) ? cap_pod_up[p] : INFINITY;
         cap[pod0 + P + p] = cap_pod_down && !isnan(cap_pod_down[p]) ? cap_pod_down[p] : INFINITY;
     }
+    int paths = 0;
     for (int k = 0; k < nf; k++) {
-        int s = pl->src[ph->first + k], d = pl->dst[ph->first + k];
+        int s = pl->src[ph->first + k], d = pl->dst[ph->first + k], *r = res + (size_t)k * PER_FLOW;
         int cross = gr->of[s] != gr->of[d];
-        res[k][0] = s;
-        res[k][1] = n + d;
-        res[k][2] = cross ? 2 * n + gr->of[s] : -1;
-        res[k][3] = cross ? 2 * n + G + gr->of[d] : -1;
-        res[k][4] = cross ? 2 * n + 2 * G + gr->of[s] * G + gr->of[d] : -1;
+        cap[s] = node_cap(m, s, 1);
+        cap[n + d] = node_cap(m, d, 0);
+        cap[dup0 + s] = isnan(m->duplex[s]) ? INFINITY : m->duplex[s];
+        cap[dup0 + d] = isnan(m->duplex[d]) ? INFINITY : m->duplex[d];
+        r[0] = s;
+        r[1] = n + d;
+        r[2] = cross ? up0 + gr->of[s] : -1;
+        r[3] = cross ? down0 + gr->of[d] : -1;
+        r[4] = -1;
+        key[k] = gr->of[s] * G + gr->of[d];
+        if (cross) {
+            int slot = paths;
+            for (int j = 0; j < k && slot == paths; j++)
+                if (key[j] == key[k] && res[(size_t)j * PER_FLOW + 4] >= 0)
+                    slot = res[(size_t)j * PER_FLOW + 4] - path0;
+            if (slot == paths)
+                cap[path0 + paths++] = cap_path && !isnan(cap_path[key[k]]) ? cap_path[key[k]] : INFINITY;
+            r[4] = path0 + slot;
+        }
         int ps = P ? gr->pod_of[gr->of[s]] : 0, pd = P ? gr->pod_of[gr->of[d]] : 0;
-        res[k][5] = ps != pd ? pod0 + ps : -1;
-        res[k][6] = ps != pd ? pod0 + P + pd : -1;
-        res[k][7] = dup0 + s;
-        res[k][8] = dup0 + d;
-        res[k][9] = own0 + k;
+        r[5] = ps != pd ? pod0 + ps : -1;
+        r[6] = ps != pd ? pod0 + P + pd : -1;
+        r[7] = dup0 + s;
+        r[8] = dup0 + d;
+        r[9] = own0 + k;
         cap[own0 + k] = lone_pace(m, s, d);
         rate[k] = -1;
     }
     /* Progressive filling: the resource with the smallest fair share fixes
      * its flows' rate, until every flow has one. */
     for (;;) {
-        memset(used, 0, sizeof used);
-        memset(unfrozen, 0, sizeof unfrozen);
+        memset(used, 0, (size_t)nres * sizeof *used);
+        memset(unfrozen, 0, (size_t)nres * sizeof *unfrozen);
         for (int k = 0; k < nf; k++)
-            for (int x = 0; x < PER_FLOW; x++)
-                if (res[k][x] >= 0) {
+            for (int x = 0; x < PER_FLOW; x++) {
+                int r = res[(size_t)k * PER_FLOW + x];
+                if (r >= 0) {
                     if (rate[k] < 0)
-                        unfrozen[res[k][x]]++;
+                        unfrozen[r]++;
                     else
-                        used[res[k][x]] += rate[k];
+                        used[r] += rate[k];
                 }
+            }
         int best = -1;
         double share = INFINITY;
         for (int r = 0; r < nres; r++)
@@ -724,15 +749,22 @@ static double expected_with_pods(const rw_model *m, const groups *gr, const plan
         if (best < 0)
             break;
         if (!(share > 0) || !isfinite(share))
-            return NAN; /* a cap of 0: no figure to compare with */
+            goto done; /* a cap of 0: no figure to compare with */
         for (int k = 0; k < nf; k++)
             for (int x = 0; x < PER_FLOW; x++)
-                if (rate[k] < 0 && res[k][x] == best)
+                if (rate[k] < 0 && res[(size_t)k * PER_FLOW + x] == best)
                     rate[k] = share;
     }
-    double sum = 0;
+    sum = 0;
     for (int k = 0; k < nf; k++)
         sum += rate[k];
+done:
+    free(cap);
+    free(used);
+    free(rate);
+    free(unfrozen);
+    free(res);
+    free(key);
     return sum;
 }
 
@@ -972,8 +1004,14 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
      * path candidates against the nic caps alone; an up (down) link where
      * the candidates do not explain its phase; a path where the up and down
      * links found do not explain its phase; the core given all of those. */
-    double path[G * G], cand[G * G], out_best[G], in_best[G];
-    for (int k = 0; k < G * G; k++)
+    double *path = malloc((size_t)G * G * sizeof *path), *cand = malloc((size_t)G * G * sizeof *cand);
+    double out_best[G], in_best[G];
+    if (!path || !cand) {
+        free(path);
+        free(cand);
+        return rw_fail(RW_ERR_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < (size_t)G * G; k++)
         path[k] = cand[k] = NAN;
     for (int g = 0; g < G; g++)
         out_best[g] = in_best[g] = 0;
@@ -1062,6 +1100,8 @@ static rw_status infer(rw_model *m, const groups *gr, const plan *pl, const doub
     st = st ? st : infer_pods(m, gr, pl, t, up, down, path);
     if (!st)
         *raised = raise_varying(m, gr, up, down, path, up_typical, down_typical);
+    free(path);
+    free(cand);
     return st ? st : add_spreads(m, gr, pl, t, ru, rd);
 }
 
