@@ -699,7 +699,7 @@ def _pods_compared(name: str, spreads: dict, threshold: float) -> bool:
     (and the reverse): a narrow link reads low in both, and one pod's reading says nothing about
     which; where other groups stand outside both, the other pod's opposite phase reads clearly
     above P's, and P's stands out as with three."""
-    _, side, pod = name.split("-")
+    side = name.split("-")[1]
     others = [n.split("-")[2] for n in spreads if n.startswith(f"pod-{side}-") and n != name]
     if len(others) != 1:
         return len(others) >= 2

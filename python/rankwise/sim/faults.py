@@ -98,10 +98,13 @@ def faults_of(gp: GeneratedPlatform, on: np.ndarray | None = None) -> list[Fault
 
 def _lone_pair(gp: GeneratedPlatform, on: np.ndarray, nominal_bw: np.ndarray, k: int, what: str) -> bool:
     """Whether some pair crossing link k sees it alone: its latency, or its bandwidth (at time 0,
-    or at its lowest for a varying link) below the rest of the route's bottleneck."""
+    or at its lowest for a varying link) below the rest of the route's bottleneck. A varying link
+    whose profile never falls below its time-0 bandwidth (a walk drawn flat) varies for no one."""
     link = gp.links[k]
     if what == SLOW and link.latency != link.nominal_latency:
         return bool(on[k].any())
+    if what == VARYING and link.bandwidth_min >= link.bandwidth:
+        return False
     own = link.bandwidth_min if what == VARYING else link.bandwidth
     for i, j in zip(*np.nonzero(on[k])):
         others = [m for m in np.flatnonzero(on[:, i, j]) if m != k]

@@ -245,3 +245,17 @@ def test_duplex_caps_scored_on_shared_node_links_only(tree, tmp_path):
     model2.duplex[:2] = 1e10
     s2 = score(gp2, faults2, model2, gp2.rack_of_node, [], on)
     assert s2.duplex_spurious == 2 and s2.duplex_err.size == 0
+
+
+def test_a_varying_link_drawn_flat_is_no_fault_to_name(tmp_path):
+    """A walk whose steps all stay at the link's time-0 bandwidth (the held-out seed 107's `y-9`:
+    four steps at 6.29 GB/s) varies for no one: it is listed, not scored. One that dips is."""
+    from rankwise.sim.faults import faults_of
+    from rankwise.sim.platform import PlatformSpec, Varying, generate
+
+    for low, seen in ((1.0, False), (0.2, True)):
+        gp = generate(PlatformSpec(topology="torus:4,4,2", seed=1, oversubscription=2.0,  # links under the NICs
+                                   varying=[Varying("x", 3, low=low)]),
+                      tmp_path / str(low))
+        (fault,) = [f for f in faults_of(gp) if f.what == VARYING]
+        assert fault.link == "x-3" and fault.lone_pair is seen
