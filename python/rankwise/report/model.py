@@ -688,10 +688,13 @@ def _render_structure(st: Structure, console) -> None:
         found = True
         parts = []
         for r in st.slow_nodes:
+            narrow = math.isfinite(r.bandwidth_ratio) and r.bandwidth_ratio * SLOW_RATIO < 1
             what = []
-            if math.isfinite(r.latency_ratio) and r.latency_ratio > SLOW_RATIO:
+            # Named by its latency below the ratio too (a torus node a step beyond its neighbours).
+            if math.isfinite(r.latency_ratio) and (r.latency_ratio > SLOW_RATIO or
+                                                   (not narrow and r.extra_latency_us > 0)):
                 what.append(f"+{r.extra_latency_us:.3g} us latency (x{r.latency_ratio:.2g})")
-            if math.isfinite(r.bandwidth_ratio) and r.bandwidth_ratio * SLOW_RATIO < 1:
+            if narrow:
                 what.append(f"bandwidth x{r.bandwidth_ratio:.2g}")
             parts.append(f"{r.node}: {', '.join(what)} (in g{r.group})")
         console.print("  [bold red]slow node links[/]: " + escape("; ".join(parts)), highlight=False)

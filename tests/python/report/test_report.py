@@ -206,6 +206,20 @@ def test_structure_names_the_slow_node_and_the_lone_variable_pair(racks):
     assert "note: 1 pair varies with no link in common" in out and "node-7 -> node-50 60.0%" in out
 
 
+def test_a_slow_node_named_below_the_latency_ratio_still_says_why(racks):
+    """A torus node a step beyond its neighbours is named slow with its latency ratio under 1.3
+    (the study's seed 11: +2.31 us, x1.29): its line says so, not an empty reason."""
+    from dataclasses import replace
+
+    from rankwise.report.model import SlowNode
+
+    s = summarize(racks)
+    s = replace(s, structure=replace(s.structure, slow_nodes=[SlowNode("node-44", 12, 2.31, 1.29, 1.0)]))
+    console = Console(record=True, width=200, color_system=None)
+    render(s, console)
+    assert "slow node links: node-44: +2.31 us latency (x1.3) (in g12)" in console.export_text()
+
+
 def test_structure_explains_a_varying_uplink(tmp_path):
     m = rack_model(tmp_path)
     rack = np.arange(64) // 16
