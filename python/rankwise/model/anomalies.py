@@ -491,6 +491,7 @@ def _slow_hops(sym: np.ndarray, classes: DistanceClasses | None, clean: np.ndarr
         explained |= best_mask
 
 
+DESIGN_LINKS = 2  # an up/down link no wider than 2 other links kept per group is the network's own
 UPLINK_FIT = 0.10  # blocks between groups within 10 % of u_x + u_y: the groups hang off one core
 
 
@@ -614,8 +615,12 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
     group by more than the threshold. Per node, so that a design's oversubscription, the same for
     every group, is no fault; the median, not the better quartile, because a design's limit need
     not show in every group's phase (an oversubscribed dragonfly's routers whose flows spread over
-    several local links keep no link: with a quarter of them, every other router read slow). The
-    stress test's groups (group_of) are mapped to g's where they hold the same nodes."""
+    several local links keep no link: with a quarter of them, every other router read slow). A link
+    no wider than twice as many other links kept (up, down and path links) as there are groups is
+    the network's own: a dragonfly's router whose flows all leave over one local link reads that
+    link, as the path phases read every other router's links (a rack's slow uplink is narrower
+    than nearly all the links a tree keeps).
+    The stress test's groups (group_of) are mapped to g's where they hold the same nodes."""
     stored = np.asarray(model.group_of)
     if not model.links or (stored < 0).all():
         return []
@@ -633,6 +638,8 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
         mine = stored == x
         per_node[0, x] = np.nansum(out_cap[mine]) / size[x]
         per_node[1, x] = np.nansum(in_cap[mine]) / size[x]
+    kept = np.sort([link.capacity for link in model.links if link.name.split("-")[0] in ("up", "down", "path")])
+    designed = set()  # (side, group) whose link is as narrow as the network's own
     for link in model.links:
         side = {"up": 0, "down": 1}.get(link.name.split("-")[0])
         groups = link.from_groups if side == 0 else link.to_groups
@@ -641,13 +648,15 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
             continue
         x = groups[0]
         per_node[side, x] = min(per_node[side, x], link.capacity / size[x])
+        if np.searchsorted(kept, link.capacity, side="right") - 1 >= DESIGN_LINKS * k:
+            designed.add((side, x))
     slow = set()
     for side in range(2):
         ok = np.isfinite(per_node[side]) & (per_node[side] > 0)
         if ok.sum() < 3:
             continue
         healthy = np.percentile(per_node[side, ok], 50)
-        slow |= {x for x in np.flatnonzero(ok) if per_node[side, x] * threshold < healthy}
+        slow |= {x for x in np.flatnonzero(ok) if per_node[side, x] * threshold < healthy and (side, x) not in designed}
     found = []
     for x in sorted(slow):  # the same nodes as one of g's groups, or nothing said
         mine = stored == x

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rankwise.model.anomalies import capacity_spreads, find_slow_links, pair_variation
-from rankwise.model.model import Model, Spread
+from rankwise.model.model import MEASURED, Link, Model, Spread
 from rankwise.measure.probe import ProbeOptions, probe_sim
 from rankwise.sim.platform import Degraded, PlatformSpec, Varying, generate
 from rankwise.sim.synthetic import adjusted_rand_index, synthetic_model
@@ -746,3 +746,22 @@ def test_a_slow_pod_of_two_read_when_other_groups_stand_outside_both():
     model.spreads[1] = Spread("pod-down-0", 1.5e10, 1.5e10, 1.5e10, 0.0, 4)
     model.links = model.links[:1]
     assert find_slow_links(model).slow_pods == []
+
+
+def test_an_uplink_as_narrow_as_the_networks_own_links_is_not_slow():
+    """8 groups of 4 nodes, group 3's up and down links read at a quarter of what its NICs carry.
+    Alone among the links kept, that is a slow uplink; where the path phases kept 20 links between
+    groups no wider (a dragonfly's local and global links, which one router's flows may all cross
+    by design), it is the network's own width, and nothing is named."""
+    model = synthetic_model(PlatformSpec(racks=8, nodes_per_rack=4, cores=1, seed=2), seed=2, noise=0.0)
+    g = model.groups().astype(int)
+    model.group_of = g.astype(np.int32)
+    nic = float(np.nanmedian(np.where(model.state == MEASURED, model.bandwidth, np.nan)))
+    x = int(g[12])
+    narrow = [Link(f"up-{x}", nic, (x,), None), Link(f"down-{x}", nic, None, (x,))]
+    model.links = narrow
+    assert find_slow_links(model).slow_uplinks == [x]
+    others = [y for y in range(8) if y != x]
+    model.links = narrow + [Link(f"path-{a}-{b}", 0.98 * nic, (a,), (b,)) for a in others for b in others
+                            if a != b][:20]
+    assert find_slow_links(model).slow_uplinks == []
