@@ -177,6 +177,22 @@ def node_latency_terms(model: Model, groups: np.ndarray, iterations: int = 10):
     return a, blocks
 
 
+def _rack_latency_ratios(a: np.ndarray, blocks: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Per node, its term against the shortest route it has, its own group's: (inside + a_i) /
+    inside. Over all its pairs a node's extra latency hides under long routes (a three-level tree's
+    cross-pod pairs take five times a rack's), while each of its rack's pairs shows it whole. Only
+    where most nodes sit in groups of two or more: a torus's few groups are close nodes, not racks,
+    and their inside latency is no node's yardstick. NaN elsewhere."""
+    out = np.full(len(g), np.nan)
+    size = np.bincount(g)[g]
+    if blocks.size == 0 or (size >= 2).mean() < 0.5:
+        return out
+    inside = blocks[g, g]
+    ok = (size >= 2) & np.isfinite(inside) & (inside > 0)
+    out[ok] = (inside[ok] + a[ok]) / inside[ok]
+    return out
+
+
 def _node_bandwidth_ratios(bw, measured, g):
     """Per node, the median over its pairs of bandwidth / the same block's
     median without the node (so that it does not hide itself in a small group)."""
@@ -612,7 +628,9 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
     ping-pong cannot see it, only many of the group's nodes sending (receiving) at once can. Per
     node of its group, in each direction: the `up-X` (`down-X`) link's capacity where the stress
     test kept one, else the nodes' own caps (nothing limited them); slow when below the median
-    group by more than the threshold. Per node, so that a design's oversubscription, the same for
+    group by more than the threshold, and only where a link was kept: a group whose phase ran at
+    its NICs' pace has no slow uplink, however narrow those NICs (a slow and a varying NIC in one
+    rack of four averaged 1.31x below the median). Per node, so that a design's oversubscription, the same for
     every group, is no fault; the median, not the better quartile, because a design's limit need
     not show in every group's phase (an oversubscribed dragonfly's routers whose flows spread over
     several local links keep no link: with a quarter of them, every other router read slow). A link
@@ -639,6 +657,7 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
         per_node[0, x] = np.nansum(out_cap[mine]) / size[x]
         per_node[1, x] = np.nansum(in_cap[mine]) / size[x]
     kept = np.sort([link.capacity for link in model.links if link.name.split("-")[0] in ("up", "down", "path")])
+    limited = set()  # (side, group) whose phase kept a link: only those may be slow
     designed = set()  # (side, group) whose link is as narrow as the network's own
     for link in model.links:
         side = {"up": 0, "down": 1}.get(link.name.split("-")[0])
@@ -648,6 +667,7 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
             continue
         x = groups[0]
         per_node[side, x] = min(per_node[side, x], link.capacity / size[x])
+        limited.add((side, x))
         if np.searchsorted(kept, link.capacity, side="right") - 1 >= DESIGN_LINKS * k:
             designed.add((side, x))
     slow = set()
@@ -656,7 +676,8 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
         if ok.sum() < 3:
             continue
         healthy = np.percentile(per_node[side, ok], 50)
-        slow |= {x for x in np.flatnonzero(ok) if per_node[side, x] * threshold < healthy and (side, x) not in designed}
+        slow |= {x for x in np.flatnonzero(ok)
+                 if per_node[side, x] * threshold < healthy and (side, x) in limited - designed}
     found = []
     for x in sorted(slow):  # the same nodes as one of g's groups, or nothing said
         mine = stored == x
@@ -852,6 +873,7 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
         mine = np.concatenate([lat[i, measured[i]], lat[measured[:, i], i]])
         if mine.size:
             lat_ratio[i] = np.median(mine) / np.median(mine - a[i])
+    lat_ratio = np.fmax(lat_ratio, _rack_latency_ratios(a, blocks, g))
     bw_ratio = _node_bandwidth_ratios(bw, measured, g)
     # Round trips that spread beyond half a latency level (a loaded real stack) make the
     # latency terms noise: a node is then slow by its bandwidth alone.

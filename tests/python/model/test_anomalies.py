@@ -765,3 +765,35 @@ def test_an_uplink_as_narrow_as_the_networks_own_links_is_not_slow():
     model.links = narrow + [Link(f"path-{a}-{b}", 0.98 * nic, (a,), (b,)) for a in others for b in others
                             if a != b][:20]
     assert find_slow_links(model).slow_uplinks == []
+
+
+@pytest.mark.parametrize("lat_factor", [1.0, 2.0])
+def test_a_nic_slow_in_latency_alone_is_named_under_long_routes(lat_factor):
+    """A three-level tree (2 pods of 2 racks of 8): node 27's NIC at twice the latency, its bandwidth
+    whole. Over all its pairs, most across pods, the extra microsecond is under the 1.3x ratio;
+    on each of its rack's pairs it is half the route, and the node is named (nothing at x1.0)."""
+    spec = PlatformSpec(topology="fat-tree3:2,2,8", seed=5,
+                        degraded=[Degraded("node", 27, bw_factor=1.0, lat_factor=lat_factor)])
+    model = synthetic_model(spec, seed=5)
+    f = find_slow_links(model)
+    assert [model.names[i] for i in f.slow_nodes] == (["node-27"] if lat_factor > 1 else [])
+    assert f.slow_uplinks == []
+
+
+def test_narrow_nics_in_one_rack_are_no_slow_uplink():
+    """4 racks of 4: two NICs of rack x at 0.34 and 0.7 of the others' caps bring its nodes' mean
+    1.3x below the other racks', but its up and down phases ran at their NICs' pace (no link kept):
+    no slow uplink. The same rack with an up link kept at 0.4 of its NICs' sum is one."""
+    model = synthetic_model(PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=4), seed=4, noise=0.0)
+    g = model.groups().astype(int)
+    model.group_of = g.astype(np.int32)
+    nic = float(np.nanmedian(np.where(model.state == MEASURED, model.bandwidth, np.nan)))
+    model.inject = np.full(model.n_nodes, nic)
+    model.eject = np.full(model.n_nodes, nic)
+    x, y = int(g[0]), int(g[-1])
+    narrow = np.flatnonzero(g == x)[1:3]
+    model.inject[narrow] = model.eject[narrow] = [0.34 * nic, 0.7 * nic]
+    model.links = [Link(f"up-{y}", 3.8 * nic, (y,), None)]
+    assert x not in find_slow_links(model).slow_uplinks
+    model.links.append(Link(f"up-{x}", 0.4 * 4 * nic, (x,), None))
+    assert x in find_slow_links(model).slow_uplinks
