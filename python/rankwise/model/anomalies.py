@@ -912,6 +912,13 @@ def find_slow_links(model: Model, threshold: float = THRESHOLD) -> Findings:
     steady = set(spreads) - busy
     # A group's uplink: every block through it is slow (judged against the other groups' parts).
     uplinks = _slow_uplinks(blat0, bbw0, threshold, busy)
+    # One its pairs find slow whose readings moved, if short of the gap: a narrow link reads the
+    # same every time, so its load varies and the pairs read its low moments.
+    read_moving = set(uplinks) & moved
+    spreads = {x: replace(sp, varying=True) if x in read_moving else sp for x, sp in spreads.items()}
+    busy |= read_moving
+    steady -= read_moving
+    uplinks = [x for x in uplinks if x not in read_moving]
     across = ~inside & np.isfinite(blat0)
     for x in uplinks:
         hl, hb = np.percentile(blat0[across], 25), np.percentile(bbw0[across], 75)
@@ -1118,9 +1125,12 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
         ends[i][i, :] = ends[i][:, i] = True
     order = sorted(range(n), key=lambda i: -np.median(var[ok & ends[i]]) if (ok & ends[i]).any() else 0.0)
     for i in order:
-        if i in slow_nodes or not stands_out(ends[i]):
-            continue
         mates = same & ends[i]
+        # Inside its group no round-mate shares a link with its pairs: where the pairs across
+        # groups vary by contention, its own pairs there still stand out (found among many, LINK_Z).
+        inside = (ok & mates).sum() >= 2 and bool(stands_out(mates, calm & same & ~ends[i]))
+        if i in slow_nodes or not (stands_out(ends[i]) or inside):
+            continue
         if (ok & mates).sum() >= 2 and not stands_out(mates, calm & same & ~ends[i], search=False):
             continue  # its mates do not see it: an uplink's, not the node's
         f.noisy_nodes.append(int(i))

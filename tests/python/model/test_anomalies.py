@@ -797,3 +797,45 @@ def test_narrow_nics_in_one_rack_are_no_slow_uplink():
     assert x not in find_slow_links(model).slow_uplinks
     model.links.append(Link(f"up-{x}", 0.4 * 4 * nic, (x,), None))
     assert x in find_slow_links(model).slow_uplinks
+
+
+@pytest.mark.parametrize("own_pairs_vary", [True, False])
+def test_a_varying_nic_is_seen_by_its_pairs_inside_its_rack(own_pairs_vary):
+    """4 racks of 8, node 5's NIC walking down to x0.2; every pair across racks varies 30-70 % by
+    contention (a concurrent probe's round-mates share the uplinks), so its pairs as a whole stand
+    out from no others. Inside its rack nothing is shared and the other pairs are calm: its pairs
+    there vary, and the NIC is named; calm there too, nothing is."""
+    spec = PlatformSpec(racks=4, nodes_per_rack=8, cores=1, seed=6,
+                        varying=[Varying("node", 5, period=0.01, steps=6, low=0.2)])
+    model = synthetic_model(spec, seed=6)
+    g = model.groups().astype(int)
+    rng = np.random.default_rng(6)
+    across = g[:, None] != g[None, :]
+    model.jitter[across] = rng.uniform(0.3, 0.7, (int(across.sum()), len(model.sizes)))
+    if not own_pairs_vary:
+        inside = ~across & ((np.arange(32) == 5)[:, None] | (np.arange(32) == 5)[None, :])
+        model.jitter[inside] = 0.01
+    f = find_slow_links(model)
+    assert f.noisy_nodes == ([5] if own_pairs_vary else [])
+
+
+@pytest.mark.parametrize("apart", [1.0, 1.15])
+def test_an_uplink_whose_readings_moved_is_varying_not_slow(apart):
+    """4 racks of 4, rack 2's uplink slow to its pairs (x0.1, 3x latency). The stress test read every
+    uplink 4 times: agreeing, rack 2's is slow; rack 2's 1.15x apart (short of the 1.5x gap, far
+    beyond the others' and their noise), a narrow link would have read the same every time: its
+    load varies, and it is named varying, not slow."""
+    spec = PlatformSpec(racks=4, nodes_per_rack=4, cores=1, seed=7,
+                        degraded=[Degraded("uplink", 2, bw_factor=0.1, lat_factor=3.0)])
+    model = synthetic_model(spec, seed=7, noise=0.0)
+    g = model.groups().astype(int)
+    model.group_of = g.astype(np.int32)
+    rack = racks_of(spec, model)
+    x = int(g[rack == 2][0])
+    model.spreads = [Spread(f"{side}-{y}", 5e10 / (apart if y == x else 1.0), 5e10, 5e10, 0.0, 4)
+                     for y in range(4) for side in ("up", "down")]
+    f = find_slow_links(model)
+    if apart == 1.0:
+        assert f.slow_uplinks == [x] and f.noisy_groups == []
+    else:
+        assert f.slow_uplinks == [] and f.noisy_groups == [x]
