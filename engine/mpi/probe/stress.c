@@ -9,7 +9,8 @@
  *   up-A   every node of A sends out of A at once (receivers spread over the
  *          other groups, so that no down link sees as many flows);
  *   down-A every node of A receives from outside at once;
- *   path   A -> B node by node (3 groups or more: with 2 it is up-A);
+ *   path   A -> B node by node (3 groups or more: with 2 it is up-A; both of
+ *          two nodes or more);
  *   core   every node sends to another group at once;
  *   pod-up-P / pod-down-P  every node of pod P (rw_model_pods) sends out
  *          of P (receives from outside) at once.
@@ -373,12 +374,15 @@ static rw_status make_plan(const rw_model *m, const groups *gr, plan *pl)
             bad |= add_flow(pl, others[q % k], mem[q]);
     }
     bad = bad || plan_pods(gr, pl, others) != 0;
+    /* path: A -> B node by node, where both have two nodes or more: one flow
+     * is a lone pair, which the ping-pong timed, and fills no link wider than
+     * a NIC (a torus's groups are single nodes: G(G-1) phases of one flow). */
     for (int a = 0; a < G && G >= 3 && !bad; a++)
         for (int b = 0; b < G && !bad; b++) {
-            if (a == b)
+            int k = gr->size[a] < gr->size[b] ? gr->size[a] : gr->size[b];
+            if (a == b || k < 2)
                 continue;
             bad |= begin_phase(pl, PH_PATH, a, b);
-            int k = gr->size[a] < gr->size[b] ? gr->size[a] : gr->size[b];
             for (int q = 0; q < k && !bad; q++)
                 bad |= add_flow(pl, gr->members[gr->start[a] + q], gr->members[gr->start[b] + q]);
         }
