@@ -629,9 +629,8 @@ def _capacity_uplinks(model: Model, g: np.ndarray, threshold: float) -> list[int
     node of its group, in each direction: the `up-X` (`down-X`) link's capacity where the stress
     test kept one, else the nodes' own caps (nothing limited them); slow when below the median
     group by more than the threshold, and only where a link was kept: a group whose phase ran at
-    its NICs' pace has no slow uplink, however narrow those NICs (a slow and a varying NIC in one
-    rack of four averaged 1.31x below the median). Per node, so that a design's oversubscription, the same for
-    every group, is no fault; the median, not the better quartile, because a design's limit need
+    its NICs' pace has no slow uplink, however narrow those NICs. Per node, so that a design's
+    oversubscription, the same for every group, is no fault; the median, not the better quartile, because a design's limit need
     not show in every group's phase (an oversubscribed dragonfly's routers whose flows spread over
     several local links keep no link: with a quarter of them, every other router read slow). A link
     no wider than twice as many other links kept (up, down and path links) as there are groups is
@@ -1125,13 +1124,14 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
         ends[i][i, :] = ends[i][:, i] = True
     order = sorted(range(n), key=lambda i: -np.median(var[ok & ends[i]]) if (ok & ends[i]).any() else 0.0)
     for i in order:
-        mates = same & ends[i]
+        mates, rest = same & ends[i], calm & same & ~ends[i]
+        has_mates = (ok & mates).sum() >= 2
         # Inside its group no round-mate shares a link with its pairs: where the pairs across
         # groups vary by contention, its own pairs there still stand out (found among many, LINK_Z).
-        inside = (ok & mates).sum() >= 2 and bool(stands_out(mates, calm & same & ~ends[i]))
-        if i in slow_nodes or not (stands_out(ends[i]) or inside):
+        inside = has_mates and bool(stands_out(mates, rest))
+        if i in slow_nodes or not (inside or stands_out(ends[i])):
             continue
-        if (ok & mates).sum() >= 2 and not stands_out(mates, calm & same & ~ends[i], search=False):
+        if has_mates and not inside and not stands_out(mates, rest, search=False):
             continue  # its mates do not see it: an uplink's, not the node's
         f.noisy_nodes.append(int(i))
         take(ends[i], "node", str(i))
