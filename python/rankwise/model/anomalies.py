@@ -1097,14 +1097,14 @@ def _find_variable_links(model: Model, measured: np.ndarray, g: np.ndarray, f: F
         """The median jitter of the open pairs of cell when it stands out against the rest, else 0."""
         carried = open_ & cell & calm
         rest = calm & ~cell if rest is None else rest
-        if carried.sum() < MIN_PAIRS:
-            return 0.0
+        if carried.sum() < MIN_PAIRS or not rest.any():
+            return 0.0  # too few to tell, or nothing to stand out against (a torus's one group)
         mine = float(np.median(var[carried]))
-        others = float(np.median(var[rest])) if rest.any() else 0.0
+        others = float(np.median(var[rest]))
         # Many links are tried: a few pairs vary together by chance. The share of the link's
         # pairs above the upper quartile of the other pairs must exceed the quarter expected by
         # LINK_Z standard errors (62 pairs (a node of 32): 0.58, 384 pairs: 0.38; under 12 pairs: never).
-        high = float(np.percentile(var[rest], 75)) if rest.any() else 0.0
+        high = float(np.percentile(var[rest], 75))
         above = float(np.mean(var[carried] > high))
         enough = above >= 0.25 + LINK_Z * np.sqrt(0.1875 / carried.sum()) if search else True
         return mine if enough and mine >= max(JITTER_FLOOR, LINK_RATIO * others) else 0.0

@@ -572,6 +572,18 @@ def test_a_varying_torus_hop_is_named_between_its_two_nodes(tmp_path, varying):
     assert summarize(model).structure.variable_links[0].startswith(f"the link {model.names[u]} <-> {model.names[v]} (")
 
 
+def test_a_torus_read_as_one_group_under_contention_names_no_varying_link():
+    """A torus probe that found no group structure stores one group: its only relation is inside
+    it, with nothing left to compare its pairs' jitter with (the study's seeds 5 and 215, jitter
+    19 %). Contention jitter alone names no link there."""
+    spec = PlatformSpec(topology="torus:4,4,2", seed=5)
+    model = contention(synthetic_model(spec, seed=5, noise=0.0), seed=5, high=0.4)
+    model.group_of = np.zeros(model.n_nodes, dtype=np.int32)
+    f = find_slow_links(model)
+    assert np.median(model.jitter) > 0.05  # above the floor: only the missing reference stops it
+    assert f.varying_links == [] and f.noisy_blocks == [] and f.noisy_groups == []
+
+
 @pytest.mark.parametrize("faulty", [False, True])
 def test_a_128_node_torus_is_read_as_one(faulty):
     """At 128 nodes a torus's neighbours (6 of 127 pairs a node) are too few to make the nearest
