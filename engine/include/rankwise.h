@@ -21,13 +21,13 @@
 extern "C" {
 #endif
 
-#define RW_MODEL_FORMAT_VERSION 6
+#define RW_MODEL_FORMAT_VERSION 7
 
 /* Version of the binary interface: the layout of the structures below and
  * of rankwise_map.h, and the functions' signatures. Raised on any change a
  * binding (python/rankwise/engine.py) must follow; the binding refuses a
  * library whose rw_abi_version() differs from the one it was written for. */
-#define RW_ABI_VERSION 8
+#define RW_ABI_VERSION 9
 RW_API int rw_abi_version(void);
 
 /* rw_status: RW_OK, RW_ERR_IO, ... and rw_last_error(), the calling
@@ -122,6 +122,7 @@ RW_API rw_probe_settings rw_probe_settings_default(void);
 #define RW_MODEL_MAX_TIMESTAMP 32503680000.0 /* unix time of 3000-01-01 UTC */
 #define RW_MODEL_MAX_BANDWIDTH 1e15      /* bytes/s of a node cap or shared link (1 PB/s) */
 #define RW_MODEL_MAX_LINKS (1 << 16)
+#define RW_MODEL_MAX_HOPS 64 /* a node's links in a direct network (a 3-D torus: 6) */
 #define RW_MODEL_NODE_LEVELS 4 /* RW_NODE_LEVELS of rankwise_node.h */
 
 typedef struct rw_model {
@@ -185,6 +186,12 @@ typedef struct rw_model {
      * share it (SimGrid's SHARED links; a TCP stack's ACKs and interrupts
      * in part), NaN where the stress test found the directions apart. */
     double *duplex;
+
+    /* Links of a direct network (format 7, rw_model_add_hop): on a torus,
+     * each node's link to a neighbour, one per direction. A flow crosses
+     * those of its shortest routes (rw_model_hop_share). */
+    int32_t n_hops;
+    struct rw_hop *hops;
 } rw_model;
 
 /* A shared link between groups (a rack uplink, a switch's core): every
@@ -208,6 +215,28 @@ typedef struct rw_spread {
     double noise;               /* relative, >= 0 */
     int32_t times;              /* >= 1 */
 } rw_spread;
+
+/* A link from node `from` to its neighbour `to` (one direction). */
+typedef struct rw_hop {
+    int32_t from, to;
+    double capacity; /* bytes/s */
+} rw_hop;
+
+/* Append (or replace: same from and to) a hop. RW_ERR_ARG on a bad node,
+ * a node with itself or a bad capacity. */
+RW_API rw_status rw_model_add_hop(rw_model *m, int32_t from, int32_t to, double capacity);
+
+/* Hop counts and numbers of shortest routes between every two nodes over
+ * the model's hops: dist[i * n_nodes + j] (-1 where j is not reached from
+ * i) and routes[i * n_nodes + j] (1 from a node to itself). */
+RW_API rw_status rw_model_hop_paths(const rw_model *m, int32_t *dist, double *routes);
+/* The part of a flow from node i to node j that crosses hop h (dist and
+ * routes of rw_model_hop_paths): a direct network routes a flow over one of
+ * its shortest routes, and which one the latencies do not say; the flow is
+ * taken as spread evenly over them, the hop carrying the share of those
+ * through it. 0 off them, for i == j or where j is not reached. */
+RW_API double rw_model_hop_share(const rw_model *m, const int32_t *dist, const double *routes, int32_t h, int32_t i,
+                                 int32_t j);
 
 /* Append (or replace, by name) a spread. RW_ERR_ARG on a bad name or
  * figure (rates as link capacities, low <= median <= high). */

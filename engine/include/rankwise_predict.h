@@ -103,6 +103,11 @@ RW_API rw_status rw_pnet_set_node_duplex(rw_pnet *net, const double *duplex);
  * NULL) receives the link's index (0, 1, ... in order of addition). */
 RW_API rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs,
                                   const int32_t *src, const int32_t *dst, int32_t *id);
+/* The same where only share[k] in (0, 1] of pair k's flow crosses the
+ * link (NULL: all of it): a flow spread over several routes (a direct
+ * network's shortest paths) loads each link with its part. */
+RW_API rw_status rw_pnet_add_link_shares(rw_pnet *net, double capacity, int64_t n_pairs, const int32_t *src,
+                                         const int32_t *dst, const double *share, int32_t *id);
 RW_API int32_t rw_pnet_n_links(const rw_pnet *net);
 
 /* Rank r runs on node node_of[r], r < n_ranks. */
@@ -121,8 +126,11 @@ RW_API rw_status rw_pnet_set_placement(rw_pnet *net, int32_t n_ranks, const int3
  * other node, large messages included; its duplex cap the model's where
  * it has one. The model's shared links over the
  * pairs that cross them, in the model's order, a link no pair crosses left
- * out: model_link (may be NULL; room for the model's n_links) receives the
- * model link of each network link. The protocol knee with the
+ * out, then the model's hops (a direct network's links) over the pairs
+ * whose shortest routes cross them, each with its share (rw_model_hop_share;
+ * models of up to 2048 nodes): model_link (may be NULL;
+ * room for the model's n_links + n_hops) receives the model link of each
+ * network link, n_links + h for hop h. The protocol knee with the
  * large-message fit (intra-node keeps its one fit). Sharing: SimGrid's for
  * a model measured under SMPI, equal otherwise. overheads: per-node send
  * and receive overheads, send_overhead / recv_overhead for every node when
@@ -166,6 +174,9 @@ RW_API rw_status rw_pnet_view_of(const rw_pnet *net, rw_pnet_view *out);
  * *n_pairs, which a first call with NULL arrays gives. */
 RW_API rw_status rw_pnet_link(const rw_pnet *net, int32_t link, double *capacity, int64_t *n_pairs,
                               int32_t *src, int32_t *dst);
+/* Its pairs' shares (rw_pnet_add_link_shares; 1 where a link has none),
+ * into share (room for n_pairs, in rw_pnet_link's order). */
+RW_API rw_status rw_pnet_link_shares(const rw_pnet *net, int32_t link, double *share);
 /* Whether link `link`'s capacity is confirmed, one to act on alone: 1 for
  * a link added by rw_pnet_add_link until set otherwise; rw_pnet_from_model
  * confirms the links a model states (no capacity spreads: a ground truth, a

@@ -125,6 +125,7 @@ void rw_model_free(rw_model *m)
     }
     free(m->links);
     free(m->spreads);
+    free(m->hops);
     free(m);
 }
 
@@ -408,6 +409,15 @@ rw_status rw_model_merge(rw_model *base, const rw_model *update)
             base->node_alpha[l] = update->node_alpha[l];
             base->node_beta[l] = update->node_beta[l];
         }
+    if (update->n_hops > 0) { /* a re-probe that found the direct network's links replaces them */
+        base->n_hops = 0;
+        for (int32_t h = 0; h < update->n_hops; h++) {
+            rw_status st = rw_model_add_hop(base, map[update->hops[h].from], map[update->hops[h].to],
+                                            update->hops[h].capacity);
+            if (st)
+                return st;
+        }
+    }
     if (update->n_links > 0 || update->n_spreads > 0)
         return replace_links(base, update, map);
     base->settings = update->settings;

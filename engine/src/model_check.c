@@ -205,6 +205,17 @@ static rw_status check_structure(const rw_model *m)
         if ((why = rw_spread_problem(k->low, k->median, k->high, k->noise, k->times)))
             return FAIL("capacity-spread %s: %s", k->name, why);
     }
+    if (m->n_hops < 0 || (int64_t)m->n_hops > (int64_t)n * RW_MODEL_MAX_HOPS || (m->n_hops && !m->hops))
+        return FAIL("%d hops is outside [0, %d a node]", (int)m->n_hops, RW_MODEL_MAX_HOPS);
+    for (int32_t h = 0; h < m->n_hops; h++) {
+        const rw_hop *k = &m->hops[h];
+        if (k->from < 0 || k->to < 0 || k->from >= n || k->to >= n || k->from == k->to)
+            return FAIL("hop %d: nodes %d and %d (of %d)", (int)h, (int)k->from, (int)k->to, n);
+        if (h && (k->from < k[-1].from || (k->from == k[-1].from && k->to <= k[-1].to)))
+            return FAIL("hop %d: not after hop %d in (from, to) order, or the same", (int)h, (int)h - 1);
+        if ((why = rw_bandwidth_problem(k->capacity, 0)))
+            return FAIL("hop %d %d: %s", (int)k->from, (int)k->to, why);
+    }
     return RW_OK;
 }
 

@@ -86,6 +86,14 @@ static void write_spreads(const rw_model *m, FILE *f)
     }
 }
 
+static void write_hops(const rw_model *m, FILE *f)
+{
+    if (m->n_hops)
+        fprintf(f, "# hop <from_node> <to_node> <capacity_B_per_s> (a direct network's link, one direction)\n");
+    for (int32_t h = 0; h < m->n_hops; h++)
+        fprintf(f, "hop %d %d %.10g\n", (int)m->hops[h].from, (int)m->hops[h].to, m->hops[h].capacity);
+}
+
 static int write_body(const rw_model *m, FILE *f)
 {
     int n = m->n_nodes, ns = m->n_sizes;
@@ -93,7 +101,8 @@ static int write_body(const rw_model *m, FILE *f)
      * figures inside the node stay readable by rankwise before format 3,
      * files without receive overheads by rankwise before format 4,
      * files without capacity spreads by rankwise before format 5,
-     * files without duplex caps by rankwise before format 6. */
+     * files without duplex caps by rankwise before format 6,
+     * files without hops by rankwise before format 7. */
     int node_costs = 0, recv_overheads = 0, duplex = 0;
     for (int l = 0; l < RW_MODEL_NODE_LEVELS; l++)
         node_costs |= !isnan(m->node_alpha[l]);
@@ -101,7 +110,7 @@ static int write_body(const rw_model *m, FILE *f)
         recv_overheads |= !isnan(m->recv_overhead[i]);
         duplex |= !isnan(m->duplex[i]);
     }
-    fprintf(f, "rankwise-model %d\n", duplex ? 6 : m->n_spreads ? 5 : recv_overheads ? 4 : node_costs ? 3 : 2);
+    fprintf(f, "rankwise-model %d\n", m->n_hops ? 7 : duplex ? 6 : m->n_spreads ? 5 : recv_overheads ? 4 : node_costs ? 3 : 2);
     fprintf(f, "created %.3f\n", m->created);
     if (m->source[0]) /* no line for no source */
         fprintf(f, "source %s\n", m->source);
@@ -163,6 +172,7 @@ static int write_body(const rw_model *m, FILE *f)
         }
     write_links(m, f);
     write_spreads(m, f);
+    write_hops(m, f);
     return ferror(f) ? -1 : 0;
 }
 
@@ -486,7 +496,8 @@ static rw_status get_stat(const reader *r, int k, rw_stat *s)
 static int is_structure_keyword(const char *kw)
 {
     return !strcmp(kw, "overhead") || !strcmp(kw, "recv-overhead") || !strcmp(kw, "nic") || !strcmp(kw, "group") ||
-           !strcmp(kw, "duplex") || !strcmp(kw, "pair-large") || !strcmp(kw, "link") || !strcmp(kw, "capacity-spread");
+           !strcmp(kw, "duplex") || !strcmp(kw, "pair-large") || !strcmp(kw, "link") || !strcmp(kw, "capacity-spread") ||
+           !strcmp(kw, "hop");
 }
 
 /* A group list: '*' (every group) or comma-separated group indices. */
@@ -559,7 +570,7 @@ static rw_status parse_spread(reader *r, rw_model *m)
 }
 
 /* overhead, nic, group, pair-large, link (format 2), recv-overhead (4),
- * capacity-spread (5), duplex (6). */
+ * capacity-spread (5), duplex (6), hop (7). */
 static rw_status parse_structure_line(reader *r, rw_model *m)
 {
     const char *kw = r->fields[0];
@@ -570,6 +581,21 @@ static rw_status parse_structure_line(reader *r, rw_model *m)
         return (st = want_fields(r, 5)) ? st : parse_link(r, m);
     if (strcmp(kw, "capacity-spread") == 0)
         return (st = need_version(r, 5)) || (st = want_fields(r, 7)) ? st : parse_spread(r, m);
+    if (strcmp(kw, "hop") == 0) {
+        double cap = 0;
+        const char *why;
+        if ((st = need_version(r, 7)) || (st = want_fields(r, 4)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
+            (st = get_long(r, 2, 0, n - 1, &j)) || (st = get_double(r, 3, &cap)))
+            return st;
+        if (i == j)
+            return PARSE_ERROR(r, "hop %lld %lld: a node with itself", i, j);
+        if ((why = rw_bandwidth_problem(cap, 0)))
+            return PARSE_ERROR(r, "hop %lld %lld: %s", i, j, why);
+        for (int32_t h = 0; h < m->n_hops; h++)
+            if (m->hops[h].from == i && m->hops[h].to == j)
+                return PARSE_ERROR(r, "hop %lld %lld: given twice", i, j);
+        return rw_model_add_hop(m, (int32_t)i, (int32_t)j, cap);
+    }
     if (strcmp(kw, "pair-large") == 0) {
         if ((st = want_fields(r, 5)) || (st = get_long(r, 1, 0, n - 1, &i)) ||
             (st = get_long(r, 2, 0, n - 1, &j)))

@@ -366,10 +366,54 @@ static void check_duplex_round_trip(void)
     rw_model_free(m);
 }
 
+/* A direct network's links (format 7): written only when the model has
+ * them, kept in (from, to) order, replaced by (from, to), read back
+ * exactly; refused in an older file, with a node itself, twice, out of
+ * range or carrying nothing. */
+static void check_hop_round_trip(void)
+{
+    rw_model *m = sample_model(), *r = NULL;
+    char first[64] = "";
+    CHECK(rw_model_add_hop(m, 2, 0, 3e9) == RW_OK);
+    CHECK(rw_model_add_hop(m, 0, 1, 1e9) == RW_OK);
+    CHECK(rw_model_add_hop(m, 0, 1, 2e9) == RW_OK); /* replaces */
+    CHECK(rw_model_add_hop(m, 1, 1, 1e9) == RW_ERR_ARG);
+    CHECK(rw_model_add_hop(m, 0, 3, 1e9) == RW_ERR_ARG);
+    CHECK(rw_model_add_hop(m, 0, 2, 0) == RW_ERR_ARG);
+    CHECK(m->n_hops == 2 && m->hops[0].from == 0 && m->hops[0].capacity == 2e9 && m->hops[1].from == 2);
+    CHECK(rw_model_write(m, "hop.model") == RW_OK);
+    CHECK(rw_model_read("hop.model", &r) == RW_OK);
+    if (r)
+        CHECK(r->n_hops == 2 && r->hops[0].to == 1 && r->hops[0].capacity == 2e9 && r->hops[1].to == 0 &&
+              r->hops[1].capacity == 3e9);
+    rw_model_free(r);
+    FILE *f = fopen("hop.model", "r");
+    CHECK(f && fgets(first, sizeof first, f));
+    CHECK(strncmp(first, "rankwise-model 7", 16) == 0);
+    if (f)
+        fclose(f);
+    unlink("hop.model");
+    rw_model_free(m);
+    const char *head6 = "rankwise-model 6\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n";
+    const char *head7 = "rankwise-model 7\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%shop 0 1 1e10\n", head6);
+    check_error(buf, "bad.model:6: 'hop' needs model format version 7 (the file says 6)");
+    snprintf(buf, sizeof buf, "%shop 1 1 1e10\n", head7);
+    check_error(buf, "bad.model:6: hop 1 1: a node with itself");
+    snprintf(buf, sizeof buf, "%shop 0 1 1e10\nhop 0 1 2e10\n", head7);
+    check_error(buf, "bad.model:7: hop 0 1: given twice");
+    snprintf(buf, sizeof buf, "%shop 0 1 0\n", head7);
+    check_error(buf, "bad.model:6: hop 0 1: bandwidth 0 B/s carries nothing");
+    snprintf(buf, sizeof buf, "%shop 0 2 1e10\n", head7);
+    check_error(buf, "bad.model:6: 'hop': field 2 ('2') must be an integer");
+}
+
 int main(void)
 {
     check_round_trip();
     check_duplex_round_trip();
+    check_hop_round_trip();
     const char *head = "rankwise-model 1\nsizes 8 64\nnodes 2\nnode 0 a 1\nnode 1 b 1\n";
     char buf[512];
     check_error("", "bad.model:0: empty file");

@@ -199,8 +199,85 @@ static void test_pod_links_carry_flows_between_pods(void)
     rw_model_free(m);
 }
 
+/* A ring of 6 nodes with its links both ways (hops), and a 2 x 2 torus's
+ * square: each hop a shared link over the allocation's pairs whose
+ * shortest routes cross it, with the part of their flow that does (the
+ * flow spread evenly over its shortest routes); a transit node outside the
+ * allocation still carries its routes. */
+static void test_hops_carry_the_pairs_routed_over_them(void)
+{
+    enum { N = 6 };
+    int64_t sizes[1] = {8};
+    rw_model *m = NULL;
+    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            if (i != j) {
+                m->pair_state[i * N + j] = RW_PAIR_MEASURED;
+                m->alpha[i * N + j] = 1e-6;
+                m->beta[i * N + j] = 1e-10;
+            }
+    for (int i = 0; i < N; i++) {
+        CHECK(rw_model_add_hop(m, i, (i + 1) % N, (i + 1) * 1e9) == RW_OK);
+        CHECK(rw_model_add_hop(m, (i + 1) % N, i, 1e10) == RW_OK);
+    }
+    int32_t dist[N * N];
+    double routes[N * N];
+    CHECK(rw_model_hop_paths(m, dist, routes) == RW_OK);
+    CHECK(dist[0 * N + 3] == 3 && dist[1 * N + 3] == 2 && dist[5 * N + 3] == 2 && dist[3 * N + 3] == 0);
+    CHECK(routes[0 * N + 3] == 2 && routes[0 * N + 2] == 1 && routes[4 * N + 4] == 1);
+    /* 0 -> 3: half over 0 -> 1, half over 0 -> 5; 0 -> 2: all over 0 -> 1 */
+    int32_t h01 = -1, h05 = -1, h12 = -1;
+    for (int32_t h = 0; h < m->n_hops; h++) {
+        h01 = m->hops[h].from == 0 && m->hops[h].to == 1 ? h : h01;
+        h05 = m->hops[h].from == 0 && m->hops[h].to == 5 ? h : h05;
+        h12 = m->hops[h].from == 1 && m->hops[h].to == 2 ? h : h12;
+    }
+    CHECK(rw_model_hop_share(m, dist, routes, h01, 0, 3) == 0.5 && rw_model_hop_share(m, dist, routes, h05, 0, 3) == 0.5);
+    CHECK(rw_model_hop_share(m, dist, routes, h01, 0, 2) == 1.0 && rw_model_hop_share(m, dist, routes, h05, 0, 2) == 0.0);
+    CHECK(rw_model_hop_share(m, dist, routes, h12, 0, 0) == 0.0);
+    int32_t idx[3] = {0, 2, 4}, model_link[2 * N];
+    rw_pnet *net = NULL;
+    CHECK(rw_pnet_from_model(m, 3, idx, NULL, NULL, NULL, model_link, &net) == RW_OK);
+    rw_pnet_view v;
+    CHECK(rw_pnet_view_of(net, &v) == RW_OK);
+    /* nodes two apart: each pair over one side of the ring, every hop crossed by one pair */
+    CHECK(v.n_links == 2 * N);
+    for (int32_t l = 0; l < v.n_links; l++) {
+        double cap = 0, part = 0;
+        int64_t n = 0;
+        int32_t src[9], dst[9];
+        CHECK(rw_pnet_link(net, l, &cap, &n, src, dst) == RW_OK && n == 1);
+        CHECK(rw_pnet_link_shares(net, l, &part) == RW_OK && part == 1.0);
+        CHECK(cap == m->hops[model_link[l]].capacity);
+    }
+    rw_pnet_free(net);
+    /* 0 -> 3 (opposite corners): two routes, each hop half the flow; a flow
+     * alone at 1e10 B/s each way is limited to twice the 1 GB/s of 0 -> 1 */
+    int32_t all[N] = {0, 1, 2, 3, 4, 5};
+    CHECK(rw_pnet_from_model(m, N, all, NULL, NULL, NULL, model_link, &net) == RW_OK);
+    int found = 0;
+    for (int32_t l = 0; net && l < rw_pnet_n_links(net); l++) {
+        int64_t n = 0;
+        CHECK(rw_pnet_link(net, l, NULL, &n, NULL, NULL) == RW_OK);
+        int32_t src[64], dst[64];
+        double part[64];
+        CHECK(n <= 64 && rw_pnet_link(net, l, NULL, NULL, src, dst) == RW_OK &&
+              rw_pnet_link_shares(net, l, part) == RW_OK);
+        for (int64_t k = 0; k < n; k++)
+            if (src[k] == 0 && dst[k] == 3) {
+                CHECK(part[k] == 0.5);
+                found++;
+            }
+    }
+    CHECK(found == 6); /* three hops each way around */
+    rw_pnet_free(net);
+    rw_model_free(m);
+}
+
 int main(void)
 {
+    test_hops_carry_the_pairs_routed_over_them();
     test_pod_links_carry_flows_between_pods();
     test_pairs_caps_links();
     test_links_confirmed();

@@ -367,8 +367,37 @@ static void test_overheads(void)
     rw_pnet_free(net);
 }
 
+/* A flow spread over two routes loads each link with its share: alone, half
+ * of it on a 1 GB/s link runs at 2 GB/s; with a second flow wholly on that
+ * link, the link's 1 GB/s is 0.5 x r + r' and max-min gives r = r'. */
+static void test_link_shares(void)
+{
+    rw_pnet *net = uniform(3, 0, 1e-10, 0, 0); /* pairs at 10 GB/s */
+    int32_t src[2] = {0, 1}, dst[2] = {2, 2};
+    double half[2] = {0.5, 1.0};
+    CHECK(rw_pnet_add_link_shares(net, 1e9, 1, src, dst, half, NULL) == RW_OK);
+    CHECK(rw_pnet_add_link_shares(net, 1e9, 1, src, dst, (double[]){0.0}, NULL) == RW_ERR_ARG);
+    CHECK(rw_pnet_add_link_shares(net, 1e9, 1, src, dst, (double[]){1.5}, NULL) == RW_ERR_ARG);
+    rw_sched *s;
+    CHECK(rw_sched_create(3, &s) == RW_OK);
+    CHECK(rw_sched_add(s, 0, 2, 2e6, 0, 0, NULL, NULL) == RW_OK);
+    CHECK_CLOSE(run(net, s), 1e-3, 1e-9);
+    rw_sched_free(s);
+    rw_pnet_free(net);
+    net = uniform(3, 0, 1e-10, 0, 0);
+    CHECK(rw_pnet_add_link_shares(net, 1e9, 2, src, dst, half, NULL) == RW_OK);
+    CHECK(rw_sched_create(3, &s) == RW_OK);
+    CHECK(rw_sched_add(s, 0, 2, 1e6, 0, 0, NULL, NULL) == RW_OK);
+    CHECK(rw_sched_add(s, 1, 2, 1e6, 0, 0, NULL, NULL) == RW_OK);
+    /* both at 1 / 1.5 GB/s until both end together */
+    CHECK_CLOSE(run(net, s), 1e6 / (1e9 / 1.5), 1e-9);
+    rw_sched_free(s);
+    rw_pnet_free(net);
+}
+
 int main(void)
 {
+    test_link_shares();
     test_single_transfer();
     test_injection_sharing();
     test_latency_weighted_sharing();

@@ -123,6 +123,48 @@ static rw_status add_links(rw_pnet *net, const rw_model *m, int32_t k_n, const i
     return st;
 }
 
+/* Routes over hops are worked out between every two model nodes: a model
+ * of more nodes is predicted without its hops. */
+#define HOP_ROUTE_MAX_NODES 2048
+
+/* A direct network's links (the model's hops): each a shared link over the
+ * allocation's pairs whose shortest routes cross it, with the part of
+ * their flow that does (rw_model_hop_share). model_link gets n_links + h. */
+static rw_status add_hops(rw_pnet *net, const rw_model *m, int32_t k_n, const int32_t *idx, int32_t *model_link)
+{
+    if (!m->n_hops || k_n < 2 || m->n_nodes > HOP_ROUTE_MAX_NODES)
+        return RW_OK;
+    size_t nn = (size_t)m->n_nodes * (size_t)m->n_nodes, kk = (size_t)k_n * (size_t)k_n;
+    int32_t *dist = malloc(nn * sizeof *dist), *src = malloc(kk * sizeof *src), *dst = malloc(kk * sizeof *dst);
+    double *routes = malloc(nn * sizeof *routes), *share = malloc(kk * sizeof *share);
+    rw_status st = dist && src && dst && routes && share ? RW_OK : rw_fail(RW_ERR_NOMEM, "out of memory for routes");
+    if (!st)
+        st = rw_model_hop_paths(m, dist, routes);
+    for (int32_t h = 0, id = 0; !st && h < m->n_hops; h++) {
+        int64_t n = 0;
+        for (int32_t a = 0; a < k_n; a++)
+            for (int32_t b = 0; b < k_n; b++) {
+                double part = idx[a] == idx[b] ? 0.0 : rw_model_hop_share(m, dist, routes, h, idx[a], idx[b]);
+                if (part > 0.0) {
+                    src[n] = a;
+                    dst[n] = b;
+                    share[n++] = part < 1.0 ? part : 1.0;
+                }
+            }
+        if (!n) /* a link no pair of these nodes crosses is left out */
+            continue;
+        st = rw_pnet_add_link_shares(net, m->hops[h].capacity, n, src, dst, share, &id);
+        if (!st && model_link)
+            model_link[id] = m->n_links + h;
+    }
+    free(dist);
+    free(routes);
+    free(src);
+    free(dst);
+    free(share);
+    return st;
+}
+
 static rw_status set_protocol(rw_pnet *net, const rw_model *m, int32_t k_n, const int32_t *idx, double *al,
                               double *bl)
 {
@@ -179,6 +221,8 @@ rw_status rw_pnet_from_model(const rw_model *m, int32_t n_nodes, const int32_t *
         st = set_caps(net, m, k_n, model_index, pairs->beta, v1, v2);
     if (!st)
         st = add_links(net, m, k_n, model_index, model_link);
+    if (!st)
+        st = add_hops(net, m, k_n, model_index, model_link);
     if (!st)
         st = set_protocol(net, m, k_n, model_index, al, bl);
     rw_network_free(pairs);
@@ -251,5 +295,16 @@ rw_status rw_pnet_link(const rw_pnet *net, int32_t link, double *capacity, int64
         *capacity = net->link_cap[link];
     if (n_pairs)
         *n_pairs = n;
+    return RW_OK;
+}
+
+rw_status rw_pnet_link_shares(const rw_pnet *net, int32_t link, double *share)
+{
+    if (!net || !share || link < 0 || link >= net->n_links)
+        return rw_fail(RW_ERR_ARG, "rw_pnet_link_shares: no link %d (the network has %d) or no output", (int)link,
+                       net ? (int)net->n_links : 0);
+    for (int64_t k = 0, n = 0; k < net->n_pend; k++)
+        if (net->pend_link[k] == link)
+            share[n++] = net->pend_share ? net->pend_share[k] : 1.0;
     return RW_OK;
 }

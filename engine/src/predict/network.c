@@ -61,6 +61,8 @@ void rw_pnet_free(rw_pnet *net)
     free(net->pend_src);
     free(net->pend_dst);
     free(net->pend_link);
+    free(net->pend_share);
+    free(net->share_of);
     free(net->node_of);
     free(net->alpha_large);
     free(net->beta_large);
@@ -145,6 +147,46 @@ rw_status rw_pnet_set_node_duplex(rw_pnet *net, const double *duplex)
 rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const int32_t *src,
                            const int32_t *dst, int32_t *id)
 {
+    return rw_pnet_add_link_shares(net, capacity, n_pairs, src, dst, NULL, id);
+}
+
+/* Room for n more pairs in the pending lists (and their shares once a
+ * link has some). */
+static rw_status grow_pending(rw_pnet *net, int64_t n_pairs, int with_shares)
+{
+    if (with_shares && !net->pend_share) {
+        net->pend_share = malloc((size_t)(net->pend_cap > 0 ? net->pend_cap : 1) * sizeof(double));
+        if (!net->pend_share)
+            return rw_fail(RW_ERR_NOMEM, "network: out of memory for link shares");
+        for (int64_t k = 0; k < net->n_pend; k++)
+            net->pend_share[k] = 1.0;
+    }
+    if (net->n_pend + n_pairs <= net->pend_cap)
+        return RW_OK;
+    int64_t cap = net->pend_cap ? net->pend_cap : 1024;
+    while (cap < net->n_pend + n_pairs)
+        cap *= 2;
+    int32_t *ps = realloc(net->pend_src, (size_t)cap * sizeof(int32_t));
+    if (ps)
+        net->pend_src = ps;
+    int32_t *pd = realloc(net->pend_dst, (size_t)cap * sizeof(int32_t));
+    if (pd)
+        net->pend_dst = pd;
+    int32_t *pl = realloc(net->pend_link, (size_t)cap * sizeof(int32_t));
+    if (pl)
+        net->pend_link = pl;
+    double *sh = net->pend_share ? realloc(net->pend_share, (size_t)cap * sizeof(double)) : NULL;
+    if (sh)
+        net->pend_share = sh;
+    if (!ps || !pd || !pl || (net->pend_share && !sh))
+        return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
+    net->pend_cap = cap;
+    return RW_OK;
+}
+
+rw_status rw_pnet_add_link_shares(rw_pnet *net, double capacity, int64_t n_pairs, const int32_t *src,
+                                  const int32_t *dst, const double *share, int32_t *id)
+{
     if (!net)
         return rw_fail(RW_ERR_ARG, "rw_pnet_add_link: net is NULL");
     if (!(isfinite(capacity) && capacity > 0.0))
@@ -155,24 +197,12 @@ rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const
         if (src[k] < 0 || src[k] >= net->n || dst[k] < 0 || dst[k] >= net->n || src[k] == dst[k])
             return rw_fail(RW_ERR_ARG, "network: link pair %lld is %d -> %d (distinct nodes below %d needed)",
                            (long long)k, (int)src[k], (int)dst[k], (int)net->n);
+        if (share && !(share[k] > 0.0 && share[k] <= 1.0))
+            return rw_fail(RW_ERR_ARG, "network: link pair %lld's share %g is outside (0, 1]", (long long)k, share[k]);
     }
-    if (net->n_pend + n_pairs > net->pend_cap) {
-        int64_t cap = net->pend_cap ? net->pend_cap : 1024;
-        while (cap < net->n_pend + n_pairs)
-            cap *= 2;
-        int32_t *ps = realloc(net->pend_src, (size_t)cap * sizeof(int32_t));
-        if (ps)
-            net->pend_src = ps;
-        int32_t *pd = realloc(net->pend_dst, (size_t)cap * sizeof(int32_t));
-        if (pd)
-            net->pend_dst = pd;
-        int32_t *pl = realloc(net->pend_link, (size_t)cap * sizeof(int32_t));
-        if (pl)
-            net->pend_link = pl;
-        if (!ps || !pd || !pl)
-            return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
-        net->pend_cap = cap;
-    }
+    rw_status st = grow_pending(net, n_pairs, share != NULL);
+    if (st)
+        return st;
     double *lc = realloc(net->link_cap, (size_t)(net->n_links + 1) * sizeof(double));
     if (!lc)
         return rw_fail(RW_ERR_NOMEM, "network: out of memory for link %d", (int)net->n_links);
@@ -184,6 +214,8 @@ rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const
     int32_t lid = net->n_links;
     lu[lid] = 0;
     for (int64_t k = 0; k < n_pairs; k++) {
+        if (net->pend_share)
+            net->pend_share[net->n_pend] = share ? share[k] : 1.0;
         net->pend_src[net->n_pend] = src[k];
         net->pend_dst[net->n_pend] = dst[k];
         net->pend_link[net->n_pend++] = lid;
@@ -193,8 +225,10 @@ rw_status rw_pnet_add_link(rw_pnet *net, double capacity, int64_t n_pairs, const
     /* the index is rebuilt on the next simulation */
     free(net->pair_start);
     free(net->link_of);
+    free(net->share_of);
     net->pair_start = NULL;
     net->link_of = NULL;
+    net->share_of = NULL;
     if (id)
         *id = lid;
     return RW_OK;
@@ -230,15 +264,18 @@ rw_status rw_pnet_confirmed_view(const rw_pnet *net, rw_pnet *view)
 {
     *view = *net;
     view->pend_src = view->pend_dst = view->pend_link = NULL;
+    view->pend_share = NULL;
     view->pair_start = NULL;
     view->link_of = NULL;
+    view->share_of = NULL;
     view->link_unsure = NULL;
     view->n_pend = view->pend_cap = 0;
     size_t most = (size_t)(net->n_pend > 0 ? net->n_pend : 1);
     view->pend_src = malloc(most * sizeof(int32_t));
     view->pend_dst = malloc(most * sizeof(int32_t));
     view->pend_link = malloc(most * sizeof(int32_t));
-    if (!view->pend_src || !view->pend_dst || !view->pend_link) {
+    view->pend_share = net->pend_share ? malloc(most * sizeof(double)) : NULL;
+    if (!view->pend_src || !view->pend_dst || !view->pend_link || (net->pend_share && !view->pend_share)) {
         rw_pnet_view_release(view);
         return rw_fail(RW_ERR_NOMEM, "network: out of memory for the confirmed links");
     }
@@ -246,6 +283,8 @@ rw_status rw_pnet_confirmed_view(const rw_pnet *net, rw_pnet *view)
      * pair, and the view's links count as confirmed (link_unsure NULL) */
     for (int64_t k = 0; k < net->n_pend; k++)
         if (!net->link_unsure || !net->link_unsure[net->pend_link[k]]) {
+            if (view->pend_share)
+                view->pend_share[view->n_pend] = net->pend_share[k];
             view->pend_src[view->n_pend] = net->pend_src[k];
             view->pend_dst[view->n_pend] = net->pend_dst[k];
             view->pend_link[view->n_pend++] = net->pend_link[k];
@@ -259,11 +298,15 @@ void rw_pnet_view_release(rw_pnet *view)
     free(view->pend_src);
     free(view->pend_dst);
     free(view->pend_link);
+    free(view->pend_share);
     free(view->pair_start);
     free(view->link_of);
+    free(view->share_of);
     view->pend_src = view->pend_dst = view->pend_link = NULL;
+    view->pend_share = NULL;
     view->pair_start = NULL;
     view->link_of = NULL;
+    view->share_of = NULL;
 }
 
 rw_status rw_pnet_index_links(rw_pnet *net)
@@ -273,9 +316,11 @@ rw_status rw_pnet_index_links(rw_pnet *net)
     int64_t nn = (int64_t)net->n * net->n;
     int64_t *start = calloc((size_t)nn + 1, sizeof(int64_t));
     int32_t *of = malloc((size_t)(net->n_pend > 0 ? net->n_pend : 1) * sizeof(int32_t));
-    if (!start || !of) {
+    double *sh = net->pend_share ? malloc((size_t)(net->n_pend > 0 ? net->n_pend : 1) * sizeof(double)) : NULL;
+    if (!start || !of || (net->pend_share && !sh)) {
         free(start);
         free(of);
+        free(sh);
         return rw_fail(RW_ERR_NOMEM, "network: out of memory indexing %d links", (int)net->n_links);
     }
     /* Counting sort of the pairs by node pair; links were added in order, so
@@ -287,6 +332,8 @@ rw_status rw_pnet_index_links(rw_pnet *net)
         start[p + 1] += start[p];
     for (int64_t k = 0; k < net->n_pend; k++) {
         int64_t p = (int64_t)net->pend_src[k] * net->n + net->pend_dst[k];
+        if (sh)
+            sh[start[p]] = net->pend_share[k];
         of[start[p]++] = net->pend_link[k];
     }
     /* start[p] now holds the end of p's run; compact duplicates in place. */
@@ -295,13 +342,17 @@ rw_status rw_pnet_index_links(rw_pnet *net)
         int64_t e = start[p];
         start[p] = w;
         for (int64_t q = b; q < e; q++)
-            if (w == start[p] || of[w - 1] != of[q])
+            if (w == start[p] || of[w - 1] != of[q]) {
+                if (sh)
+                    sh[w] = sh[q];
                 of[w++] = of[q];
+            }
         b = e;
     }
     start[nn] = w;
     net->pair_start = start;
     net->link_of = of;
+    net->share_of = sh;
     return RW_OK;
 }
 

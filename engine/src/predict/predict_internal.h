@@ -21,11 +21,13 @@ struct rw_pnet {
     /* The pairs of every link as added: pairs k < n_pend cross link pend_link[k]. */
     int64_t n_pend, pend_cap;
     int32_t *pend_src, *pend_dst, *pend_link;
+    double *pend_share; /* the part of pair k's flow on its link, (0, 1]; NULL: all of every flow */
     /* Index built from them on first use (rw_pnet_index_links): links crossed
      * by node pair p = i * n + j are link_of[pair_start[p] .. pair_start[p + 1]);
      * NULL while there is no link or the index is stale. */
     int64_t *pair_start;
     int32_t *link_of;
+    double *share_of; /* beside link_of, or NULL: all of the flow */
     int32_t n_ranks;
     int32_t *node_of; /* n_ranks */
     int equal_sharing; /* RW_SHARE_EQUAL: flows share resources equally, not by 1 / latency */

@@ -58,12 +58,14 @@ void rw_sharing_free(rw_sharing *sh)
 }
 
 /* The resources flow (s -> d) crosses: up to four node caps (the sender's
- * injection and duplex, the receiver's ejection and duplex), then links. */
-#define RW_FOR_RES(sh, f, s, d, r, BODY)                                                   \
+ * injection and duplex, the receiver's ejection and duplex), then links;
+ * u: the part of the flow on resource r (a link's share, else 1). */
+#define RW_FOR_RES(sh, f, s, d, r, u, BODY)                                                \
     do {                                                                                \
         const rw_pnet *net_ = (sh)->net;                                                \
         if ((s) != (d)) {                                                               \
             int32_t r;                                                                  \
+            double u = 1.0;                                                             \
             r = (s);                                                                    \
             if ((sh)->res_cap[r] > 0.0) { BODY }                                        \
             r = net_->n + (d);                                                          \
@@ -80,9 +82,11 @@ void rw_sharing_free(rw_sharing *sh)
                 int64_t p_ = (int64_t)(s) * net_->n + (d);                              \
                 for (int64_t q_ = net_->pair_start[p_]; q_ < net_->pair_start[p_ + 1]; q_++) { \
                     r = 3 * net_->n + net_->link_of[q_];                                \
+                    u = net_->share_of ? net_->share_of[q_] : 1.0;                      \
                     BODY                                                                \
                 }                                                                       \
             }                                                                           \
+            (void)u;                                                                    \
         }                                                                               \
     } while (0)
 
@@ -174,14 +178,14 @@ int32_t rw_sharing_rates(rw_sharing *sh, int64_t n, const int32_t *sn, const int
     int32_t nt = 0;
     for (int64_t f = 0; f < n; f++) {
         fixed[f] = 0;
-        RW_FOR_RES(sh, f, sn[f], dn[f], r, {
+        RW_FOR_RES(sh, f, sn[f], dn[f], r, u, {
             if (sh->cnt[r] == 0) {
                 sh->touched[nt++] = r;
                 sh->rem[r] = sh->res_cap[r];
                 sh->wsum[r] = 0.0;
             }
             sh->cnt[r]++;
-            sh->wsum[r] += RW_W(f);
+            sh->wsum[r] += u * RW_W(f);
         });
     }
     int64_t left = n;
@@ -191,7 +195,7 @@ int32_t rw_sharing_rates(rw_sharing *sh, int64_t n, const int32_t *sn, const int
         double m = INFINITY; /* the level: a flow's rate is its weight times it */
         for (int32_t t = 0; t < nt; t++) {
             int32_t r = sh->touched[t];
-            if (sh->cnt[r] > 0) {
+            if (sh->cnt[r] > 0 && sh->wsum[r] > 0.0) {
                 double share = sh->rem[r] / sh->wsum[r];
                 if (share < m)
                     m = share;
@@ -213,23 +217,23 @@ int32_t rw_sharing_rates(rw_sharing *sh, int64_t n, const int32_t *sn, const int
         double thr = m * (1.0 + 1e-9);
         for (int32_t t = 0; t < nt; t++) {
             int32_t r = sh->touched[t];
-            sh->sat[r] = sh->cnt[r] > 0 && sh->rem[r] / sh->wsum[r] <= thr;
+            sh->sat[r] = sh->cnt[r] > 0 && sh->wsum[r] > 0.0 && sh->rem[r] / sh->wsum[r] <= thr;
         }
         for (int64_t f = 0; f < n; f++) {
             if (fixed[f])
                 continue;
             int hit = sn[f] == dn[f] && cap[f] / RW_W(f) <= thr;
             if (!hit)
-                RW_FOR_RES(sh, f, sn[f], dn[f], r, { hit |= sh->sat[r]; });
+                RW_FOR_RES(sh, f, sn[f], dn[f], r, u, { hit |= sh->sat[r]; });
             if (!hit)
                 continue;
             double got = m * RW_W(f);
             rate[f] = got;
             fixed[f] = 1;
             left--;
-            RW_FOR_RES(sh, f, sn[f], dn[f], r, {
-                sh->rem[r] -= got;
-                sh->wsum[r] -= RW_W(f);
+            RW_FOR_RES(sh, f, sn[f], dn[f], r, u, {
+                sh->rem[r] -= u * got;
+                sh->wsum[r] -= u * RW_W(f);
                 sh->cnt[r]--;
             });
         }

@@ -12,7 +12,7 @@ from rankwise.util.paths import engine_library
 
 # The engine's binary interface these declarations are written for (rankwise.h,
 # RW_ABI_VERSION): structure layouts below and function signatures.
-ABI_VERSION = 8
+ABI_VERSION = 9
 TEXT_MAX = 255  # bytes of a source, pattern or node name (RW_TEXT_MAX)
 
 
@@ -59,6 +59,10 @@ class CSpread(C.Structure):
     ]
 
 
+class CHop(C.Structure):
+    _fields_ = [("from_", C.c_int32), ("to", C.c_int32), ("capacity", C.c_double)]
+
+
 class CModel(C.Structure):
     _fields_ = [
         ("n_nodes", C.c_int32),
@@ -94,6 +98,8 @@ class CModel(C.Structure):
         ("n_spreads", C.c_int32),  # format 5
         ("spreads", C.POINTER(CSpread)),
         ("duplex", C.POINTER(C.c_double)),  # format 6
+        ("n_hops", C.c_int32),  # format 7
+        ("hops", C.POINTER(CHop)),
     ]
 
 
@@ -141,6 +147,7 @@ def lib() -> C.CDLL:
     so.rw_model_latency_noisy.argtypes = [ModelPtr]
     so.rw_model_add_link.argtypes = [ModelPtr, C.c_char_p, C.c_double, C.c_int32, C.POINTER(C.c_int32),
                                      C.c_int32, C.POINTER(C.c_int32)]
+    so.rw_model_add_hop.argtypes = [ModelPtr, C.c_int32, C.c_int32, C.c_double]
     so.rw_model_add_spread.argtypes = [ModelPtr, C.c_char_p, C.c_double, C.c_double, C.c_double, C.c_double,
                                        C.c_int32]
     so.rw_fit_hockney.argtypes = [

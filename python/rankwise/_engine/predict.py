@@ -74,6 +74,8 @@ def predict_lib() -> C.CDLL:
     so.rw_pnet_set_node_caps.argtypes = [vp, f64p, f64p]
     so.rw_pnet_set_node_duplex.argtypes = [vp, f64p]
     so.rw_pnet_add_link.argtypes = [vp, C.c_double, C.c_int64, i32p, i32p, i32p]
+    so.rw_pnet_add_link_shares.argtypes = [vp, C.c_double, C.c_int64, i32p, i32p, f64p, i32p]
+    so.rw_pnet_link_shares.argtypes = [vp, C.c_int32, f64p]
     so.rw_pnet_set_placement.argtypes = [vp, C.c_int32, i32p]
     so.rw_pnet_model_options_default.restype = CPnetModelOptions
     so.rw_pnet_from_model.argtypes = [engine.ModelPtr, C.c_int32, i32p, i32p, C.POINTER(CPnetModelOptions),

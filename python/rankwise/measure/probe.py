@@ -149,7 +149,19 @@ def _finish(result: launch.RunResult, what: str, output: Path) -> Model:
         raise RankwiseError(launch.failure_message(what, result), exit_code=1)
     if not output.exists():
         raise RankwiseError(f"{what} ended without writing {output}", exit_code=1)
-    return Model.load(output)
+    return with_direct_links(Model.load(output), output)
+
+
+def with_direct_links(model: Model, output: Path) -> Model:
+    """The model with a direct network's links (a torus's hops, rankwise.model.hops) where its
+    latencies show one, rewritten in place (atomically) when it gains them."""
+    from rankwise.model.hops import direct_links
+
+    hops = direct_links(model)
+    if hops and hops != model.hops:
+        model.hops = hops
+        model.save(output)
+    return model
 
 
 def probe_sim(
@@ -224,7 +236,7 @@ def probe_launcher(
         cause = launch.failure_message("the probe", result) if result.returncode != 0 else \
             f"the probe ended without writing {output}"
         raise RankwiseError(f"{cause.rstrip('.')}; no model was written", exit_code=1)
-    model = Model.load(output)
+    model = with_direct_links(Model.load(output), output)
     _report_cost(result, on_stress_cost, on_reference_cost)
     if result.returncode != 0 or result.unfinalized or result.ended_after is not None:
         (warn or _warn_stderr)(_unfinished_job_warning(model, result))

@@ -70,6 +70,18 @@ class Spread:
     times: int
 
 
+@dataclass(frozen=True)
+class Hop:
+    """A direct network's link from node src to its neighbour dst (one
+    direction; format 7): a torus's, from the analysis of the latencies
+    (rankwise.model.hops). A flow crosses the hops of its shortest routes,
+    spread evenly over them (rw_model_hop_share). capacity in bytes/s."""
+
+    src: int
+    dst: int
+    capacity: float
+
+
 @dataclass
 class Model:
     """A complete directed graph of nodes weighted by measured timings.
@@ -117,6 +129,7 @@ class Model:
     group_of: np.ndarray | None = None  # per node, the group links refer to (-1 none)
     links: list[Link] = field(default_factory=list)
     spreads: list[Spread] = field(default_factory=list)  # capacities read at separate times (format 5)
+    hops: list[Hop] = field(default_factory=list)  # a direct network's links (format 7), by (src, dst)
     # Inside the node (format 3, docs/concepts/inside-node.md): alpha and beta by the
     # level two cores share (rankwise.model.node.LEVELS), NaN where not measured.
     node_alpha: np.ndarray | None = None
@@ -296,6 +309,9 @@ class Model:
             engine.check(engine.lib().rw_model_add_link(
                 ptr, _c_text(f"link {link.name}: the name", link.name), float(link.capacity),
                 lists[0][0], lists[0][1], lists[1][0], lists[1][1]))
+        for hop in self.hops:
+            ends = _int_array("hop nodes", [hop.src, hop.dst], np.int32)
+            engine.check(engine.lib().rw_model_add_hop(ptr, int(ends[0]), int(ends[1]), float(hop.capacity)))
         for sp in self.spreads:
             engine.check(engine.lib().rw_model_add_spread(
                 ptr, _c_text(f"capacity-spread {sp.name}: the name", sp.name), float(sp.low), float(sp.median),
@@ -348,6 +364,7 @@ class Model:
             model.links.append(Link(c.name.decode(errors="replace"), float(c.capacity), *groups))
         model.spreads = [Spread(c.name.decode(errors="replace"), float(c.low), float(c.median), float(c.high),
                                 float(c.noise), int(c.times)) for c in (m.spreads[k] for k in range(m.n_spreads))]
+        model.hops = [Hop(int(c.from_), int(c.to), float(c.capacity)) for c in (m.hops[h] for h in range(m.n_hops))]
         return model
 
     # ----------------------------------------------------------------- I/O

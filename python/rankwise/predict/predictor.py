@@ -65,12 +65,15 @@ def algorithms(op: str) -> list[str]:
 
 @dataclass
 class SharedLink:
-    """A resource crossed by every flow between the listed node pairs."""
+    """A resource crossed by every flow between the listed node pairs (by
+    share[k] of pair k's flow where given: a flow spread over a direct
+    network's shortest routes)."""
 
     name: str
     capacity: float  # bytes/s
     pairs: np.ndarray  # (k, 2) int32 node indices, src -> dst
     confirmed: bool = True  # the model confirms its capacity (rw_pnet_link_confirmed)
+    share: np.ndarray | None = None  # (k,) in (0, 1]; None: all of every flow
 
 
 SHARING = {"latency": 0, "equal": 1}  # rw_sharing_rule
@@ -237,7 +240,7 @@ class PredictNetwork:
         for name, value in (("send_overhead", send_overhead), ("recv_overhead", recv_overhead)):
             if value is not None:
                 setattr(opt, name, float(value))
-        model_link = np.zeros(max(len(model.links), 1), dtype=np.int32)
+        model_link = np.zeros(max(len(model.links) + len(model.hops), 1), dtype=np.int32)
         mptr = model._to_c()
         ptr = C.c_void_p()
         try:
@@ -249,7 +252,7 @@ class PredictNetwork:
         finally:
             engine.lib().rw_model_free(mptr)
         try:
-            return cls._from_c(ptr, [h for h, _ in hosts], lambda k: model.links[model_link[k]].name)
+            return cls._from_c(ptr, [h for h, _ in hosts], lambda k: _model_link_name(model, int(model_link[k])))
         finally:
             so.rw_pnet_free(ptr)
 
@@ -272,7 +275,11 @@ class PredictNetwork:
             src, dst = np.zeros(count.value, np.int32), np.zeros(count.value, np.int32)
             engine.check(so.rw_pnet_link(ptr, k, None, None, src.ctypes.data_as(i32p), dst.ctypes.data_as(i32p)))
             pairs[:, 0], pairs[:, 1] = src, dst
-            links.append(SharedLink(link_name(k), cap.value, pairs, so.rw_pnet_link_confirmed(ptr, k) == 1))
+            share = np.ones(count.value, dtype=np.float64)
+            if count.value:
+                engine.check(so.rw_pnet_link_shares(ptr, k, share.ctypes.data_as(f64p)))
+            links.append(SharedLink(link_name(k), cap.value, pairs, so.rw_pnet_link_confirmed(ptr, k) == 1,
+                                    None if (share == 1.0).all() else share))
         sharing = {code: name for name, code in SHARING.items()}[v.sharing]
         return cls(names, vec(v.alpha, (n, n)), vec(v.beta, (n, n)), overhead=vec(v.overhead, (n,)),
                    recv_overhead=vec(v.recv_overhead, (n,)), inject=vec(v.inject, (n,)), eject=vec(v.eject, (n,)),
@@ -305,14 +312,27 @@ class PredictNetwork:
                 src = np.ascontiguousarray(pairs[:, 0])
                 dst = np.ascontiguousarray(pairs[:, 1])
                 lid = C.c_int32()
-                engine.check(so.rw_pnet_add_link(ptr, float(link.capacity), src.size, src.ctypes.data_as(i32p),
-                                                 dst.ctypes.data_as(i32p), C.byref(lid)))
+                share = None if link.share is None else np.ascontiguousarray(link.share, dtype=np.float64)
+                if share is not None and share.shape != (src.size,):
+                    raise RankwiseError(f"link {link.name}: {share.size} shares for {src.size} pairs")
+                engine.check(so.rw_pnet_add_link_shares(
+                    ptr, float(link.capacity), src.size, src.ctypes.data_as(i32p), dst.ctypes.data_as(i32p),
+                    None if share is None else share.ctypes.data_as(f64p), C.byref(lid)))
                 engine.check(so.rw_pnet_set_link_confirmed(ptr, lid, int(link.confirmed)))
             engine.check(so.rw_pnet_set_placement(ptr, node_of.size, node_of.ctypes.data_as(i32p)))
         except BaseException:
             so.rw_pnet_free(ptr)
             raise
         return ptr
+
+
+def _model_link_name(model, k: int) -> str:
+    """The name of rw_pnet_from_model's model link k: a shared link's, or for
+    n_links + h the model's hop h (`hop node-3 -> node-4`)."""
+    if k < len(model.links):
+        return model.links[k].name
+    hop = model.hops[k - len(model.links)]
+    return f"hop {model.names[hop.src]} -> {model.names[hop.dst]}"
 
 
 def placement(ranks_per_node: int | Sequence[int], n_nodes: int | None = None) -> np.ndarray:

@@ -124,6 +124,11 @@ class Capacities:
     # out + in when both run at once
     duplex_nodes: int = 0
     duplex_share: float = math.nan
+    # a direct network's links between neighbours (model hops): how many, their median GB/s, and
+    # those below it by SLOW_RATIO as (from, to, GB/s)
+    hops: int = 0
+    hop_gbps: float = math.nan
+    narrow_hops: list[tuple[str, str, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -342,7 +347,7 @@ def summarize(model: Model, top: int = 10) -> Summary:
 def _capacities(model: Model) -> Capacities | None:
     inject = model.inject if model.inject is not None else np.full(model.n_nodes, np.nan)
     eject = model.eject if model.eject is not None else np.full(model.n_nodes, np.nan)
-    if not model.links and not np.isfinite(inject).any() and not np.isfinite(eject).any():
+    if not model.links and not model.hops and not np.isfinite(inject).any() and not np.isfinite(eject).any():
         return None
     group_of = model.group_of if model.group_of is not None else np.full(model.n_nodes, -1)
     n_groups = int(group_of.max()) + 1 if group_of.size else 0
@@ -358,7 +363,12 @@ def _capacities(model: Model) -> Capacities | None:
     duplex = model.duplex if model.duplex is not None else np.full(model.n_nodes, np.nan)
     shared = np.isfinite(duplex)
     share = _finite_median(duplex[shared] / (inject[shared] + eject[shared])) if shared.any() else math.nan
-    return Capacities(labels, links, (typical[0] / 1e9, typical[1] / 1e9), low, int(shared.sum()), share)
+    rates = np.array([h.capacity for h in model.hops])
+    hop_typical = float(np.median(rates)) if rates.size else math.nan
+    narrow = [(model.names[h.src], model.names[h.dst], h.capacity / 1e9) for h in model.hops
+              if h.capacity * SLOW_RATIO < hop_typical]
+    return Capacities(labels, links, (typical[0] / 1e9, typical[1] / 1e9), low, int(shared.sum()), share,
+                      len(model.hops), hop_typical / 1e9, narrow)
 
 
 def _render_capacities(c: Capacities, console) -> None:
@@ -371,8 +381,15 @@ def _render_capacities(c: Capacities, console) -> None:
     if c.links:
         for name, gbps, src, dst in c.links:
             console.print(escape(f"  link {name}: {_num(gbps)} GB/s, flows from {src} to {dst}"), highlight=False)
-    else:
+    elif not c.hops:
         console.print("  no shared link limits the flows: every group carries what its nodes send", highlight=False)
+    if c.hops:
+        console.print(f"  direct network: {c.hops} links between neighbours (one way each), typical "
+                      f"{_num(c.hop_gbps)} GB/s; flows spread over their shortest routes", highlight=False)
+    if c.narrow_hops:
+        shown = ", ".join(f"{a} -> {b} {_num(g)} GB/s" for a, b, g in c.narrow_hops[:8])
+        more = f" ... and {len(c.narrow_hops) - 8} more" if len(c.narrow_hops) > 8 else ""
+        console.print("  [bold red]narrow links[/]: " + escape(shown + more), highlight=False)
     console.print(f"  nic: typical {_num(c.nic_gbps[0])} GB/s out, {_num(c.nic_gbps[1])} GB/s in", highlight=False)
     if c.low_nics:
         shown = ", ".join(f"{n} {_num(a)} / {_num(b)} GB/s" for n, a, b in c.low_nics[:8])
