@@ -39,6 +39,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from rankwise.model.anomalies import find_slow_links
+from rankwise.model.hops import direct_links
 from rankwise.model.model import Model
 from rankwise.sim.faults import crossing_pairs, read_faults
 from rankwise.sim.fidelity import Score, claims_from_findings, score
@@ -98,6 +99,8 @@ def one(seed: int, nodes: int, rpn: int, out: Path, capacities: bool, reuse: boo
         wall = probe(gp.platform_xml, path, rpn, capacities, where / f"rpn{rpn}.log")
     model = Model.load(path)
     findings = find_slow_links(model)
+    if not model.hops:  # reused from before `rankwise probe` wrote a torus's links: as it writes them now
+        model.hops = direct_links(model, findings)
     on = crossing_pairs(gp)
     s = score(gp, faults, model, findings.groups, claims_from_findings(findings), on)
     return Run(seed, shape_label(gp.spec), gp.spec.n_nodes, rpn, wall, s)
@@ -202,21 +205,25 @@ def summary(runs: list[Run]) -> bool:
         console.print(f"       of which steady: {int((caps[~varying] <= CAP_GOAL).sum())}/{int((~varying).sum())}; "
                       f"whose load varies (stored at a typical reading, scored against the peak): "
                       f"{int((caps[varying] <= CAP_GOAL).sum())}/{int(varying.sum())}")
-    pod_limiting = sum(r.score.pod_limiting for r in runs)
-    pod_spurious = sum(len(r.score.pod_spurious) for r in runs)
-    if pod_limiting or pod_spurious:
-        pods = np.concatenate([r.score.pod_err for r in runs])
-        found = int((pods <= CAP_GOAL).sum())
-        ok &= line(found == pod_limiting and pod_spurious == 0,
-                   f"pod uplink capacities within {100 * CAP_GOAL:g} %: {found}/{pod_limiting} limiting pod uplinks; "
-                   f"pod links where none limits: {pod_spurious}")
+    def caps(errors: np.ndarray, expected: int, spurious: int, what: str, where: str) -> bool:
+        """One line for capacities scored against their links: how many within CAP_GOAL of
+        `expected`, and how many the model has where no such link is."""
+        if not (expected or spurious):
+            return True
+        found = int((errors <= CAP_GOAL).sum())
+        return line(found == expected and spurious == 0,
+                    f"{what} within {100 * CAP_GOAL:g} %: {found}/{expected}; {where}: {spurious}")
+
+    ok &= caps(np.concatenate([r.score.pod_err for r in runs]), sum(r.score.pod_limiting for r in runs),
+               sum(len(r.score.pod_spurious) for r in runs), "pod uplink capacities (limiting pod uplinks)",
+               "pod links where none limits")
+    hops = np.concatenate([r.score.hop_err for r in runs])
+    ok &= caps(hops, hops.size, sum(r.score.hop_spurious for r in runs),
+               f"torus links (steady, each direction; missing {int(np.isinf(hops).sum())})",
+               "links between nodes that are no neighbours")
     duplex = np.concatenate([r.score.duplex_err for r in runs])
-    duplex_spurious = sum(r.score.duplex_spurious for r in runs)
-    if duplex.size or duplex_spurious:
-        found = int((duplex <= CAP_GOAL).sum())
-        ok &= line(found == duplex.size and duplex_spurious == 0,
-                   f"duplex caps within {100 * CAP_GOAL:g} % on shared node links: {found}/{duplex.size}; "
-                   f"duplex figures where each direction has its own: {duplex_spurious}")
+    ok &= caps(duplex, duplex.size, sum(r.score.duplex_spurious for r in runs), "duplex caps on shared node links",
+               "duplex figures where each direction has its own")
     kinds_false: dict[str, int] = {}
     behind = 0
     for r in runs:
@@ -253,7 +260,8 @@ def save(runs: list[Run], path: Path) -> None:
                  cap_spurious=r.score.cap_spurious,
                  pod_err=r.score.pod_err.tolist(), pod_spurious=r.score.pod_spurious,
                  nic_err=r.score.nic_err.tolist(), duplex_err=r.score.duplex_err.tolist(),
-                 duplex_spurious=r.score.duplex_spurious) for r in runs]
+                 duplex_spurious=r.score.duplex_spurious, hop_err=r.score.hop_err.tolist(),
+                 hop_spurious=r.score.hop_spurious) for r in runs]
     path.write_text(json.dumps(rows, indent=1, default=lambda x: None if x != x else x) + "\n")
 
 

@@ -30,6 +30,22 @@ static rw_model *three_nodes(void)
     return m;
 }
 
+/* n nodes, every pair measured at 1 us and 10 GB/s. */
+static rw_model *uniform_model(int n)
+{
+    int64_t sizes[1] = {8};
+    rw_model *m = NULL;
+    CHECK(rw_model_create(n, NULL, NULL, 1, sizes, &m) == RW_OK);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j) {
+                m->pair_state[i * n + j] = RW_PAIR_MEASURED;
+                m->alpha[i * n + j] = 1e-6;
+                m->beta[i * n + j] = 1e-10;
+            }
+    return m;
+}
+
 static void test_pairs_caps_links(void)
 {
     rw_model *m = three_nodes();
@@ -163,16 +179,7 @@ static void test_noisy_latencies_take_their_median(void)
 static void test_pod_links_carry_flows_between_pods(void)
 {
     enum { N = 8 };
-    int64_t sizes[1] = {8};
-    rw_model *m = NULL;
-    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++)
-            if (i != j) {
-                m->pair_state[i * N + j] = RW_PAIR_MEASURED;
-                m->alpha[i * N + j] = 1e-6;
-                m->beta[i * N + j] = 1e-10;
-            }
+    rw_model *m = uniform_model(N);
     for (int i = 0; i < N; i++)
         m->group_of[i] = i / 2;
     int32_t a[2] = {0, 1}, b[2] = {2, 3};
@@ -207,16 +214,7 @@ static void test_pod_links_carry_flows_between_pods(void)
 static void test_hops_carry_the_pairs_routed_over_them(void)
 {
     enum { N = 6 };
-    int64_t sizes[1] = {8};
-    rw_model *m = NULL;
-    CHECK(rw_model_create(N, NULL, NULL, 1, sizes, &m) == RW_OK);
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++)
-            if (i != j) {
-                m->pair_state[i * N + j] = RW_PAIR_MEASURED;
-                m->alpha[i * N + j] = 1e-6;
-                m->beta[i * N + j] = 1e-10;
-            }
+    rw_model *m = uniform_model(N);
     for (int i = 0; i < N; i++) {
         CHECK(rw_model_add_hop(m, i, (i + 1) % N, (i + 1) * 1e9) == RW_OK);
         CHECK(rw_model_add_hop(m, (i + 1) % N, i, 1e10) == RW_OK);

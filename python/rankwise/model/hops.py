@@ -45,7 +45,8 @@ def _missing_hops(near: np.ndarray, sym: np.ndarray) -> list[tuple[int, int]]:
     typical = int(np.median(degree))
     short = degree < typical
     out = []
-    candidates = sorted((float(sym[u, v]), int(u), int(v)) for u, v in np.argwhere(np.triu(short[:, None] & short[None, :], 1))
+    pairs = np.argwhere(np.triu(short[:, None] & short[None, :], 1))
+    candidates = sorted((float(sym[u, v]), int(u), int(v)) for u, v in pairs
                         if not near[u, v] and np.isfinite(sym[u, v]))
     for _, u, v in candidates:
         if degree[u] < typical and degree[v] < typical:
@@ -67,19 +68,15 @@ def direct_links(model: Model, findings: Findings | None = None) -> list[Hop]:
     sym = _network_part(round_trip_latency(model), np.zeros(n))
     # The slow hops found join their two nodes; one named between nodes that are no neighbours
     # breaks the graph, which then stands without them.
-    extra = list(f.slow_links)
-    net = _hop_distances(sym, f.classes, extra) if extra else None
-    if net is None:
-        extra = []
-        net = _hop_distances(sym, f.classes)
+    net = _hop_distances(sym, f.classes, f.slow_links) if f.slow_links else None
+    net = net if net is not None else _hop_distances(sym, f.classes)
     if net is None:
         return []
-    near = net[3]
     # A torus's nodes have as many neighbours each; a slow hop not found leaves its two nodes a
     # neighbour short (its latency is beyond the nearest class), and routes would go around it.
     # (Their pairs are then farther than their hop counts: the graph is not checked against the
     # latencies again.)
-    near = near.copy()
+    near = net[3].copy()
     for u, v in _missing_hops(near, sym):
         near[u, v] = near[v, u] = True
     bw = _pair_bandwidth(model)

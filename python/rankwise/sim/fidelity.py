@@ -87,6 +87,8 @@ class Score:
     unscored: list[Fault] = field(default_factory=list)  # varying faults no lone pair can see
     duplex_err: np.ndarray = field(default_factory=lambda: np.zeros(0))  # shared node links: |duplex / link - 1|
     duplex_spurious: int = 0  # duplex figures of nodes whose link carries each direction apart
+    hop_err: np.ndarray = field(default_factory=lambda: np.zeros(0))  # torus links: |hop / link - 1|, inf: no hop
+    hop_spurious: int = 0  # model hops between nodes no link joins
 
     @property
     def expected(self) -> int:
@@ -186,10 +188,11 @@ def score(gp: GeneratedPlatform, faults: list[Fault], model: Model, groups: np.n
     duplex_err, duplex_spurious = _duplex_errors(gp, model)
     cap_err, cap_varying, limiting, spurious = _capacities(gp, model)
     pod_err, pod_limiting, pod_spurious = _pod_capacities(gp, model)
+    hop_err, hop_spurious = _hop_capacities(gp, model, on)
     s = Score(lat_err=lat_err, bw_err=bw_err, bw_bias=bw_bias, ari=ari(groups, gp.rack_of_node), nic_err=nic_err,
               cap_err=cap_err, cap_varying=cap_varying, cap_limiting=limiting, cap_spurious=spurious, pod_err=pod_err,
               pod_limiting=pod_limiting, pod_spurious=pod_spurious, duplex_err=duplex_err,
-              duplex_spurious=duplex_spurious)
+              duplex_spurious=duplex_spurious, hop_err=hop_err, hop_spurious=hop_spurious)
     _match(gp, faults, claims, on, s)
     return s
 
@@ -292,6 +295,33 @@ def _pod_capacities(gp: GeneratedPlatform, model: Model):
             found.append(pods[match[0]].capacity if match else None)
         errors.append(max(abs(c / link.bandwidth - 1) if c else np.inf for c in found))
     return np.array(errors), limiting, sorted(set(pods) - used)
+
+
+def _hop_capacities(gp: GeneratedPlatform, model: Model, on: np.ndarray) -> tuple[np.ndarray, int]:
+    """Tori: per neighbour pair and direction whose route's links hold steady, the model's hop
+    against the narrowest of them (inf where the model has no hop); and the model's hops between
+    nodes that are no neighbours (their route crosses more than one link between routers)."""
+    if not gp.spec.topology.startswith("torus:"):
+        return np.zeros(0), len(model.hops)
+    between = np.array([link.kind not in ("node", "loopback") for link in gp.links])
+    varying = np.array(["varying" in link.reasons for link in gp.links])
+    rate = np.array([link.bandwidth for link in gp.links])
+    hops = {(h.src, h.dst): h.capacity for h in model.hops}
+    n = model.n_nodes
+    errors, spurious = [], 0
+    for u in range(n):
+        for v in range(n):
+            if u == v:
+                continue
+            links = np.flatnonzero(on[:, u, v] & between)
+            if links.size != 1:  # not neighbours
+                spurious += (u, v) in hops
+                continue
+            if varying[links].any():
+                continue
+            cap = hops.get((u, v))
+            errors.append(abs(cap / rate[links].min() - 1) if cap else np.inf)
+    return np.array(errors), spurious
 
 
 def _lies_on(claim: Claim, fault: Fault, on: np.ndarray, k_of: dict[str, int]) -> bool:

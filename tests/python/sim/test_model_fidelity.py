@@ -259,3 +259,29 @@ def test_a_varying_link_drawn_flat_is_no_fault_to_name(tmp_path):
                       tmp_path / str(low))
         (fault,) = [f for f in faults_of(gp) if f.what == VARYING]
         assert fault.link == "x-3" and fault.lone_pair is seen
+
+
+def test_torus_links_scored_against_the_links_between_neighbours(tmp_path):
+    """A torus's links in the model (`hop` lines) against the platform's links: the ground truth's
+    own scores every steady one within 10 %, each direction; one missing, one off by half and one
+    between nodes that are no neighbours count."""
+    from rankwise.model.model import Hop
+
+    _, spec = _first("torus", lambda s: True)
+    gp, faults = write_random_platform(spec.seed, 32, tmp_path / "t", "torus")
+    on = crossing_pairs(gp)
+    between = np.array([link.kind not in ("node", "loopback") for link in gp.links])
+    m = truth_model(gp)
+    n = len(gp.nodes)
+    m.hops = [Hop(u, v, min(gp.links[k].bandwidth for k in np.flatnonzero(on[:, u, v] & between)))
+              for u in range(n) for v in range(n) if u != v and (on[:, u, v] & between).sum() == 1]
+    s = score(gp, faults, m, gp.rack_of_node, claims_from_faults(gp, faults, on), on)
+    assert s.hop_err.size > 2 * n and s.hop_err.max() < 1e-12 and s.hop_spurious == 0
+    far = next((u, v) for u in range(n) for v in range(n) if (on[:, u, v] & between).sum() == 3)
+    steady = [h for h in m.hops
+              if not any("varying" in gp.links[k].reasons for k in np.flatnonzero(on[:, h.src, h.dst]))]
+    m.hops = [h for h in m.hops if h is not steady[0]]
+    m.hops[m.hops.index(steady[1])] = Hop(steady[1].src, steady[1].dst, steady[1].capacity / 2)
+    m.hops.append(Hop(*far, 1e9))
+    s = score(gp, faults, m, gp.rack_of_node, claims_from_faults(gp, faults, on), on)
+    assert np.isinf(s.hop_err).sum() == 1 and (s.hop_err == 0.5).sum() == 1 and s.hop_spurious == 1
