@@ -104,8 +104,10 @@ rw_status rw_model_hop_paths(const rw_model *m, int32_t *dist, double *routes)
 double rw_model_hop_share(const rw_model *m, const int32_t *dist, const double *routes, int32_t h, int32_t i,
                           int32_t j)
 {
-    int32_t n = m ? m->n_nodes : 0;
-    if (!dist || !routes || h < 0 || h >= m->n_hops || i < 0 || j < 0 || i >= n || j >= n || i == j)
+    if (!m || !dist || !routes || h < 0 || h >= m->n_hops)
+        return 0.0;
+    int32_t n = m->n_nodes;
+    if (i < 0 || j < 0 || i >= n || j >= n || i == j)
         return 0.0;
     int32_t u = m->hops[h].from, v = m->hops[h].to;
     int32_t ij = dist[(size_t)i * n + j], iu = dist[(size_t)i * n + u], vj = dist[(size_t)v * n + j];

@@ -591,10 +591,10 @@ static rw_status parse_structure_line(reader *r, rw_model *m)
             return PARSE_ERROR(r, "hop %lld %lld: a node with itself", i, j);
         if ((why = rw_bandwidth_problem(cap, 0)))
             return PARSE_ERROR(r, "hop %lld %lld: %s", i, j, why);
-        for (int32_t h = 0; h < m->n_hops; h++)
-            if (m->hops[h].from == i && m->hops[h].to == j)
-                return PARSE_ERROR(r, "hop %lld %lld: given twice", i, j);
-        return rw_model_add_hop(m, (int32_t)i, (int32_t)j, cap);
+        int32_t before = m->n_hops; /* rw_model_add_hop replaces a hop given again */
+        if (rw_model_add_hop(m, (int32_t)i, (int32_t)j, cap))
+            return PARSE_ERROR(r, "%s", rw_last_error());
+        return m->n_hops > before ? RW_OK : PARSE_ERROR(r, "hop %lld %lld: given twice", i, j);
     }
     if (strcmp(kw, "pair-large") == 0) {
         if ((st = want_fields(r, 5)) || (st = get_long(r, 1, 0, n - 1, &i)) ||

@@ -30,11 +30,9 @@ def _pair_bandwidth(model: Model) -> np.ndarray:
 
 def _nic_caps(model: Model, bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per node, out and in caps: the stress test's, else the best pair it showed."""
-    with np.errstate(all="ignore"):
-        best_out, best_in = np.nanmax(np.where(np.isfinite(bw), bw, -np.inf), axis=1), \
-            np.nanmax(np.where(np.isfinite(bw), bw, -np.inf), axis=0)
-    out = np.where(np.isfinite(model.inject) & (model.inject > 0), model.inject, best_out)
-    inn = np.where(np.isfinite(model.eject) & (model.eject > 0), model.eject, best_in)
+    known = np.where(np.isfinite(bw), bw, -np.inf)
+    out = np.where(np.isfinite(model.inject) & (model.inject > 0), model.inject, known.max(axis=1))
+    inn = np.where(np.isfinite(model.eject) & (model.eject > 0), model.eject, known.max(axis=0))
     return out, inn
 
 

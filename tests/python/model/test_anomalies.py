@@ -574,7 +574,7 @@ def test_a_varying_torus_hop_is_named_between_its_two_nodes(tmp_path, varying):
 
 def test_a_torus_read_as_one_group_under_contention_names_no_varying_link():
     """A torus probe that found no group structure stores one group: its only relation is inside
-    it, with nothing left to compare its pairs' jitter with (the study's seeds 5 and 215, jitter
+    it, with nothing left to compare its pairs' jitter with (the fidelity study's random platform seeds 5 and 215, jitter
     19 %). Contention jitter alone names no link there."""
     spec = PlatformSpec(topology="torus:4,4,2", seed=5)
     model = contention(synthetic_model(spec, seed=5, noise=0.0), seed=5, high=0.4)

@@ -109,7 +109,7 @@ def test_the_predictor_spreads_a_flow_over_its_shortest_routes():
 
 def test_a_torus_all_to_all_speed_up_is_predicted_closer_with_its_links(tmp_path):
     """A 4x4x2 torus whose links carry half a NIC (2:1), two slow NICs in the default's nodes (the
-    study's seed 11): optimize moves a 16-rank all-to-all off them. From the pairs alone it
+    fidelity study's random platform seed 11): optimize moves a 16-rank all-to-all off them. From the pairs alone it
     predicts the new placement's routes as the pairs' own; with the links between neighbours it
     sees them share links, and its predicted speed-up comes closer to the one SMPI measures."""
     from rankwise.sim.platform import generate
